@@ -1,0 +1,22 @@
+"""All models of the search application, one module per concern."""
+
+from __future__ import annotations
+
+from searchapp.models.corpus import Corpus, Document
+from searchapp.models.decisions import DedupSettings, DuplicateDecision
+from searchapp.models.jobs import Job, JobChunk
+from searchapp.models.signatures import BandKey, Cluster, ClusterMember, Signature, SignatureSet
+
+__all__ = [
+    "BandKey",
+    "Cluster",
+    "ClusterMember",
+    "Corpus",
+    "DedupSettings",
+    "Document",
+    "DuplicateDecision",
+    "Job",
+    "JobChunk",
+    "Signature",
+    "SignatureSet",
+]

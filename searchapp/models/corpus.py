@@ -1,0 +1,49 @@
+"""Corpora and their documents."""
+
+from __future__ import annotations
+
+import hashlib
+
+from django.db import models
+
+
+class Corpus(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name_plural = "corpora"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Document(models.Model):
+    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="documents")
+    external_id = models.CharField(max_length=255)
+    title = models.CharField(max_length=1000, blank=True)
+    url = models.CharField(max_length=2000, blank=True)
+    text = models.TextField()
+    content_hash = models.CharField(max_length=64, db_index=True)
+    # True from the moment the text changes until every active signature set has a row for it;
+    # the background pipeline picks these up (and catches up after a broker outage).
+    needs_signature = models.BooleanField(default=True, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.UniqueConstraint(fields=["corpus", "external_id"], name="document_unique_external_id"),
+        ]
+
+    def __str__(self) -> str:
+        return self.title or self.external_id
+
+    @staticmethod
+    def hash_content(title: str, text: str) -> str:
+        """SHA-256 of what the signatures depend on, to skip re-signing unchanged re-ingests."""
+        return hashlib.sha256(f"{title}\x00{text}".encode()).hexdigest()

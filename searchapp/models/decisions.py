@@ -1,0 +1,52 @@
+"""Staff decisions about pairs, and the dedup settings staff choose."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class DuplicateDecision(models.Model):
+    """A staff verdict on a pair; stored with doc_a_id < doc_b_id so each pair has one row."""
+
+    class Verdict(models.TextChoices):
+        NOT_DUPLICATE = "not_duplicate", "Not a duplicate"
+        SAME_AS = "same_as", "Same as"
+
+    doc_a = models.ForeignKey("searchapp.Document", on_delete=models.CASCADE, related_name="+")
+    doc_b = models.ForeignKey("searchapp.Document", on_delete=models.CASCADE, related_name="+")
+    verdict = models.CharField(max_length=16, choices=Verdict.choices)
+    note = models.CharField(max_length=500, blank=True)
+    decided_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["doc_a", "doc_b"], name="one_decision_per_pair"),
+            models.CheckConstraint(condition=models.Q(doc_a__lt=models.F("doc_b")), name="decision_pair_ordered"),
+        ]
+
+
+class DedupSettings(models.Model):
+    """The singleton (pk=1) of dedup parameters staff choose; saving starts a rebuild."""
+
+    class Method(models.TextChoices):
+        MINHASH = "minhash", "MinHash + LSH"
+        SIMHASH = "simhash", "SimHash"
+
+    method = models.CharField(max_length=16, choices=Method.choices, default=Method.MINHASH)
+    shingle = models.CharField(max_length=16, default="word:5")
+    num_perm = models.PositiveIntegerField(default=128)
+    threshold = models.FloatField(default=0.8)
+    simhash_max_distance = models.PositiveSmallIntegerField(default=3)
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        verbose_name_plural = "dedup settings"
+
+    @classmethod
+    def load(cls) -> DedupSettings:
+        obj, _ = cls.objects.get_or_create(pk=1)
+        return obj

@@ -1,0 +1,86 @@
+"""Background jobs and their idempotent chunks; progress is read from here by pages and admin."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.utils import timezone
+
+
+class Job(models.Model):
+    class Kind(models.TextChoices):
+        REBUILD = "rebuild", "Rebuild signatures"
+        SIGN_PENDING = "sign_pending", "Sign new documents"
+        CLUSTERS = "clusters", "Compute clusters"
+        IMPORT = "import", "Import upload"
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED, db_index=True)
+    signature_set = models.ForeignKey(
+        "searchapp.SignatureSet", null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs"
+    )
+    corpus = models.ForeignKey("searchapp.Corpus", null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs")
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    errors = models.JSONField(default=list, blank=True)
+    message = models.CharField(max_length=500, blank=True)
+    params = models.JSONField(default=dict, blank=True)
+    report = models.JSONField(default=dict, blank=True)
+    cancel_requested = models.BooleanField(default=False)
+    created_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-id"]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} #{self.pk} ({self.state})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.state in {self.State.DONE, self.State.FAILED, self.State.CANCELLED}
+
+    @property
+    def fraction(self) -> float:
+        return min(1.0, self.done / self.total) if self.total else (1.0 if self.is_finished else 0.0)
+
+    @property
+    def rate(self) -> float | None:
+        """Items per second since the job started (None before it starts)."""
+        if not self.started_at:
+            return None
+        end = self.finished_at or timezone.now()
+        seconds = (end - self.started_at).total_seconds()
+        return self.done / seconds if seconds > 0 else None
+
+
+class JobChunk(models.Model):
+    class State(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    # Document id range [first_id, last_id] of this chunk (ids are stable, so the chunk is idempotent).
+    first_id = models.BigIntegerField()
+    last_id = models.BigIntegerField()
+    size = models.PositiveIntegerField(default=0)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING, db_index=True)
+    attempts = models.PositiveIntegerField(default=0)
+    error = models.TextField(blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["job_id", "index"]
+        constraints = [models.UniqueConstraint(fields=["job", "index"], name="jobchunk_unique_index")]

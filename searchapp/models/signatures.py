@@ -1,0 +1,101 @@
+"""Versioned signature sets, per-document signatures, band keys and corpus-wide clusters."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+
+class SignatureSet(models.Model):
+    """One version of the signatures: a method and its parameters.
+
+    ``params`` holds everything the signatures depend on (shingle spec, num_perm, seed, variant,
+    bands, rows, threshold for MinHash; shingle spec, weighting, max_distance, blocks for
+    SimHash). At most one set per method is ACTIVE; searches read only the active ones, so a
+    set in BUILDING is never seen half-built.
+    """
+
+    class Method(models.TextChoices):
+        MINHASH = "minhash", "MinHash + LSH"
+        SIMHASH = "simhash", "SimHash"
+
+    class State(models.TextChoices):
+        BUILDING = "building", "Building"
+        ACTIVE = "active", "Active"
+        RETIRED = "retired", "Retired"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    method = models.CharField(max_length=16, choices=Method.choices)
+    params = models.JSONField()
+    state = models.CharField(max_length=16, choices=State.choices, default=State.BUILDING, db_index=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    activated_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["method"], condition=Q(state="active"), name="one_active_signature_set_per_method"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.method} v{self.pk} ({self.state})"
+
+
+class Signature(models.Model):
+    signature_set = models.ForeignKey(SignatureSet, on_delete=models.CASCADE, related_name="signatures")
+    document = models.ForeignKey("searchapp.Document", on_delete=models.CASCADE, related_name="signatures")
+    # MinHash: dedup.signature_to_bytes (little-endian uint32 x num_perm). SimHash: empty.
+    data = models.BinaryField(blank=True, default=b"")
+    # SimHash: the 64-bit fingerprint as a signed integer (fits a BIGINT column).
+    fingerprint = models.BigIntegerField(null=True, blank=True)
+    # An empty text has a signature that is a near-duplicate of nothing.
+    is_empty = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["signature_set", "document"], name="signature_unique_per_set"),
+        ]
+
+
+class BandKey(models.Model):
+    """(band, key) rows: the MapReduce "emit" step, grouped by the database for clusters."""
+
+    signature_set = models.ForeignKey(SignatureSet, on_delete=models.CASCADE, related_name="band_keys")
+    document = models.ForeignKey("searchapp.Document", on_delete=models.CASCADE, related_name="band_keys")
+    band = models.SmallIntegerField()
+    key = models.BigIntegerField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["signature_set", "document", "band"], name="bandkey_unique"),
+        ]
+        indexes = [models.Index(fields=["signature_set", "band", "key"], name="bandkey_lookup")]
+
+
+class Cluster(models.Model):
+    """A corpus-wide near-duplicate cluster (connected component of verified pairs)."""
+
+    signature_set = models.ForeignKey(SignatureSet, on_delete=models.CASCADE, related_name="clusters")
+    representative = models.ForeignKey("searchapp.Document", on_delete=models.CASCADE, related_name="+")
+    size = models.PositiveIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-size", "id"]
+
+
+class ClusterMember(models.Model):
+    cluster = models.ForeignKey(Cluster, on_delete=models.CASCADE, related_name="members")
+    signature_set = models.ForeignKey(SignatureSet, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey("searchapp.Document", on_delete=models.CASCADE, related_name="cluster_memberships")
+    # Similarity to the cluster's representative (estimated from the signatures).
+    similarity = models.FloatField()
+
+    class Meta:
+        ordering = ["-similarity", "document_id"]
+        constraints = [
+            models.UniqueConstraint(fields=["signature_set", "document"], name="one_cluster_per_document_per_set"),
+        ]

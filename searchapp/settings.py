@@ -1,0 +1,161 @@
+"""Django settings, read from the environment (every variable is listed in README.md).
+
+Defaults are the embedded set-up a fresh machine needs: SQLite (with FTS5) and a Celery broker
+that needs no server (kombu's filesystem transport under ``var/``). Production points
+DATABASE_URL at PostgreSQL and CELERY_BROKER_URL at Redis or RabbitMQ.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+from searchapp.env import env_bool, env_choice, env_float, env_int, env_list, env_str
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
+
+DEBUG = env_bool("DEBUG", False)
+
+_DEV_SECRET_KEY = "dev-insecure-secret-key-change-me"  # noqa: S105 - refused below unless DEBUG
+SECRET_KEY = env_str("SECRET_KEY", _DEV_SECRET_KEY)
+# The test runner imports these settings before any test code can set variables, so a pytest
+# process is the one place the development key is tolerated with DEBUG off.
+_UNDER_PYTEST = "pytest" in sys.modules
+if SECRET_KEY == _DEV_SECRET_KEY and not DEBUG and not _UNDER_PYTEST:
+    raise ImproperlyConfigured(
+        "SECRET_KEY is not set: refusing to start with the built-in development key while DEBUG is off. "
+        "Set SECRET_KEY in the environment (or DEBUG=1 for local development)."
+    )
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.humanize",
+    "axes",
+    "searchapp",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",
+]
+
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+
+ROOT_URLCONF = "searchapp.urls"
+WSGI_APPLICATION = "searchapp.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {
+    "default": dj_database_url.parse(
+        env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0, minimum=0),
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # WAL lets the web server read while a worker writes signatures; the timeout rides out
+    # the short write locks instead of failing with "database is locked".
+    DATABASES["default"].setdefault("OPTIONS", {}).update(
+        {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+    )
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "static/"
+STATICFILES_DIRS = [BASE_DIR / "static"]
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
+
+LOGIN_URL = "/admin/login/"
+
+# Security headers that cost nothing on plain HTTP and matter behind TLS.
+SESSION_COOKIE_HTTPONLY = True
+CSRF_COOKIE_HTTPONLY = False  # htmx reads the token from the cookie-less hx-headers attribute instead
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+
+# Login rate limiting (django-axes): lock an IP+username after N failures for a while.
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)
+AXES_COOLOFF_TIME = env_float("LOGIN_COOLOFF_HOURS", 0.25, minimum=0.0)
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_ENABLED = env_bool("AXES_ENABLED", True)
+
+# --- Celery --------------------------------------------------------------------------------
+CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
+CELERY_BROKER_FOLDER = Path(env_str("CELERY_BROKER_FOLDER", str(VAR_DIR / "broker")))
+CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
+CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 1, minimum=1)
+CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 300, minimum=5)
+
+# --- Search and dedup defaults ---------------------------------------------------------------
+SEARCH_RESULT_LIMIT = env_int("SEARCH_RESULT_LIMIT", 100, minimum=1, maximum=1000)
+SEARCH_GROUPS_PER_PAGE = env_int("SEARCH_GROUPS_PER_PAGE", 10, minimum=1, maximum=100)
+SEARCH_REQUIRE_LOGIN = env_bool("SEARCH_REQUIRE_LOGIN", False)
+DEDUP_DEFAULT_METHOD = env_choice("DEDUP_DEFAULT_METHOD", "minhash", ("minhash", "simhash"))
+DEDUP_DEFAULT_THRESHOLD = env_float("DEDUP_DEFAULT_THRESHOLD", 0.8, minimum=0.05, maximum=1.0)
+SIGNATURE_CHUNK_SIZE = env_int("SIGNATURE_CHUNK_SIZE", 2000, minimum=10)
+INGEST_BATCH_SIZE = env_int("INGEST_BATCH_SIZE", 500, minimum=1)
+UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 50 * 1024 * 1024, minimum=1024)
+UPLOAD_MAX_UNCOMPRESSED_BYTES = env_int("UPLOAD_MAX_UNCOMPRESSED_BYTES", 500 * 1024 * 1024, minimum=1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "WARNING")},
+}
