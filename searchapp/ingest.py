@@ -95,7 +95,9 @@ def _make_record(
     *, raw_id: object, title: object, text: object, url: object, source: str, line: int | None
 ) -> Record | RecordError:
     if raw_id is None or isinstance(raw_id, bool) or not isinstance(raw_id, int | str):
-        return RecordError(source, line, "missing or invalid 'id' (a string or an integer is required)")
+        return RecordError(
+            source, line, "missing or invalid 'id' (a string or an integer is required)"
+        )
     external_id = _clean(str(raw_id)).strip()
     if not external_id:
         return RecordError(source, line, "empty 'id'")
@@ -120,7 +122,9 @@ def _make_record(
     if len(url) > MAX_URL_CHARS:
         return RecordError(source, line, f"'url' is longer than {MAX_URL_CHARS} characters")
     title = " ".join(_clean(title).split())[:MAX_TITLE_CHARS]
-    return Record(external_id=external_id, title=title, text=text, url=url, source=source, line=line)
+    return Record(
+        external_id=external_id, title=title, text=text, url=url, source=source, line=line
+    )
 
 
 # --- HTML ------------------------------------------------------------------------------------
@@ -129,7 +133,9 @@ def _make_record(
 class _TitleAndText(HTMLParser):
     """Fallback extractor: <title>, and visible text outside navigation and chrome."""
 
-    _SKIP = frozenset({"script", "style", "nav", "header", "footer", "aside", "noscript", "template", "form"})
+    _SKIP = frozenset(
+        {"script", "style", "nav", "header", "footer", "aside", "noscript", "template", "form"}
+    )
 
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
@@ -176,7 +182,9 @@ def html_to_text(html: str) -> tuple[str, str]:
     title = " ".join("".join(parser.title_parts).split())
     text: str | None = None
     try:
-        text = trafilatura.extract(html, include_comments=False, include_tables=True, favor_precision=True)
+        text = trafilatura.extract(
+            html, include_comments=False, include_tables=True, favor_precision=True
+        )
     except Exception:  # noqa: BLE001 - a pathological page falls back to the simple extractor
         text = None
     if not text or not text.strip():
@@ -206,17 +214,23 @@ def _document_record(rel_id: str, data: bytes, source: str) -> Record | RecordEr
     try:
         content = _decode(data)
     except UnicodeDecodeError as exc:
-        return RecordError(source, None, f"not UTF-8 text (invalid byte at offset {exc.start}); skipped")
+        return RecordError(
+            source, None, f"not UTF-8 text (invalid byte at offset {exc.start}); skipped"
+        )
     suffix = posixpath.splitext(rel_id)[1].lower()
     if suffix in {".html", ".htm"}:
         title, text = html_to_text(content)
     else:
         first = next((line for line in content.splitlines() if line.strip()), "")
-        title = _MD_HEADING.sub("", first).strip() if suffix in {".md", ".markdown"} else first.strip()
+        title = (
+            _MD_HEADING.sub("", first).strip() if suffix in {".md", ".markdown"} else first.strip()
+        )
         text = content
     if not title:
         title = posixpath.basename(rel_id)
-    return _make_record(raw_id=rel_id, title=title[:300], text=text, url="", source=source, line=None)
+    return _make_record(
+        raw_id=rel_id, title=title[:300], text=text, url="", source=source, line=None
+    )
 
 
 # --- JSON lines and CSV ----------------------------------------------------------------------
@@ -265,7 +279,9 @@ def _read_csv(data: bytes, source: str) -> Iterator[Record | RecordError]:
     try:
         header = next(reader)
     except StopIteration:
-        raise IngestFileError(f"{source}: the CSV file is empty (a header with id,title,text,url is required)") from None
+        raise IngestFileError(
+            f"{source}: the CSV file is empty (a header with id,title,text,url is required)"
+        ) from None
     except csv.Error as exc:
         raise IngestFileError(f"{source}: unreadable CSV header: {exc}") from None
     columns = [name.strip().lower() for name in header]
@@ -275,7 +291,9 @@ def _read_csv(data: bytes, source: str) -> Iterator[Record | RecordError]:
             f"{source}: the CSV header lacks the column(s) {', '.join(missing)} "
             f"(found: {', '.join(columns) or 'nothing'}; expected id,title,text,url)"
         )
-    index = {name: columns.index(name) for name in ("id", "title", "text", "url") if name in columns}
+    index = {
+        name: columns.index(name) for name in ("id", "title", "text", "url") if name in columns
+    }
     while True:
         line = reader.line_num + 1
         try:
@@ -337,11 +355,15 @@ class _Budget:
                 )
         data = b"".join(chunks)
         if len(data) > declared:
-            raise IngestFileError(f"{self.archive}: {member} is larger than its header says; refusing")
+            raise IngestFileError(
+                f"{self.archive}: {member} is larger than its header says; refusing"
+            )
         return data
 
 
-def _read_zip(fileobj: BinaryIO | str | Path, archive: str, max_uncompressed: int) -> Iterator[Record | RecordError]:
+def _read_zip(
+    fileobj: BinaryIO | str | Path, archive: str, max_uncompressed: int
+) -> Iterator[Record | RecordError]:
     try:
         zf = zipfile.ZipFile(fileobj)
     except (zipfile.BadZipFile, OSError) as exc:
@@ -349,7 +371,9 @@ def _read_zip(fileobj: BinaryIO | str | Path, archive: str, max_uncompressed: in
     with zf:
         infos = [info for info in zf.infolist() if not info.is_dir()]
         if len(infos) > MAX_ZIP_ENTRIES:
-            raise IngestFileError(f"{archive}: {len(infos):,} entries is more than the limit {MAX_ZIP_ENTRIES:,}")
+            raise IngestFileError(
+                f"{archive}: {len(infos):,} entries is more than the limit {MAX_ZIP_ENTRIES:,}"
+            )
         declared_total = sum(info.file_size for info in infos)
         if declared_total > max_uncompressed:
             raise IngestFileError(
@@ -365,14 +389,20 @@ def _read_zip(fileobj: BinaryIO | str | Path, archive: str, max_uncompressed: in
                 continue
             suffix = posixpath.splitext(name)[1].lower()
             if suffix not in DOCUMENT_SUFFIXES | JSONL_SUFFIXES | CSV_SUFFIXES:
-                yield RecordError(source, None, f"unsupported file type {suffix or '(none)'!r} skipped")
+                yield RecordError(
+                    source, None, f"unsupported file type {suffix or '(none)'!r} skipped"
+                )
                 continue
             if info.flag_bits & 0x1:
                 yield RecordError(source, None, "encrypted entry skipped")
                 continue
-            if info.file_size > 1024 and info.file_size > MAX_COMPRESSION_RATIO * max(info.compress_size, 1):
+            if info.file_size > 1024 and info.file_size > MAX_COMPRESSION_RATIO * max(
+                info.compress_size, 1
+            ):
                 yield RecordError(
-                    source, None, f"compression ratio above {MAX_COMPRESSION_RATIO}:1 rejected (possible zip bomb)"
+                    source,
+                    None,
+                    f"compression ratio above {MAX_COMPRESSION_RATIO}:1 rejected (possible zip bomb)",
                 )
                 continue
             try:
@@ -403,7 +433,9 @@ def _read_folder(root: Path) -> Iterator[Record | RecordError]:
             continue  # hidden files and folders (.git, .DS_Store) are not documents
         suffix = path.suffix.lower()
         if suffix not in DOCUMENT_SUFFIXES:
-            yield RecordError(str(path), None, f"unsupported file type {suffix or '(none)'!r} skipped")
+            yield RecordError(
+                str(path), None, f"unsupported file type {suffix or '(none)'!r} skipped"
+            )
             continue
         try:
             data = path.read_bytes()
@@ -456,7 +488,9 @@ def _jsonl_file(p: Path) -> Iterator[Record | RecordError]:
         yield from _read_jsonl(handle, str(p))
 
 
-def read_upload(name: str, fileobj: BinaryIO, *, max_uncompressed: int) -> Iterator[Record | RecordError]:
+def read_upload(
+    name: str, fileobj: BinaryIO, *, max_uncompressed: int
+) -> Iterator[Record | RecordError]:
     """Like read_path for an uploaded file object; ``name`` (the client's file name) picks the reader.
 
     Only the suffix of ``name`` is used; it is never used as a path on this machine.
