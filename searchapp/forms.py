@@ -1,0 +1,158 @@
+"""Forms that validate the pages' query strings and turn them into selector arguments.
+
+The pages are GET forms, so every parameter arrives as untrusted text in the URL. A bad value
+(``threshold=abc``, ``page=-1``, ``limit=1000000000``) becomes a form error the page shows next
+to the form, never an exception.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+
+METHOD_CHOICES = [
+    ("minhash", "MinHash + LSH"),
+    ("simhash", "SimHash"),
+    ("none", "None (no folding)"),
+]
+# The bounds the UI offers; the selectors check their own bounds too (and may be stricter).
+THRESHOLD_MIN = 0.5
+THRESHOLD_MAX = 1.0
+MAX_DISTANCE_MIN = 0
+MAX_DISTANCE_MAX = 16
+DEFAULT_MAX_DISTANCE = 3
+LIMIT_MIN = 1
+LIMIT_MAX = 1000
+PAGE_MAX = 10_000
+QUERY_MAX_LENGTH = 1000
+
+
+def _default_threshold() -> float:
+    return float(settings.DEDUP_DEFAULT_THRESHOLD)
+
+
+class RangeInput(forms.NumberInput):
+    input_type = "range"
+
+
+class SearchForm(forms.Form):
+    """The search page's parameters (also the compare page's, without ``page``)."""
+
+    q = forms.CharField(
+        label="Search",
+        required=False,
+        max_length=QUERY_MAX_LENGTH,
+        strip=True,
+        widget=forms.TextInput(
+            attrs={"type": "search", "placeholder": "Search the corpus", "autocomplete": "off"}
+        ),
+    )
+    group = forms.ChoiceField(
+        label="Fold near-duplicates with", choices=METHOD_CHOICES, required=False
+    )
+    threshold = forms.FloatField(
+        label="Similarity threshold",
+        required=False,
+        min_value=THRESHOLD_MIN,
+        max_value=THRESHOLD_MAX,
+        help_text="MinHash: estimated Jaccard similarity a result needs to fold under another.",
+        widget=RangeInput(attrs={"min": THRESHOLD_MIN, "max": THRESHOLD_MAX, "step": "0.01"}),
+    )
+    max_distance = forms.IntegerField(
+        label="Max. distance (bits)",
+        required=False,
+        min_value=MAX_DISTANCE_MIN,
+        max_value=MAX_DISTANCE_MAX,
+        help_text="SimHash: largest Hamming distance, out of 64 bits, that still folds.",
+        widget=forms.NumberInput(
+            attrs={"min": MAX_DISTANCE_MIN, "max": MAX_DISTANCE_MAX, "step": 1}
+        ),
+    )
+    limit = forms.IntegerField(
+        label="Results to group",
+        required=False,
+        min_value=LIMIT_MIN,
+        max_value=LIMIT_MAX,
+        help_text="How many of the top hits are grouped.",
+        widget=forms.NumberInput(attrs={"min": LIMIT_MIN, "max": LIMIT_MAX, "step": 1}),
+    )
+    page = forms.IntegerField(
+        required=False, min_value=1, max_value=PAGE_MAX, widget=forms.HiddenInput()
+    )
+
+    def __init__(self, data: Any = None, *args: Any, **kwargs: Any) -> None:
+        super().__init__(data, *args, **kwargs)
+        # Unbound and bound-but-missing fields show the settings' defaults, read at request time.
+        self.fields["group"].initial = settings.DEDUP_DEFAULT_METHOD
+        self.fields["threshold"].initial = _default_threshold()
+        self.fields["max_distance"].initial = DEFAULT_MAX_DISTANCE
+        self.fields["limit"].initial = settings.SEARCH_RESULT_LIMIT
+        self.fields["limit"].max_value = LIMIT_MAX
+        # A value missing from the query string means "the default", so the form re-renders it.
+        if self.is_bound:
+            merged = self.data.copy()
+            for name, field in self.fields.items():
+                if name not in merged or merged.get(name) in ("", None):
+                    initial = field.initial
+                    if initial is not None:
+                        merged[name] = initial
+            self.data = merged
+
+    def clean_group(self) -> str:
+        return self.cleaned_data.get("group") or settings.DEDUP_DEFAULT_METHOD
+
+    def selector_kwargs(self, *, with_page: bool = True) -> dict[str, Any]:
+        """Keyword arguments for ``search_grouped`` (or ``compare_search`` without the page)."""
+        data = self.cleaned_data
+        group = data["group"]
+        kwargs: dict[str, Any] = {
+            "query": data.get("q") or "",
+            "group": group,
+            "limit": data.get("limit") or settings.SEARCH_RESULT_LIMIT,
+        }
+        if group == "minhash":
+            kwargs["threshold"] = data.get("threshold")
+        elif group == "simhash":
+            kwargs["max_distance"] = data.get("max_distance")
+        if with_page:
+            kwargs["page"] = data.get("page") or 1
+        return kwargs
+
+
+class CompareForm(SearchForm):
+    """The compare page: the same parameters, no pagination (it shows the first page of each)."""
+
+    def __init__(self, data: Any = None, *args: Any, **kwargs: Any) -> None:
+        super().__init__(data, *args, **kwargs)
+        del self.fields["page"]
+        # "none" on both sides would compare a list with itself.
+        self.fields["group"].choices = [c for c in METHOD_CHOICES if c[0] != "none"]
+
+
+class DocumentMethodForm(forms.Form):
+    """The document page's method and threshold (which near-duplicates to list)."""
+
+    method = forms.ChoiceField(label="Method", choices=METHOD_CHOICES[:2], required=False)
+    threshold = forms.FloatField(
+        label="Similarity threshold",
+        required=False,
+        min_value=THRESHOLD_MIN,
+        max_value=THRESHOLD_MAX,
+    )
+
+    def __init__(self, data: Any = None, *args: Any, **kwargs: Any) -> None:
+        super().__init__(data, *args, **kwargs)
+        self.fields["method"].initial = settings.DEDUP_DEFAULT_METHOD
+        if self.is_bound and not self.data.get("method"):
+            merged = self.data.copy()
+            merged["method"] = settings.DEDUP_DEFAULT_METHOD
+            self.data = merged
+
+    def selector_kwargs(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        return {
+            "method": data.get("method") or settings.DEDUP_DEFAULT_METHOD,
+            "threshold": data.get("threshold"),
+        }

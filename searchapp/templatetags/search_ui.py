@@ -1,0 +1,82 @@
+"""Template helpers for the search pages: formatting only, no document content is marked safe."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+from django.http import QueryDict
+
+register = template.Library()
+
+
+@register.filter
+def percent(value: float | None, digits: int = 0) -> str:
+    """0.934 -> "93%" (a similarity shown to people); None -> "—"."""
+    if value is None:
+        return "—"
+    try:
+        number = float(value) * 100
+    except (TypeError, ValueError):
+        return "—"
+    return f"{number:.{int(digits)}f}%"
+
+
+@register.filter
+def milliseconds(value: float | None) -> str:
+    """12.345 -> "12 ms"; below 10 ms one decimal is kept so fast grouping is still readable."""
+    if value is None:
+        return "—"
+    number = float(value)
+    return f"{number:.1f} ms" if number < 10 else f"{number:.0f} ms"
+
+
+@register.simple_tag(takes_context=True)
+def query_with(context: dict[str, Any], **changes: Any) -> str:
+    """The current query string with some parameters replaced (None removes one).
+
+    Returned as a plain string: autoescaping turns ``&`` into ``&amp;`` inside attributes, which
+    is what HTML expects.
+    """
+    request = context["request"]
+    params: QueryDict = request.GET.copy()
+    for key, value in changes.items():
+        if value is None:
+            params.pop(key, None)
+        else:
+            params[key] = str(value)
+    encoded = params.urlencode()
+    return f"?{encoded}" if encoded else "?"
+
+
+@register.filter
+def http_url(value: str | None) -> str:
+    """The URL if it is an absolute http(s) URL, else "": a ``javascript:`` URL is never a link."""
+    if not value:
+        return ""
+    text = str(value).strip()
+    lowered = text.lower()
+    if lowered.startswith(("http://", "https://")) and not any(c in text for c in "\x00\r\n\t "):
+        return text
+    return ""
+
+
+@register.filter
+def mul(value: int, factor: int) -> int:
+    """Integer product, for list numbering across pages."""
+    try:
+        return int(value) * int(factor)
+    except (TypeError, ValueError):
+        return 0
+
+
+@register.filter
+def grouping_label(page: Any) -> str:
+    """A SearchPage's column heading naming its method and cut-off."""
+    if page.group == "minhash":
+        threshold = "" if page.threshold is None else f", threshold {page.threshold:.2f}"
+        return f"Grouped (MinHash/LSH{threshold})"
+    if page.group == "simhash":
+        distance = "" if page.max_distance is None else f", ≤ {page.max_distance} bits apart"
+        return f"Grouped (SimHash{distance})"
+    return "Ungrouped"
