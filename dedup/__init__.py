@@ -1,0 +1,92 @@
+"""dedup: near-duplicate detection (shingling -> MinHash -> LSH banding -> verification; SimHash).
+
+A pure library: standard library + numpy only, never Django. The public API is listed in
+``__all__`` and described in docs/dedup-api.md.
+"""
+
+from __future__ import annotations
+
+from dedup.lsh import (
+    LSHParams,
+    band_keys,
+    candidate_pairs,
+    optimal_params,
+    s_curve,
+    verify_pairs,
+    verify_pairs_exact,
+)
+from dedup.minhash import (
+    DEFAULT_SEED,
+    EMPTY_VALUE,
+    MinHasher,
+    estimate_jaccard,
+    estimate_pairs,
+    is_empty,
+    jaccard,
+    signature_from_bytes,
+    signature_to_bytes,
+    signatures_from_bytes,
+)
+from dedup.pairs import PairResult, find_near_duplicates
+from dedup.shingle import (
+    ShingleBatch,
+    ShingleSpec,
+    combine_tokens,
+    normalize,
+    shingle_batch,
+    shingle_set,
+    stable_hash64,
+    token_hashes,
+)
+
+try:  # written concurrently by another helper; plain imports once their files exist
+    from dedup.simhash import SimHasher, hamming, hamming_pairs, simhash_similarity
+except ImportError:  # pragma: no cover
+    pass
+try:
+    from dedup.group import Group, clusters, group_ranked, group_ranked_simhash
+except ImportError:  # pragma: no cover
+    pass
+try:
+    from dedup.explain import shared_passages
+except ImportError:  # pragma: no cover
+    pass
+
+__all__ = [
+    "DEFAULT_SEED",
+    "EMPTY_VALUE",
+    "Group",
+    "LSHParams",
+    "MinHasher",
+    "PairResult",
+    "ShingleBatch",
+    "ShingleSpec",
+    "SimHasher",
+    "band_keys",
+    "candidate_pairs",
+    "clusters",
+    "combine_tokens",
+    "estimate_jaccard",
+    "estimate_pairs",
+    "find_near_duplicates",
+    "group_ranked",
+    "group_ranked_simhash",
+    "hamming",
+    "hamming_pairs",
+    "is_empty",
+    "jaccard",
+    "normalize",
+    "optimal_params",
+    "s_curve",
+    "shared_passages",
+    "shingle_batch",
+    "shingle_set",
+    "signature_from_bytes",
+    "signature_to_bytes",
+    "signatures_from_bytes",
+    "simhash_similarity",
+    "stable_hash64",
+    "token_hashes",
+    "verify_pairs",
+    "verify_pairs_exact",
+]

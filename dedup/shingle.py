@@ -1,0 +1,312 @@
+"""Normalisation, tokens and k-shingles hashed to deterministic 64-bit values, for whole batches.
+
+Pipeline (the "shingling" step of Leskovec, Rajaraman & Ullman, *Mining of Massive Datasets*,
+ch. 3.2): Unicode NFKC -> casefold -> tokens (runs of ``\\w``) -> word k-shingles (k consecutive
+tokens), or character k-shingles of the normalised text -> 64-bit hashes.
+
+Hashes are defined arithmetically (see :mod:`dedup._hashing`), so they are identical on every
+machine and in every process. Two distinct shingles collide with probability about 2**-64 per
+pair, which is negligible next to the MinHash estimation error.
+
+Speed: the batch is processed as one numpy byte array. ASCII documents need no per-document work
+beyond a check; other documents are normalised with C-level ``unicodedata``/``re`` calls per
+document. There is no Python loop per token or per shingle.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+from dedup._hashing import combine_windows, hash_byte_segments
+
+__all__ = [
+    "ShingleBatch",
+    "ShingleSpec",
+    "combine_tokens",
+    "normalize",
+    "shingle_batch",
+    "shingle_set",
+    "stable_hash64",
+    "token_hashes",
+    "tokenize",
+]
+
+_NON_WORD = re.compile(r"\W+")
+_WORD = re.compile(r"\w+")
+# Texts are processed in chunks of about this many bytes: bounds memory and keeps the cached
+# prefix-hash power tables small.
+_CHUNK_BYTES = 1 << 21
+
+# Byte classes for the ASCII fast path. Bytes >= 0x80 only occur in documents that went through
+# the Unicode path, where every non-word character was already replaced by a space, so every
+# byte of a multi-byte UTF-8 sequence there belongs to a word.
+_WORD_BYTE = np.zeros(256, dtype=np.bool_)
+for _c in b"0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ":
+    _WORD_BYTE[_c] = True
+_WORD_BYTE[0x80:] = True
+_LOWER_BYTE = np.arange(256, dtype=np.uint8)
+_LOWER_BYTE[ord("A") : ord("Z") + 1] += 32
+
+
+@dataclass(frozen=True)
+class ShingleSpec:
+    """What a shingle is: ``kind`` "word" (k consecutive tokens) or "char" (k characters).
+
+    Parameters:
+        kind: "word" or "char".
+        k: shingle length, >= 1. Larger k makes similarity stricter (fewer shared shingles
+           between loosely related texts); word 5 and char 9 are the usual choices for news.
+    """
+
+    kind: Literal["word", "char"] = "word"
+    k: int = 5
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("word", "char"):
+            raise ValueError(f"shingle kind must be 'word' or 'char', got {self.kind!r}")
+        if isinstance(self.k, bool) or not isinstance(self.k, int | np.integer) or self.k < 1:
+            raise ValueError(f"shingle k must be an integer >= 1, got {self.k!r}")
+
+    @classmethod
+    def parse(cls, text: str) -> ShingleSpec:
+        """Parse ``"word:5"`` or ``"char:9"``; ValueError naming the bad part otherwise."""
+        kind, sep, k = str(text).strip().partition(":")
+        if not sep:
+            raise ValueError(f"shingle spec must look like 'word:5' or 'char:9', got {text!r}")
+        try:
+            k_int = int(k)
+        except ValueError:
+            raise ValueError(f"shingle spec {text!r}: k must be an integer, got {k!r}") from None
+        return cls(kind.strip().lower(), k_int)  # type: ignore[arg-type]
+
+    def __str__(self) -> str:
+        return f"{self.kind}:{self.k}"
+
+
+@dataclass(frozen=True)
+class ShingleBatch:
+    """Shingle hashes of many documents in CSR layout.
+
+    ``hashes`` (uint64) holds all documents' hashes concatenated in document order (repeats
+    allowed unless made by :meth:`unique`); document i owns ``hashes[offsets[i]:offsets[i+1]]``.
+    """
+
+    hashes: np.ndarray
+    offsets: np.ndarray
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.offsets.shape[0]) - 1
+
+    def __len__(self) -> int:
+        return self.n_docs
+
+    def doc(self, i: int) -> np.ndarray:
+        if not -self.n_docs <= i < self.n_docs:
+            raise IndexError(f"document index {i} out of range for {self.n_docs} documents")
+        i %= self.n_docs
+        return self.hashes[self.offsets[i] : self.offsets[i + 1]]
+
+    def sizes(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def doc_index(self) -> np.ndarray:
+        return np.repeat(np.arange(self.n_docs, dtype=np.int64), self.sizes())
+
+    def unique(self) -> ShingleBatch:
+        """Each document's hashes sorted and deduplicated (one sort for the whole batch)."""
+        if self.hashes.shape[0] == 0:
+            return self
+        doc = self.doc_index()
+        if self.n_docs < (1 << 24):
+            # One 64-bit sort on (doc, top 40 bits of hash) is ~10x faster than lexsort; runs
+            # that tie on that key (rare) are then put in full order on their own.
+            key = (doc.astype(np.uint64) << np.uint64(40)) | (self.hashes >> np.uint64(24))
+            order = np.argsort(key)
+            ks = key[order]
+            tie = np.flatnonzero(ks[1:] == ks[:-1])
+            if tie.shape[0]:
+                idx = np.unique(np.concatenate([tie, tie + 1]))
+                sub = order[idx]
+                order[idx] = sub[np.lexsort((self.hashes[sub], ks[idx]))]
+        else:
+            order = np.lexsort((self.hashes, doc))
+        h = self.hashes[order]
+        d = doc[order]
+        keep = np.ones(h.shape[0], dtype=np.bool_)
+        keep[1:] = (h[1:] != h[:-1]) | (d[1:] != d[:-1])
+        counts = np.bincount(d[keep], minlength=self.n_docs)
+        offsets = np.zeros(self.n_docs + 1, dtype=np.int64)
+        np.cumsum(counts, out=offsets[1:])
+        return ShingleBatch(h[keep], offsets)
+
+
+def normalize(text: str) -> str:
+    """NFKC, casefold, every whitespace run collapsed to one space, stripped."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+def tokenize(text: str) -> list[str]:
+    """Tokens of a text: runs of ``\\w`` in :func:`normalize` ``(text)``."""
+    return _WORD.findall(normalize(text))
+
+
+def stable_hash64(data: bytes | str) -> int:
+    """Deterministic 64-bit hash of bytes (a str is hashed as its UTF-8 encoding).
+
+    Same on every machine and process; a token's hash is ``stable_hash64(token)``.
+    """
+    if isinstance(data, str):
+        data = data.encode("utf-8", "surrogatepass")
+    if not isinstance(data, bytes | bytearray | memoryview):
+        raise TypeError(f"stable_hash64 needs bytes or str, got {type(data).__name__}")
+    arr = np.frombuffer(bytes(data), dtype=np.uint8)
+    return int(hash_byte_segments(arr, np.array([0]), np.array([arr.shape[0]]))[0])
+
+
+def token_hashes(tokens: Sequence[str]) -> np.ndarray:
+    """64-bit hash of each (already normalised) token, exactly as :func:`shingle_batch` does."""
+    encoded = [t.encode("utf-8", "surrogatepass") for t in tokens]
+    lengths = np.fromiter((len(e) for e in encoded), dtype=np.int64, count=len(encoded))
+    ends = np.cumsum(lengths)
+    data = np.frombuffer(b"".join(encoded), dtype=np.uint8)
+    return hash_byte_segments(data, ends - lengths, ends)
+
+
+def combine_tokens(token_hashes: np.ndarray, k: int) -> np.ndarray:
+    """Word k-shingle hashes of one document's token-hash sequence (as :func:`shingle_batch`).
+
+    n >= k tokens give n - k + 1 shingles; 1 <= n < k tokens give one shingle of all of them;
+    no tokens give none.
+    """
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    values = np.asarray(token_hashes, dtype=np.uint64)
+    n = values.shape[0]
+    if n == 0:
+        return np.zeros(0, dtype=np.uint64)
+    if n < k:
+        return combine_windows(values, np.array([0]), np.array([n]), n)
+    starts = np.arange(n - k + 1, dtype=np.int64)
+    return combine_windows(values, starts, np.full(starts.shape[0], k), k)
+
+
+def shingle_set(text: str, spec: ShingleSpec | None = None) -> np.ndarray:
+    """Sorted unique shingle hashes of one text."""
+    return shingle_batch([text], spec).unique().hashes
+
+
+def shingle_batch(texts: Sequence[str], spec: ShingleSpec | None = None) -> ShingleBatch:
+    """Shingle hashes of every text, vectorised over the whole batch.
+
+    Word shingles: k consecutive tokens (never across documents); a document with 1..k-1 tokens
+    is one shingle of all its tokens; a document without tokens has no shingles.
+    Char shingles: k consecutive characters of :func:`normalize` ``(text)``; a shorter non-empty
+    text is one shingle of all of it.
+
+    Raises TypeError naming the position of an item that is not a str.
+    """
+    spec = spec or ShingleSpec()
+    texts = list(texts)
+    for i, t in enumerate(texts):
+        if not isinstance(t, str):
+            raise TypeError(f"text at position {i} is {type(t).__name__}, expected str")
+    parts_h: list[np.ndarray] = []
+    parts_n: list[np.ndarray] = []
+    start = 0
+    n = len(texts)
+    while start < n:
+        # Chunk by total characters so each chunk's arrays stay around _CHUNK_BYTES.
+        stop, size = start, 0
+        while stop < n and (stop == start or size + len(texts[stop]) <= _CHUNK_BYTES):
+            size += len(texts[stop]) + 1
+            stop += 1
+        chunk = texts[start:stop]
+        if spec.kind == "word":
+            h, counts = _word_shingles(chunk, spec.k)
+        else:
+            h, counts = _char_shingles(chunk, spec.k)
+        parts_h.append(h)
+        parts_n.append(counts)
+        start = stop
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    if n:
+        np.cumsum(np.concatenate(parts_n), out=offsets[1:])
+    hashes = np.concatenate(parts_h) if parts_h else np.zeros(0, dtype=np.uint64)
+    return ShingleBatch(hashes, offsets)
+
+
+def _unicode_words(text: str) -> str:
+    # Only \w runs matter for word tokens, so every non-word run becomes one space; after
+    # this every remaining non-ASCII byte belongs to a token (see _WORD_BYTE).
+    return _NON_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold())
+
+
+def _word_tokens(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Token hashes of a chunk and the number of tokens of each text."""
+    parts = [t if t.isascii() else _unicode_words(t) for t in texts]
+    byte_len = np.fromiter(
+        (len(p) if p.isascii() else len(p.encode("utf-8", "surrogatepass")) for p in parts),
+        dtype=np.int64,
+        count=len(parts),
+    )
+    # One separator byte after every text keeps tokens from running across documents.
+    raw = np.frombuffer(" ".join(parts).encode("utf-8", "surrogatepass") + b" ", dtype=np.uint8)
+    data, word = _classify_bytes(raw)
+    edges = np.diff(word, prepend=np.int8(0))
+    starts = np.flatnonzero(edges == 1)
+    ends = np.flatnonzero(edges == -1)
+    doc_starts = np.zeros(len(parts), dtype=np.int64)
+    np.cumsum(byte_len[:-1] + 1, out=doc_starts[1:])
+    bounds = np.searchsorted(starts, doc_starts)
+    counts = np.diff(np.append(bounds, starts.shape[0]))
+    return hash_byte_segments(data, starts, ends), counts
+
+
+def _classify_bytes(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Lower-cased bytes and the word-byte mask (as int8 0/1), by SIMD-friendly arithmetic.
+
+    ASCII casefold is lower-casing; texts with non-ASCII characters were casefolded already.
+    Equivalent to the lookup tables ``_LOWER_BYTE`` / ``_WORD_BYTE`` (3-5x faster than a gather).
+    """
+    upper = (raw - np.uint8(65)) < np.uint8(26)
+    data = raw + upper.view(np.uint8) * np.uint8(32)
+    word = (data - np.uint8(97)) < np.uint8(26)
+    word |= (data - np.uint8(48)) < np.uint8(10)
+    word |= data == np.uint8(95)
+    word |= data >= np.uint8(128)
+    return data, word.view(np.int8)
+
+
+def _windows(counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Start and length of every k-window of sequences laid end to end, and windows per seq."""
+    n_win = np.where(counts >= k, counts - k + 1, np.minimum(counts, 1))
+    seq_start = np.zeros(counts.shape[0], dtype=np.int64)
+    np.cumsum(counts[:-1], out=seq_start[1:])
+    total = int(n_win.sum())
+    win_off = np.zeros(counts.shape[0], dtype=np.int64)
+    np.cumsum(n_win[:-1], out=win_off[1:])
+    owner = np.repeat(np.arange(counts.shape[0]), n_win)
+    starts = seq_start[owner] + (np.arange(total, dtype=np.int64) - win_off[owner])
+    lengths = np.minimum(counts, k)[owner]
+    return starts, lengths, n_win
+
+
+def _word_shingles(texts: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+    tok, counts = _word_tokens(texts)
+    starts, lengths, n_win = _windows(counts, k)
+    return combine_windows(tok, starts, lengths, k), n_win
+
+
+def _char_shingles(texts: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+    normed = [normalize(t) for t in texts]
+    counts = np.fromiter((len(t) for t in normed), dtype=np.int64, count=len(normed))
+    codes = np.frombuffer("".join(normed).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    starts, lengths, n_win = _windows(counts, k)
+    return combine_windows(codes.astype(np.uint64), starts, lengths, k), n_win
