@@ -1,0 +1,211 @@
+"""Reads for the document page and the "why?" view.
+
+Near-duplicates of one document across the whole corpus come from the stored band keys of the
+active signature set (one query: rows sharing any (band, key) with the document), verified by
+the signature estimate; nothing is re-shingled except for the two texts of an explanation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.conf import settings
+from django.db.models import Exists, OuterRef
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+
+from dedup import ShingleSpec, jaccard, shingle_set, signature_from_bytes
+from searchapp.models import BandKey, Cluster, ClusterMember, Document, Signature, SignatureSet
+from searchapp.selectors.signatures import active_signature_set, signatures_for_documents
+
+__all__ = [
+    "DocumentDetail",
+    "PairExplanation",
+    "document_detail",
+    "explain_pair",
+    "highlight_spans",
+]
+
+# A key shared by thousands of documents (boilerplate-only texts) must not make one page load
+# thousands of rows.
+MAX_CANDIDATES = 2000
+MAX_CLUSTER_MEMBERS = 200
+
+
+@dataclass
+class DocumentDetail:
+    document: Document
+    method: str
+    near_duplicates: list[tuple[Document, float]] = field(default_factory=list)
+    cluster: Cluster | None = None
+    cluster_members: list[tuple[Document, float]] = field(default_factory=list)
+    signature_pending: bool = False
+    threshold: float | None = None
+    max_distance: int | None = None
+
+
+@dataclass
+class PairExplanation:
+    doc_a: Document
+    doc_b: Document
+    similarity: float | None  # the signature estimate, when both are signed
+    jaccard: float  # exact Jaccard of the two shingle sets
+    html_a: SafeString
+    html_b: SafeString
+
+
+def _check_method(method: str) -> None:
+    if method not in ("minhash", "simhash"):
+        raise ValueError(f"method must be minhash or simhash, got {method!r}")
+
+
+def _similarities(
+    signature_set: SignatureSet, own: Signature, others: dict[int, Signature]
+) -> dict[int, float]:
+    ids = [doc_id for doc_id, sig in others.items() if not sig.is_empty]
+    if not ids:
+        return {}
+    if signature_set.method == "minhash":
+        num_perm = int(signature_set.params["num_perm"])
+        mine = signature_from_bytes(bytes(own.data), num_perm)
+        theirs = np.stack([signature_from_bytes(bytes(others[i].data), num_perm) for i in ids])
+        values = (theirs == mine).mean(axis=1)
+    else:
+        mine64 = np.array([own.fingerprint or 0], dtype=np.int64).view(np.uint64)[0]
+        theirs64 = np.array([others[i].fingerprint or 0 for i in ids], dtype=np.int64).view(
+            np.uint64
+        )
+        xor = np.bitwise_xor(theirs64, mine64)
+        distances = np.unpackbits(xor.view(np.uint8).reshape(-1, 8), axis=1).sum(axis=1)
+        values = 1.0 - distances / 64.0
+    return {doc_id: float(v) for doc_id, v in zip(ids, values, strict=True)}
+
+
+def document_detail(
+    *, document_id: int, method: str = "minhash", threshold: float | None = None
+) -> DocumentDetail:
+    """The document, its near-duplicates in the whole corpus and its cluster (if computed).
+
+    Raises Document.DoesNotExist for an unknown id, ValueError for a bad method/threshold.
+    """
+    _check_method(method)
+    if threshold is not None and not 0.0 < float(threshold) <= 1.0:
+        raise ValueError("threshold must be above 0 and at most 1")
+    document = Document.objects.select_related("corpus").get(pk=document_id)
+    detail = DocumentDetail(document=document, method=method)
+    signature_set = active_signature_set(method)
+    if signature_set is None:
+        detail.signature_pending = True
+        return detail
+    own = signatures_for_documents(signature_set=signature_set, document_ids=[document.id]).get(
+        document.id
+    )
+    if own is None:
+        detail.signature_pending = True
+        return detail
+    if method == "minhash":
+        detail.threshold = float(
+            threshold if threshold is not None else settings.DEDUP_DEFAULT_THRESHOLD
+        )
+        cutoff = detail.threshold
+    else:
+        detail.max_distance = int(signature_set.params.get("max_distance", 3))
+        cutoff = 1.0 - detail.max_distance / 64.0
+    if not own.is_empty:
+        shares_a_key = BandKey.objects.filter(
+            signature_set=signature_set,
+            document_id=document.id,
+            band=OuterRef("band"),
+            key=OuterRef("key"),
+        )
+        candidate_ids = list(
+            BandKey.objects.filter(signature_set=signature_set)
+            .filter(Exists(shares_a_key))
+            .exclude(document_id=document.id)
+            .values_list("document_id", flat=True)
+            .distinct()[:MAX_CANDIDATES]
+        )
+        others = signatures_for_documents(signature_set=signature_set, document_ids=candidate_ids)
+        similarity = {
+            d: s for d, s in _similarities(signature_set, own, others).items() if s >= cutoff - 1e-9
+        }
+        docs = Document.objects.filter(id__in=list(similarity)).only(
+            "id", "external_id", "title", "url", "corpus_id"
+        )
+        detail.near_duplicates = sorted(
+            ((d, similarity[d.id]) for d in docs), key=lambda p: (-p[1], p[0].id)
+        )
+    membership = (
+        ClusterMember.objects.filter(signature_set=signature_set, document_id=document.id)
+        .select_related("cluster")
+        .first()
+    )
+    if membership is not None:
+        detail.cluster = membership.cluster
+        rows = (
+            ClusterMember.objects.filter(cluster=membership.cluster)
+            .exclude(document_id=document.id)
+            .select_related("document")
+            .only(
+                "similarity",
+                "document__id",
+                "document__external_id",
+                "document__title",
+                "document__url",
+            )
+            .order_by("-similarity", "document_id")[:MAX_CLUSTER_MEMBERS]
+        )
+        detail.cluster_members = [(row.document, row.similarity) for row in rows]
+    return detail
+
+
+def highlight_spans(
+    text: str, spans: list[tuple[int, int]], css_class: str = "shared"
+) -> SafeString:
+    """Escape ``text`` and wrap each (start, end) character span in <mark class=...>."""
+    parts: list[str] = []
+    cursor = 0
+    for start, end in sorted(spans):
+        start, end = max(start, cursor), min(end, len(text))
+        if end <= start:
+            continue
+        parts.append(str(escape(text[cursor:start])))
+        parts.append(f'<mark class="{css_class}">{escape(text[start:end])}</mark>')
+        cursor = end
+    parts.append(str(escape(text[cursor:])))
+    return mark_safe("".join(parts))  # every piece of text was escaped above
+
+
+def explain_pair(*, a_id: int, b_id: int, method: str = "minhash") -> PairExplanation:
+    """Both texts with the passages they share highlighted, and how similar they are.
+
+    Raises Document.DoesNotExist if either id is unknown.
+    """
+    from dedup.explain import shared_passages
+
+    _check_method(method)
+    docs = Document.objects.in_bulk([a_id, b_id])
+    if a_id not in docs or b_id not in docs:
+        missing = a_id if a_id not in docs else b_id
+        raise Document.DoesNotExist(f"document {missing} does not exist")
+    doc_a, doc_b = docs[a_id], docs[b_id]
+    signature_set = active_signature_set(method)
+    spec = ShingleSpec()
+    similarity: float | None = None
+    if signature_set is not None:
+        spec = ShingleSpec.parse(signature_set.params.get("shingle", str(spec)))
+        stored = signatures_for_documents(signature_set=signature_set, document_ids=[a_id, b_id])
+        if a_id in stored and b_id in stored and not stored[a_id].is_empty:
+            similarity = _similarities(signature_set, stored[a_id], {b_id: stored[b_id]}).get(
+                b_id, 0.0
+            )
+    spans_a, spans_b = shared_passages(doc_a.text, doc_b.text, spec)
+    return PairExplanation(
+        doc_a=doc_a,
+        doc_b=doc_b,
+        similarity=similarity,
+        jaccard=float(jaccard(shingle_set(doc_a.text, spec), shingle_set(doc_b.text, spec))),
+        html_a=highlight_spans(doc_a.text, spans_a),
+        html_b=highlight_spans(doc_b.text, spans_b),
+    )

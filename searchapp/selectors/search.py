@@ -1,0 +1,454 @@
+"""Reads for the search pages and the API: ranked hits folded into near-duplicate groups.
+
+Query flow (a fixed number of queries whatever the number of hits): the full-text backend
+returns the top ``limit`` hit ids with snippets → one query loads those documents → one query
+the active signature set → one query the hits' stored signatures → one query the staff
+decisions among the hits → ``dedup.group_ranked`` (MinHash) or ``group_ranked_simhash``.
+Nothing is shingled at query time: a hit without a stored signature (ingested a moment ago) is
+shown on its own and counted in ``pending``.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+import numpy as np
+from django.conf import settings
+from django.utils.safestring import SafeString
+
+from dedup import EMPTY_VALUE, group_ranked, group_ranked_simhash, signatures_from_bytes
+from searchapp.models import Document, DuplicateDecision
+from searchapp.search import BackendResult, get_backend
+from searchapp.selectors.signatures import active_signature_set, signatures_for_documents
+
+__all__ = [
+    "GROUP_CHOICES",
+    "Comparison",
+    "Hit",
+    "Member",
+    "ResultGroup",
+    "SearchPage",
+    "SearchParameterError",
+    "compare_search",
+    "search_grouped",
+]
+
+GROUP_CHOICES = ("minhash", "simhash", "none")
+DEFAULT_MAX_DISTANCE = 3
+MAX_LIMIT = 1000
+MAX_PER_PAGE = 100
+MAX_DISTANCE_LIMIT = 32
+
+
+class SearchParameterError(ValueError):
+    """A search parameter out of range; ``field`` names it, ``message`` says what is allowed."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: int
+    external_id: str
+    title: str
+    url: str
+    snippet: SafeString
+    score: float
+    rank: int
+
+
+@dataclass(frozen=True)
+class Member:
+    hit: Hit
+    similarity: float
+
+
+@dataclass(frozen=True)
+class ResultGroup:
+    representative: Hit
+    members: list[Member]
+
+    @property
+    def size(self) -> int:
+        return 1 + len(self.members)
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    query: str
+    group: str
+    threshold: float | None
+    max_distance: int | None
+    total: int  # hits folded (at most ``limit``)
+    total_matches: int  # every document matching the query
+    took_ms: float
+    grouping_ms: float
+    groups: list[ResultGroup]  # this page's groups
+    n_groups: int
+    n_folded: int
+    page: int
+    num_pages: int
+    per_page: int
+    limit: int
+    pending: int
+    message: str | None
+
+    @property
+    def has_previous(self) -> bool:
+        return self.page > 1
+
+    @property
+    def has_next(self) -> bool:
+        return self.page < self.num_pages
+
+
+@dataclass(frozen=True)
+class Comparison:
+    grouped: SearchPage
+    ungrouped: SearchPage
+    distinct_top10_grouped: int
+    distinct_top10_ungrouped: int
+
+
+# --- parameters ------------------------------------------------------------------------------
+
+
+def _check_int(field: str, value: object, lo: int, hi: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        try:
+            value = int(str(value))
+        except (TypeError, ValueError):
+            raise SearchParameterError(field, f"must be a whole number from {lo} to {hi}") from None
+    if not lo <= value <= hi:
+        raise SearchParameterError(field, f"must be from {lo} to {hi}, got {value}")
+    return value
+
+
+def _check_params(
+    group: str,
+    threshold: float | None,
+    max_distance: int | None,
+    limit: int,
+    page: int,
+    per_page: int,
+) -> tuple[str, float | None, int | None, int, int, int]:
+    if group not in GROUP_CHOICES:
+        raise SearchParameterError(
+            "group", f"must be one of {', '.join(GROUP_CHOICES)}, got {group!r}"
+        )
+    if threshold is not None:
+        try:
+            threshold = float(threshold)
+        except (TypeError, ValueError):
+            raise SearchParameterError(
+                "threshold", "must be a number above 0 and at most 1"
+            ) from None
+        if not (math.isfinite(threshold) and 0.0 < threshold <= 1.0):
+            raise SearchParameterError(
+                "threshold", f"must be above 0 and at most 1, got {threshold}"
+            )
+    if max_distance is not None:
+        max_distance = _check_int("max_distance", max_distance, 0, MAX_DISTANCE_LIMIT)
+    limit = _check_int("limit", limit, 1, MAX_LIMIT)
+    page = _check_int("page", page, 1, 10**6)
+    per_page = _check_int("per_page", per_page, 1, MAX_PER_PAGE)
+    if group == "minhash" and threshold is None:
+        threshold = float(settings.DEDUP_DEFAULT_THRESHOLD)
+    if group != "minhash":
+        threshold = None
+    if group != "simhash":
+        max_distance = None
+    return group, threshold, max_distance, limit, page, per_page
+
+
+# --- grouping --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Folded:
+    result: BackendResult
+    hits: list[Hit]
+    groups: list[
+        tuple[int, list[tuple[int, float]]]
+    ]  # (representative position, [(position, sim)])
+    pending: int
+    max_distance: int | None
+    took_ms: float
+    grouping_ms: float
+
+
+def _load_hits(result: BackendResult) -> list[Hit]:
+    ids = [h.document_id for h in result.hits]
+    docs = {
+        d.id: d
+        for d in Document.objects.filter(id__in=ids).only("id", "external_id", "title", "url")
+    }
+    hits = []
+    for backend_hit in result.hits:
+        doc = docs.get(backend_hit.document_id)
+        if doc is None:  # deleted between the full-text query and this one
+            continue
+        hits.append(
+            Hit(
+                id=doc.id,
+                external_id=doc.external_id,
+                title=doc.title,
+                url=doc.url,
+                snippet=backend_hit.snippet_html,
+                score=backend_hit.score,
+                rank=len(hits) + 1,
+            )
+        )
+    return hits
+
+
+def _decision_pairs(ids: list[int]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    position = {doc_id: i for i, doc_id in enumerate(ids)}
+    forbid: list[tuple[int, int]] = []
+    force: list[tuple[int, int]] = []
+    rows = DuplicateDecision.objects.filter(doc_a_id__in=ids, doc_b_id__in=ids).values_list(
+        "doc_a_id", "doc_b_id", "verdict"
+    )
+    for a, b, verdict in rows:
+        pair = (position[a], position[b])
+        if verdict == DuplicateDecision.Verdict.NOT_DUPLICATE:
+            forbid.append(pair)
+        elif verdict == DuplicateDecision.Verdict.SAME_AS:
+            force.append(pair)
+    return forbid, force
+
+
+def _fold(
+    hits: list[Hit], method: str, threshold: float | None, max_distance: int | None
+) -> tuple[list[tuple[int, list[tuple[int, float]]]], int, int | None]:
+    """Groups over hit positions, the number of hits without a signature, the distance used."""
+    n = len(hits)
+    singletons: list[tuple[int, list[tuple[int, float]]]] = [(i, []) for i in range(n)]
+    if method == "none" or n == 0:
+        return singletons, 0, max_distance
+    signature_set = active_signature_set(method)
+    if signature_set is None:
+        return singletons, n, max_distance
+    ids = [h.id for h in hits]
+    stored = signatures_for_documents(signature_set=signature_set, document_ids=ids)
+    pending = sum(1 for doc_id in ids if doc_id not in stored)
+    valid = np.array(
+        [doc_id in stored and not stored[doc_id].is_empty for doc_id in ids], dtype=bool
+    )
+    if valid.sum() < 2:
+        return singletons, pending, max_distance
+    forbid, force = _decision_pairs(ids)
+    if method == "minhash":
+        num_perm = int(signature_set.params["num_perm"])
+        matrix = np.full((n, num_perm), EMPTY_VALUE, dtype=np.uint32)
+        positions = np.flatnonzero(valid)
+        matrix[positions] = signatures_from_bytes(
+            [bytes(stored[ids[i]].data) for i in positions], num_perm
+        )
+        groups = group_ranked(
+            matrix, threshold=float(threshold or 0.8), valid=valid, forbid=forbid, force=force
+        )
+    else:
+        if max_distance is None:
+            max_distance = int(signature_set.params.get("max_distance", DEFAULT_MAX_DISTANCE))
+        fingerprints = np.zeros(n, dtype=np.int64)
+        for i in np.flatnonzero(valid):
+            fingerprints[i] = stored[ids[i]].fingerprint or 0
+        groups = group_ranked_simhash(
+            fingerprints.view(np.uint64),
+            max_distance=max_distance,
+            valid=valid,
+            forbid=forbid,
+            force=force,
+        )
+    folded = [
+        (
+            g.representative,
+            [(int(m), float(s)) for m, s in zip(g.members, g.similarities, strict=True)],
+        )
+        for g in sorted(groups, key=lambda g: g.representative)
+    ]
+    return folded, pending, max_distance
+
+
+def _search_and_fold(
+    *,
+    query: str,
+    group: str,
+    threshold: float | None,
+    max_distance: int | None,
+    limit: int,
+    corpus_id: int | None,
+) -> _Folded:
+    started = time.perf_counter()
+    result = get_backend().search(query, limit=limit, corpus_id=corpus_id)
+    hits = _load_hits(result)
+    grouping_started = time.perf_counter()
+    groups, pending, max_distance = _fold(hits, group, threshold, max_distance)
+    finished = time.perf_counter()
+    return _Folded(
+        result=result,
+        hits=hits,
+        groups=groups,
+        pending=pending,
+        max_distance=max_distance,
+        took_ms=(finished - started) * 1000.0,
+        grouping_ms=(finished - grouping_started) * 1000.0,
+    )
+
+
+def _page(
+    folded: _Folded,
+    *,
+    query: str,
+    group: str,
+    threshold: float | None,
+    groups: list[tuple[int, list[tuple[int, float]]]],
+    page: int,
+    per_page: int,
+    limit: int,
+) -> SearchPage:
+    n_groups = len(groups)
+    num_pages = max(1, math.ceil(n_groups / per_page))
+    page = min(page, num_pages)
+    window = groups[(page - 1) * per_page : page * per_page]
+    hits = folded.hits
+    page_groups = [
+        ResultGroup(
+            representative=hits[rep],
+            members=[Member(hit=hits[pos], similarity=sim) for pos, sim in members],
+        )
+        for rep, members in window
+    ]
+    return SearchPage(
+        query=query,
+        group=group,
+        threshold=threshold,
+        max_distance=folded.max_distance if group == "simhash" else None,
+        total=len(hits),
+        total_matches=max(folded.result.total_matches, len(hits)),
+        took_ms=round(folded.took_ms, 3),
+        grouping_ms=round(folded.grouping_ms, 3) if group != "none" else 0.0,
+        groups=page_groups,
+        n_groups=n_groups,
+        n_folded=len(hits) - n_groups,
+        page=page,
+        num_pages=num_pages,
+        per_page=per_page,
+        limit=limit,
+        pending=folded.pending,
+        message=folded.result.message,
+    )
+
+
+def search_grouped(
+    *,
+    query: str,
+    group: str | None = None,
+    threshold: float | None = None,
+    max_distance: int | None = None,
+    limit: int | None = None,
+    page: int = 1,
+    per_page: int | None = None,
+    corpus_id: int | None = None,
+) -> SearchPage:
+    """Search, then fold the top ``limit`` hits into near-duplicate groups; one page of groups.
+
+    Raises SearchParameterError for a parameter out of range; never for what the query says
+    (a query the database cannot use falls back to plain words, with a message).
+    """
+    group, threshold, max_distance, limit, page, per_page = _check_params(
+        group or settings.DEDUP_DEFAULT_METHOD,
+        threshold,
+        max_distance,
+        settings.SEARCH_RESULT_LIMIT if limit is None else limit,
+        page,
+        settings.SEARCH_GROUPS_PER_PAGE if per_page is None else per_page,
+    )
+    folded = _search_and_fold(
+        query=query,
+        group=group,
+        threshold=threshold,
+        max_distance=max_distance,
+        limit=limit,
+        corpus_id=corpus_id,
+    )
+    return _page(
+        folded,
+        query=query,
+        group=group,
+        threshold=threshold,
+        groups=folded.groups,
+        page=page,
+        per_page=per_page,
+        limit=limit,
+    )
+
+
+def compare_search(
+    *,
+    query: str,
+    group: str = "minhash",
+    threshold: float | None = None,
+    max_distance: int | None = None,
+    limit: int | None = None,
+    per_page: int | None = None,
+    corpus_id: int | None = None,
+) -> Comparison:
+    """The same query grouped and ungrouped (one full-text search, one grouping)."""
+    if group == "none":
+        raise SearchParameterError("group", "compare needs minhash or simhash")
+    group, threshold, max_distance, limit, _, per_page = _check_params(
+        group,
+        threshold,
+        max_distance,
+        settings.SEARCH_RESULT_LIMIT if limit is None else limit,
+        1,
+        settings.SEARCH_GROUPS_PER_PAGE if per_page is None else per_page,
+    )
+    folded = _search_and_fold(
+        query=query,
+        group=group,
+        threshold=threshold,
+        max_distance=max_distance,
+        limit=limit,
+        corpus_id=corpus_id,
+    )
+    grouped = _page(
+        folded,
+        query=query,
+        group=group,
+        threshold=threshold,
+        groups=folded.groups,
+        page=1,
+        per_page=per_page,
+        limit=limit,
+    )
+    singletons = [(i, []) for i in range(len(folded.hits))]
+    ungrouped = _page(
+        folded,
+        query=query,
+        group="none",
+        threshold=None,
+        groups=singletons,
+        page=1,
+        per_page=per_page,
+        limit=limit,
+    )
+    group_of = {}
+    for index, (rep, members) in enumerate(folded.groups):
+        group_of[rep] = index
+        for pos, _sim in members:
+            group_of[pos] = index
+    top10 = range(min(10, len(folded.hits)))
+    return Comparison(
+        grouped=grouped,
+        ungrouped=ungrouped,
+        distinct_top10_grouped=min(10, len(folded.groups)),
+        distinct_top10_ungrouped=len({group_of[i] for i in top10}),
+    )
