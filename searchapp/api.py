@@ -1,0 +1,260 @@
+"""JSON API (django-ninja): a thin door onto the search and document selectors.
+
+OpenAPI schema at /api/openapi.json, interactive docs at /api/docs. Every bad parameter is a
+422 naming the parameter; an unknown document a 404; nothing a client sends is a 500.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse
+from ninja import Field, NinjaAPI, Path, Query, Schema
+
+from searchapp.models import Document
+from searchapp.selectors.documents import document_detail
+from searchapp.selectors.search import Hit, SearchPage, SearchParameterError, search_grouped
+
+__all__ = ["api"]
+
+api = NinjaAPI(
+    title="Near-duplicate folding search API",
+    version="1.0",
+    description="Full-text search whose results fold near-duplicates (MinHash/LSH or SimHash).",
+    urls_namespace="api",
+    openapi_url="/openapi.json",
+    docs_url="/docs",
+)
+
+MAX_ID = 2**63 - 1
+
+
+class ErrorOut(Schema):
+    detail: str | list[dict[str, object]]
+
+
+class HitOut(Schema):
+    id: int
+    external_id: str
+    title: str
+    url: str
+    snippet: str = Field(description="HTML: the escaped text with matches in <mark> tags")
+    score: float
+    rank: int
+
+
+class MemberOut(HitOut):
+    similarity: float = Field(
+        description="estimated similarity to the group's representative (0..1)"
+    )
+
+
+class GroupOut(Schema):
+    representative: HitOut
+    members: list[MemberOut]
+
+
+class SearchOut(Schema):
+    query: str
+    total: int = Field(description="hits folded (the top `limit` matches)")
+    total_matches: int = Field(description="every document matching the query")
+    took_ms: float
+    grouping_ms: float
+    group: Literal["minhash", "simhash", "none"]
+    threshold: float | None
+    max_distance: int | None
+    n_groups: int
+    n_folded: int
+    page: int
+    num_pages: int
+    per_page: int
+    limit: int
+    pending: int = Field(description="hits without a signature yet (shown ungrouped)")
+    message: str | None
+    groups: list[GroupOut]
+
+
+class SearchParams(Schema):
+    q: str = Field("", description='the query: words, "phrases", -excluded, OR')
+    group: Literal["minhash", "simhash", "none"] = Field(
+        "minhash", description="how to fold near-duplicates (none: every group has no members)"
+    )
+    threshold: float | None = Field(
+        None,
+        gt=0,
+        le=1,
+        allow_inf_nan=False,
+        description="MinHash similarity threshold (0 < t <= 1)",
+    )
+    max_distance: int | None = Field(None, ge=0, le=32, description="SimHash: max Hamming distance")
+    limit: int = Field(100, ge=1, le=1000, description="how many top hits to fold")
+    page: int = Field(1, ge=1, le=1_000_000, description="page of groups")
+    per_page: int = Field(10, ge=1, le=100, description="groups per page")
+
+
+class DuplicateOut(Schema):
+    id: int
+    external_id: str
+    title: str
+    url: str
+    similarity: float
+
+
+class ClusterOut(Schema):
+    id: int
+    size: int
+    representative_id: int
+
+
+class DocumentOut(Schema):
+    id: int
+    external_id: str
+    corpus: str
+    title: str
+    url: str
+    text: str
+    method: Literal["minhash", "simhash"]
+    threshold: float | None
+    max_distance: int | None
+    signature_pending: bool
+    near_duplicates: list[DuplicateOut]
+    cluster: ClusterOut | None
+    cluster_members: list[DuplicateOut]
+
+
+class DocumentParams(Schema):
+    method: Literal["minhash", "simhash"] = "minhash"
+    threshold: float | None = Field(None, gt=0, le=1, allow_inf_nan=False)
+
+
+def _login_required(request: HttpRequest) -> bool:
+    return bool(settings.SEARCH_REQUIRE_LOGIN) and not request.user.is_authenticated
+
+
+def _hit(hit: Hit) -> dict[str, object]:
+    return {
+        "id": hit.id,
+        "external_id": hit.external_id,
+        "title": hit.title,
+        "url": hit.url,
+        "snippet": str(hit.snippet),
+        "score": hit.score,
+        "rank": hit.rank,
+    }
+
+
+def _search_out(page: SearchPage) -> dict[str, object]:
+    return {
+        "query": page.query,
+        "total": page.total,
+        "total_matches": page.total_matches,
+        "took_ms": page.took_ms,
+        "grouping_ms": page.grouping_ms,
+        "group": page.group,
+        "threshold": page.threshold,
+        "max_distance": page.max_distance,
+        "n_groups": page.n_groups,
+        "n_folded": page.n_folded,
+        "page": page.page,
+        "num_pages": page.num_pages,
+        "per_page": page.per_page,
+        "limit": page.limit,
+        "pending": page.pending,
+        "message": page.message,
+        "groups": [
+            {
+                "representative": _hit(group.representative),
+                "members": [{**_hit(m.hit), "similarity": m.similarity} for m in group.members],
+            }
+            for group in page.groups
+        ],
+    }
+
+
+def _unprocessable(field: str, message: str) -> tuple[int, dict[str, object]]:
+    return 422, {"detail": [{"loc": ["query", field], "msg": message, "type": "value_error"}]}
+
+
+@api.get(
+    "/search",
+    response={200: SearchOut, 401: ErrorOut, 422: ErrorOut},
+    summary="Search, folding near-duplicate results into groups",
+)
+def search(request: HttpRequest, params: Query[SearchParams]) -> tuple[int, dict[str, object]]:
+    if _login_required(request):
+        return 401, {"detail": "Log in to search."}
+    try:
+        page = search_grouped(
+            query=params.q,
+            group=params.group,
+            threshold=params.threshold,
+            max_distance=params.max_distance,
+            limit=params.limit,
+            page=params.page,
+            per_page=params.per_page,
+        )
+    except SearchParameterError as exc:
+        return _unprocessable(exc.field, exc.message)
+    return 200, _search_out(page)
+
+
+def _duplicate(doc: Document, similarity: float) -> dict[str, object]:
+    return {
+        "id": doc.id,
+        "external_id": doc.external_id,
+        "title": doc.title,
+        "url": doc.url,
+        "similarity": similarity,
+    }
+
+
+@api.get(
+    "/documents/{document_id}",
+    response={200: DocumentOut, 401: ErrorOut, 404: ErrorOut, 422: ErrorOut},
+    summary="A document with its near-duplicates across the corpus",
+)
+def document(
+    request: HttpRequest,
+    params: Query[DocumentParams],
+    document_id: int = Path(..., ge=1, le=MAX_ID),
+) -> tuple[int, dict[str, object]]:
+    if _login_required(request):
+        return 401, {"detail": "Log in to read documents."}
+    method, threshold = params.method, params.threshold
+    try:
+        detail = document_detail(document_id=document_id, method=method, threshold=threshold)
+    except Document.DoesNotExist:
+        return 404, {"detail": f"Document {document_id} not found."}
+    except ValueError as exc:
+        return _unprocessable("threshold", str(exc))
+    doc = detail.document
+    cluster = detail.cluster
+    return 200, {
+        "id": doc.id,
+        "external_id": doc.external_id,
+        "corpus": doc.corpus.name,
+        "title": doc.title,
+        "url": doc.url,
+        "text": doc.text,
+        "method": detail.method,
+        "threshold": detail.threshold,
+        "max_distance": detail.max_distance,
+        "signature_pending": detail.signature_pending,
+        "near_duplicates": [_duplicate(d, s) for d, s in detail.near_duplicates],
+        "cluster": (
+            {"id": cluster.id, "size": cluster.size, "representative_id": cluster.representative_id}
+            if cluster is not None
+            else None
+        ),
+        "cluster_members": [_duplicate(d, s) for d, s in detail.cluster_members],
+    }
+
+
+@api.exception_handler(SearchParameterError)
+def _search_parameter_error(request: HttpRequest, exc: SearchParameterError) -> HttpResponse:
+    return api.create_response(
+        request,
+        {"detail": [{"loc": ["query", exc.field], "msg": exc.message, "type": "value_error"}]},
+        status=422,
+    )
