@@ -1,18 +1,32 @@
 """Celery wired into Django.
 
 The embedded default broker is kombu's filesystem transport (a folder under ``var/``), so a
-fresh machine runs a real worker process without any server; CELERY_BROKER_URL switches to
-Redis (``redis://``) or RabbitMQ (``amqp://``). Progress and results live in the database
-(the Job model), so no result backend is needed.
+fresh machine runs a real worker process without any server (``make run`` starts one beside the
+web server, see ``bin/serve``). CELERY_BROKER_URL switches to Redis (``redis://host:6379/0``) or
+RabbitMQ (``amqp://user:password@host:5672//``); any number of workers on any machines can share
+it as long as they reach the same database. Progress and results live in the database (the Job
+model), so no result backend is needed.
+
+Reliability settings: tasks acknowledge late and are rejected (requeued) when their worker
+process dies, so a killed worker's chunk is redelivered (Redis: after CELERY_VISIBILITY_TIMEOUT);
+prefetch is one task at a time so a slow chunk never holds others hostage. When a worker becomes
+ready it re-publishes the unfinished chunks of running rebuilds and signs pending documents
+(catch-up after a crash or a broker outage); celery beat (``worker -B`` in ``bin/serve``, or a
+separate ``celery -A searchapp beat``) repeats that catch-up every SIGNATURE_CATCHUP_SECONDS.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+from typing import Any
 
 from celery import Celery
+from celery.signals import worker_ready
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
+
+logger = logging.getLogger(__name__)
 
 app = Celery("searchapp")
 app.config_from_object("django.conf:settings", namespace="CELERY")
@@ -21,7 +35,14 @@ app.config_from_object("django.conf:settings", namespace="CELERY")
 def _configure() -> None:
     from django.conf import settings
 
-    transport_options: dict[str, object] = {"visibility_timeout": settings.CELERY_VISIBILITY_TIMEOUT}
+    connect_timeout = settings.CELERY_BROKER_CONNECT_TIMEOUT
+    transport_options: dict[str, object] = {
+        "visibility_timeout": settings.CELERY_VISIBILITY_TIMEOUT,
+        # Publishing fails fast when the broker is down (ingest goes on, docs stay pending).
+        "max_retries": 0,
+        "socket_connect_timeout": connect_timeout,
+        "socket_timeout": max(connect_timeout, 5.0),
+    }
     if settings.CELERY_BROKER_URL.startswith("filesystem://"):
         folder = settings.CELERY_BROKER_FOLDER
         for sub in ("out", "processed"):
@@ -34,16 +55,43 @@ def _configure() -> None:
                 "store_processed": False,
             }
         )
+    beat_schedule: dict[str, dict[str, Any]] = {}
+    if settings.SIGNATURE_CATCHUP_SECONDS:
+        beat_schedule["sign-pending-catch-up"] = {
+            "task": "searchapp.sign_pending",
+            "schedule": float(settings.SIGNATURE_CATCHUP_SECONDS),
+        }
     app.conf.update(
         broker_transport_options=transport_options,
+        broker_connection_timeout=connect_timeout,
+        broker_connection_retry_on_startup=True,
         task_acks_late=True,
         task_reject_on_worker_lost=True,
         worker_prefetch_multiplier=1,
         task_ignore_result=True,
-        broker_connection_retry_on_startup=True,
         task_always_eager=settings.CELERY_TASK_ALWAYS_EAGER,
         task_eager_propagates=True,
+        beat_schedule=beat_schedule,
+        beat_schedule_filename=str(settings.VAR_DIR / "celerybeat-schedule"),
+        worker_hijack_root_logger=False,
     )
+
+
+@worker_ready.connect
+def _catch_up_on_start(**_: Any) -> None:
+    """Resume unfinished rebuild chunks and queue signing of pending documents."""
+    from django.db import connections
+
+    from searchapp.services.jobs import jobs_resume_unfinished
+    from searchapp.services.signatures import signatures_schedule_pending
+
+    try:
+        resumed = jobs_resume_unfinished()
+        signatures_schedule_pending()
+        if resumed:
+            logger.warning("worker ready: re-published %d unfinished rebuild chunks", resumed)
+    finally:
+        connections.close_all()
 
 
 _configure()

@@ -139,6 +139,20 @@ CELERY_BROKER_FOLDER = Path(env_str("CELERY_BROKER_FOLDER", str(VAR_DIR / "broke
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 1, minimum=1)
 CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 300, minimum=5)
+# Publishing gives up after this many seconds when the broker is unreachable (ingest must not hang).
+CELERY_BROKER_CONNECT_TIMEOUT = env_float("CELERY_BROKER_CONNECT_TIMEOUT", 2.0, minimum=0.1)
+# Signature pipeline (searchapp/services/jobs.py): chunk retries with exponential backoff.
+SIGNATURE_CHUNK_MAX_RETRIES = env_int("SIGNATURE_CHUNK_MAX_RETRIES", 3, minimum=0)
+SIGNATURE_RETRY_BACKOFF = env_int("SIGNATURE_RETRY_BACKOFF", 2, minimum=1)
+SIGNATURE_RETRY_BACKOFF_MAX = env_int("SIGNATURE_RETRY_BACKOFF_MAX", 120, minimum=1)
+# Periodic catch-up of pending documents by celery beat (0 disables the schedule).
+SIGNATURE_CATCHUP_SECONDS = env_int("SIGNATURE_CATCHUP_SECONDS", 60, minimum=0)
+# Corpus-wide clusters are recomputed this many seconds after the last change (debounce).
+CLUSTERS_DEBOUNCE_SECONDS = env_int("CLUSTERS_DEBOUNCE_SECONDS", 5, minimum=0)
+# Test-only fault hooks (the worker-fault tests set them in the worker's environment).
+SIGNATURE_CHUNK_DELAY_MS = env_int("SIGNATURE_CHUNK_DELAY_MS", 0, minimum=0)
+SIGNATURE_TEST_FAIL_CHUNK = env_int("SIGNATURE_TEST_FAIL_CHUNK", -1, minimum=-1)
+SIGNATURE_TEST_FAIL_ATTEMPTS = env_int("SIGNATURE_TEST_FAIL_ATTEMPTS", 1000, minimum=0)
 
 # --- Search and dedup defaults ---------------------------------------------------------------
 SEARCH_RESULT_LIMIT = env_int("SEARCH_RESULT_LIMIT", 100, minimum=1, maximum=1000)

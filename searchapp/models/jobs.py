@@ -79,6 +79,7 @@ class JobChunk(models.Model):
     state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING, db_index=True)
     attempts = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -53,6 +53,9 @@ class Signature(models.Model):
     fingerprint = models.BigIntegerField(null=True, blank=True)
     # An empty text has a signature that is a near-duplicate of nothing.
     is_empty = models.BooleanField(default=False)
+    # Document.content_hash at signing time: the signature is current only while they match
+    # (an edit during a rebuild leaves a stale row that the pending-signing pass replaces).
+    content_hash = models.CharField(max_length=64, blank=True, default="")
 
     class Meta:
         constraints = [
