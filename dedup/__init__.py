@@ -6,6 +6,9 @@ A pure library: standard library + numpy only, never Django. The public API is l
 
 from __future__ import annotations
 
+import contextlib
+
+from dedup.group import Group, clusters, group_ranked, group_ranked_simhash
 from dedup.lsh import (
     LSHParams,
     band_keys,
@@ -38,19 +41,10 @@ from dedup.shingle import (
     stable_hash64,
     token_hashes,
 )
+from dedup.simhash import SimHasher, hamming, hamming_pairs, simhash_similarity
 
-try:  # written concurrently by another helper; plain imports once their files exist
-    from dedup.simhash import SimHasher, hamming, hamming_pairs, simhash_similarity
-except ImportError:  # pragma: no cover
-    pass
-try:
-    from dedup.group import Group, clusters, group_ranked, group_ranked_simhash
-except ImportError:  # pragma: no cover
-    pass
-try:
+with contextlib.suppress(ImportError):  # explain.py is still being written by another helper
     from dedup.explain import shared_passages
-except ImportError:  # pragma: no cover
-    pass
 
 __all__ = [
     "DEFAULT_SEED",

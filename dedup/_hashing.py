@@ -3,7 +3,8 @@
 Everything here is defined by explicit integer arithmetic modulo 2**64, so a value is the same on
 every machine, process and Python version (unlike the salted built-in ``hash()``).
 
-* A byte string ``c_0 .. c_{L-1}`` hashes to ``fmix64((sum_j c_j * BYTE_MULT**(L-1-j)) + L * LEN_MULT)``
+* A byte string ``c_0 .. c_{L-1}`` hashes to
+  ``fmix64((sum_j c_j * BYTE_MULT**(L-1-j)) + L * LEN_MULT)``
   (a polynomial, i.e. Horner's rule, finished with MurmurHash3's 64-bit finaliser ``fmix64``).
 * A sequence of 64-bit values (token hashes, code points) combines the same way with
   ``SEQ_MULT``: ``fmix64((sum_m v_m * SEQ_MULT**(n-1-m)) + n * LEN_MULT)``.

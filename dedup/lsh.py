@@ -1,8 +1,8 @@
-"""LSH banding over MinHash signatures: parameters, S-curve, band keys, candidate pairs, verification.
+"""LSH banding over MinHash signatures: parameters, S-curve, band keys, candidates, verification.
 
 A signature of P slots is cut into b bands of r rows (b·r <= P). Two documents become a candidate
 pair if they agree on every row of at least one band; for Jaccard s that happens with probability
-1 − (1 − s^r)^b, the S-curve whose knee (1/b)^(1/r) approximates the threshold (Leskovec,
+1 - (1 - s^r)^b, the S-curve whose knee (1/b)^(1/r) approximates the threshold (Leskovec,
 Rajaraman & Ullman, *Mining of Massive Datasets*, ch. 3.4). Candidates are found the MapReduce
 way: emit (band key, doc), sort by key, pair documents within each group — no dict of lists.
 """
@@ -37,7 +37,7 @@ _INTEGRATION_POINTS = 1001
 
 @dataclass(frozen=True)
 class LSHParams:
-    """``bands`` × ``rows`` banding of a MinHash signature (both >= 1)."""
+    """``bands`` x ``rows`` banding of a MinHash signature (both >= 1)."""
 
     bands: int
     rows: int
@@ -59,7 +59,7 @@ class LSHParams:
         return float((1.0 / self.bands) ** (1.0 / self.rows))
 
     def probability(self, s: float | np.ndarray) -> np.ndarray | float:
-        """P[candidate] = 1 − (1 − s^r)^b for Jaccard s (vectorised)."""
+        """P[candidate] = 1 - (1 - s^r)^b for Jaccard s (vectorised)."""
         s_arr = np.asarray(s, dtype=np.float64)
         if np.any((s_arr < 0) | (s_arr > 1)):
             raise ValueError("similarity must lie in [0, 1]")
@@ -106,7 +106,7 @@ def optimal_params(
     fp_weight: float = 0.5,
     fn_weight: float = 0.5,
 ) -> LSHParams:
-    """Bands × rows (b·r <= num_perm) minimising fp_weight·FP area + fn_weight·FN area.
+    """Bands x rows (b·r <= num_perm) minimising fp_weight·FP area + fn_weight·FN area.
 
     All (b, r) combinations are evaluated at once; raising ``fn_weight`` trades more candidates
     (cheap to verify) for fewer missed pairs near the threshold.
@@ -150,7 +150,7 @@ def band_keys(signatures: np.ndarray, params: LSHParams) -> np.ndarray:
         raise ValueError(f"signatures must be 2-D (n_docs, num_perm), got shape {sig.shape}")
     if params.num_perm > sig.shape[1]:
         raise ValueError(
-            f"{params.bands} bands × {params.rows} rows need {params.num_perm} slots, "
+            f"{params.bands} bands x {params.rows} rows need {params.num_perm} slots, "
             f"signatures have {sig.shape[1]}"
         )
     n = sig.shape[0]

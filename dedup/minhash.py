@@ -1,11 +1,11 @@
 """MinHash signatures: the classic permutation family and one-permutation hashing.
 
-Two variants, both estimating the Jaccard similarity J(A, B) = |A ∩ B| / |A ∪ B| as the fraction
+Two variants, both estimating the Jaccard similarity J(A, B) = |A & B| / |A | B| as the fraction
 of equal signature slots (Broder 1997; Leskovec, Rajaraman & Ullman, *Mining of Massive Datasets*,
 ch. 3.3):
 
 * ``"classic"``: P hash functions h_i(x) = (a_i·x + b_i) mod p with the Mersenne prime
-  p = 2**61 − 1, computed exactly; slot i is the minimum of h_i over the document's shingles.
+  p = 2**61 - 1, computed exactly; slot i is the minimum of h_i over the document's shingles.
   Cost: P multiply-mods per shingle.
 * ``"oph"`` (default): one-permutation hashing (Li, Owen & Zhang, NIPS 2012) with optimal
   densification (Shrivastava, ICML 2017). One 64-bit hash per shingle picks a bin (slot) and a
@@ -15,7 +15,7 @@ ch. 3.3):
 
 Slots are stored as uint32. Two different minima share their low 32 bits with probability
 2**-32 per slot, which adds at most ~2**-32 bias to the estimate. The standard error of the
-estimate is about sqrt(J(1 − J)/P): 0.032 at J = 0.85 with P = 128.
+estimate is about sqrt(J(1 - J)/P): 0.032 at J = 0.85 with P = 128.
 
 An empty document's signature is all ``EMPTY_VALUE``; real slot values never take that value, so
 :func:`is_empty` is exact, and :func:`estimate_jaccard` returns 0.0 for an empty document.
@@ -64,7 +64,7 @@ class MinHasher:
             time and storage grow linearly with P (4 bytes per slot).
         seed: any int; the same seed gives the same signatures on every machine.
         variant: "oph" (one-permutation hashing with optimal densification, default, one hash per
-            shingle) or "classic" ((a·x + b) mod (2**61 − 1), P hashes per shingle).
+            shingle) or "classic" ((a·x + b) mod (2**61 - 1), P hashes per shingle).
 
     Raises ValueError on a bad argument.
     """
@@ -333,7 +333,7 @@ def signatures_from_bytes(blobs: Sequence[bytes], num_perm: int) -> np.ndarray:
 
 
 def jaccard(a: Iterable[int] | np.ndarray, b: Iterable[int] | np.ndarray) -> float:
-    """Exact Jaccard |A ∩ B| / |A ∪ B| of two sets of shingle hashes; 0.0 if both are empty."""
+    """Exact Jaccard |A & B| / |A | B| of two sets of shingle hashes; 0.0 if both are empty."""
     ua = np.unique(np.asarray(a if isinstance(a, np.ndarray) else list(a), dtype=np.uint64))
     ub = np.unique(np.asarray(b if isinstance(b, np.ndarray) else list(b), dtype=np.uint64))
     union = np.union1d(ua, ub).shape[0]

@@ -1,4 +1,4 @@
-"""The whole pipeline: texts -> shingles -> MinHash (or SimHash) -> LSH candidates -> verified pairs.
+"""The whole pipeline: texts -> shingles -> MinHash (or SimHash) -> candidates -> verified pairs.
 
 Defaults are chosen for recall: banding weighs missed pairs 9:1 against extra candidates
 (candidates are cheap to verify), and candidates are verified by exact Jaccard of their shingle
@@ -38,7 +38,7 @@ Progress = Callable[[int, int], None]
 class PairResult:
     """Near-duplicate pairs: ``pairs`` (m, 2) int64 indices into the texts with i < j,
     lexicographically sorted, and each pair's similarity (exact or estimated Jaccard, or
-    1 − d/64 for SimHash estimate mode)."""
+    1 - d/64 for SimHash estimate mode)."""
 
     pairs: np.ndarray
     similarities: np.ndarray
