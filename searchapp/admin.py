@@ -1,0 +1,219 @@
+"""Django admin for corpora, documents, signature versions, jobs and staff decisions.
+
+Thin: listings read through annotated querysets (one query per page, no per-row count) and
+bulk actions call services in ``searchapp.services``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import Count, QuerySet
+from django.http import HttpRequest
+from django.template.loader import render_to_string
+from django.utils.html import format_html
+
+from searchapp.models import Corpus, Document, DuplicateDecision, Job, JobChunk, SignatureSet
+from searchapp.selectors.reports import corpora_with_counts
+from searchapp.services import corpus_admin
+from searchapp.services.decisions import decision_record
+
+admin.site.site_header = "Near-duplicate search administration"
+admin.site.site_title = "Near-duplicate search admin"
+
+
+@admin.register(Corpus)
+class CorpusAdmin(admin.ModelAdmin):
+    list_display = ("name", "document_count", "signed_count", "created_at")
+    search_fields = ("name", "description")
+    readonly_fields = ("created_at", "updated_at")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Corpus]:
+        return corpora_with_counts(super().get_queryset(request))
+
+    @admin.display(description="documents", ordering="document_count")
+    def document_count(self, obj: Corpus) -> int:
+        return obj.document_count  # type: ignore[attr-defined]
+
+    @admin.display(description="with current signatures", ordering="signed_count")
+    def signed_count(self, obj: Corpus) -> int:
+        return obj.signed_count  # type: ignore[attr-defined]
+
+
+@admin.register(Document)
+class DocumentAdmin(admin.ModelAdmin):
+    list_display = ("id", "external_id", "title", "corpus", "needs_signature", "updated_at")
+    list_display_links = ("id", "external_id")
+    list_filter = ("corpus", "needs_signature")
+    search_fields = ("external_id", "title", "url")
+    list_select_related = ("corpus",)
+    readonly_fields = ("content_hash", "created_at", "updated_at")
+    actions = ("reingest_documents", "rebuild_signatures")
+    show_full_result_count = False
+
+    def delete_model(self, request: HttpRequest, obj: Document) -> None:
+        corpus_admin.documents_delete(document_ids=[obj.pk])
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        # The built-in "delete selected" action (with its confirmation page) ends here.
+        corpus_admin.documents_delete(document_ids=list(queryset.values_list("pk", flat=True)))
+
+    @admin.action(description="Re-ingest: sign the selected documents again")
+    def reingest_documents(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        n = corpus_admin.documents_reingest(
+            document_ids=list(queryset.values_list("pk", flat=True))
+        )
+        self.message_user(
+            request, f"{n} document(s) marked for signing; the background workers pick them up."
+        )
+
+    @admin.action(description="Rebuild all signatures (new version, built in the background)")
+    def rebuild_signatures(self, request: HttpRequest, queryset: QuerySet[Document]) -> None:
+        jobs = corpus_admin.signatures_rebuild_active(created_by=request.user)
+        self.message_user(
+            request,
+            "Started "
+            + ", ".join(f"job #{job.pk}" for job in jobs)
+            + ": signatures are rebuilt for the whole corpus.",
+            messages.SUCCESS,
+        )
+
+
+@admin.register(SignatureSet)
+class SignatureSetAdmin(admin.ModelAdmin):
+    list_display = (
+        "id",
+        "method",
+        "state",
+        "params",
+        "signature_count",
+        "created_at",
+        "activated_at",
+    )
+    list_filter = ("method", "state")
+    readonly_fields = ("method", "params", "state", "created_at", "activated_at")
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[SignatureSet]:
+        return super().get_queryset(request).annotate(n_signatures=Count("signatures"))
+
+    @admin.display(description="signatures", ordering="n_signatures")
+    def signature_count(self, obj: SignatureSet) -> int:
+        return obj.n_signatures  # type: ignore[attr-defined]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # versions are built by a rebuild, never typed in
+
+
+class JobChunkInline(admin.TabularInline):
+    model = JobChunk
+    extra = 0
+    can_delete = False
+    fields = ("index", "first_id", "last_id", "size", "state", "attempts", "error", "finished_at")
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+def _progress_html(job: Job) -> str:
+    return render_to_string("staff/_progress_bar.html", {"job": job})
+
+
+@admin.register(Job)
+class JobAdmin(admin.ModelAdmin):
+    list_display = ("id", "kind", "state", "progress", "created_by", "created_at", "finished_at")
+    list_filter = ("kind", "state")
+    list_select_related = ("created_by",)
+    readonly_fields = (
+        "kind",
+        "state",
+        "progress",
+        "signature_set",
+        "corpus",
+        "total",
+        "done",
+        "message",
+        "params",
+        "report",
+        "errors",
+        "cancel_requested",
+        "created_by",
+        "created_at",
+        "started_at",
+        "finished_at",
+    )
+    fields = readonly_fields
+    inlines = (JobChunkInline,)
+    actions = ("cancel_jobs",)
+
+    @admin.display(description="progress")
+    def progress(self, obj: Job) -> str:
+        return format_html("{}", _progress_html(obj)) if obj.pk else "-"
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    @admin.action(description="Cancel the selected running jobs")
+    def cancel_jobs(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
+        from searchapp.services.signatures import job_cancel
+
+        cancelled = 0
+        for job in queryset.exclude(
+            state__in=[Job.State.DONE, Job.State.FAILED, Job.State.CANCELLED]
+        ):
+            job_cancel(job=job)
+            cancelled += 1
+        self.message_user(request, f"Cancellation requested for {cancelled} job(s).")
+
+
+class DuplicateDecisionForm(forms.ModelForm):
+    class Meta:
+        model = DuplicateDecision
+        fields = ("doc_a", "doc_b", "verdict", "note")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        a, b = data.get("doc_a"), data.get("doc_b")
+        if a is not None and b is not None:
+            if a.pk == b.pk:
+                raise forms.ValidationError("A decision needs two different documents.")
+            if a.pk > b.pk:
+                # Pairs are stored once, smaller id first, whichever order staff typed them in.
+                data["doc_a"], data["doc_b"] = b, a
+        return data
+
+
+@admin.register(DuplicateDecision)
+class DuplicateDecisionAdmin(admin.ModelAdmin):
+    form = DuplicateDecisionForm
+    list_display = ("id", "doc_a", "doc_b", "verdict", "decided_by", "updated_at")
+    list_filter = ("verdict",)
+    list_select_related = ("doc_a", "doc_b", "decided_by")
+    search_fields = (
+        "doc_a__title",
+        "doc_b__title",
+        "doc_a__external_id",
+        "doc_b__external_id",
+        "note",
+    )
+    raw_id_fields = ("doc_a", "doc_b")
+    readonly_fields = ("decided_by", "created_at", "updated_at")
+
+    def save_model(
+        self, request: HttpRequest, obj: DuplicateDecision, form: Any, change: bool
+    ) -> None:
+        # The service orders the pair (doc_a < doc_b) and keeps one row per pair.
+        if change and {"doc_a", "doc_b"} & set(form.changed_data):
+            # The row now names another pair: the old pair has no verdict any more.
+            DuplicateDecision.objects.filter(pk=obj.pk).delete()
+        saved = decision_record(
+            doc_a_id=obj.doc_a_id,
+            doc_b_id=obj.doc_b_id,
+            verdict=obj.verdict,
+            note=obj.note,
+            decided_by=request.user,
+        )
+        obj.pk = saved.pk
+        obj.doc_a_id, obj.doc_b_id = saved.doc_a_id, saved.doc_b_id

@@ -1,0 +1,359 @@
+"""Reads behind the staff pages: corpus signature coverage, the duplicates report, decision metrics.
+
+Every function here loads what a page needs in a fixed number of queries (no per-row query).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+from django.core.paginator import Page, Paginator
+from django.db.models import (
+    Count,
+    Exists,
+    IntegerField,
+    OuterRef,
+    Prefetch,
+    QuerySet,
+    Subquery,
+    Sum,
+)
+from django.db.models.functions import Coalesce
+
+from searchapp.models import (
+    Cluster,
+    ClusterMember,
+    Corpus,
+    DedupSettings,
+    Document,
+    DuplicateDecision,
+    Signature,
+    SignatureSet,
+)
+
+# Fewer labelled pairs than this and precision/recall would be noise: the report says "n/a".
+MIN_DECISIONS_FOR_METRICS = 5
+
+_DOC_FIELDS = ("id", "external_id", "title", "url", "corpus_id")
+
+
+def active_signature_sets() -> list[SignatureSet]:
+    return list(SignatureSet.objects.filter(state=SignatureSet.State.ACTIVE).order_by("method"))
+
+
+def corpora_with_counts(queryset: QuerySet[Corpus] | None = None) -> QuerySet[Corpus]:
+    """Annotate ``document_count`` and ``signed_count`` (documents with current signatures).
+
+    A document has current signatures when it is not waiting for signing and every active
+    signature set holds its row. With no active set nothing is signed. Two correlated
+    subqueries, so a changelist of any length costs one query.
+    """
+    qs = queryset if queryset is not None else Corpus.objects.all()
+    active_ids = list(
+        SignatureSet.objects.filter(state=SignatureSet.State.ACTIVE).values_list("id", flat=True)
+    )
+    docs = Document.objects.filter(corpus=OuterRef("pk"))
+    total = docs.order_by().values("corpus").annotate(c=Count("pk")).values("c")
+    signed = docs.filter(needs_signature=False)
+    for set_id in active_ids:
+        signed = signed.filter(
+            Exists(Signature.objects.filter(signature_set_id=set_id, document=OuterRef("pk")))
+        )
+    if not active_ids:
+        signed = signed.none()
+    signed_count = signed.order_by().values("corpus").annotate(c=Count("pk")).values("c")
+    return qs.annotate(
+        document_count=Coalesce(Subquery(total, output_field=IntegerField()), 0),
+        signed_count=Coalesce(Subquery(signed_count, output_field=IntegerField()), 0),
+    )
+
+
+# --- decisions ---------------------------------------------------------------------------------
+
+
+def decisions_by_pair() -> dict[tuple[int, int], str]:
+    return {
+        (a, b): verdict
+        for a, b, verdict in DuplicateDecision.objects.values_list(
+            "doc_a_id", "doc_b_id", "verdict"
+        )
+    }
+
+
+def _pair(a: int, b: int) -> tuple[int, int]:
+    return (a, b) if a < b else (b, a)
+
+
+# --- duplicates report -------------------------------------------------------------------------
+
+
+@dataclass
+class ReportMember:
+    document: Document
+    similarity: float
+    is_representative: bool = False
+    # A staff "not a duplicate" verdict between this member and the representative.
+    overruled: bool = False
+    # A staff "same as" verdict between this member and the representative.
+    confirmed: bool = False
+
+    @property
+    def verdict(self) -> str:
+        if self.overruled:
+            return DuplicateDecision.Verdict.NOT_DUPLICATE
+        return DuplicateDecision.Verdict.SAME_AS if self.confirmed else ""
+
+
+@dataclass
+class ReportCluster:
+    cluster: Cluster
+    representative: Document
+    members: list[ReportMember]
+    # Other verdicts inside the cluster (between two non-representative members).
+    notes: list[tuple[Document, Document, str]] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        return self.cluster.size
+
+    @property
+    def overruled_count(self) -> int:
+        return sum(1 for m in self.members if m.overruled)
+
+
+@dataclass
+class DuplicatesReport:
+    method: str
+    signature_set: SignatureSet | None
+    page: Page | None
+    clusters: list[ReportCluster]
+    total_clusters: int
+    total_documents_in_clusters: int
+    same_as_outside: list[tuple[Document, Document]]
+    metrics: DecisionMetrics
+
+
+@dataclass(frozen=True)
+class DecisionMetrics:
+    """How the current settings agree with staff verdicts (decided pairs are the labels)."""
+
+    decided: int
+    same_as: int
+    not_duplicate: int
+    grouped: int  # decided pairs the current settings would group
+    grouped_same_as: int
+    precision: float | None  # None = "n/a" (too few decisions, or nothing grouped)
+    recall: float | None
+    threshold_label: str
+
+
+def _member_queryset() -> QuerySet[ClusterMember]:
+    return ClusterMember.objects.select_related("document").only(
+        "id", "cluster_id", "similarity", *(f"document__{f}" for f in _DOC_FIELDS)
+    )
+
+
+def _clusters_queryset(signature_set: SignatureSet) -> QuerySet[Cluster]:
+    return (
+        Cluster.objects.filter(signature_set=signature_set)
+        .select_related("representative")
+        .only("id", "size", "signature_set_id", *(f"representative__{f}" for f in _DOC_FIELDS))
+        .order_by("-size", "id")
+    )
+
+
+def _report_cluster(cluster: Cluster, decisions: dict[tuple[int, int], str]) -> ReportCluster:
+    rep = cluster.representative
+    members = [ReportMember(document=rep, similarity=1.0, is_representative=True)]
+    others: list[Document] = []
+    for m in cluster.members.all():
+        if m.document_id == rep.pk:
+            continue
+        verdict = decisions.get(_pair(rep.pk, m.document_id))
+        members.append(
+            ReportMember(
+                document=m.document,
+                similarity=m.similarity,
+                overruled=verdict == DuplicateDecision.Verdict.NOT_DUPLICATE,
+                confirmed=verdict == DuplicateDecision.Verdict.SAME_AS,
+            )
+        )
+        others.append(m.document)
+    notes = []
+    for i, a in enumerate(others):
+        for b in others[i + 1 :]:
+            verdict = decisions.get(_pair(a.pk, b.pk))
+            if verdict:
+                notes.append((a, b, verdict))
+    return ReportCluster(cluster=cluster, representative=rep, members=members, notes=notes)
+
+
+def duplicates_report(
+    *, method: str = "minhash", page: int = 1, per_page: int = 20
+) -> DuplicatesReport:
+    """Corpus-wide clusters of the active set for ``method``, largest first, one page of them.
+
+    Staff verdicts are overlaid: a member judged "not a duplicate" of its representative is
+    marked overruled; "same as" pairs the clusters do not already hold are listed together.
+    """
+    signature_set = SignatureSet.objects.filter(
+        method=method, state=SignatureSet.State.ACTIVE
+    ).first()
+    decisions = decisions_by_pair()
+    metrics = decision_metrics(method=method)
+    if signature_set is None:
+        return DuplicatesReport(method, None, None, [], 0, 0, [], metrics)
+    clusters_qs = _clusters_queryset(signature_set).prefetch_related(
+        Prefetch("members", queryset=_member_queryset())
+    )
+    paginator = Paginator(clusters_qs, per_page)
+    page_obj = paginator.get_page(page)
+    clusters = [_report_cluster(c, decisions) for c in page_obj.object_list]
+    totals = Cluster.objects.filter(signature_set=signature_set).aggregate(
+        n=Count("id"), docs=Coalesce(Sum("size"), 0)
+    )
+    # Same-as pairs whose documents are not in one cluster of this set: shown together anyway.
+    same_as = [p for p, v in decisions.items() if v == DuplicateDecision.Verdict.SAME_AS]
+    cluster_of = dict(
+        ClusterMember.objects.filter(
+            signature_set=signature_set, document_id__in={d for p in same_as for d in p}
+        ).values_list("document_id", "cluster_id")
+    )
+    outside = [
+        (a, b)
+        for a, b in same_as
+        if cluster_of.get(a) is None or cluster_of.get(a) != cluster_of.get(b)
+    ]
+    docs = Document.objects.only(*_DOC_FIELDS).in_bulk({d for p in outside for d in p})
+    same_as_outside = [(docs[a], docs[b]) for a, b in outside if a in docs and b in docs]
+    return DuplicatesReport(
+        method=method,
+        signature_set=signature_set,
+        page=page_obj,
+        clusters=clusters,
+        total_clusters=totals["n"],
+        total_documents_in_clusters=totals["docs"],
+        same_as_outside=same_as_outside,
+        metrics=metrics,
+    )
+
+
+def duplicates_export_rows(*, method: str = "minhash") -> Iterator[ReportCluster]:
+    """Every cluster of the active set, largest first, streamed in chunks (for CSV/JSON export)."""
+    signature_set = SignatureSet.objects.filter(
+        method=method, state=SignatureSet.State.ACTIVE
+    ).first()
+    if signature_set is None:
+        return
+    decisions = decisions_by_pair()
+    qs = _clusters_queryset(signature_set).prefetch_related(
+        Prefetch("members", queryset=_member_queryset())
+    )
+    for cluster in qs.iterator(chunk_size=200):
+        yield _report_cluster(cluster, decisions)
+
+
+# --- precision / recall against staff decisions ------------------------------------------------
+
+
+def _grouped_mask(
+    method: str, pairs: list[tuple[int, int]], settings_obj: DedupSettings
+) -> np.ndarray:
+    """Which decided pairs the current settings group: what search grouping would do with them.
+
+    Search compares each hit with its representative through the stored signatures of the active
+    set, so a pair is grouped when both have signatures and their estimated similarity reaches
+    the threshold (MinHash) or their Hamming distance is within the limit (SimHash).
+    """
+    from dedup import estimate_jaccard, hamming, signature_from_bytes
+
+    mask = np.zeros(len(pairs), dtype=bool)
+    signature_set = SignatureSet.objects.filter(
+        method=method, state=SignatureSet.State.ACTIVE
+    ).first()
+    if signature_set is None or not pairs:
+        return mask
+    ids = {d for p in pairs for d in p}
+    rows = {
+        doc_id: (data, fingerprint, empty)
+        for doc_id, data, fingerprint, empty in Signature.objects.filter(
+            signature_set=signature_set, document_id__in=ids
+        ).values_list("document_id", "data", "fingerprint", "is_empty")
+    }
+    for i, (a, b) in enumerate(pairs):
+        if a not in rows or b not in rows or rows[a][2] or rows[b][2]:
+            continue
+        if method == SignatureSet.Method.SIMHASH:
+            fa, fb = rows[a][1], rows[b][1]
+            if fa is None or fb is None:
+                continue
+            distance = int(
+                hamming(np.uint64(fa & 0xFFFFFFFFFFFFFFFF), np.uint64(fb & 0xFFFFFFFFFFFFFFFF))
+            )
+            mask[i] = distance <= settings_obj.simhash_max_distance
+        else:
+            sa = signature_from_bytes(bytes(rows[a][0]))
+            sb = signature_from_bytes(bytes(rows[b][0]))
+            mask[i] = estimate_jaccard(sa, sb) >= settings_obj.threshold
+    return mask
+
+
+def decision_metrics(*, method: str = "minhash") -> DecisionMetrics:
+    """Precision and recall of the current settings, with staff decisions as the labels.
+
+    precision = same-as pairs the settings group / decided pairs the settings group;
+    recall = same-as pairs the settings group / all same-as pairs. Either is None ("n/a") with
+    fewer than MIN_DECISIONS_FOR_METRICS decisions or an empty denominator.
+    """
+    settings_obj = DedupSettings.load()
+    decisions = decisions_by_pair()
+    pairs = list(decisions)
+    labels = np.array(
+        [decisions[p] == DuplicateDecision.Verdict.SAME_AS for p in pairs], dtype=bool
+    )
+    grouped = _grouped_mask(method, pairs, settings_obj)
+    n_grouped = int(grouped.sum())
+    n_same = int(labels.sum())
+    tp = int((grouped & labels).sum())
+    enough = len(pairs) >= MIN_DECISIONS_FOR_METRICS
+    if method == SignatureSet.Method.SIMHASH:
+        label = f"SimHash, Hamming distance ≤ {settings_obj.simhash_max_distance}"
+    else:
+        label = f"MinHash, threshold {settings_obj.threshold:.2f}"
+    return DecisionMetrics(
+        decided=len(pairs),
+        same_as=n_same,
+        not_duplicate=len(pairs) - n_same,
+        grouped=n_grouped,
+        grouped_same_as=tp,
+        precision=tp / n_grouped if enough and n_grouped else None,
+        recall=tp / n_same if enough and n_same else None,
+        threshold_label=label,
+    )
+
+
+def recent_jobs(*, kind: str | None = None, limit: int = 10):
+    from searchapp.models import Job
+
+    qs = Job.objects.all()
+    if kind:
+        qs = qs.filter(kind=kind)
+    return list(qs.order_by("-id")[:limit])
+
+
+__all__ = [
+    "MIN_DECISIONS_FOR_METRICS",
+    "DecisionMetrics",
+    "DuplicatesReport",
+    "ReportCluster",
+    "ReportMember",
+    "active_signature_sets",
+    "corpora_with_counts",
+    "decision_metrics",
+    "decisions_by_pair",
+    "duplicates_export_rows",
+    "duplicates_report",
+    "recent_jobs",
+]

@@ -1,0 +1,86 @@
+"""The dedup settings staff choose: a preview of their effect, and saving them (which rebuilds).
+
+``lsh_preview`` is pure arithmetic on the engine (no database): the bands x rows
+``dedup.optimal_params`` picks for the threshold and permutations, the knee and the expected
+false-positive / false-negative areas. ``dedup_settings_update`` stores the singleton and starts
+a background rebuild of the method's signatures with the new parameters.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.utils.safestring import SafeString
+
+from searchapp.models import DedupSettings, Job
+
+
+@dataclass(frozen=True)
+class LSHPreview:
+    bands: int
+    rows: int
+    num_perm_used: int
+    knee: float
+    p_at_threshold: float
+    false_positive_rate: float
+    false_negative_rate: float
+    svg: SafeString
+
+
+def lsh_preview(*, threshold: float, num_perm: int) -> LSHPreview:
+    """What MinHash + LSH does at ``threshold`` with ``num_perm`` permutations.
+
+    Raises ValueError on parameters the engine refuses.
+    """
+    from dedup import optimal_params
+    from searchapp.svg import s_curve_svg
+
+    params = optimal_params(threshold, num_perm)
+    return LSHPreview(
+        bands=params.bands,
+        rows=params.rows,
+        num_perm_used=params.bands * params.rows,
+        knee=float(params.knee),
+        p_at_threshold=float(params.probability(threshold)),
+        false_positive_rate=float(params.false_positive_rate(threshold)),
+        false_negative_rate=float(params.false_negative_rate(threshold)),
+        svg=s_curve_svg(bands=params.bands, rows=params.rows, threshold=threshold),
+    )
+
+
+def dedup_settings_update(
+    *,
+    method: str,
+    shingle: str,
+    num_perm: int,
+    threshold: float,
+    simhash_max_distance: int,
+    updated_by: Any = None,
+) -> tuple[DedupSettings, Job]:
+    """Store the settings and start a rebuild of ``method``'s signatures; returns (settings, job).
+
+    The rebuild builds a new signature-set version in the background; searches keep using the
+    active version until the new one is complete.
+    """
+    from dedup import ShingleSpec
+    from searchapp.services.signatures import signature_set_rebuild
+
+    spec = ShingleSpec.parse(shingle)  # ValueError names a bad spec
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
+    if num_perm < 1:
+        raise ValueError(f"num_perm must be positive, got {num_perm}")
+    user = updated_by if getattr(updated_by, "is_authenticated", False) else None
+    with transaction.atomic():
+        obj = DedupSettings.load()
+        obj.method = method
+        obj.shingle = str(spec)
+        obj.num_perm = num_perm
+        obj.threshold = threshold
+        obj.simhash_max_distance = simhash_max_distance
+        obj.updated_by = user
+        obj.save()
+        job = signature_set_rebuild(method=method, params=None, created_by=user)
+    return obj, job

@@ -1,0 +1,248 @@
+"""Browser uploads: store the file, import it in the background, all or nothing.
+
+``upload_store`` runs in the request: it checks the name and size, copies the file under
+MEDIA_ROOT/uploads/<uuid>, creates a Job(kind=import) and queues the import after commit.
+``upload_import`` runs in the worker: it reads and checks every record first (within the size
+limits, in memory) and only then writes them in one transaction, so a failed upload changes
+nothing. The job's report lists created / updated / unchanged counts and every skipped record
+with its file, line and reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+import zipfile
+from pathlib import Path, PurePath
+from typing import IO, Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from searchapp.models import Job
+
+logger = logging.getLogger(__name__)
+
+ALLOWED_SUFFIXES = (
+    ".jsonl",
+    ".ndjson",
+    ".json",
+    ".csv",
+    ".txt",
+    ".md",
+    ".markdown",
+    ".html",
+    ".htm",
+    ".zip",
+)
+# How often (in records read) the job's progress row is updated while reading.
+_PROGRESS_EVERY = 200
+_MAX_REPORTED_ERRORS = 200
+
+
+class UploadError(ValueError):
+    """An upload refused before it is stored; the message is shown to staff as is."""
+
+
+def _uploads_dir() -> Path:
+    return Path(settings.MEDIA_ROOT) / "uploads"
+
+
+def _display_name(name: str) -> str:
+    # Browsers may send a path; only the last part is the file's name.
+    return PurePath(name.replace("\\", "/")).name[:200] or "upload"
+
+
+def upload_store(
+    *,
+    fileobj: IO[bytes],
+    name: str,
+    size: int | None,
+    corpus_name: str,
+    skip_bad_records: bool = False,
+    created_by: Any = None,
+) -> Job:
+    """Check and store an uploaded file, create its import job, queue the import on commit."""
+    display = _display_name(name)
+    suffix = PurePath(display).suffix.lower()
+    if suffix not in ALLOWED_SUFFIXES:
+        raise UploadError(
+            f"{display}: unsupported file type {suffix or '(none)'}; "
+            f"upload one of {', '.join(ALLOWED_SUFFIXES)}."
+        )
+    limit = settings.UPLOAD_MAX_BYTES
+    if size is not None and size > limit:
+        raise UploadError(f"{display} is {size:,} bytes; the upload limit is {limit:,} bytes.")
+    if size == 0:
+        raise UploadError(f"{display} is empty: there is nothing to import.")
+    corpus_name = corpus_name.strip()
+    if not corpus_name:
+        raise UploadError("Name the corpus to import into.")
+    _uploads_dir().mkdir(parents=True, exist_ok=True)
+    stored = _uploads_dir() / uuid.uuid4().hex
+    written = 0
+    try:
+        with stored.open("xb") as out:
+            while chunk := fileobj.read(1024 * 1024):
+                written += len(chunk)
+                if written > limit:
+                    raise UploadError(
+                        f"{display} is larger than the upload limit of {limit:,} bytes."
+                    )
+                out.write(chunk)
+    except BaseException:
+        stored.unlink(missing_ok=True)
+        raise
+    if written == 0:
+        stored.unlink(missing_ok=True)
+        raise UploadError(f"{display} is empty: there is nothing to import.")
+    with transaction.atomic():
+        job = Job.objects.create(
+            kind=Job.Kind.IMPORT,
+            state=Job.State.QUEUED,
+            message=f"Queued: {display} → corpus {corpus_name}",
+            params={
+                "file": stored.name,
+                "name": display,
+                "size": written,
+                "corpus": corpus_name,
+                "skip_bad_records": bool(skip_bad_records),
+            },
+            created_by=created_by if getattr(created_by, "is_authenticated", False) else None,
+        )
+        transaction.on_commit(lambda: _queue_import(job.pk))
+    return job
+
+
+def _queue_import(job_id: int) -> None:
+    from searchapp.staff.tasks import upload_import_task
+
+    try:
+        upload_import_task.delay(job_id)
+    except (
+        Exception
+    ) as exc:  # broker down: the job says so instead of a 500 after the file is stored
+        logger.exception("could not queue import job %s", job_id)
+        Job.objects.filter(pk=job_id).update(
+            state=Job.State.FAILED,
+            message=(
+                f"The background queue is unavailable ({exc.__class__.__name__}); "
+                "nothing was imported. Try again."
+            ),
+            finished_at=timezone.now(),
+        )
+
+
+def _fail(job: Job, message: str, errors: list[dict[str, Any]] | None = None) -> Job:
+    job.state = Job.State.FAILED
+    job.message = message[:500]
+    job.errors = (errors or [])[:_MAX_REPORTED_ERRORS]
+    job.report = {"created": 0, "updated": 0, "unchanged": 0, "skipped": [], "failed": message}
+    job.finished_at = timezone.now()
+    job.save()
+    return job
+
+
+def _error_dict(err: Any) -> dict[str, Any]:
+    return {"source": str(err.source), "line": err.line, "reason": str(err.reason)}
+
+
+def _where(err: dict[str, Any]) -> str:
+    return f"{err['source']}:{err['line']}" if err.get("line") is not None else str(err["source"])
+
+
+def upload_import(*, job: Job) -> Job:
+    """Read, check and import the job's stored file; all or nothing. Returns the finished job."""
+    from searchapp.ingest import IngestFileError, Record, read_upload
+    from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+
+    if job.is_finished:
+        return job
+    params = job.params
+    name = params["name"]
+    path = _uploads_dir() / params["file"]
+    job.state = Job.State.RUNNING
+    job.started_at = timezone.now()
+    job.message = f"Reading {name}"
+    job.save(update_fields=["state", "started_at", "message", "updated_at"])
+    records: list[Any] = []
+    errors: list[dict[str, Any]] = []
+    try:
+        try:
+            with path.open("rb") as fileobj:
+                for item in read_upload(
+                    name, fileobj, max_uncompressed=settings.UPLOAD_MAX_UNCOMPRESSED_BYTES
+                ):
+                    if isinstance(item, Record):
+                        records.append(item)
+                    else:
+                        errors.append(_error_dict(item))
+                    read = len(records) + len(errors)
+                    if read % _PROGRESS_EVERY == 0:
+                        Job.objects.filter(pk=job.pk).update(
+                            done=read, message=f"Reading {name}: {read:,} records"
+                        )
+        except IngestFileError as exc:
+            return _fail(job, f"{exc} Nothing was imported.")
+        except FileNotFoundError:
+            return _fail(
+                job, f"{name}: the stored upload is gone; upload it again. Nothing was imported."
+            )
+        except (zipfile.BadZipFile, UnicodeDecodeError, ValueError, EOFError, OSError) as exc:
+            # The readers should turn these into IngestFileError; this is the safety net.
+            logger.warning("upload %s unreadable: %r", name, exc)
+            return _fail(
+                job, f"{name} could not be read ({exc.__class__.__name__}). Nothing was imported."
+            )
+
+        if errors and not params.get("skip_bad_records"):
+            shown = "; ".join(f"{_where(e)}: {e['reason']}" for e in errors[:3])
+            more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+            return _fail(
+                job,
+                f"{len(errors)} bad record(s) in {name}: {shown}{more}. Nothing was imported "
+                "(fix the file, or tick “skip bad records” to import the rest).",
+                errors,
+            )
+        if not records:
+            reason = "every record is bad" if errors else "it holds no records"
+            return _fail(job, f"{name}: nothing to import, {reason}.", errors)
+
+        job.total = len(records)
+        job.done = 0
+        job.message = f"Writing {len(records):,} records"
+        job.save(update_fields=["total", "done", "message", "updated_at"])
+        # One transaction around every batch: a failure half-way writes nothing at all.
+        with transaction.atomic():
+            corpus = corpus_get_or_create(name=params["corpus"])
+            report = documents_ingest(
+                corpus=corpus, records=records, batch_size=max(len(records), 1)
+            )
+    except Exception as exc:
+        logger.exception("import job %s failed", job.pk)
+        return _fail(
+            job, f"Import of {name} failed ({exc.__class__.__name__}: {exc}). Nothing was imported."
+        )
+    finally:
+        path.unlink(missing_ok=True)
+
+    skipped = [*errors, *(_error_dict(e) for e in report.skipped)]
+    job.corpus = corpus
+    job.state = Job.State.DONE
+    job.done = job.total
+    job.report = {
+        "created": report.created,
+        "updated": report.updated,
+        "unchanged": report.unchanged,
+        "skipped": skipped[:_MAX_REPORTED_ERRORS],
+        "skipped_count": len(skipped),
+    }
+    job.errors = []
+    job.message = (
+        f"Imported {name} into {corpus.name}: {report.created} new, {report.updated} updated, "
+        f"{report.unchanged} unchanged, {len(skipped)} skipped."
+    )
+    job.finished_at = timezone.now()
+    job.save()
+    return job

@@ -1,0 +1,68 @@
+"""Forms of the staff pages: every field checked, errors shown next to the field."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from searchapp.models import DedupSettings, DuplicateDecision
+
+SHINGLE_KINDS = [("word", "Words"), ("char", "Characters")]
+
+
+class UploadForm(forms.Form):
+    file = forms.FileField(
+        label="File",
+        help_text="JSON lines, CSV (id, title, text, url), .txt, .md, .html, or a .zip of those.",
+        widget=forms.ClearableFileInput(
+            attrs={"accept": ".jsonl,.ndjson,.json,.csv,.txt,.md,.markdown,.html,.htm,.zip"}
+        ),
+    )
+    corpus = forms.CharField(label="Corpus", max_length=200, initial="uploads")
+    skip_bad_records = forms.BooleanField(
+        label="Skip bad records and import the rest",
+        required=False,
+        help_text="Unticked, a single bad record rejects the whole upload and nothing is imported.",
+    )
+
+
+class DedupSettingsForm(forms.Form):
+    method = forms.ChoiceField(choices=DedupSettings.Method.choices)
+    shingle_kind = forms.ChoiceField(label="Shingles", choices=SHINGLE_KINDS)
+    shingle_size = forms.IntegerField(label="Shingle size (k)", min_value=1, max_value=32)
+    num_perm = forms.IntegerField(label="Permutations", min_value=16, max_value=1024)
+    threshold = forms.FloatField(label="Similarity threshold", min_value=0.1, max_value=0.99)
+    simhash_max_distance = forms.IntegerField(
+        label="SimHash max Hamming distance", min_value=0, max_value=16
+    )
+
+    @classmethod
+    def initial_from(cls, obj: DedupSettings) -> dict[str, Any]:
+        kind, _, k = obj.shingle.partition(":")
+        return {
+            "method": obj.method,
+            "shingle_kind": kind or "word",
+            "shingle_size": int(k) if k.isdigit() else 5,
+            "num_perm": obj.num_perm,
+            "threshold": obj.threshold,
+            "simhash_max_distance": obj.simhash_max_distance,
+        }
+
+    @property
+    def shingle(self) -> str:
+        return f"{self.cleaned_data['shingle_kind']}:{self.cleaned_data['shingle_size']}"
+
+
+class DecisionForm(forms.Form):
+    a = forms.IntegerField(min_value=1)
+    b = forms.IntegerField(min_value=1)
+    verdict = forms.ChoiceField(choices=[*DuplicateDecision.Verdict.choices, ("clear", "Clear")])
+    note = forms.CharField(max_length=500, required=False)
+    next = forms.CharField(max_length=2000, required=False)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("a") is not None and data.get("a") == data.get("b"):
+            raise forms.ValidationError("A decision needs two different documents.")
+        return data

@@ -1,0 +1,22 @@
+"""Staff URLs, mounted at /staff/ by searchapp/urls.py."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from searchapp.staff import views
+
+app_name = "staff"
+
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("upload/", views.upload, name="upload"),
+    path("jobs/<int:job_id>/", views.job_detail, name="job"),
+    path("settings/", views.dedup_settings, name="settings"),
+    path("settings/preview/", views.dedup_settings_preview, name="settings_preview"),
+    path("duplicates/", views.report, name="report"),
+    path("duplicates/export.csv", views.report_csv, name="report_csv"),
+    path("duplicates/export.json", views.report_json, name="report_json"),
+    path("duplicates/pair/<int:a>/<int:b>/", views.pair, name="pair"),
+    path("decisions/", views.decide, name="decide"),
+]
