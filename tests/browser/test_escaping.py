@@ -1,0 +1,69 @@
+"""Untrusted documents: markup in a title or text is shown as text on every page, never run."""
+
+from __future__ import annotations
+
+import pytest
+
+from .conftest import EVIL_TITLE, SCRIPT
+
+pytestmark = pytest.mark.browser
+
+# Elements the document's markup would create if it were parsed as HTML.
+INJECTED = """() => ({
+  images: document.querySelectorAll('img[src="x"], img[onerror]').length,
+  alertScripts: [...document.scripts].filter(s => s.textContent.includes('alert(')).length,
+  javascriptLinks: document.querySelectorAll('a[href^="javascript:"]').length,
+})"""
+
+
+def _assert_shown_as_text(page, watch) -> None:  # type: ignore[no-untyped-def]
+    assert page.get_by_text(SCRIPT).first.is_visible(), "the markup is not shown as text"
+    assert page.evaluate(INJECTED) == {"images": 0, "alertScripts": 0, "javascriptLinks": 0}
+    assert watch.dialogs == [], f"a dialog fired: {watch.dialogs}"
+
+
+def test_markup_in_a_document_is_text_on_the_search_page(page, live_server, news_corpus, watch):  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/?q=volcano+markup")
+    title = page.locator(f"#hit-{news_corpus.evil_id}")
+    assert title.inner_text() == EVIL_TITLE
+    _assert_shown_as_text(page, watch)
+    # The copy is folded under it; its inline "why?" fragment is escaped too.
+    group = page.locator(f"#group-{news_corpus.evil_id}")
+    group.locator("details summary").click()
+    group.locator("a.why").click()
+    group.locator(".why-panel mark.shared").first.wait_for()
+    assert SCRIPT in group.locator(".why-panel").inner_text()
+    _assert_shown_as_text(page, watch)
+    # And after an htmx swap of the results.
+    page.get_by_label("Fold near-duplicates with").select_option("none")
+    page.wait_for_function(
+        "document.querySelector('.summary-counts').textContent.includes('not grouped')"
+    )
+    _assert_shown_as_text(page, watch)
+
+
+def test_markup_in_a_document_is_text_on_the_document_page(page, live_server, news_corpus, watch):  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/documents/{news_corpus.evil_id}/")
+    assert page.get_by_role("heading", level=1).inner_text() == EVIL_TITLE
+    assert '<img src=x onerror="alert(2)">' in page.locator(".document-text").inner_text()
+    assert "javascript:alert(3)" in page.locator(".hit-url").inner_text()
+    _assert_shown_as_text(page, watch)
+
+
+def test_markup_in_a_document_is_text_on_the_why_page(page, live_server, news_corpus, watch):  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/documents/{news_corpus.evil_id}/why/{news_corpus.evil_copy_id}/")
+    sides = page.locator(".why-text")
+    assert sides.count() == 2
+    for i in range(2):
+        assert SCRIPT in sides.nth(i).inner_text()
+    _assert_shown_as_text(page, watch)
+
+
+def test_markup_in_a_document_is_text_on_the_compare_page(page, live_server, news_corpus, watch):  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/compare/?q=volcano+markup")
+    for column in range(2):
+        section = page.locator("section.compare-column").nth(column)
+        assert (
+            section.locator(f"#hit-{'gu'[column]}-{news_corpus.evil_id}").inner_text() == EVIL_TITLE
+        )
+    _assert_shown_as_text(page, watch)

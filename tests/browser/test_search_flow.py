@@ -1,0 +1,146 @@
+"""A reader's path through the app in a real browser: search, fold open, why?, compare."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+QUERY = "Grindavik"
+
+
+def test_a_reader_opens_a_folded_group_asks_why_and_compares(page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/")
+    page.get_by_label("Search", exact=True).fill(QUERY)
+    page.get_by_role("button", name="Search").click()
+
+    summary = page.locator(".summary-counts")
+    assert summary.inner_text() == "3 results in 1 group · 2 near-duplicates folded"
+    assert f"q={QUERY.replace(' ', '+')}" in page.url
+
+    group = page.locator(f"#group-{news_corpus.original_id}")
+    disclosure = group.locator("details.similar")
+    members = disclosure.locator("li.member")
+    assert not members.first.is_visible()
+    disclosure.get_by_text("2 similar results").click()
+    assert disclosure.get_attribute("open") is not None
+    assert members.count() == 2
+    assert members.first.is_visible()
+    assert re.fullmatch(r"\d+% similar", members.first.locator(".similarity").inner_text())
+
+    # "why?" loads the comparison inline (htmx) without leaving the page.
+    url_before = page.url
+    why = members.filter(has_text="Lava fountains").get_by_role("link", name=re.compile("^Why is"))
+    why.click()
+    panel = page.locator(f"#why-{news_corpus.original_id}-{news_corpus.syndicated_id}")
+    panel.locator("mark.shared").first.wait_for()
+    assert panel.locator(".why-side").count() == 2
+    assert "Estimated similarity" in panel.inner_text()
+    assert why.get_attribute("aria-expanded") == "true"
+    assert page.url == url_before
+    why.click()  # a second click folds it away
+    panel_id = f"why-{news_corpus.original_id}-{news_corpus.syndicated_id}"
+    page.wait_for_function(f"document.getElementById('{panel_id}').childElementCount === 0")
+    assert why.get_attribute("aria-expanded") == "false"
+
+    page.get_by_role("navigation", name="Main").get_by_role("link", name="Compare").click()
+    page.wait_for_url(re.compile(r"/compare/\?q="))
+    grouped = page.locator("section.compare-column").nth(0)
+    ungrouped = page.locator("section.compare-column").nth(1)
+    assert grouped.locator('[data-stat="groups"]').inner_text() == "1"
+    assert ungrouped.locator('[data-stat="groups"]').inner_text() == "3"
+    assert grouped.locator('[data-stat="folded"]').inner_text() == "2"
+    assert ungrouped.locator("li.group").count() == 3
+
+
+def test_changing_the_method_reruns_the_search_in_place(page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/?q={QUERY}")
+    page.evaluate("window.__sameDocument = true")
+    assert page.locator(".summary-counts").inner_text().endswith("2 near-duplicates folded")
+
+    # The slider shows only for MinHash; SimHash's distance input replaces it.
+    assert page.get_by_label("Similarity threshold").is_visible()
+    assert not page.get_by_label("Max. distance (bits)").is_visible()
+
+    page.get_by_label("Fold near-duplicates with").select_option("none")
+    page.wait_for_function(
+        "document.querySelector('.summary-counts').textContent.includes('not grouped')"
+    )
+    assert page.locator("details.similar").count() == 0
+    assert "group=none" in page.url
+    assert page.evaluate("window.__sameDocument") is True  # no full reload
+
+    page.get_by_label("Fold near-duplicates with").select_option("minhash")
+    page.wait_for_function(
+        "document.querySelector('.summary-counts').textContent.includes('1 group')"
+    )
+    # The slider to 1.0: the correction (about 93% similar) no longer folds.
+    slider = page.get_by_label("Similarity threshold")
+    slider.fill("1")
+    page.wait_for_function(
+        "!document.querySelector('.summary-counts').textContent.includes(' 1 group ')"
+    )
+    assert page.locator("#id_threshold-value").inner_text() == "1.00"
+    assert "threshold=1" in page.url
+    assert page.evaluate("window.__sameDocument") is True
+
+    page.go_back()
+    page.wait_for_function(
+        "document.querySelector('.summary-counts').textContent.includes('1 group')"
+    )
+
+
+def test_search_works_without_javascript(new_page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+    page = new_page(java_script_enabled=False, viewport={"width": 1280, "height": 900})
+    page.goto(f"{live_server.url}/")
+    page.get_by_label("Search", exact=True).fill(QUERY)
+    page.get_by_label("Search", exact=True).press("Enter")
+    page.wait_for_url(re.compile(r"\?q="))
+    assert page.locator(".summary-counts").inner_text() == (
+        "3 results in 1 group · 2 near-duplicates folded"
+    )
+    page.get_by_text("2 similar results").click()
+    page.locator("li.member a.why").first.click()
+    page.wait_for_url(re.compile(r"/documents/\d+/why/\d+/"))
+    assert page.get_by_role("heading", name="Why these two documents are similar").is_visible()
+    assert page.locator("mark.shared").count() > 0
+
+
+def test_a_bad_parameter_shows_a_message_in_the_page(page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+    response = page.goto(f"{live_server.url}/?q=volcano&threshold=abc&page=-1")
+    assert response is not None and response.status == 400
+    alert = page.get_by_role("alert")
+    assert "Similarity threshold" in alert.inner_text()
+
+
+def test_pages_fit_a_phone_screen(new_page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+    page = new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
+    for path in (
+        f"/?q={QUERY}",
+        f"/compare/?q={QUERY}",
+        f"/documents/{news_corpus.original_id}/",
+        f"/documents/{news_corpus.original_id}/why/{news_corpus.syndicated_id}/",
+    ):
+        page.goto(f"{live_server.url}{path}")
+        overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        assert overflow <= 0, f"{path} scrolls sideways by {overflow}px at 390px"
+    page.goto(f"{live_server.url}/compare/?q={QUERY}")
+    first, second = (page.locator("section.compare-column").nth(i).bounding_box() for i in range(2))
+    assert first and second and second["y"] >= first["y"] + first["height"]  # stacked
+
+
+def test_the_document_page_lists_near_duplicates_and_a_missing_one_is_a_404(
+    page, live_server, news_corpus
+):  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/documents/{news_corpus.original_id}/")
+    assert page.get_by_role("heading", level=1).inner_text() == "Eruption near Grindavik"
+    side = page.locator(".near-duplicates")
+    assert side.get_by_role("link", name="Lava fountains light up the sky").is_visible()
+    side.get_by_role("link", name=re.compile("^Why is .Lava fountains")).click()
+    page.wait_for_url(re.compile(r"/why/"))
+    assert page.locator("mark.shared").count() > 0
+    response = page.goto(f"{live_server.url}/documents/987654/")
+    assert response is not None and response.status == 404
+    assert page.get_by_role("heading", name="Not found").is_visible()

@@ -1,0 +1,449 @@
+"""The server-rendered pages, driven through Django's test client against real data.
+
+One small named corpus (``volcano_corpus``) is written through the models and signed with the
+real signature service, so every page shows what the real selectors return for it:
+
+* ``original``: a report on an eruption; ``syndicated``: the same report re-published under
+  another title with a dateline in front; ``corrected``: the report with one word corrected.
+  Both copies are near-duplicates of the original (Jaccard well above the 0.8 threshold).
+* ``unrelated``: mentions the volcano once, otherwise different.
+* ``evil`` and ``evil_copy``: untrusted markup in title, url and text, near-duplicates of
+  each other, so the markup reaches every page (search, member list, why, compare, document).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from html import unescape
+
+import pytest
+from django.template.loader import render_to_string
+from django.test import Client, RequestFactory, override_settings
+from django.urls import reverse
+
+from searchapp.models import Corpus, Document
+from searchapp.selectors.search import Hit, ResultGroup, SearchPage
+from searchapp.services.signatures import signature_set_build_inline
+
+pytestmark = pytest.mark.django_db
+
+ERUPTION = (
+    "The volcano on the Reykjanes peninsula erupted again on Tuesday night, sending fountains of "
+    "lava high into the air above the fissure. Civil protection officials evacuated the fishing "
+    "town of Grindavik as a precaution, and the nearby geothermal power plant was closed while "
+    "engineers inspected the defensive walls built last winter. Scientists at the meteorological "
+    "office said the fissure was about three kilometres long and that the flow of lava was "
+    "moving slowly towards the west, away from the town. Flights to and from Keflavik airport "
+    "were not affected, because the eruption produced very little ash. Residents were told that "
+    "they might be allowed to return to collect their belongings within a few days if the "
+    "activity continued to decline as it did after the previous eruptions in the area."
+)
+UNRELATED = (
+    "Tourism boards across the north Atlantic reported record visitor numbers this summer. "
+    "Hotels in the capital were fully booked for most of July, and tour operators added extra "
+    "trips to glaciers, waterfalls and the volcano museum. Economists warned that the rapid "
+    "growth was putting pressure on housing and on the roads of small rural communities."
+)
+SCRIPT = "<script>alert(1)</script>"
+IMG = '<img src=x onerror="alert(2)">'
+EVIL_TEXT = (
+    f"Volcano markup test {SCRIPT} and an image {IMG} inside the body of an untrusted document. "
+    "The quick brown fox jumps over the lazy dog while the lava keeps flowing down the slope "
+    "towards the sea, and reporters watch from a safe distance behind the police barrier that "
+    "was set up near the old harbour road early in the morning before the crowds arrived.\n\n"
+    f"A second paragraph repeats the payload {SCRIPT} so that the shared passages include it."
+)
+
+
+@dataclass(frozen=True)
+class VolcanoCorpus:
+    original: Document
+    syndicated: Document
+    corrected: Document
+    unrelated: Document
+    evil: Document
+    evil_copy: Document
+
+
+def _document(corpus: Corpus, external_id: str, title: str, text: str, url: str = "") -> Document:
+    return Document.objects.create(
+        corpus=corpus,
+        external_id=external_id,
+        title=title,
+        url=url,
+        text=text,
+        content_hash=Document.hash_content(title, text),
+    )
+
+
+@pytest.fixture
+def volcano_corpus() -> VolcanoCorpus:
+    corpus = Corpus.objects.create(name="news", description="eruption coverage")
+    docs = VolcanoCorpus(
+        original=_document(
+            corpus, "orig", "Eruption near Grindavik", ERUPTION, "https://news.example/eruption"
+        ),
+        syndicated=_document(
+            corpus,
+            "synd",
+            "Lava fountains light up Reykjanes sky",
+            "REYKJAVIK (Wire) - " + ERUPTION,
+            "https://mirror.example/wire/123",
+        ),
+        corrected=_document(
+            corpus,
+            "corr",
+            "Eruption near Grindavik (corrected)",
+            ERUPTION.replace("three kilometres", "four kilometres"),
+        ),
+        unrelated=_document(corpus, "tour", "Record tourist season", UNRELATED),
+        evil=_document(corpus, "evil", f"{SCRIPT} volcano {IMG}", EVIL_TEXT, "javascript:alert(3)"),
+        evil_copy=_document(corpus, "evil2", f"Copy of {SCRIPT}", EVIL_TEXT + " Mirrored."),
+    )
+    signature_set_build_inline(method="minhash")
+    signature_set_build_inline(method="simhash")
+    return docs
+
+
+def _html(response) -> str:  # type: ignore[no-untyped-def]
+    return response.content.decode()
+
+
+def _summary(html: str) -> str:
+    match = re.search(r'<span class="summary-counts">(.*?)</span>', html, re.S)
+    assert match, "the page has no summary line"
+    return unescape(match.group(1))
+
+
+def _group_of(html: str, document_id: int) -> str:
+    """The HTML of the result group whose representative is ``document_id``."""
+    match = re.search(rf'<li class="group" id="group-{document_id}">(.*?)\n</li>', html, re.S)
+    assert match, f"document {document_id} is not a representative on the page"
+    return match.group(1)
+
+
+# --- search page ------------------------------------------------------------------------------
+
+
+def test_the_search_page_offers_a_labelled_query_box_and_folding_options(client: Client) -> None:
+    response = client.get("/")
+    html = _html(response)
+    assert response.status_code == 200
+    for field in ("q", "group", "threshold", "max_distance", "limit"):
+        assert f'for="id_{field}"' in html, f"no label for {field}"
+    assert 'type="range"' in html and 'min="0.5"' in html and 'max="1.0"' in html
+    assert 'step="0.01"' in html
+    assert re.search(r'<option value="minhash" selected>', html)
+    assert 'role="search"' in html and 'role="main"' in html
+    # htmx comes from our own static files: the page must work offline.
+    assert '<script src="/static/js/htmx.min.js"' in html
+    assert not re.search(r'(src|href)="(https?:)?//', html)
+
+
+def test_it_folds_a_syndicated_copy_and_a_correction_under_the_original(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    response = client.get("/", {"q": "Grindavik"})
+    html = _html(response)
+    assert response.status_code == 200
+    original = volcano_corpus.original
+    group = _group_of(html, original.pk)
+    assert "2 similar results" in group
+    for copy in (volcano_corpus.syndicated, volcano_corpus.corrected):
+        assert f'href="/documents/{original.pk}/why/{copy.pk}/?method=minhash"' in group
+    # The copies are listed only inside the original's group, never as results of their own.
+    assert f'id="group-{volcano_corpus.syndicated.pk}"' not in html
+    assert f'id="group-{volcano_corpus.corrected.pk}"' not in html
+    assert re.search(r"\d+% similar", group)
+    assert _summary(html) == "3 results in 1 group · 2 near-duplicates folded"
+
+
+def test_the_summary_counts_match_the_groups_shown(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    html = _html(client.get("/", {"q": "volcano"}))
+    match = re.fullmatch(
+        r"(\d+) results? in (\d+) groups? · (\d+) near-duplicates? folded", _summary(html)
+    )
+    assert match, _summary(html)
+    results, groups, folded = map(int, match.groups())
+    assert results == groups + folded
+    assert html.count('<li class="group"') == groups
+    assert folded >= 3  # the two copies of the report and the copy of the markup test
+
+
+def test_the_summary_line_uses_thousands_separators_and_mentions_pending_signatures() -> None:
+    hit = Hit(id=1, external_id="a", title="A", url="", snippet="", score=1.0, rank=1)  # type: ignore[arg-type]
+    page = SearchPage(
+        query="q",
+        group="minhash",
+        threshold=0.8,
+        max_distance=None,
+        total=1240,
+        total_matches=5000,
+        took_ms=12.3,
+        grouping_ms=1.0,
+        groups=[ResultGroup(representative=hit, members=[])],
+        n_groups=310,
+        n_folded=930,
+        page=1,
+        num_pages=31,
+        per_page=10,
+        limit=1240,
+        pending=7,
+        message=None,
+    )
+    request = RequestFactory().get("/", {"q": "q"})
+    html = render_to_string("search/_results.html", {"result": page, "form": None}, request)
+    assert _summary(html) == "1,240 results in 310 groups · 930 near-duplicates folded"
+    assert "7 results not yet grouped (signatures pending)" in html
+    assert "12 ms" in html
+    assert 'rel="next"' in html and "page=2" in html
+
+
+def test_method_none_lists_every_result_without_folding(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    html = _html(client.get("/", {"q": "Grindavik", "group": "none"}))
+    assert "<details" not in html
+    assert _summary(html) == "3 results · not grouped"
+
+
+def test_simhash_folds_the_copies_too(client: Client, volcano_corpus: VolcanoCorpus) -> None:
+    html = _html(client.get("/", {"q": "Grindavik", "group": "simhash", "max_distance": 8}))
+    assert "near-duplicate" in _summary(html)
+    group = _group_of(html, volcano_corpus.original.pk)
+    assert "similar result" in group
+    assert "?method=simhash" in group
+
+
+def test_raising_the_threshold_above_a_copys_similarity_unfolds_it(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    original, corrected = volcano_corpus.original, volcano_corpus.corrected
+    group = _group_of(_html(client.get("/", {"q": "Grindavik"})), original.pk)
+    member = re.search(
+        rf'href="/documents/{corrected.pk}/".*?<span class="similarity"[^>]*>(\d+)% similar',
+        group,
+        re.S,
+    )
+    assert member, "the correction is not folded under the original at the default threshold"
+    shown = int(member.group(1))  # the estimate rounded to a whole percent
+    assert 80 <= shown < 99
+    below = _html(client.get("/", {"q": "Grindavik", "threshold": f"{(shown - 1) / 100:.2f}"}))
+    above = _html(client.get("/", {"q": "Grindavik", "threshold": f"{(shown + 1) / 100:.2f}"}))
+    assert f'href="/documents/{corrected.pk}/"' in _group_of(below, original.pk)
+    assert f'id="group-{corrected.pk}"' in above  # a result of its own again
+
+
+def test_an_htmx_request_gets_only_the_results_fragment(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    response = client.get("/", {"q": "volcano"}, HTTP_HX_REQUEST="true")
+    html = _html(response)
+    assert response.status_code == 200
+    assert "<html" not in html and '<span class="summary-counts">' in html
+    assert "HX-Request" in response["Vary"]
+    # Going back after htmx evicted its history cache asks for the whole page again.
+    restore = client.get(
+        "/", {"q": "volcano"}, HTTP_HX_REQUEST="true", HTTP_HX_HISTORY_RESTORE_REQUEST="true"
+    )
+    assert "<html" in _html(restore)
+
+
+def test_results_are_paginated_over_groups(client: Client, volcano_corpus: VolcanoCorpus) -> None:
+    with override_settings(SEARCH_GROUPS_PER_PAGE=1):
+        first = _html(client.get("/", {"q": "volcano"}))
+        second = _html(client.get("/", {"q": "volcano", "page": "2"}))
+    assert first.count('<li class="group"') == 1 and second.count('<li class="group"') == 1
+    assert "Page 1 of" in first and "Page 2 of" in second
+    assert 'rel="next"' in first and 'rel="prev"' in second
+    first_rep = re.search(r'id="group-(\d+)"', first)
+    second_rep = re.search(r'id="group-(\d+)"', second)
+    assert first_rep and second_rep and first_rep.group(1) != second_rep.group(1)
+
+
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [
+        ({"threshold": "abc"}, "Similarity threshold"),
+        ({"threshold": "0.2"}, "Similarity threshold"),
+        ({"page": "-1"}, "Ensure this value is greater than or equal to 1"),
+        ({"limit": str(10**9)}, "Results to group"),
+        ({"limit": "ten"}, "Results to group"),
+        ({"group": "bogus"}, "Fold near-duplicates with"),
+        ({"max_distance": "99", "group": "simhash"}, "Max. distance"),
+    ],
+)
+def test_a_bad_parameter_is_named_in_a_clear_message_not_a_500(
+    client: Client, volcano_corpus: VolcanoCorpus, params: dict[str, str], named: str
+) -> None:
+    response = client.get("/", {"q": "volcano", **params})
+    html = _html(response)
+    assert response.status_code == 400
+    assert 'class="form-errors" role="alert"' in html
+    assert named in unescape(html)
+
+
+def test_a_page_past_the_last_one_is_not_an_error_page(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    response = client.get("/", {"q": "volcano", "page": "9999"})
+    assert response.status_code in (200, 400)
+
+
+@pytest.mark.parametrize(
+    "query", ['"unbalanced', "volcano AND (", "NEAR(", "*", "-", "a" * 1000, "‽ 🌋 ñ"]
+)
+def test_query_syntax_never_breaks_the_page(
+    client: Client, volcano_corpus: VolcanoCorpus, query: str
+) -> None:
+    response = client.get("/", {"q": query})
+    assert response.status_code == 200
+
+
+def test_a_very_long_query_is_refused_with_a_message(client: Client) -> None:
+    response = client.get("/", {"q": "volcano " * 200})
+    assert response.status_code == 400
+    assert "at most 1000 characters" in _html(response)
+
+
+# --- compare page ------------------------------------------------------------------------------
+
+
+def test_the_compare_page_shows_both_lists_and_their_figures(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    response = client.get("/compare/", {"q": "Grindavik"})
+    html = _html(response)
+    assert response.status_code == 200
+    assert "Grouped (MinHash/LSH, threshold 0.80)" in html and "Ungrouped" in html
+
+    def stat(prefix: str, name: str) -> int:
+        column = html.split(f'aria-labelledby="{prefix}heading"')[1]
+        match = re.search(rf'data-stat="{name}">([\d,]+)<', column)
+        assert match, (prefix, name)
+        return int(match.group(1).replace(",", ""))
+
+    assert stat("g-", "results") == stat("u-", "results") == 3
+    assert stat("g-", "groups") == 1 and stat("g-", "folded") == 2
+    assert stat("u-", "groups") == 3 and stat("u-", "folded") == 0
+    assert stat("g-", "distinct-top10") == 1
+    # Ungrouped, the first 10 hold the same single story three times.
+    assert stat("u-", "distinct-top10") == 1
+
+
+def test_the_compare_page_refuses_a_bad_threshold_clearly(client: Client) -> None:
+    response = client.get("/compare/", {"q": "volcano", "threshold": "abc"})
+    assert response.status_code == 400
+    assert "Similarity threshold" in _html(response)
+
+
+# --- document and why pages ---------------------------------------------------------------------
+
+
+def test_the_document_page_shows_the_text_and_its_near_duplicates(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    original = volcano_corpus.original
+    response = client.get(f"/documents/{original.pk}/")
+    html = _html(response)
+    assert response.status_code == 200
+    assert '<h1 id="doc-title">Eruption near Grindavik</h1>' in html
+    assert "<p>The volcano on the Reykjanes peninsula" in html
+    for copy in (volcano_corpus.syndicated, volcano_corpus.corrected):
+        assert f'href="/documents/{original.pk}/why/{copy.pk}/?method=minhash"' in html
+    assert f'href="/documents/{volcano_corpus.unrelated.pk}/"' not in html
+    assert "Signatures pending" not in html
+
+
+def test_a_new_document_says_its_signatures_are_pending(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    fresh = _document(volcano_corpus.original.corpus, "new", "Fresh eruption report", ERUPTION)
+    html = _html(client.get(f"/documents/{fresh.pk}/"))
+    assert "Signatures pending" in html
+    search = _html(client.get("/", {"q": "Grindavik"}))
+    assert "1 result not yet grouped (signatures pending)" in search
+
+
+def test_a_missing_document_is_a_404_page(client: Client, volcano_corpus: VolcanoCorpus) -> None:
+    response = client.get("/documents/999999/")
+    assert response.status_code == 404
+    assert "Not found" in _html(response)
+    assert client.get(f"/documents/{volcano_corpus.original.pk}/why/999999/").status_code == 404
+
+
+def test_the_why_page_highlights_shared_passages_side_by_side(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    a, b = volcano_corpus.original, volcano_corpus.syndicated
+    response = client.get(f"/documents/{a.pk}/why/{b.pk}/")
+    html = _html(response)
+    assert response.status_code == 200
+    assert html.count('<section class="why-side"') == 2
+    assert '<mark class="shared">' in html
+    assert "Estimated similarity" in html and "exact Jaccard" in html
+    assert re.search(r"exact Jaccard of the shingles: <strong>\d+\.\d%</strong>", html)
+    fragment = _html(client.get(f"/documents/{a.pk}/why/{b.pk}/", HTTP_HX_REQUEST="true"))
+    assert "<html" not in fragment and '<mark class="shared">' in fragment
+
+
+# --- untrusted documents --------------------------------------------------------------------------
+
+
+def _assert_markup_is_escaped(html: str) -> None:
+    assert SCRIPT not in html
+    assert "<img src=x" not in html and '<img src="x"' not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+
+
+def test_markup_in_a_document_is_shown_as_text_on_every_page(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    evil, copy = volcano_corpus.evil, volcano_corpus.evil_copy
+    pages = [
+        client.get("/", {"q": "volcano markup"}),
+        client.get("/", {"q": "volcano markup"}, HTTP_HX_REQUEST="true"),
+        client.get("/compare/", {"q": "volcano markup"}),
+        client.get(f"/documents/{evil.pk}/"),
+        client.get(f"/documents/{evil.pk}/why/{copy.pk}/"),
+        client.get(f"/documents/{evil.pk}/why/{copy.pk}/", HTTP_HX_REQUEST="true"),
+    ]
+    for response in pages:
+        assert response.status_code == 200
+        _assert_markup_is_escaped(_html(response))
+    # A javascript: url is shown, never linked.
+    document_html = _html(pages[3])
+    assert 'href="javascript:' not in document_html and "javascript:alert(3)" in document_html
+
+
+# --- security -----------------------------------------------------------------------------------
+
+
+def test_a_post_without_a_csrf_token_is_refused() -> None:
+    client = Client(enforce_csrf_checks=True)
+    assert client.post("/", {"q": "volcano"}).status_code == 403
+
+
+def test_the_pages_accept_only_safe_methods_and_give_htmx_the_csrf_token() -> None:
+    client = Client(enforce_csrf_checks=True)
+    html = _html(client.get("/"))
+    token = re.search(r'hx-headers=\'\{"X-CSRFToken": "([^"]+)"\}\'', html)
+    assert token, "htmx requests would be sent without the CSRF token"
+    response = client.post("/", {"q": "volcano"}, HTTP_X_CSRFTOKEN=token.group(1))
+    assert response.status_code == 405
+
+
+@override_settings(SEARCH_REQUIRE_LOGIN=True)
+def test_search_requires_login_when_the_setting_says_so(
+    client: Client, volcano_corpus: VolcanoCorpus, django_user_model
+) -> None:  # type: ignore[no-untyped-def]
+    doc = volcano_corpus.original
+    for url in ("/?q=volcano", "/compare/?q=volcano", f"/documents/{doc.pk}/"):
+        response = client.get(url)
+        assert response.status_code == 302
+        assert response["Location"].startswith(reverse("admin:login"))
+    client.force_login(django_user_model.objects.create_user("reader", password="x" * 12))
+    assert client.get("/?q=volcano").status_code == 200
