@@ -1,0 +1,294 @@
+"""Folding ranked result lists into groups, and corpus-wide union-find clusters."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dedup.group import Group, clusters, group_ranked, group_ranked_simhash
+from dedup.minhash import EMPTY_VALUE, MinHasher
+from dedup.shingle import shingle_batch
+
+P = 128
+
+ORIGINAL = (
+    "The central bank raised its key interest rate by half a point on Tuesday, citing "
+    "persistent inflation in services and a labour market that remains tight, and said "
+    "further increases could follow if price pressures do not ease by the summer."
+)
+SYNDICATED = ORIGINAL + " Reporting by the wire desk."
+UNRELATED = (
+    "Heavy rain flooded several villages in the north of the province overnight, cutting "
+    "roads and power lines, and rescue teams used boats to reach stranded families."
+)
+
+
+def signatures_with_similarity(rng: np.random.Generator, base: np.ndarray, s: float):
+    """A signature sharing about a fraction s of its slots with ``base``."""
+    sig = rng.integers(0, EMPTY_VALUE, size=base.shape, dtype=np.uint32)
+    same = rng.random(base.shape) < s
+    sig[same] = base[same]
+    return sig
+
+
+def with_exact_overlap(base: np.ndarray, shared: int, rng: np.random.Generator) -> np.ndarray:
+    """A signature equal to ``base`` in exactly ``shared`` slots (similarity shared / P)."""
+    sig = base.copy()
+    change = rng.permutation(len(base))[: len(base) - shared]
+    sig[change] = (base[change].astype(np.int64) + 1 + rng.integers(0, 1000, len(change))) % (
+        EMPTY_VALUE - 1
+    )
+    return sig
+
+
+def reference_groups(sim: np.ndarray, threshold: float, ok: np.ndarray) -> list[Group]:
+    """The greedy rule stated plainly: best-ranked ungrouped hit takes every later one within
+    the threshold of itself."""
+    n = len(sim)
+    assigned = [False] * n
+    out = []
+    for rep in range(n):
+        if assigned[rep]:
+            continue
+        assigned[rep] = True
+        members = []
+        if ok[rep]:
+            for j in range(rep + 1, n):
+                if not assigned[j] and ok[j] and sim[rep, j] >= threshold:
+                    assigned[j] = True
+                    members.append(j)
+        out.append(Group(rep, tuple(members), tuple(float(sim[rep, j]) for j in members)))
+    return out
+
+
+def covers_every_hit_once(groups: list[Group], n: int) -> bool:
+    seen = [g.representative for g in groups] + [m for g in groups for m in g.members]
+    return sorted(seen) == list(range(n))
+
+
+class TestGroupRanked:
+    def test_it_folds_a_syndicated_copy_under_the_original(self):
+        texts = [ORIGINAL, UNRELATED, SYNDICATED]
+        sig = MinHasher(P).signatures(shingle_batch(texts))
+        groups = group_ranked(sig, threshold=0.8)
+        assert [g.representative for g in groups] == [0, 1]
+        assert groups[0].members == (2,)
+        assert groups[0].similarities[0] >= 0.8
+        assert groups[1].members == ()
+
+    def test_the_best_ranked_copy_represents_the_group(self):
+        texts = [UNRELATED, SYNDICATED, ORIGINAL]
+        groups = group_ranked(MinHasher(P).signatures(shingle_batch(texts)), threshold=0.8)
+        assert [(g.representative, g.members) for g in groups] == [(0, ()), (1, (2,))]
+
+    def test_it_does_not_chain_through_an_intermediate(self):
+        rng = np.random.default_rng(0)
+        a = rng.integers(0, EMPTY_VALUE, P, dtype=np.uint32)
+        # a~b and b~c are above 0.8 but a~c is below it: c must not join a's group.
+        b = with_exact_overlap(a, 116, rng)  # 0.906
+        c = b.copy()
+        same_as_a = np.flatnonzero(a == b)
+        c[same_as_a[:20]] = (a[same_as_a[:20]] + 7) % (EMPTY_VALUE - 1)  # a~c = 96/128
+        sig = np.stack([a, b, c])
+        sims = [(sig[i] == sig[j]).mean() for i, j in [(0, 1), (1, 2), (0, 2)]]
+        assert sims[0] >= 0.8 and sims[1] >= 0.8 and sims[2] < 0.8
+        groups = group_ranked(sig, threshold=0.8)
+        assert [(g.representative, g.members) for g in groups] == [(0, (1,)), (2, ())]
+
+    def test_similarities_are_the_estimate_against_the_representative(self):
+        rng = np.random.default_rng(1)
+        a = rng.integers(0, EMPTY_VALUE, P, dtype=np.uint32)
+        sig = np.stack([a, with_exact_overlap(a, 120, rng), with_exact_overlap(a, 110, rng)])
+        (group,) = group_ranked(sig, threshold=0.8)
+        assert group.members == (1, 2)
+        assert group.similarities == (120 / P, 110 / P)
+        assert group.size == 3
+
+    def test_rows_without_a_signature_stay_single(self):
+        sig = np.zeros((3, P), dtype=np.uint32)  # three identical signatures
+        groups = group_ranked(sig, threshold=0.8, valid=np.array([True, False, True]))
+        assert [(g.representative, g.members) for g in groups] == [(0, (2,)), (1, ())]
+
+    def test_empty_documents_never_group_even_with_each_other(self):
+        sig = MinHasher(P).signatures(shingle_batch(["", ORIGINAL, "  ", ORIGINAL]))
+        groups = group_ranked(sig, threshold=0.5)
+        assert [(g.representative, g.members) for g in groups] == [(0, ()), (1, (3,)), (2, ())]
+
+    def test_a_forbidden_pair_is_never_grouped_together(self):
+        sig = np.zeros((3, P), dtype=np.uint32)
+        groups = group_ranked(sig, threshold=0.8, forbid=[(0, 2)])
+        assert [(g.representative, g.members) for g in groups] == [(0, (1,)), (2, ())]
+
+    def test_a_forbidden_pair_among_members_keeps_the_later_one_out(self):
+        sig = np.zeros((3, P), dtype=np.uint32)
+        groups = group_ranked(sig, threshold=0.8, forbid=[(2, 1)])
+        assert [(g.representative, g.members) for g in groups] == [(0, (1,)), (2, ())]
+
+    def test_a_forced_pair_is_grouped_below_the_threshold_with_its_estimate(self):
+        rng = np.random.default_rng(2)
+        a = rng.integers(0, EMPTY_VALUE, P, dtype=np.uint32)
+        b = with_exact_overlap(a, 32, rng)
+        c = rng.integers(0, EMPTY_VALUE, P, dtype=np.uint32)
+        groups = group_ranked(np.stack([a, c, b]), threshold=0.8, force=[(2, 0)])
+        assert [(g.representative, g.members) for g in groups] == [(0, (2,)), (1, ())]
+        assert groups[0].similarities == (32 / P,)
+
+    def test_forbid_wins_over_force(self):
+        sig = np.zeros((2, P), dtype=np.uint32)
+        groups = group_ranked(sig, threshold=0.8, forbid=[(0, 1)], force=[(0, 1)])
+        assert len(groups) == 2
+
+    def test_an_empty_list_gives_no_groups(self):
+        assert group_ranked(np.zeros((0, P), dtype=np.uint32), threshold=0.8) == []
+
+    @pytest.mark.parametrize(
+        ("sig", "kwargs"),
+        [
+            (np.zeros((2, P), dtype=np.uint32), {"threshold": 0.0}),
+            (np.zeros((2, P), dtype=np.uint32), {"threshold": 1.5}),
+            (np.zeros(P, dtype=np.uint32), {"threshold": 0.8}),
+            (np.zeros((2, P)), {"threshold": 0.8}),
+            (np.zeros((2, P), dtype=np.uint32), {"threshold": 0.8, "valid": np.ones(3, bool)}),
+            (np.zeros((2, P), dtype=np.uint32), {"threshold": 0.8, "forbid": [(0, 2)]}),
+            (np.zeros((2, P), dtype=np.uint32), {"threshold": 0.8, "force": [(1, 1)]}),
+        ],
+    )
+    def test_bad_arguments_are_refused(self, sig, kwargs):
+        with pytest.raises(ValueError):
+            group_ranked(sig, **kwargs)
+
+    @settings(max_examples=60, deadline=None)
+    @given(
+        st.integers(0, 64),
+        st.sampled_from([0.5, 0.7, 0.8, 0.9, 1.0]),
+        st.integers(0, 2**32 - 1),
+    )
+    def test_small_lists_follow_the_greedy_rule_exactly(self, n, threshold, seed):
+        rng = np.random.default_rng(seed)
+        sig = rng.integers(0, 50, size=(n, P), dtype=np.uint32)  # few values: many overlaps
+        for i in range(1, n):
+            if rng.random() < 0.5:
+                sig[i] = signatures_with_similarity(rng, sig[rng.integers(0, i)], rng.random())
+        ok = rng.random(n) < 0.9
+        sim = (sig[:, None, :] == sig[None, :, :]).mean(axis=2)
+        assert group_ranked(sig, threshold=threshold, valid=ok) == reference_groups(
+            sim, threshold, ok
+        )
+
+    @settings(max_examples=15, deadline=None)
+    @given(st.integers(65, 400), st.integers(0, 2**32 - 1))
+    def test_long_lists_keep_every_rule_and_fold_clear_copies(self, n, seed):
+        rng = np.random.default_rng(seed)
+        sig = rng.integers(0, EMPTY_VALUE, size=(n, P), dtype=np.uint32)
+        copies = {}
+        for i in range(1, n):
+            if rng.random() < 0.3:
+                src = int(rng.integers(0, i))
+                sig[i] = signatures_with_similarity(rng, sig[src], 0.97)
+                copies[i] = src
+        groups = group_ranked(sig, threshold=0.8)
+        assert covers_every_hit_once(groups, n)
+        group_of = {}
+        for g in groups:
+            group_of[g.representative] = g.representative
+            for m, s in zip(g.members, g.similarities, strict=True):
+                group_of[m] = g.representative
+                assert m > g.representative
+                assert s == (sig[m] == sig[g.representative]).mean() >= 0.8
+        # A 0.97 copy misses the query-time bands (about 12 x 10) with probability ~1e-11: a
+        # copy of a representative is in its group unless an earlier group already took it.
+        for i, src in copies.items():
+            if group_of[src] == src and (sig[i] == sig[src]).mean() >= 0.8:
+                assert group_of[i] <= src
+
+
+class TestGroupRankedSimhash:
+    def test_it_groups_fingerprints_within_the_distance_of_the_representative(self):
+        a = np.uint64(0)
+        b = np.uint64(0b111)  # 3 bits from a
+        c = np.uint64(0b111111)  # 6 bits from a, 3 from b
+        d = np.uint64(0b001111)  # 4 from a, 1 from b, 2 from c: no chaining via b
+        groups = group_ranked_simhash(np.array([a, b, c, d], dtype=np.uint64), max_distance=3)
+        assert [(g.representative, g.members) for g in groups] == [(0, (1,)), (2, (3,))]
+        assert groups[0].similarities == (1 - 3 / 64,)
+        assert groups[1].similarities == (1 - 2 / 64,)
+
+    def test_invalid_rows_forbid_and_force_apply_as_for_minhash(self):
+        fps = np.array([0, 0, 0, 2**64 - 1], dtype=np.uint64)
+        groups = group_ranked_simhash(
+            fps, valid=np.array([True, True, False, True]), forbid=[(0, 1)], force=[(1, 3)]
+        )
+        assert [(g.representative, g.members) for g in groups] == [(0, ()), (1, (3,)), (2, ())]
+        assert groups[1].similarities == (0.0,)
+
+    @settings(max_examples=40, deadline=None)
+    @given(st.integers(0, 80), st.integers(0, 6), st.integers(0, 2**32 - 1))
+    def test_it_follows_the_greedy_rule_exactly(self, n, k, seed):
+        rng = np.random.default_rng(seed)
+        fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+        for i in range(1, n):
+            if rng.random() < 0.6:
+                flips = rng.choice(64, size=int(rng.integers(0, 2 * k + 2)), replace=False)
+                fps[i] = fps[rng.integers(0, i)] ^ np.uint64(sum(1 << int(f) for f in flips))
+        dist = np.bitwise_count(fps[:, None] ^ fps[None, :])
+        sim = np.where(dist <= k, 1 - dist / 64, -1.0)
+        want = reference_groups(sim, 0.0, np.ones(n, dtype=bool))
+        assert group_ranked_simhash(fps, max_distance=k) == want
+
+
+class TestClusters:
+    def test_components_are_ordered_by_smallest_member_with_members_ascending(self):
+        out = clusters(8, np.array([[6, 7], [5, 1], [1, 3], [2, 2]]))
+        assert [c.tolist() for c in out] == [[1, 3, 5], [6, 7]]
+
+    def test_no_pairs_give_no_clusters(self):
+        assert clusters(5, np.empty((0, 2), dtype=np.int64)) == []
+        assert clusters(0, np.empty((0, 2), dtype=np.int64)) == []
+
+    def test_a_long_chain_is_one_cluster(self):
+        n = 10_000
+        order = np.random.default_rng(0).permutation(n)
+        pairs = np.stack([order[:-1], order[1:]], axis=1)
+        (only,) = clusters(n, pairs)
+        assert np.array_equal(only, np.arange(n))
+
+    @settings(max_examples=60, deadline=None)
+    @given(
+        st.integers(1, 60).flatmap(
+            lambda n: st.tuples(
+                st.just(n),
+                st.lists(st.tuples(st.integers(0, n - 1), st.integers(0, n - 1)), max_size=80),
+            )
+        )
+    )
+    def test_clusters_match_a_breadth_first_search_whatever_the_edge_order(self, case):
+        n, edges = case
+        adj: dict[int, set[int]] = {i: set() for i in range(n)}
+        for a, b in edges:
+            adj[a].add(b)
+            adj[b].add(a)
+        seen, want = set(), []
+        for start in range(n):
+            if start in seen:
+                continue
+            comp, todo = {start}, [start]
+            while todo:
+                for nxt in adj[todo.pop()] - comp:
+                    comp.add(nxt)
+                    todo.append(nxt)
+            seen |= comp
+            if len(comp) >= 2:
+                want.append(sorted(comp))
+        arr = np.array(edges, dtype=np.int64).reshape(-1, 2)
+        assert [c.tolist() for c in clusters(n, arr)] == want
+        assert [c.tolist() for c in clusters(n, arr[::-1, ::-1])] == want
+
+    @pytest.mark.parametrize(
+        ("n", "pairs"),
+        [(-1, np.empty((0, 2))), (3, np.array([[0, 3]])), (3, np.array([0, 1, 2]))],
+    )
+    def test_bad_arguments_are_refused(self, n, pairs):
+        with pytest.raises(ValueError):
+            clusters(n, pairs)
