@@ -38,7 +38,7 @@ class Command(BaseCommand):
                 desc=f"ingest {path}",
                 unit="doc",
                 file=sys.stderr,
-                disable=options["no_progress"] or None,
+                disable=options["no_progress"],
             ) as bar:
                 report = documents_ingest(
                     corpus=corpus, records=records, batch_size=batch_size, progress=bar.update

@@ -1,0 +1,18 @@
+"""Fixtures for the app tests: run Celery tasks inline and keep the default corpus at hand."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _tasks_run_inline(settings: pytest.FixtureRequest) -> None:
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.CELERY_TASK_EAGER_PROPAGATES = True
+
+
+@pytest.fixture
+def news(db):  # type: ignore[no-untyped-def]
+    from factories import make_news
+
+    return make_news()

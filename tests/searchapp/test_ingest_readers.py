@@ -1,0 +1,232 @@
+"""The readers turn files into records, report bad ones with file and line, and refuse unsafe archives."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from searchapp.ingest import (
+    MAX_COMPRESSION_RATIO,
+    IngestFileError,
+    Record,
+    RecordError,
+    html_to_text,
+    read_path,
+    read_upload,
+)
+
+ARTICLE_PARAGRAPHS = [
+    "The harbour authority confirmed on Monday that dredging of the eastern channel will begin in May, "
+    "after two years of delays caused by disputes over where the removed silt should be dumped.",
+    "Fishing crews welcomed the decision, saying that larger boats have been unable to land their catch "
+    "at low tide since the winter storms moved a sandbank into the approach to the quay.",
+    "The work is expected to take eleven weeks and will be paid for by a regional infrastructure grant, "
+    "with the authority contributing the remaining fifteen percent from its maintenance reserve.",
+]
+
+
+def page(title: str, paragraphs: list[str]) -> str:
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return (
+        f"<html><head><title>{title}</title></head><body>"
+        "<nav><ul><li><a href='/'>Home</a></li><li><a href='/news'>News desk menu</a></li>"
+        "<li><a href='/subscribe'>Subscribe to the Coastal Gazette today</a></li></ul></nav>"
+        f"<main><article><h1>{title}</h1>{body}</article></main>"
+        "<footer><p>Copyright Coastal Gazette Media Group. All rights reserved. Privacy policy and "
+        "cookie settings.</p></footer></body></html>"
+    )
+
+
+def collect(items) -> tuple[list[Record], list[RecordError]]:  # type: ignore[no-untyped-def]
+    items = list(items)
+    return [i for i in items if isinstance(i, Record)], [
+        i for i in items if isinstance(i, RecordError)
+    ]
+
+
+def test_json_lines_keep_good_records_and_report_bad_ones_with_their_line(tmp_path: Path) -> None:
+    path = tmp_path / "docs.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps({"id": 7, "title": "Integer id", "text": "alpha", "url": "http://a"}),
+                json.dumps({"id": "b", "title": "No text"}),
+                "{not json",
+                "",
+                json.dumps({"id": "c", "text": "gamma"}),
+                json.dumps(["a", "list"]),
+            ]
+        ),
+        encoding="utf-8",
+    )
+    records, errors = collect(read_path(path))
+    assert [(r.external_id, r.title, r.text, r.url, r.line) for r in records] == [
+        ("7", "Integer id", "alpha", "http://a", 1),
+        ("c", "", "gamma", "", 5),
+    ]
+    assert [(e.line, e.source) for e in errors] == [(2, str(path)), (3, str(path)), (6, str(path))]
+    assert "text" in errors[0].reason
+    assert "invalid JSON" in errors[1].reason
+    assert str(errors[1]).startswith(f"{path}:3: ")
+
+
+def test_a_line_that_is_not_utf8_is_skipped_and_the_rest_kept(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(
+        b'{"id": 1, "text": "ok"}\n{"id": 2, "text": "caf\xe9"}\n{"id": 3, "text": "fine"}\n'
+    )
+    records, errors = collect(read_path(path))
+    assert [r.external_id for r in records] == ["1", "3"]
+    assert errors[0].line == 2 and "UTF-8" in errors[0].reason
+
+
+def test_nul_characters_are_removed_because_postgresql_text_cannot_hold_them(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "nul.jsonl"
+    path.write_text(
+        json.dumps({"id": "n", "title": "a\u0000b", "text": "x\u0000y"}), encoding="utf-8"
+    )
+    (record,), _ = collect(read_path(path))
+    assert (record.title, record.text) == ("ab", "xy")
+
+
+def test_csv_rows_become_records_with_their_line_numbers(tmp_path: Path) -> None:
+    path = tmp_path / "docs.csv"
+    path.write_text(
+        'id,title,text,url\n1,First,"one\ntwo lines",http://x\n2,Second\n3,Third,three,\n',
+        encoding="utf-8",
+    )
+    records, errors = collect(read_path(path))
+    assert [(r.external_id, r.text, r.line) for r in records] == [
+        ("1", "one\ntwo lines", 2),
+        ("3", "three", 5),
+    ]
+    assert errors[0].line == 4 and "fields" in errors[0].reason
+
+
+def test_a_csv_without_a_text_column_is_refused_naming_the_column(tmp_path: Path) -> None:
+    path = tmp_path / "bad.csv"
+    path.write_text("id,title,body\n1,a,b\n", encoding="utf-8")
+    with pytest.raises(IngestFileError, match=r"bad\.csv.*lacks the column\(s\) text"):
+        list(read_path(path))
+
+
+def test_a_missing_path_is_a_clear_file_error(tmp_path: Path) -> None:
+    with pytest.raises(IngestFileError, match="no such file or folder"):
+        read_path(tmp_path / "nowhere.jsonl")
+
+
+def test_an_unsupported_file_type_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "doc.pdf"
+    path.write_bytes(b"%PDF")
+    with pytest.raises(IngestFileError, match="unsupported file type '.pdf'"):
+        read_path(path)
+
+
+def test_html_main_text_drops_the_menu_and_the_footer() -> None:
+    title, text = html_to_text(page("Dredging to start in May", ARTICLE_PARAGRAPHS))
+    assert title == "Dredging to start in May"
+    assert "eastern channel" in text and "maintenance reserve" in text
+    assert "Subscribe" not in text and "Copyright" not in text and "News desk menu" not in text
+
+
+def test_two_pages_of_one_site_share_no_boilerplate_after_extraction() -> None:
+    _, first = html_to_text(page("Dredging", ARTICLE_PARAGRAPHS))
+    other = [
+        "A new bakery opened on the high street on Friday, selling sourdough loaves made with flour from "
+        "a mill twenty miles inland that reopened last year after a long restoration.",
+        "The owners said they hoped to employ three apprentices by the autumn and to supply the two cafes "
+        "on the promenade with bread and pastries every morning.",
+    ]
+    _, second = html_to_text(page("Bakery", other))
+    assert not set(first.split()) & {"Subscribe", "Copyright", "Privacy", "Gazette"}
+    assert not set(second.split()) & {"Subscribe", "Copyright", "Privacy", "Gazette"}
+
+
+def test_a_folder_gives_one_record_per_document_with_relative_ids(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.txt").write_text("Plain title\n\nbody of a", encoding="utf-8")
+    (tmp_path / "sub" / "b.md").write_text("# Markdown title\n\nbody of b", encoding="utf-8")
+    (tmp_path / "sub" / "c.html").write_text(
+        page("Html title", ARTICLE_PARAGRAPHS), encoding="utf-8"
+    )
+    (tmp_path / "d.bin.txt").write_bytes(b"\x00\x01binary")
+    (tmp_path / "e.txt").write_bytes(b"latin-1 caf\xe9")
+    (tmp_path / "f.png").write_bytes(b"\x89PNG")
+    records, errors = collect(read_path(tmp_path))
+    assert {r.external_id: r.title for r in records} == {
+        "a.txt": "Plain title",
+        "sub/b.md": "Markdown title",
+        "sub/c.html": "Html title",
+    }
+    reasons = {Path(e.source).name: e.reason for e in errors}
+    assert "binary" in reasons["d.bin.txt"]
+    assert "not UTF-8" in reasons["e.txt"]
+    assert "unsupported" in reasons["f.png"]
+
+
+def make_zip(entries: dict[str, bytes], *, compression: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=compression) as zf:
+        for name, data in entries.items():
+            zf.writestr(name, data)
+    return buffer.getvalue()
+
+
+def test_a_zip_of_documents_is_read_and_unsafe_entries_are_rejected(tmp_path: Path) -> None:
+    archive = tmp_path / "docs.zip"
+    archive.write_bytes(
+        make_zip(
+            {
+                "ok/one.txt": b"One\nfirst document",
+                "ok/two.jsonl": b'{"id": "j1", "text": "from json lines"}\n',
+                "../evil.txt": b"escape attempt",
+                "/etc/passwd.txt": b"absolute",
+                "bin.txt": b"\x00\x00\x00",
+            }
+        )
+    )
+    records, errors = collect(read_path(archive))
+    assert sorted(r.external_id for r in records) == ["j1", "ok/one.txt"]
+    reasons = {e.source.split("!", 1)[1]: e.reason for e in errors}
+    assert "traversal" in reasons["../evil.txt"]
+    assert "absolute" in reasons["/etc/passwd.txt"]
+    assert "binary" in reasons["bin.txt"]
+
+
+def test_a_zip_bomb_entry_is_rejected_by_its_compression_ratio() -> None:
+    bomb = make_zip({"bomb.txt": b"a" * 5_000_000, "fine.txt": b"Fine\nreal words here"})
+    records, errors = collect(read_upload("up.zip", io.BytesIO(bomb), max_uncompressed=50_000_000))
+    assert [r.external_id for r in records] == ["fine.txt"]
+    assert f"above {MAX_COMPRESSION_RATIO}:1" in errors[0].reason
+
+
+def test_a_zip_larger_than_the_uncompressed_cap_is_refused_before_reading() -> None:
+    archive = make_zip(
+        {f"{i}.txt": bytes(f"doc {i} ", "ascii") * 200 for i in range(5)},
+        compression=zipfile.ZIP_STORED,
+    )
+    with pytest.raises(IngestFileError, match="more than the limit"):
+        list(read_upload("big.zip", io.BytesIO(archive), max_uncompressed=3_000))
+
+
+def test_an_upload_that_is_not_a_zip_is_a_file_error() -> None:
+    with pytest.raises(IngestFileError, match="not a readable zip"):
+        list(read_upload("fake.zip", io.BytesIO(b"not a zip at all"), max_uncompressed=10_000))
+
+
+def test_an_upload_name_is_never_used_as_a_path() -> None:
+    data = io.BytesIO(b'{"id": 1, "text": "uploaded"}\n')
+    (record,) = read_upload("../../etc/x.jsonl", data, max_uncompressed=10_000)
+    assert isinstance(record, Record)
+    assert record.source == "x.jsonl"
+
+
+def test_an_upload_over_the_size_cap_is_refused() -> None:
+    with pytest.raises(IngestFileError, match="larger than the limit"):
+        read_upload("big.jsonl", io.BytesIO(b"x" * 2000), max_uncompressed=1000)

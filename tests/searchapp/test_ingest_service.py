@@ -1,0 +1,115 @@
+"""Ingest writes documents batch by batch; re-ingesting updates instead of duplicating."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from searchapp.ingest import IngestFileError, Record, RecordError
+from searchapp.models import Document
+from searchapp.search import get_backend
+from searchapp.services import ingest as ingest_service
+from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+
+pytestmark = pytest.mark.django_db
+
+
+def rec(external_id: str, text: str, title: str = "", url: str = "", line: int = 1) -> Record:
+    return Record(
+        external_id=external_id, title=title, text=text, url=url, source="t.jsonl", line=line
+    )
+
+
+def test_records_become_documents_and_errors_are_reported_not_written() -> None:
+    corpus = corpus_get_or_create(name="news")
+    bad = RecordError("t.jsonl", 2, "invalid JSON")
+    report = documents_ingest(
+        corpus=corpus, records=[rec("a", "alpha text", "A"), bad, rec("b", "beta text")]
+    )
+    assert (report.created, report.updated, report.unchanged) == (2, 0, 0)
+    assert report.skipped == [bad]
+    assert sorted(corpus.documents.values_list("external_id", flat=True)) == ["a", "b"]
+    doc = corpus.documents.get(external_id="a")
+    assert doc.title == "A" and doc.needs_signature
+    assert doc.content_hash == Document.hash_content("A", "alpha text")
+
+
+def test_reingesting_an_id_updates_it_instead_of_duplicating() -> None:
+    corpus = corpus_get_or_create(name="news")
+    documents_ingest(corpus=corpus, records=[rec("a", "first version"), rec("b", "stays")])
+    Document.objects.update(needs_signature=False)
+    report = documents_ingest(
+        corpus=corpus, records=[rec("a", "second version"), rec("b", "stays")]
+    )
+    assert (report.created, report.updated, report.unchanged) == (0, 1, 1)
+    assert corpus.documents.count() == 2
+    a = corpus.documents.get(external_id="a")
+    assert a.text == "second version" and a.needs_signature
+    assert not corpus.documents.get(external_id="b").needs_signature
+
+
+def test_a_url_only_change_updates_without_asking_for_a_new_signature() -> None:
+    corpus = corpus_get_or_create(name="news")
+    documents_ingest(corpus=corpus, records=[rec("a", "same text", url="http://old")])
+    Document.objects.update(needs_signature=False)
+    report = documents_ingest(corpus=corpus, records=[rec("a", "same text", url="http://new")])
+    assert report.updated == 1
+    doc = corpus.documents.get()
+    assert doc.url == "http://new" and not doc.needs_signature
+
+
+def test_the_same_id_in_two_corpora_is_two_documents() -> None:
+    one, two = corpus_get_or_create(name="one"), corpus_get_or_create(name="two")
+    documents_ingest(corpus=one, records=[rec("a", "text")])
+    documents_ingest(corpus=two, records=[rec("a", "text")])
+    assert Document.objects.filter(external_id="a").count() == 2
+
+
+def test_committed_batches_stay_and_the_failing_batch_leaves_nothing_half_written() -> None:
+    corpus = corpus_get_or_create(name="news")
+
+    def records() -> Iterator[Record]:
+        yield rec("a", "one")
+        yield rec("b", "two")
+        yield rec("c", "three")
+        raise IngestFileError("t.jsonl: the disk went away")
+
+    with pytest.raises(IngestFileError):
+        documents_ingest(corpus=corpus, records=records(), batch_size=2)
+    assert sorted(corpus.documents.values_list("external_id", flat=True)) == ["a", "b"]
+
+
+def test_progress_is_reported_for_every_record_read() -> None:
+    corpus = corpus_get_or_create(name="news")
+    seen: list[int] = []
+    items = [rec(str(i), f"text {i}") for i in range(7)] + [RecordError("t", 8, "bad")]
+    documents_ingest(corpus=corpus, records=items, batch_size=3, progress=seen.append)
+    assert sum(seen) == 8 and len(seen) == 3
+
+
+def test_ingested_text_is_searchable_and_an_update_replaces_it_in_the_index() -> None:
+    corpus = corpus_get_or_create(name="news")
+    documents_ingest(corpus=corpus, records=[rec("a", "zeppelin over the harbour")])
+    backend = get_backend()
+    assert len(backend.search("zeppelin", limit=10).hits) == 1
+    documents_ingest(corpus=corpus, records=[rec("a", "balloon over the harbour")])
+    assert backend.search("zeppelin", limit=10).hits == []
+    assert len(backend.search("balloon", limit=10).hits) == 1
+
+
+def test_signature_work_is_scheduled_once_the_batch_commits(
+    monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    calls: list[int] = []
+    monkeypatch.setattr(ingest_service, "_schedule_signatures", lambda: calls.append(1))
+    corpus = corpus_get_or_create(name="news")
+    with django_capture_on_commit_callbacks(execute=True):
+        documents_ingest(corpus=corpus, records=[rec("a", "x"), rec("b", "y")], batch_size=1)
+        assert calls == []  # nothing is queued before the transaction commits
+    assert calls == [1, 1]
+
+
+def test_a_corpus_needs_a_name() -> None:
+    with pytest.raises(ValueError, match="non-empty name"):
+        corpus_get_or_create(name="  ")
