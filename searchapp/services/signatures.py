@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations, pairwise
 from typing import TYPE_CHECKING, Any
@@ -387,18 +387,30 @@ def signature_set_activate(*, signature_set: SignatureSet) -> SignatureSet:
 
 
 def signature_set_build_inline(
-    *, method: str, params: dict[str, Any] | None = None
+    *,
+    method: str,
+    params: dict[str, Any] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> SignatureSet:
-    """Build a whole set synchronously, chunk by chunk, then activate it (tests, `make run`)."""
+    """Build a whole set synchronously, batch by batch, then activate it (tests, `make run`).
+
+    Reads the corpus a batch at a time (keyset pagination on id). ``progress`` is called with
+    the size of each signed batch.
+    """
     signature_set = signature_set_create(method=method, params=params)
-    last = Document.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
-    for first in range(0, last + 1, settings.SIGNATURE_CHUNK_SIZE):
-        for _ in documents_sign_range(
-            signature_set=signature_set,
-            first_id=first,
-            last_id=first + settings.SIGNATURE_CHUNK_SIZE - 1,
-        ):
-            pass
+    after = 0
+    while True:
+        ids = list(
+            Document.objects.filter(pk__gt=after)
+            .order_by("pk")
+            .values_list("pk", flat=True)[:SIGN_BATCH_SIZE]
+        )
+        if not ids:
+            break
+        signed = documents_sign(signature_set=signature_set, document_ids=ids)
+        after = ids[-1]
+        if progress is not None:
+            progress(signed)
     signature_set_activate(signature_set=signature_set)
     # Documents added while building, or edited after their batch, are caught up here.
     signatures_sign_pending()

@@ -1,0 +1,33 @@
+"""manage.py sign_pending: sign pending documents now (inline), or queue it for the workers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from searchapp.selectors.signatures import active_signature_sets
+from searchapp.services.clusters import clusters_recompute
+from searchapp.services.signatures import signatures_schedule_pending, signatures_sign_pending
+
+
+class Command(BaseCommand):
+    help = "Sign the documents that have no current signature in an active set."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--queue", action="store_true", help="queue it for the workers instead")
+        parser.add_argument("--limit", type=int, default=None)
+        parser.add_argument(
+            "--clusters", action="store_true", help="recompute corpus-wide clusters afterwards"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["queue"]:
+            ok = signatures_schedule_pending()
+            self.stdout.write("queued" if ok else "broker unreachable: documents stay pending")
+            return
+        signed = signatures_sign_pending(limit=options["limit"])
+        self.stdout.write(f"signed {signed} documents")
+        if options["clusters"]:
+            for method, sset in active_signature_sets().items():
+                self.stdout.write(f"{method}: {clusters_recompute(signature_set=sset)} clusters")
