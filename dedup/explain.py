@@ -1,0 +1,143 @@
+"""Why are two documents near-duplicates? The passages they share, as spans of the originals.
+
+Feeds the side-by-side "why?" view: each text is shingled exactly as ``dedup.shingle`` does it
+(same normalisation, same hashes), but every shingle keeps the character positions it came from
+in the ORIGINAL text, so the view can highlight the original wording.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+import numpy as np
+
+from dedup.shingle import ShingleSpec, combine_tokens, token_hashes
+
+__all__ = ["shared_passages"]
+
+_WORD = re.compile(r"\w+")
+_SEP = "\x00"
+
+Spans = list[tuple[int, int]]
+
+
+def _continues_cluster(ch: str) -> bool:
+    """Whether NFKC may compose ``ch`` with what precedes it: a combining mark or a Hangul
+    medial/final jamo (U+1161..U+11C2, U+D7B0..U+D7FB)."""
+    return (
+        unicodedata.combining(ch) != 0 or "\u1161" <= ch <= "\u11c2" or "\ud7b0" <= ch <= "\ud7fb"
+    )
+
+
+def _normalized_with_origin(text: str) -> tuple[str, np.ndarray, np.ndarray]:
+    """NFKC + casefold of ``text`` and, per output character, the original span it came from.
+
+    The text is cut into clusters (a character and the combining marks after it), the only
+    places NFKC composes or reorders; each cluster is normalised on its own (all at once:
+    U+0000 joins them and never composes), so the concatenation equals normalising the whole
+    text and every output character knows its cluster's original span.
+    """
+    if not text:
+        empty = np.zeros(0, dtype=np.int64)
+        return "", empty, empty
+    cont = np.fromiter(map(_continues_cluster, text), dtype=bool, count=len(text))
+    cont[0] = False
+    bounds = np.flatnonzero(~cont)
+    ends = np.r_[bounds[1:], len(text)]
+    clusters = [text[a:b] for a, b in zip(bounds.tolist(), ends.tolist(), strict=True)]
+    joined = _SEP.join(c.replace(_SEP, "") for c in clusters)
+    pieces = unicodedata.normalize("NFKC", joined).casefold().split(_SEP)
+    if _SEP in text:  # rare: clusters holding the separator itself are normalised one by one
+        for i, c in enumerate(clusters):
+            if _SEP in c:
+                pieces[i] = unicodedata.normalize("NFKC", c).casefold()
+    lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
+    normed = "".join(pieces)
+    return normed, np.repeat(bounds, lengths), np.repeat(ends, lengths)
+
+
+def _word_units(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Token hashes of ``text`` exactly as ``dedup.shingle`` tokenises it (``\\w`` runs of the
+    normalised text), with the original character span of each token."""
+    normed, origin_start, origin_end = _normalized_with_origin(text)
+    matches = list(_WORD.finditer(normed))
+    if not matches:
+        empty = np.zeros(0, dtype=np.int64)
+        return np.zeros(0, dtype=np.uint64), empty, empty
+    first = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
+    last = np.fromiter((m.end() - 1 for m in matches), dtype=np.int64, count=len(matches))
+    hashes = token_hashes([m.group() for m in matches])
+    return hashes, origin_start[first], origin_end[last]
+
+
+def _char_units(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Code points of ``normalize(text)`` with the original span of each: whitespace runs
+    become one space and leading/trailing whitespace is dropped, as ``normalize`` does."""
+    normed, origin_start, origin_end = _normalized_with_origin(text)
+    codes = np.frombuffer(normed.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    space = np.fromiter(map(str.isspace, normed), dtype=bool, count=len(normed))
+    keep = ~space | np.r_[True, ~space[:-1]]  # first of each whitespace run
+    codes = np.where(space, np.uint32(ord(" ")), codes)[keep]
+    origin_start, origin_end, space = origin_start[keep], origin_end[keep], space[keep]
+    inner = np.ones(len(codes), dtype=bool)
+    if len(codes) and space[0]:
+        inner[0] = False
+    if len(codes) and space[-1]:
+        inner[-1] = False
+    return codes[inner].astype(np.uint64), origin_start[inner], origin_end[inner]
+
+
+def _covered(shingles: np.ndarray, other: np.ndarray, n_units: int, k: int) -> np.ndarray:
+    """Which units are inside a shingle that also occurs in ``other``."""
+    shared = np.flatnonzero(np.isin(shingles, other))
+    cover = np.zeros(n_units + 1, dtype=np.int64)
+    width = min(k, n_units)  # a short text is one shingle of all its units
+    np.add.at(cover, shared, 1)
+    np.add.at(cover, shared + width, -1)
+    return np.cumsum(cover[:-1]) > 0
+
+
+def _spans(covered: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Spans:
+    """Runs of consecutive covered units as (start, end) character spans, merged."""
+    if not covered.any():
+        return []
+    edges = np.diff(np.r_[0, covered.astype(np.int8), 0])
+    first = np.flatnonzero(edges == 1)
+    last = np.flatnonzero(edges == -1) - 1
+    out: Spans = []
+    for lo, hi in zip(starts[first].tolist(), ends[last].tolist(), strict=True):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def shared_passages(
+    text_a: str, text_b: str, spec: ShingleSpec | None = None
+) -> tuple[Spans, Spans]:
+    """Character spans of ``text_a`` and ``text_b`` covered by shingles occurring in both.
+
+    Parameters:
+        text_a, text_b: the original texts (any Unicode).
+        spec: the shingling the documents were compared with (default word 5-shingles).
+
+    Returns two lists of ``(start, end)`` offsets into the original strings (``text[start:end]``
+    is a shared passage, punctuation between shared words included), sorted and
+    non-overlapping. Word spans always start and end on word characters.
+
+    Uses the same normalisation, tokens and hashes as ``dedup.shingle.shingle_batch``, so the
+    shared shingles are the ones that made the two documents similar.
+    """
+    spec = spec or ShingleSpec()
+    if not isinstance(text_a, str) or not isinstance(text_b, str):
+        raise TypeError("shared_passages needs two str texts")
+    units = _word_units if spec.kind == "word" else _char_units
+    values_a, starts_a, ends_a = units(text_a)
+    values_b, starts_b, ends_b = units(text_b)
+    shingles_a = combine_tokens(values_a, spec.k)
+    shingles_b = combine_tokens(values_b, spec.k)
+    covered_a = _covered(shingles_a, shingles_b, len(values_a), spec.k)
+    covered_b = _covered(shingles_b, shingles_a, len(values_b), spec.k)
+    return _spans(covered_a, starts_a, ends_a), _spans(covered_b, starts_b, ends_b)
