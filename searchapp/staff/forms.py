@@ -14,6 +14,8 @@ SHINGLE_KINDS = [("word", "Words"), ("char", "Characters")]
 class UploadForm(forms.Form):
     file = forms.FileField(
         label="File",
+        # The upload service refuses an empty file with a message naming it.
+        allow_empty_file=True,
         help_text="JSON lines, CSV (id, title, text, url), .txt, .md, .html, or a .zip of those.",
         widget=forms.ClearableFileInput(
             attrs={"accept": ".jsonl,.ndjson,.json,.csv,.txt,.md,.markdown,.html,.htm,.zip"}

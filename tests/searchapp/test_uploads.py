@@ -1,0 +1,342 @@
+"""Uploads from the browser: imported in the background, all or nothing, with a clear report.
+
+Every bad upload leaves the corpus exactly as it was and tells staff what was wrong and where.
+The Celery task runs eagerly here (the same code path a worker runs, in-process).
+"""
+
+# Fixtures are imported from staff_testing and then named as test arguments, as pytest wants.
+# ruff: noqa: F811
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.urls import reverse
+from staff_testing import add_document, staff_client, staff_user  # noqa: F401 - fixtures
+
+from searchapp.celery import app as celery_app
+from searchapp.models import Corpus, Document, Job
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def eager_tasks_and_media(settings, tmp_path):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = previous
+
+
+@pytest.fixture
+def existing_corpus(db):  # type: ignore[no-untyped-def]
+    corpus = Corpus.objects.create(name="news")
+    add_document(corpus, "keep-1", "Kept", "This document was here before the upload.")
+    return corpus
+
+
+def corpus_state() -> list[tuple]:
+    return sorted(
+        Document.objects.values_list("corpus__name", "external_id", "title", "text", "content_hash")
+    )
+
+
+def upload(
+    client, name: str, data: bytes, *, corpus: str = "news", skip_bad: bool = False, capture=None
+):  # type: ignore[no-untyped-def]
+    form = {"file": SimpleUploadedFile(name, data), "corpus": corpus}
+    if skip_bad:
+        form["skip_bad_records"] = "on"
+    with capture(execute=True):
+        response = client.post(reverse("staff:upload"), form)
+    return response
+
+
+def job_page(client, response) -> str:  # type: ignore[no-untyped-def]
+    assert response.status_code == 302, response.content[:500]
+    page = client.get(response["Location"])
+    assert page.status_code == 200
+    return page.content.decode()
+
+
+def jsonl(*objs: object) -> bytes:
+    return b"".join(json.dumps(o).encode() + b"\n" for o in objs)
+
+
+def zip_bytes(entries: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=compression) as zf:
+        for name, data in entries.items():
+            zf.writestr(name, data)
+    return buf.getvalue()
+
+
+STORY = "The river flooded the lower town after three days of heavy rain, and hundreds left their homes."
+
+
+def test_a_jsonl_upload_is_imported_and_reported(
+    staff_client, existing_corpus, django_capture_on_commit_callbacks
+):
+    data = jsonl(
+        {"id": "s1", "title": "Flood", "text": STORY, "url": "https://example.org/1"},
+        {"id": "s2", "title": "Flood again", "text": STORY + " Officials said."},
+    )
+    response = upload(
+        staff_client, "stories.jsonl", data, capture=django_capture_on_commit_callbacks
+    )
+    html = job_page(staff_client, response)
+    job = Job.objects.get(kind=Job.Kind.IMPORT)
+    assert job.state == Job.State.DONE, job.message
+    assert job.report["created"] == 2
+    assert set(Document.objects.values_list("external_id", flat=True)) == {"keep-1", "s1", "s2"}
+    assert "Import report" in html
+    assert 'data-count="created">2<' in html
+    assert 'role="progressbar"' in html or "<progress" in html
+
+
+def test_re_uploading_an_id_updates_it_and_counts_unchanged_records(
+    staff_client, existing_corpus, django_capture_on_commit_callbacks
+):
+    first = jsonl(
+        {"id": "s1", "title": "Flood", "text": STORY},
+        {"id": "s2", "title": "Other", "text": "Unrelated."},
+    )
+    upload(staff_client, "a.jsonl", first, capture=django_capture_on_commit_callbacks)
+    second = jsonl(
+        {"id": "s1", "title": "Flood", "text": STORY + " Updated."},
+        {"id": "s2", "title": "Other", "text": "Unrelated."},
+    )
+    response = upload(staff_client, "b.jsonl", second, capture=django_capture_on_commit_callbacks)
+    job_page(staff_client, response)
+    job = Job.objects.filter(kind=Job.Kind.IMPORT).order_by("-id").first()
+    assert (job.report["created"], job.report["updated"], job.report["unchanged"]) == (0, 1, 1)
+    assert Document.objects.get(external_id="s1").text.endswith("Updated.")
+    assert Document.objects.filter(external_id="s1").count() == 1
+
+
+def test_a_zip_of_text_markdown_and_html_files_is_imported(
+    staff_client, existing_corpus, django_capture_on_commit_callbacks
+):
+    data = zip_bytes(
+        {
+            "docs/flood.txt": STORY.encode(),
+            "docs/notes.md": b"# Notes\n\nThe council met on Tuesday to discuss the budget.",
+            "docs/page.html": b"<html><head><title>Budget</title></head><body><article><p>"
+            + b"The council approved the budget for the coming year after a long debate. " * 3
+            + b"</p></article></body></html>",
+        }
+    )
+    response = upload(staff_client, "bundle.zip", data, capture=django_capture_on_commit_callbacks)
+    job_page(staff_client, response)
+    job = Job.objects.get(kind=Job.Kind.IMPORT)
+    assert job.state == Job.State.DONE, job.message
+    assert job.report["created"] == 3
+    assert Document.objects.filter(corpus__name="news").count() == 4
+
+
+def test_skipping_bad_records_imports_the_rest_and_lists_each_skip_with_its_reason(
+    staff_client, existing_corpus, django_capture_on_commit_callbacks
+):
+    data = jsonl(
+        {"id": "s1", "title": "Flood", "text": STORY},
+        [1, 2, 3],
+        {"id": "s3", "title": "Rain", "text": "More rain."},
+    )
+    response = upload(
+        staff_client, "mixed.jsonl", data, skip_bad=True, capture=django_capture_on_commit_callbacks
+    )
+    html = job_page(staff_client, response)
+    job = Job.objects.get(kind=Job.Kind.IMPORT)
+    assert job.state == Job.State.DONE
+    assert job.report["created"] == 2
+    assert job.report["skipped"] == [
+        {
+            "source": "mixed.jsonl",
+            "line": 2,
+            "reason": "expected a JSON object with id, title, text, url",
+        }
+    ]
+    assert "mixed.jsonl:2" in html and "expected a JSON object" in html
+
+
+# --- bad uploads: nothing changes, and the message says what and where -------------------------
+
+BOMB = zip_bytes({"bomb.txt": b"0" * 3_000_000})
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "expected"),
+    [
+        pytest.param("empty.jsonl", b"", "empty.jsonl is empty", id="empty-file"),
+        pytest.param(
+            "blank.jsonl", b"\n  \n\n", "blank.jsonl: nothing to import", id="blank-lines-only"
+        ),
+        pytest.param("bomb.zip", BOMB, "possible zip bomb", id="zip-bomb-ratio"),
+        pytest.param(
+            "evil.zip",
+            zip_bytes({"../../etc/evil.txt": b"owned", "ok.txt": STORY.encode()}),
+            "path traversal",
+            id="zip-with-dotdot-entries",
+        ),
+        pytest.param(
+            "image.txt",
+            b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR" + bytes(range(256)),
+            "binary file",
+            id="binary-file",
+        ),
+        pytest.param(
+            "story.txt", "Café au lait, déjà vu".encode("latin-1"), "not UTF-8", id="non-utf8-text"
+        ),
+        pytest.param(
+            "notext.csv",
+            b"id,title\n1,Hello\n",
+            "lacks the column(s) text",
+            id="csv-missing-column",
+        ),
+        pytest.param(
+            "lines.jsonl",
+            jsonl({"id": "1", "title": "ok", "text": STORY}) + b'"just a string"\n',
+            "lines.jsonl:2: expected a JSON object",
+            id="json-line-not-an-object",
+        ),
+        pytest.param(
+            "broken.zip",
+            b"PK\x03\x04 this is not really a zip",
+            "not a readable zip",
+            id="corrupt-zip",
+        ),
+        pytest.param("virus.exe", b"MZ\x90\x00", "unsupported file type", id="unsupported-type"),
+    ],
+)
+def test_a_bad_upload_changes_nothing_and_says_what_was_wrong(
+    staff_client, existing_corpus, django_capture_on_commit_callbacks, name, data, expected
+):
+    before = corpus_state()
+    corpora_before = list(Corpus.objects.values_list("name", flat=True))
+    response = upload(
+        staff_client, name, data, corpus="news", capture=django_capture_on_commit_callbacks
+    )
+    if response.status_code == 302:
+        html = job_page(staff_client, response)
+        job = Job.objects.get(kind=Job.Kind.IMPORT)
+        assert job.state == Job.State.FAILED
+        assert "Nothing was imported" in job.message or "nothing to import" in job.message
+    else:
+        # Refused before anything was stored: the form shows why.
+        assert response.status_code == 400
+        html = response.content.decode()
+        assert not Job.objects.exists()
+    assert expected in html, html[:3000]
+    assert "Traceback" not in html
+    assert corpus_state() == before
+    assert list(Corpus.objects.values_list("name", flat=True)) == corpora_before
+
+
+def test_a_bad_upload_into_a_new_corpus_does_not_create_the_corpus(
+    staff_client, django_capture_on_commit_callbacks
+):
+    data = jsonl({"id": "1", "text": STORY}, 42)
+    upload(
+        staff_client,
+        "x.jsonl",
+        data,
+        corpus="brand-new",
+        capture=django_capture_on_commit_callbacks,
+    )
+    assert Job.objects.get().state == Job.State.FAILED
+    assert not Corpus.objects.filter(name="brand-new").exists()
+    assert not Document.objects.exists()
+
+
+def test_an_upload_over_the_size_limit_is_refused_before_it_is_stored(
+    staff_client, existing_corpus, settings, django_capture_on_commit_callbacks
+):
+    settings.UPLOAD_MAX_BYTES = 2048
+    before = corpus_state()
+    response = upload(
+        staff_client,
+        "big.jsonl",
+        jsonl({"id": "1", "text": "x" * 5000}),
+        capture=django_capture_on_commit_callbacks,
+    )
+    assert response.status_code == 400
+    assert "the upload limit is 2,048 bytes" in response.content.decode()
+    assert corpus_state() == before
+    assert not Job.objects.exists()
+    uploads_dir = settings.MEDIA_ROOT / "uploads"
+    assert not uploads_dir.exists() or not any(uploads_dir.iterdir())
+
+
+def test_a_zip_expanding_past_the_uncompressed_limit_is_refused(
+    staff_client, existing_corpus, settings, django_capture_on_commit_callbacks
+):
+    settings.UPLOAD_MAX_UNCOMPRESSED_BYTES = 10_000
+    before = corpus_state()
+    data = zip_bytes({f"doc{i}.txt": (STORY + str(i)).encode() * 20 for i in range(10)})
+    html = job_page(
+        staff_client,
+        upload(staff_client, "many.zip", data, capture=django_capture_on_commit_callbacks),
+    )
+    assert "more than the limit 10,000" in html or "more than 10,000 bytes uncompressed" in html
+    assert corpus_state() == before
+
+
+def test_a_failure_while_writing_rolls_back_every_record(
+    staff_client, existing_corpus, monkeypatch, django_capture_on_commit_callbacks
+):
+    from searchapp.services import ingest as ingest_service
+
+    real_write = ingest_service._write_batch
+    calls = []
+
+    def write_then_fail(corpus, batch, report):  # type: ignore[no-untyped-def]
+        real_write(corpus, batch, report)  # the rows are written...
+        calls.append(len(batch))
+        raise RuntimeError("disk full")  # ...and then the database fails
+
+    monkeypatch.setattr(ingest_service, "_write_batch", write_then_fail)
+    before = corpus_state()
+    data = jsonl(*({"id": f"n{i}", "title": f"T{i}", "text": f"{STORY} {i}"} for i in range(5)))
+    html = job_page(
+        staff_client,
+        upload(staff_client, "ok.jsonl", data, capture=django_capture_on_commit_callbacks),
+    )
+    assert calls, "the writer ran"
+    assert "Nothing was imported" in html
+    assert corpus_state() == before
+
+
+def test_the_stored_upload_is_removed_once_imported(
+    staff_client, existing_corpus, settings, django_capture_on_commit_callbacks
+):
+    upload(
+        staff_client,
+        "a.jsonl",
+        jsonl({"id": "1", "text": STORY}),
+        capture=django_capture_on_commit_callbacks,
+    )
+    assert Job.objects.get().state == Job.State.DONE
+    assert not any((settings.MEDIA_ROOT / "uploads").iterdir())
+
+
+def test_file_and_corpus_names_in_the_import_report_are_escaped(
+    staff_client, django_capture_on_commit_callbacks
+):
+    evil = "<img src=x onerror=alert(1)>"
+    data = jsonl({"id": "1", "text": STORY}, "not an object")
+    response = upload(
+        staff_client,
+        f"{evil}.jsonl",
+        data,
+        corpus=evil,
+        skip_bad=True,
+        capture=django_capture_on_commit_callbacks,
+    )
+    html = job_page(staff_client, response)
+    assert Job.objects.get().state == Job.State.DONE
+    assert evil not in html
+    assert "&lt;img src=x onerror=alert(1)&gt;.jsonl" in html
