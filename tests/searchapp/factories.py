@@ -1,4 +1,5 @@
 """Small named datasets and helpers shared by the app tests (one dataset, many tests)."""
+# ruff: noqa: E501 - prose test data reads better unwrapped
 
 from __future__ import annotations
 
