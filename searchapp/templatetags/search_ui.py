@@ -80,3 +80,14 @@ def grouping_label(page: Any) -> str:
         distance = "" if page.max_distance is None else f", ≤ {page.max_distance} bits apart"
         return f"Grouped (SimHash{distance})"
     return "Ungrouped"
+
+
+@register.simple_tag(takes_context=True)
+def compare_query(context: dict[str, Any]) -> str:
+    """The compare page's query string for the current search (no page; no "none" method)."""
+    params: QueryDict = context["request"].GET.copy()
+    params.pop("page", None)
+    if params.get("group") == "none":
+        params.pop("group")
+    encoded = params.urlencode()
+    return f"?{encoded}" if encoded else ""

@@ -31,8 +31,8 @@
 
   // "why?" inline: a second click folds the explanation away instead of loading it again.
   document.addEventListener("htmx:beforeRequest", function (event) {
-    var link = event.detail.elt;
-    if (!link.classList || !link.classList.contains("why")) return;
+    var link = event.detail && event.detail.elt;
+    if (!link || !link.classList || !link.classList.contains("why")) return;
     var panel = document.getElementById(link.getAttribute("aria-controls"));
     if (panel && panel.childElementCount > 0) {
       event.preventDefault();
@@ -42,7 +42,8 @@
   });
 
   document.addEventListener("htmx:afterSwap", function (event) {
-    var target = event.detail.target;
+    var target = (event.detail && event.detail.target) || event.target;
+    if (!target || !target.classList) return;
     if (target.classList.contains("why-panel")) {
       var link = document.querySelector("a.why[aria-controls='" + target.id + "']");
       if (link) link.setAttribute("aria-expanded", "true");
@@ -65,8 +66,11 @@
     });
   });
   document.addEventListener("htmx:load", function (event) {
-    event.detail.elt.querySelectorAll && event.detail.elt.querySelectorAll("a.why[hx-get]").forEach(function (link) {
+    var root = event.detail && event.detail.elt;
+    if (!root || !root.querySelectorAll) return;
+    root.querySelectorAll("a.why[hx-get]").forEach(function (link) {
       if (!link.hasAttribute("aria-expanded")) link.setAttribute("aria-expanded", "false");
     });
+    syncMethodFields(document);
   });
 })();

@@ -148,6 +148,8 @@ class NewsCorpus:
     corrected_id: int
     evil_id: int
     evil_copy_id: int
+    evil_title: str = EVIL_TITLE
+    payload: str = SCRIPT
 
 
 @pytest.fixture

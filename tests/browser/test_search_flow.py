@@ -45,7 +45,7 @@ def test_a_reader_opens_a_folded_group_asks_why_and_compares(page, live_server, 
     page.wait_for_function(f"document.getElementById('{panel_id}').childElementCount === 0")
     assert why.get_attribute("aria-expanded") == "false"
 
-    page.get_by_role("navigation", name="Main").get_by_role("link", name="Compare").click()
+    page.get_by_role("link", name="Compare grouped with ungrouped").click()
     page.wait_for_url(re.compile(r"/compare/\?q="))
     grouped = page.locator("section.compare-column").nth(0)
     ungrouped = page.locator("section.compare-column").nth(1)
@@ -137,7 +137,7 @@ def test_the_document_page_lists_near_duplicates_and_a_missing_one_is_a_404(
     page.goto(f"{live_server.url}/documents/{news_corpus.original_id}/")
     assert page.get_by_role("heading", level=1).inner_text() == "Eruption near Grindavik"
     side = page.locator(".near-duplicates")
-    assert side.get_by_role("link", name="Lava fountains light up the sky").is_visible()
+    assert side.get_by_role("link", name="Lava fountains light up the sky", exact=True).is_visible()
     side.get_by_role("link", name=re.compile("^Why is .Lava fountains")).click()
     page.wait_for_url(re.compile(r"/why/"))
     assert page.locator("mark.shared").count() > 0
