@@ -20,7 +20,7 @@ VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
 
 DEBUG = env_bool("DEBUG", False)
 
-_DEV_SECRET_KEY = "dev-insecure-secret-key-change-me"  # noqa: S105 - refused below unless DEBUG
+_DEV_SECRET_KEY = "dev-insecure-secret-key-change-me"
 SECRET_KEY = env_str("SECRET_KEY", _DEV_SECRET_KEY)
 # The test runner imports these settings before any test code can set variables, so a pytest
 # process is the one place the development key is tolerated with DEBUG off.
@@ -139,6 +139,8 @@ CELERY_BROKER_FOLDER = Path(env_str("CELERY_BROKER_FOLDER", str(VAR_DIR / "broke
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 1, minimum=1)
 CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 300, minimum=5)
+# Queue the app publishes to and workers consume (tests use a private one per run).
+CELERY_TASK_DEFAULT_QUEUE = env_str("CELERY_TASK_DEFAULT_QUEUE", "celery")
 # Publishing gives up after this many seconds when the broker is unreachable (ingest must not hang).
 CELERY_BROKER_CONNECT_TIMEOUT = env_float("CELERY_BROKER_CONNECT_TIMEOUT", 2.0, minimum=0.1)
 # Signature pipeline (searchapp/services/jobs.py): chunk retries with exponential backoff.

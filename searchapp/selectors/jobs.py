@@ -50,7 +50,7 @@ def broker_reachable() -> tuple[bool, str]:
 
     ok, error = True, ""
     try:
-        with app.connection_for_write() as conn:
+        with app.connection_for_write(url) as conn:
             conn.ensure_connection(max_retries=1, timeout=settings.CELERY_BROKER_CONNECT_TIMEOUT)
     except Exception as exc:  # any transport error means "not reachable"; the message says why
         ok, error = False, f"{type(exc).__name__}: {exc}"[:300]

@@ -1,0 +1,143 @@
+"""The background pipeline end to end: real PostgreSQL, real Redis, a real worker process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from pipeline_testing import ROOT, make_documents, wait_for, workers  # noqa: F401 (fixture)
+
+from searchapp.models import Document, Job, JobChunk, Signature, SignatureSet
+from searchapp.selectors.signatures import active_signature_set
+from searchapp.services.jobs import job_cancel, signature_set_rebuild
+from searchapp.services.signatures import signature_set_build_inline
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_rebuild_runs_on_the_worker_and_switches_versions_only_when_complete(workers) -> None:
+    ids = make_documents(600)
+    previous = signature_set_build_inline(method="minhash")
+    workers.start(SIGNATURE_CHUNK_DELAY_MS=300)
+
+    job = signature_set_rebuild(method="minhash", params={"num_perm": 64}, chunk_size=100)
+    assert job.total == 600 and job.chunks.count() == 6
+    seen_active = set()
+
+    def finished() -> bool:
+        # Searches read the previous version until the very end.
+        seen_active.add(active_signature_set("minhash").pk)
+        job.refresh_from_db()
+        return job.is_finished
+
+    wait_for(finished, timeout=60, what="the rebuild job", logs=workers.logs)
+    assert job.state == Job.State.DONE, job.errors
+    assert seen_active <= {previous.pk, job.signature_set_id}
+    assert previous.pk in seen_active
+    new = SignatureSet.objects.get(pk=job.signature_set_id)
+    previous.refresh_from_db()
+    assert new.state == SignatureSet.State.ACTIVE and previous.state == SignatureSet.State.RETIRED
+    assert job.done == job.total == 600
+    assert job.started_at and job.finished_at and job.rate
+    rows = Signature.objects.filter(signature_set=new)
+    assert rows.count() == len(ids) == rows.values("document_id").distinct().count()
+    assert set(JobChunk.objects.filter(job=job).values_list("state", flat=True)) == {
+        JobChunk.State.DONE
+    }
+
+
+def test_a_cancelled_rebuild_stops_and_leaves_the_active_version(workers) -> None:
+    make_documents(600)
+    active = signature_set_build_inline(method="simhash")
+    workers.start(SIGNATURE_CHUNK_DELAY_MS=700)
+    job = signature_set_rebuild(method="simhash", chunk_size=100)
+    wait_for(
+        lambda: JobChunk.objects.filter(job=job, state="done").exists(),
+        timeout=30,
+        what="a first chunk",
+    )
+    job_cancel(job=job)
+    job.refresh_from_db()
+    assert job.state == Job.State.CANCELLED
+    done_at_cancel = JobChunk.objects.filter(job=job, state="done").count()
+    import time
+
+    time.sleep(2.0)
+    assert JobChunk.objects.filter(job=job, state="done").count() <= done_at_cancel + 1
+    assert active_signature_set("simhash") == active
+    assert SignatureSet.objects.get(pk=job.signature_set_id).state == SignatureSet.State.CANCELLED
+
+
+def test_ingested_documents_are_signed_in_the_background(workers, tmp_path: Path) -> None:
+    make_documents(50)
+    minhash = signature_set_build_inline(method="minhash")
+    workers.start()
+    source = tmp_path / "new.jsonl"
+    source.write_text(
+        "".join(
+            f'{{"id": "new-{i}", "title": "new {i}", "text": "fresh words number {i} '
+            + "lorem " * 40
+            + '"}\n'
+            for i in range(30)
+        )
+    )
+    from searchapp.ingest import read_path
+    from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+
+    documents_ingest(corpus=corpus_get_or_create(name="pipeline"), records=read_path(source))
+    new = Document.objects.filter(external_id__startswith="new-")
+    assert new.count() == 30
+    wait_for(
+        lambda: not new.filter(needs_signature=True).exists(),
+        timeout=30,
+        what="background signing",
+        logs=workers.logs,
+    )
+    assert Signature.objects.filter(signature_set=minhash, document__in=new).count() == 30
+
+
+def test_ingest_with_the_broker_down_keeps_documents_pending_until_a_worker_returns(
+    workers, tmp_path: Path, settings
+) -> None:
+    make_documents(40)
+    signature_set_build_inline(method="minhash")
+    source = tmp_path / "outage.jsonl"
+    source.write_text(
+        "".join(
+            f'{{"id": "out-{i}", "title": "o{i}", "text": "outage text {i} '
+            + "ipsum " * 30
+            + '"}\n'
+            for i in range(25)
+        )
+    )
+    env = workers.env(CELERY_BROKER_URL="redis://127.0.0.1:1/15", CELERY_BROKER_CONNECT_TIMEOUT="1")
+    result = subprocess.run(
+        [sys.executable, "manage.py", "ingest", str(source), "--corpus", "pipeline"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    stored = Document.objects.filter(external_id__startswith="out-")
+    assert stored.count() == 25 and stored.filter(needs_signature=True).count() == 25
+
+    from searchapp.selectors.jobs import pipeline_status
+
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/15"
+    status = pipeline_status()
+    assert not status.broker_ok and status.pending >= 25 and status.broker == "redis://127.0.0.1:1"
+    settings.CELERY_BROKER_URL = workers.broker
+
+    workers.start()  # the broker is back: the worker's start-up catch-up signs what is pending
+    wait_for(
+        lambda: not stored.filter(needs_signature=True).exists(),
+        timeout=40,
+        what="catch-up signing",
+        logs=workers.logs,
+    )
+    status = pipeline_status()
+    assert status.broker_ok and status.pending == 0

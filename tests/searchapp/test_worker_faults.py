@@ -1,0 +1,103 @@
+"""Faults with a real worker process: killed mid-rebuild, and a chunk that keeps failing."""
+
+from __future__ import annotations
+
+import pytest
+from pipeline_testing import make_documents, wait_for, workers  # noqa: F401 (fixture)
+
+from searchapp.models import BandKey, Job, JobChunk, Signature, SignatureSet
+from searchapp.selectors.signatures import active_signature_set
+from searchapp.services.jobs import signature_set_rebuild
+from searchapp.services.signatures import signature_set_build_inline
+
+pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+
+def test_a_worker_killed_mid_rebuild_is_replaced_and_the_job_completes_without_redoing_chunks(
+    workers,
+) -> None:
+    ids = make_documents(800)
+    previous = signature_set_build_inline(method="minhash")
+    first = workers.start(SIGNATURE_CHUNK_DELAY_MS=600)
+    job = signature_set_rebuild(method="minhash", params={"num_perm": 64}, chunk_size=100)
+    wait_for(
+        lambda: (
+            JobChunk.objects.filter(job=job, state="done").count() >= 2
+            and JobChunk.objects.filter(job=job, state="running").exists()
+        ),
+        timeout=40,
+        what="two chunks done and one running",
+        logs=workers.logs,
+    )
+    workers.kill(first)
+    done_before = set(JobChunk.objects.filter(job=job, state="done").values_list("pk", flat=True))
+    interrupted = set(
+        JobChunk.objects.filter(job=job, state="running").values_list("pk", flat=True)
+    )
+    assert interrupted
+    job.refresh_from_db()
+    assert not job.is_finished
+    assert active_signature_set("minhash") == previous
+
+    workers.start(SIGNATURE_CHUNK_DELAY_MS=50)
+    wait_for(
+        lambda: Job.objects.get(pk=job.pk).is_finished,
+        timeout=60,
+        what="the resumed job",
+        logs=workers.logs,
+    )
+    job.refresh_from_db()
+    assert job.state == Job.State.DONE and job.done == job.total == 800
+    chunks = {c.pk: c for c in JobChunk.objects.filter(job=job)}
+    assert all(chunks[pk].attempts == 1 for pk in done_before), "finished chunks were redone"
+    assert all(chunks[pk].attempts >= 2 for pk in interrupted)
+    new = SignatureSet.objects.get(pk=job.signature_set_id)
+    assert active_signature_set("minhash") == new
+    sigs = Signature.objects.filter(signature_set=new)
+    assert sigs.count() == len(ids) == sigs.values("document_id").distinct().count()
+    assert BandKey.objects.filter(signature_set=new).count() == len(ids) * new.params["bands"]
+
+
+def test_a_failing_chunk_is_retried_with_backoff_then_reported_and_the_active_version_kept(
+    workers,
+) -> None:
+    make_documents(300)
+    previous = signature_set_build_inline(method="minhash")
+    workers.start(
+        SIGNATURE_TEST_FAIL_CHUNK=1, SIGNATURE_CHUNK_MAX_RETRIES=2, SIGNATURE_RETRY_BACKOFF=1
+    )
+    job = signature_set_rebuild(method="minhash", params={"num_perm": 64}, chunk_size=100)
+    wait_for(
+        lambda: Job.objects.get(pk=job.pk).is_finished,
+        timeout=60,
+        what="the job to fail",
+        logs=workers.logs,
+    )
+    job.refresh_from_db()
+    assert job.state == Job.State.FAILED
+    failed = JobChunk.objects.get(job=job, index=1)
+    assert failed.state == JobChunk.State.FAILED and failed.attempts == 3
+    assert [e["chunk"] for e in job.errors] == [1]
+    assert "injected fault" in job.errors[0]["error"] and job.errors[0]["attempts"] == 3
+    # Backoff: 1 s then 2 s between the three attempts.
+    assert (failed.finished_at - job.created_at).total_seconds() >= 3
+    assert SignatureSet.objects.get(pk=job.signature_set_id).state == SignatureSet.State.FAILED
+    assert active_signature_set("minhash") == previous
+
+
+def test_a_chunk_that_fails_once_succeeds_on_retry(workers) -> None:
+    make_documents(300)
+    workers.start(
+        SIGNATURE_TEST_FAIL_CHUNK=0, SIGNATURE_TEST_FAIL_ATTEMPTS=1, SIGNATURE_RETRY_BACKOFF=1
+    )
+    job = signature_set_rebuild(method="simhash", chunk_size=100)
+    wait_for(
+        lambda: Job.objects.get(pk=job.pk).is_finished,
+        timeout=60,
+        what="the job",
+        logs=workers.logs,
+    )
+    job.refresh_from_db()
+    assert job.state == Job.State.DONE and not job.errors
+    assert JobChunk.objects.get(job=job, index=0).attempts == 2
+    assert active_signature_set("simhash").pk == job.signature_set_id
