@@ -95,4 +95,4 @@ def _catch_up_on_start(**_: Any) -> None:
 
 
 _configure()
-app.autodiscover_tasks(["searchapp"])
+app.autodiscover_tasks(["searchapp", "searchapp.staff"])

@@ -117,19 +117,15 @@ def upload_store(
 
 def _queue_import(job_id: int) -> None:
     from searchapp.staff.tasks import upload_import_task
+    from searchapp.tasks import task_publish
 
-    try:
-        upload_import_task.delay(job_id)
-    except (
-        Exception
-    ) as exc:  # broker down: the job says so instead of a 500 after the file is stored
-        logger.exception("could not queue import job %s", job_id)
+    if not task_publish(upload_import_task, job_id):
+        # Broker down: the job says so at once instead of waiting forever; the file goes.
+        job = Job.objects.get(pk=job_id)
+        (_uploads_dir() / job.params["file"]).unlink(missing_ok=True)
         Job.objects.filter(pk=job_id).update(
             state=Job.State.FAILED,
-            message=(
-                f"The background queue is unavailable ({exc.__class__.__name__}); "
-                "nothing was imported. Try again."
-            ),
+            message="The background queue is unavailable; nothing was imported. Upload again later.",
             finished_at=timezone.now(),
         )
 

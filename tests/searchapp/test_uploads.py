@@ -26,6 +26,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def eager_tasks_and_media(settings, tmp_path):
     settings.MEDIA_ROOT = tmp_path / "media"
+    settings.CELERY_TASK_ALWAYS_EAGER = True
     previous = celery_app.conf.task_always_eager
     celery_app.conf.task_always_eager = True
     yield
@@ -340,3 +341,32 @@ def test_file_and_corpus_names_in_the_import_report_are_escaped(
     assert Job.objects.get().state == Job.State.DONE
     assert evil not in html
     assert "&lt;img src=x onerror=alert(1)&gt;.jsonl" in html
+
+
+def test_when_the_queue_is_unreachable_the_job_fails_with_a_clear_message(
+    staff_client, existing_corpus, settings, monkeypatch, django_capture_on_commit_callbacks
+):
+    from kombu.exceptions import OperationalError
+
+    from searchapp.staff.tasks import upload_import_task
+
+    def broker_down(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise OperationalError("[Errno 111] Connection refused")
+
+    # What kombu raises when the broker is down, at the point where the task is published.
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    celery_app.conf.task_always_eager = False
+    monkeypatch.setattr(upload_import_task, "apply_async", broker_down)
+    before = corpus_state()
+    response = upload(
+        staff_client,
+        "a.jsonl",
+        jsonl({"id": "1", "text": STORY}),
+        capture=django_capture_on_commit_callbacks,
+    )
+    html = job_page(staff_client, response)
+    job = Job.objects.get()
+    assert "background queue is unavailable" in html, (job.state, job.message)
+    assert Job.objects.get().state == Job.State.FAILED
+    assert corpus_state() == before
+    assert not any((settings.MEDIA_ROOT / "uploads").iterdir())
