@@ -30,7 +30,10 @@ QUERY_MAX_LENGTH = 1000
 
 
 def _default_threshold() -> float:
-    return float(settings.DEDUP_DEFAULT_THRESHOLD)
+    # Staff's threshold once its rebuild is active (else DEDUP_DEFAULT_THRESHOLD).
+    from searchapp.selectors.dedup_settings import default_threshold
+
+    return default_threshold()
 
 
 class RangeInput(forms.NumberInput):

@@ -26,12 +26,12 @@ from searchapp.models import (
     Cluster,
     ClusterMember,
     Corpus,
-    DedupSettings,
     Document,
     DuplicateDecision,
     Signature,
     SignatureSet,
 )
+from searchapp.selectors.dedup_settings import default_max_distance, default_threshold
 
 # Fewer labelled pairs than this and precision/recall would be noise: the report says "n/a".
 MIN_DECISIONS_FOR_METRICS = 5
@@ -259,7 +259,7 @@ def duplicates_export_rows(*, method: str = "minhash") -> Iterator[ReportCluster
 
 
 def _grouped_mask(
-    method: str, pairs: list[tuple[int, int]], settings_obj: DedupSettings
+    method: str, pairs: list[tuple[int, int]], threshold: float, max_distance: int
 ) -> np.ndarray:
     """Which decided pairs the current settings group: what search grouping would do with them.
 
@@ -292,11 +292,11 @@ def _grouped_mask(
             distance = int(
                 hamming(np.uint64(fa & 0xFFFFFFFFFFFFFFFF), np.uint64(fb & 0xFFFFFFFFFFFFFFFF))
             )
-            mask[i] = distance <= settings_obj.simhash_max_distance
+            mask[i] = distance <= max_distance
         else:
             sa = signature_from_bytes(bytes(rows[a][0]))
             sb = signature_from_bytes(bytes(rows[b][0]))
-            mask[i] = estimate_jaccard(sa, sb) >= settings_obj.threshold
+            mask[i] = estimate_jaccard(sa, sb) >= threshold
     return mask
 
 
@@ -307,21 +307,21 @@ def decision_metrics(*, method: str = "minhash") -> DecisionMetrics:
     recall = same-as pairs the settings group / all same-as pairs. Either is None ("n/a") with
     fewer than MIN_DECISIONS_FOR_METRICS decisions or an empty denominator.
     """
-    settings_obj = DedupSettings.load()
+    threshold, max_distance = default_threshold(), default_max_distance()
     decisions = decisions_by_pair()
     pairs = list(decisions)
     labels = np.array(
         [decisions[p] == DuplicateDecision.Verdict.SAME_AS for p in pairs], dtype=bool
     )
-    grouped = _grouped_mask(method, pairs, settings_obj)
+    grouped = _grouped_mask(method, pairs, threshold, max_distance)
     n_grouped = int(grouped.sum())
     n_same = int(labels.sum())
     tp = int((grouped & labels).sum())
     enough = len(pairs) >= MIN_DECISIONS_FOR_METRICS
     if method == SignatureSet.Method.SIMHASH:
-        label = f"SimHash, Hamming distance ≤ {settings_obj.simhash_max_distance}"
+        label = f"SimHash, Hamming distance ≤ {max_distance}"
     else:
-        label = f"MinHash, threshold {settings_obj.threshold:.2f}"
+        label = f"MinHash, threshold {threshold:.2f}"
     return DecisionMetrics(
         decided=len(pairs),
         same_as=n_same,

@@ -158,7 +158,10 @@ def _check_params(
     page = _check_int("page", page, 1, 10**6)
     per_page = _check_int("per_page", per_page, 1, MAX_PER_PAGE)
     if group == "minhash" and threshold is None:
-        threshold = float(settings.DEDUP_DEFAULT_THRESHOLD)
+        # The active set's threshold (staff's choice, in force once its rebuild activated).
+        from searchapp.selectors.dedup_settings import default_threshold
+
+        threshold = default_threshold()
     if group != "minhash":
         threshold = None
     if group != "simhash":
