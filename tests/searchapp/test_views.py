@@ -334,6 +334,15 @@ def test_the_compare_page_shows_both_lists_and_their_figures(
     assert stat("u-", "distinct-top10") == 1
 
 
+def test_the_compare_page_answers_htmx_with_the_columns_only(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    response = client.get("/compare/", {"q": "Grindavik"}, HTTP_HX_REQUEST="true")
+    html = _html(response)
+    assert "<html" not in html and html.count('<section class="compare-column"') == 2
+    assert "HX-Request" in response["Vary"]
+
+
 def test_the_compare_page_refuses_a_bad_threshold_clearly(client: Client) -> None:
     response = client.get("/compare/", {"q": "volcano", "threshold": "abc"})
     assert response.status_code == 400
@@ -356,6 +365,29 @@ def test_the_document_page_shows_the_text_and_its_near_duplicates(
         assert f'href="/documents/{original.pk}/why/{copy.pk}/?method=minhash"' in html
     assert f'href="/documents/{volcano_corpus.unrelated.pk}/"' not in html
     assert "Signatures pending" not in html
+
+
+def test_the_document_page_can_list_simhash_near_duplicates(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    original = volcano_corpus.original
+    html = _html(client.get(f"/documents/{original.pk}/", {"method": "simhash"}))
+    assert '<option value="simhash" selected>' in html
+    assert (
+        f'href="/documents/{original.pk}/why/{volcano_corpus.syndicated.pk}/?method=simhash"'
+        in html
+    )
+
+
+def test_a_bad_method_on_the_document_page_is_explained_and_the_defaults_used(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    original = volcano_corpus.original
+    response = client.get(f"/documents/{original.pk}/", {"method": "bogus"})
+    html = _html(response)
+    assert response.status_code == 400
+    assert 'role="alert"' in html and "Method" in html
+    assert "<p>The volcano on the Reykjanes peninsula" in html
 
 
 def test_a_new_document_says_its_signatures_are_pending(
