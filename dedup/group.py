@@ -13,7 +13,7 @@ chaining is what one wants.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 import numpy as np
@@ -91,7 +91,7 @@ def _greedy(
     sims: np.ndarray,
     forbid: np.ndarray,
     force: np.ndarray,
-    similarity_of,
+    similarity_of: Callable[[int, int], float],
 ) -> list[Group]:
     """Greedy grouping in rank order.
 
