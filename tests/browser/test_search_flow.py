@@ -58,6 +58,8 @@ def test_a_reader_opens_a_folded_group_asks_why_and_compares(page, live_server, 
 def test_changing_the_method_reruns_the_search_in_place(page, live_server, news_corpus):  # type: ignore[no-untyped-def]
     page.goto(f"{live_server.url}/?q={QUERY}")
     page.evaluate("window.__sameDocument = true")
+    # htmx is served by the app itself (vendored), so this works offline.
+    assert page.evaluate("window.htmx.version").startswith("2.")
     assert page.locator(".summary-counts").inner_text().endswith("2 near-duplicates folded")
 
     # The slider shows only for MinHash; SimHash's distance input replaces it.
