@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 from django.utils import timezone
 
@@ -237,6 +237,79 @@ def signatures_compute(
 
 def _store(signature_set: SignatureSet, signed: SignedBatch) -> None:
     """Upsert the batch's Signature and BandKey rows in one transaction (idempotent)."""
+    if connection.vendor == "postgresql":
+        _store_postgresql(signature_set, signed)
+    else:
+        _store_orm(signature_set, signed)
+
+
+_STAGE_TABLES = (
+    "CREATE TEMP TABLE IF NOT EXISTS _signature_stage (document_id bigint, data bytea, "
+    "fingerprint bigint, is_empty boolean, content_hash varchar(64)) ON COMMIT DELETE ROWS",
+    "CREATE TEMP TABLE IF NOT EXISTS _bandkey_stage "
+    "(document_id bigint, band smallint, key bigint) ON COMMIT DELETE ROWS",
+)
+
+
+def _store_postgresql(signature_set: SignatureSet, signed: SignedBatch) -> None:
+    """The same upsert through COPY into session temp tables, then INSERT .. ON CONFLICT.
+
+    ORM bulk_create spends most of a rebuild compiling SQL for millions of band-key rows; COPY
+    streams them. ON CONFLICT keeps it idempotent even when two workers race on one chunk.
+    """
+    ids = signed.document_ids.tolist()
+    fps = signed.fingerprints.tolist() if signed.fingerprints is not None else None
+    keep = np.flatnonzero(~signed.empty)
+    n_bands = signed.keys.shape[1]
+    sig_table = Signature._meta.db_table
+    key_table = BandKey._meta.db_table
+    with transaction.atomic(), connection.cursor() as cursor:
+        for ddl in _STAGE_TABLES:
+            cursor.execute(ddl)
+        # Empty even inside an enclosing transaction (ON COMMIT only clears at the outer commit).
+        cursor.execute("TRUNCATE _signature_stage, _bandkey_stage")
+        raw = cursor.cursor  # the psycopg cursor, for COPY
+        with raw.copy("COPY _signature_stage FROM STDIN") as copy:
+            for i, doc_id in enumerate(ids):
+                copy.write_row(
+                    (
+                        doc_id,
+                        signed.data[i],
+                        None if fps is None else fps[i],
+                        bool(signed.empty[i]),
+                        signed.content_hashes[i],
+                    )
+                )
+        doc_col = np.repeat(signed.document_ids[keep], n_bands)
+        band_col = np.tile(np.arange(n_bands, dtype=np.int64), len(keep))
+        key_col = signed.keys[keep].reshape(-1)
+        with raw.copy("COPY _bandkey_stage FROM STDIN") as copy:
+            for row in zip(doc_col.tolist(), band_col.tolist(), key_col.tolist(), strict=True):
+                copy.write_row(row)
+        empty_ids = signed.document_ids[signed.empty].tolist()
+        if empty_ids:  # a document that became empty keeps no stale keys
+            cursor.execute(
+                f"DELETE FROM {key_table} WHERE signature_set_id = %s AND document_id = ANY(%s)",
+                [signature_set.pk, empty_ids],
+            )
+        cursor.execute(
+            f"INSERT INTO {sig_table} (signature_set_id, document_id, data, fingerprint, is_empty, "
+            f"content_hash) SELECT %s, document_id, data, fingerprint, is_empty, content_hash "
+            f"FROM _signature_stage ON CONFLICT (signature_set_id, document_id) DO UPDATE SET "
+            f"data = EXCLUDED.data, fingerprint = EXCLUDED.fingerprint, "
+            f"is_empty = EXCLUDED.is_empty, "
+            f"content_hash = EXCLUDED.content_hash",
+            [signature_set.pk],
+        )
+        cursor.execute(
+            f"INSERT INTO {key_table} (signature_set_id, document_id, band, key) "
+            f"SELECT %s, document_id, band, key FROM _bandkey_stage "
+            f"ON CONFLICT (signature_set_id, document_id, band) DO UPDATE SET key = EXCLUDED.key",
+            [signature_set.pk],
+        )
+
+
+def _store_orm(signature_set: SignatureSet, signed: SignedBatch) -> None:
     ids = [int(i) for i in signed.document_ids]
     fps = signed.fingerprints
     sig_rows = [
@@ -250,7 +323,6 @@ def _store(signature_set: SignatureSet, signed: SignedBatch) -> None:
         )
         for i, doc_id in enumerate(ids)
     ]
-    n_bands = signed.keys.shape[1]
     keep = np.flatnonzero(~signed.empty)
     key_rows = [
         BandKey(signature_set_id=signature_set.pk, document_id=ids[i], band=band, key=int(key))
@@ -259,9 +331,9 @@ def _store(signature_set: SignatureSet, signed: SignedBatch) -> None:
     ]
     with transaction.atomic():
         # A document that became empty keeps no stale keys; the others are overwritten below.
-        BandKey.objects.filter(signature_set=signature_set, document_id__in=ids).exclude(
-            band__lt=n_bands, document_id__in=[ids[i] for i in keep.tolist()]
-        ).delete()
+        empty_ids = [ids[i] for i in np.flatnonzero(signed.empty).tolist()]
+        if empty_ids:
+            BandKey.objects.filter(signature_set=signature_set, document_id__in=empty_ids).delete()
         Signature.objects.bulk_create(
             sig_rows,
             update_conflicts=True,
