@@ -15,6 +15,7 @@ def test_a_reader_opens_a_folded_group_asks_why_and_compares(page, live_server, 
     page.goto(f"{live_server.url}/")
     page.get_by_label("Search", exact=True).fill(QUERY)
     page.get_by_role("button", name="Search").click()
+    page.wait_for_url(re.compile(r"\?q="))
 
     summary = page.locator(".summary-counts")
     assert summary.inner_text() == "3 results in 1 group · 2 near-duplicates folded"
@@ -72,6 +73,7 @@ def test_changing_the_method_reruns_the_search_in_place(page, live_server, news_
     )
     assert page.locator("details.similar").count() == 0
     assert "group=none" in page.url
+    assert page.title().startswith(QUERY)
     assert page.evaluate("window.__sameDocument") is True  # no full reload
 
     page.get_by_label("Fold near-duplicates with").select_option("minhash")
