@@ -6,8 +6,7 @@ A pure library: standard library + numpy only, never Django. The public API is l
 
 from __future__ import annotations
 
-import contextlib
-
+from dedup.explain import shared_passages
 from dedup.group import Group, clusters, group_ranked, group_ranked_simhash
 from dedup.lsh import (
     LSHParams,
@@ -42,9 +41,6 @@ from dedup.shingle import (
     token_hashes,
 )
 from dedup.simhash import SimHasher, hamming, hamming_pairs, simhash_similarity
-
-with contextlib.suppress(ImportError):  # explain.py is still being written by another helper
-    from dedup.explain import shared_passages
 
 __all__ = [
     "DEFAULT_SEED",

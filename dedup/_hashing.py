@@ -3,14 +3,13 @@
 Everything here is defined by explicit integer arithmetic modulo 2**64, so a value is the same on
 every machine, process and Python version (unlike the salted built-in ``hash()``).
 
-* A byte string ``c_0 .. c_{L-1}`` hashes to
-  ``fmix64((sum_j c_j * BYTE_MULT**(L-1-j)) + L * LEN_MULT)``
+* A byte string of length L, cut into little-endian 8-byte words w_0 .. w_{n-1} (the last one
+  zero-padded), hashes to ``fmix64((sum_j w_j * BYTE_MULT**(n-1-j)) + L * LEN_MULT)``
   (a polynomial, i.e. Horner's rule, finished with MurmurHash3's 64-bit finaliser ``fmix64``).
 * A sequence of 64-bit values (token hashes, code points) combines the same way with
   ``SEQ_MULT``: ``fmix64((sum_m v_m * SEQ_MULT**(n-1-m)) + n * LEN_MULT)``.
 
-Polynomial hashing modulo 2**64 is not collision resistant against an adversary (Thue-Morse
-strings collide); a collision only merges two shingles, so the worst case is a slightly inflated
+Polynomial hashing modulo 2**64 is not collision resistant against an adversary; a collision only merges two shingles, so the worst case is a slightly inflated
 similarity between crafted documents, never a crash or lost data.
 """
 
@@ -54,8 +53,9 @@ def fmix64(x: np.ndarray) -> np.ndarray:
 def hash_bytes_int(data: bytes) -> int:
     """Scalar reference of the byte-string hash described in the module docstring."""
     h = 0
-    for c in data:
-        h = (h * BYTE_MULT + c) & MASK64
+    for i in range(0, len(data), 8):
+        chunk = int.from_bytes(data[i : i + 8].ljust(8, b"\0"), "little")
+        h = (h * BYTE_MULT + chunk) & MASK64
     return fmix64_int(h + len(data) * LEN_MULT)
 
 
@@ -67,53 +67,38 @@ def combine_int(values: list[int]) -> int:
     return fmix64_int(h + len(values) * LEN_MULT)
 
 
-class _PowerCache:
-    """Powers ``m**j`` and ``m**-j`` (mod 2**64) for j < n, grown on demand and reused."""
-
-    def __init__(self, mult: int) -> None:
-        self.mult = mult
-        self.inv = pow(mult, -1, 1 << 64)
-        self.pw = np.ones(0, dtype=np.uint64)
-        self.pw_inv = np.ones(0, dtype=np.uint64)
-
-    def get(self, n: int) -> tuple[np.ndarray, np.ndarray]:
-        if self.pw.shape[0] < n:
-            size = max(n, 1 << 16)
-            pw = np.full(size, self.mult, dtype=np.uint64)
-            pw[0] = 1
-            np.cumprod(pw, out=pw)
-            pw_inv = np.full(size, self.inv, dtype=np.uint64)
-            pw_inv[0] = 1
-            np.cumprod(pw_inv, out=pw_inv)
-            self.pw, self.pw_inv = pw, pw_inv
-        return self.pw[:n], self.pw_inv[:n]
-
-
-_BYTE_POWERS = _PowerCache(BYTE_MULT)
+# _TAIL_MASK[n] keeps the low n bytes of a little-endian 8-byte word.
+_TAIL_MASK = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)
 
 
 def hash_byte_segments(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """Hash of every byte segment ``data[starts[i]:ends[i]]`` (vectorised, no per-segment loop).
 
-    Uses prefix sums: ``sum_{j=s}^{e-1} c_j m**(e-1-j) = m**(e-1) * (S[e] - S[s])`` with
-    ``S[i] = sum_{j<i} c_j m**-j``; valid because m is odd, hence a unit modulo 2**64.
-    Equal to :func:`hash_bytes_int` of each segment.
+    Each segment is read as little-endian 8-byte words straight out of the buffer (one strided
+    gather per word position, the loop runs over word positions: one pass for segments of up to
+    8 bytes, i.e. almost every token). Equal to :func:`hash_bytes_int` of each segment.
     """
-    n = int(data.shape[0])
     starts = np.asarray(starts, dtype=np.int64)
-    ends = np.asarray(ends, dtype=np.int64)
+    lengths = np.asarray(ends, dtype=np.int64) - starts
     if starts.shape[0] == 0:
         return np.zeros(0, dtype=np.uint64)
-    pw, pw_inv = _BYTE_POWERS.get(n + 1)
-    prefix = np.empty(n + 1, dtype=np.uint64)
-    prefix[0] = 0
-    np.multiply(data, pw_inv[:n], out=prefix[1:], dtype=np.uint64)
-    np.cumsum(prefix[1:], out=prefix[1:])
-    lengths = (ends - starts).astype(np.uint64)
-    h = prefix[ends] - prefix[starts]
-    h *= pw[np.maximum(ends - 1, 0)]
-    h += lengths * _U64(LEN_MULT)
-    return fmix64(h)
+    padded = np.zeros(data.shape[0] + 8, dtype=np.uint8)
+    padded[: data.shape[0]] = data
+    words = np.lib.stride_tricks.as_strided(padded, shape=(data.shape[0] + 1, 8), strides=(1, 1))
+    acc = words[starts].view("<u8").ravel().astype(np.uint64)
+    acc &= _TAIL_MASK[np.minimum(lengths, 8)]
+    idx = np.flatnonzero(lengths > 8)
+    offset = 8
+    mult = _U64(BYTE_MULT)
+    while idx.shape[0]:
+        rest = lengths[idx] - offset
+        chunk = words[starts[idx] + offset].view("<u8").ravel().astype(np.uint64)
+        chunk &= _TAIL_MASK[np.minimum(rest, 8)]
+        acc[idx] = acc[idx] * mult + chunk
+        idx = idx[rest > 8]
+        offset += 8
+    acc += lengths.astype(np.uint64) * _U64(LEN_MULT)
+    return fmix64(acc)
 
 
 def combine_windows(
@@ -130,15 +115,25 @@ def combine_windows(
     if starts.shape[0] == 0:
         return acc
     mult = _U64(SEQ_MULT)
-    uniform = bool(np.all(lengths == max_len))
-    last = values.shape[0] - 1
-    for m in range(max_len):
-        if uniform:
-            acc *= mult
-            acc += values[starts + m]
-        else:
-            active = lengths > m
-            step = acc * mult + values[np.minimum(starts + m, last)]
-            acc = np.where(active, step, acc)
+    full = lengths == max_len
+    if full.any():
+        # Full-length windows: roll over the contiguous span that covers them (k passes over
+        # slices, no gathers), then pick the window starts.
+        fs = starts[full]
+        lo, hi = int(fs.min()), int(fs.max()) + 1
+        roll = values[lo:hi].astype(np.uint64, copy=True)
+        for m in range(1, max_len):
+            roll *= mult
+            roll += values[lo + m : hi + m]
+        acc[full] = roll[fs - lo]
+    part = np.flatnonzero(~full)
+    if part.shape[0]:
+        ps, pl = starts[part], lengths[part]
+        pacc = np.zeros(part.shape[0], dtype=np.uint64)
+        last = values.shape[0] - 1
+        for m in range(int(pl.max())):
+            step = pacc * mult + values[np.minimum(ps + m, last)]
+            pacc = np.where(pl > m, step, pacc)
+        acc[part] = pacc
     acc += lengths.astype(np.uint64) * _U64(LEN_MULT)
     return fmix64(acc)
