@@ -9,8 +9,9 @@ every machine, process and Python version (unlike the salted built-in ``hash()``
 * A sequence of 64-bit values (token hashes, code points) combines the same way with
   ``SEQ_MULT``: ``fmix64((sum_m v_m * SEQ_MULT**(n-1-m)) + n * LEN_MULT)``.
 
-Polynomial hashing modulo 2**64 is not collision resistant against an adversary; a collision only merges two shingles, so the worst case is a slightly inflated
-similarity between crafted documents, never a crash or lost data.
+Polynomial hashing modulo 2**64 is not collision resistant against an adversary; a collision
+only merges two shingles, so the worst case is a slightly inflated similarity between crafted
+documents, never a crash or lost data.
 """
 
 from __future__ import annotations
