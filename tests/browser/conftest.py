@@ -20,7 +20,9 @@ import pytest
 
 # Playwright's sync API keeps an asyncio loop running in this thread between calls, which makes
 # Django refuse ORM calls from "an async context". The tests only ever touch the ORM from this
-# one thread between browser steps, never concurrently, so the check is switched off here.
+# one thread between browser steps, never concurrently, so the check is switched off. It is
+# process-wide on purpose: the session-scoped browser (and its loop) outlives the browser tests,
+# so tests collected after them in the same run need it too.
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 CHROMIUM = Path("/usr/bin/chromium")
