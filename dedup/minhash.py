@@ -52,8 +52,8 @@ _U64 = np.uint64
 _M61 = _U64(MERSENNE_61)
 _MAX_VALUE = _U64(EMPTY_VALUE - 1)
 _LOW32 = _U64(0xFFFFFFFF)
-# Shingles per chunk in the classic variant: chunk x num_perm uint64 temporaries stay ~8 MB each.
-_CLASSIC_CHUNK_ELEMENTS = 1 << 20
+# Elements (shingles x num_perm) per chunk in the classic variant: 512 KB buffers stay in cache.
+_CLASSIC_CHUNK_ELEMENTS = 1 << 16
 
 
 class MinHasher:
@@ -208,10 +208,7 @@ class MinHasher:
             d1 = min(max(d1, d0 + 1), n)
             lo, hi = int(offsets[d0]), int(offsets[d1])
             if hi > lo:
-                x = _mod61(uniq.hashes[lo:hi])
-                hv = _mulmod61(x[:, None], self._a[None, :])
-                hv += self._b[None, :]
-                hv = _reduce61(hv)
+                hv = _hash61(_mod61(uniq.hashes[lo:hi]), self._a, self._b)
                 sz = sizes[d0:d1]
                 nz = np.flatnonzero(sz > 0)
                 starts = (offsets[d0:d1] - lo)[nz]
@@ -226,6 +223,41 @@ def _reduce61(v: np.ndarray) -> np.ndarray:
     v = (v & _M61) + (v >> _U64(61))
     v = (v & _M61) + (v >> _U64(61))
     return np.where(v >= _M61, v - _M61, v)
+
+
+def _hash61(x: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """(a_i·x + b_i) mod (2**61 - 1) for every x (rows) and i (columns), exactly.
+
+    Same limb arithmetic as :func:`_mulmod61`, written with in-place operations on two
+    (len(x), P) buffers because this is the variant's whole cost.
+    """
+    xh = (x >> _U64(32))[:, None]
+    xl = (x & _LOW32)[:, None]
+    ah, al = a >> _U64(32), a & _LOW32
+    mid = np.multiply(xh, al)
+    tmp = np.multiply(xl, ah)
+    mid += tmp  # < 2**62
+    np.multiply(xl, al, out=tmp)  # low product, < 2**64
+    r = tmp & _M61
+    tmp >>= _U64(61)
+    r += tmp
+    np.multiply(xh, ah, out=tmp)  # high product, < 2**58; 2**64 = 8 (mod p)
+    tmp <<= _U64(3)
+    r += tmp
+    np.right_shift(mid, _U64(29), out=tmp)
+    r += tmp
+    mid &= _U64((1 << 29) - 1)
+    mid <<= _U64(32)
+    r += mid
+    r += b  # every term < 2**61 (or tiny): the sum stays < 2**64
+    for _ in range(2):
+        np.right_shift(r, _U64(61), out=tmp)
+        r &= _M61
+        r += tmp
+    # Now r <= 2**61 - 1 = p; r == p (probability ~2**-61 per value) means 0.
+    if np.any(r == _M61):
+        r[r == _M61] = 0
+    return r
 
 
 def _mod61(x: np.ndarray) -> np.ndarray:
