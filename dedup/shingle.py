@@ -260,12 +260,13 @@ def _word_tokens(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     raw = np.frombuffer(" ".join(parts).encode("utf-8", "surrogatepass") + b" ", dtype=np.uint8)
     data, word = _classify_bytes(raw)
     edges = np.diff(word, prepend=np.int8(0))
-    starts = np.flatnonzero(edges == 1)
-    ends = np.flatnonzero(edges == -1)
+    # Word runs start (+1) and end (-1) alternately, so one scan yields both.
+    bounds = np.flatnonzero(edges)
+    starts, ends = bounds[0::2], bounds[1::2]
     doc_starts = np.zeros(len(parts), dtype=np.int64)
     np.cumsum(byte_len[:-1] + 1, out=doc_starts[1:])
-    bounds = np.searchsorted(starts, doc_starts)
-    counts = np.diff(np.append(bounds, starts.shape[0]))
+    first = np.searchsorted(starts, doc_starts)
+    counts = np.diff(np.append(first, starts.shape[0]))
     return hash_byte_segments(data, starts, ends), counts
 
 
