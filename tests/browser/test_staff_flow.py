@@ -1,0 +1,178 @@
+"""A staff member's path in a real browser: upload a zip, watch it import, read the duplicates
+report, loosen the threshold, rebuild, see search group differently, then overrule a pair.
+
+Celery runs eagerly in the live server (CELERY_TASK_ALWAYS_EAGER), so each background job has
+finished by the time its page loads; the test checks that the progress UI and the final report
+render, not the timing.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import zipfile
+
+import pytest
+from dedup import optimal_params
+
+pytestmark = pytest.mark.browser
+
+PASSWORD = "a long staff password 2024"
+BASE = (
+    "The harbour authority in Port Ellen announced on Monday that the ferry terminal will close for "
+    "six weeks of repairs starting in early March. Engineers found corrosion in the steel piles that "
+    "support the linkspan, the moving bridge that connects ships to the quay, during a routine "
+    "inspection last autumn. Ferries will be diverted to the smaller pier at Kennacraig, which adds "
+    "about forty minutes to each crossing. Local businesses warned that the closure could hurt the "
+    "spring tourist season, when distilleries on the island welcome thousands of visitors. The "
+    "council said it would run extra buses between the pier and the main villages and would publish "
+    "a revised timetable next week. Freight operators have been asked to book slots in advance so "
+    "that lorries carrying whisky and livestock are not left waiting on the mainland."
+)
+# A wire copy (Jaccard ~0.93 with BASE) and an edited version (five words changed, ~0.68): the
+# first folds at threshold 0.8, the second only once staff lower the threshold to 0.5.
+WIRE = "PORT ELLEN (Islay News) - " + BASE + " Reporting by the Islay News desk."
+EDITED = " ".join(w + "s" if i % 27 == 13 else w for i, w in enumerate(BASE.split()))
+OTHERS = [
+    "The island distillery reopened its visitor centre after a fire damaged the roof of the old malting floor last year.",
+    "A harbour seal pup was rescued from the beach near the lighthouse and taken to a sanctuary on the mainland.",
+    "The primary school choir won first prize at the regional music festival with a song about the ferry.",
+]
+QUERY = "Kennacraig"
+
+
+def zip_upload(path) -> None:  # type: ignore[no-untyped-def]
+    lines = [
+        {"id": "ferry", "title": "Port Ellen ferry terminal to close", "text": BASE},
+        {"id": "ferry-wire", "title": "Ferry terminal closure (wire)", "text": WIRE},
+        {"id": "ferry-edit", "title": "Ferry terminal to close for repairs", "text": EDITED},
+    ]
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("news/stories.jsonl", "".join(json.dumps(line) + "\n" for line in lines))
+        for n, text in enumerate(OTHERS):
+            zf.writestr(f"news/other-{n}.txt", f"Island note {n}\n\n{text}")
+    path.write_bytes(buf.getvalue())
+
+
+@pytest.fixture
+def staff_setup(transactional_db, settings, tmp_path):  # type: ignore[no-untyped-def]
+    from django.contrib.auth.models import User
+
+    from searchapp.celery import app
+    from searchapp.services.signatures import signature_set_build_inline
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    User.objects.create_user("editor", password=PASSWORD, is_staff=True)
+    # The installation starts with an (empty) active MinHash set at the default threshold 0.8.
+    signature_set_build_inline(method="minhash")
+    yield tmp_path
+    app.conf.task_always_eager = previous
+
+
+def search_summary(page, base: str) -> str:  # type: ignore[no-untyped-def]
+    page.goto(f"{base}/?q={QUERY.replace(' ', '+')}")
+    return page.locator(".summary-counts").inner_text()
+
+
+def group_ids(page) -> list[set[str]]:  # type: ignore[no-untyped-def]
+    groups = []
+    for group in page.locator("li.group").all():
+        titles = {group.locator(".hit").first.locator("a").first.inner_text()}
+        titles |= {t.strip() for t in group.locator(".member-title").all_inner_texts()}
+        groups.append(titles)
+    return groups
+
+
+def test_staff_upload_report_settings_rebuild_and_overrule(page, live_server, staff_setup):  # type: ignore[no-untyped-def]
+    from searchapp.models import Document, DuplicateDecision, Job, SignatureSet
+
+    base = live_server.url
+    assert all(word in text for word in ("Kennacraig",) for text in (BASE, WIRE, EDITED))
+
+    # Staff pages need a login; the admin's login page is the login page.
+    page.goto(f"{base}/staff/upload/")
+    assert "/admin/login/" in page.url
+    page.get_by_label("Username").fill("editor")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(r"/staff/upload/$"))
+
+    # Upload a .zip and watch its job page: progress bar, then the import report.
+    archive = staff_setup / "island-news.zip"
+    zip_upload(archive)
+    page.get_by_label("File").set_input_files(str(archive))
+    page.get_by_label("Corpus").fill("island")
+    page.get_by_role("button", name="Upload and import").click()
+    page.wait_for_url(re.compile(r"/staff/jobs/\d+/$"))
+    assert page.locator("#job-status progress").count() == 1
+    page.locator(".import-report").wait_for()
+    assert page.locator('[data-count="created"]').inner_text() == "6"
+    assert page.locator('[data-count="skipped"]').inner_text() == "0"
+    assert Job.objects.get(kind=Job.Kind.IMPORT).state == Job.State.DONE
+    assert Document.objects.filter(corpus__name="island").count() == 6
+
+    # The duplicates report: the wire copy clusters with the original; the edited one does not.
+    page.get_by_role("link", name="Duplicates report").first.click()
+    page.wait_for_url(re.compile(r"/staff/duplicates/"))
+    clusters = page.locator("li.cluster")
+    assert clusters.count() == 1
+    cluster_text = clusters.first.inner_text()
+    assert (
+        "Port Ellen ferry terminal to close" in cluster_text
+        and "Ferry terminal closure (wire)" in cluster_text
+    )
+    assert "Ferry terminal to close for repairs" not in cluster_text
+
+    # Search at the default threshold: 3 results in 2 groups (the wire copy folded).
+    assert search_summary(page, base) == "3 results in 2 groups · 1 near-duplicate folded"
+
+    # Loosen the threshold on the settings page: the preview recomputes before anything is saved.
+    page.goto(f"{base}/staff/settings/")
+    before = optimal_params(0.8, 128)
+    after = optimal_params(0.5, 128)
+    choice = page.locator(".lsh-choice strong")
+    assert choice.inner_text() == f"{before.bands} bands × {before.rows} rows"
+    page.get_by_label("Similarity threshold").fill("0.5")
+    page.get_by_label("Similarity threshold").dispatch_event("change")
+    page.wait_for_function(
+        "expected => document.querySelector('.lsh-choice strong').textContent === expected",
+        arg=f"{after.bands} bands × {after.rows} rows",
+    )
+    assert (
+        page.locator("svg.s-curve title").first.text_content()
+        == f"S-curve for {after.bands} bands × {after.rows} rows"
+    )
+    page.get_by_role("button", name="Review and save…").click()
+    page.get_by_role("heading", name="Confirm the new dedup settings").wait_for()
+    page.get_by_role("button", name="Save and rebuild").click()
+    page.wait_for_url(re.compile(r"/staff/settings/\?job=\d+"))
+    progress = page.locator("#job-status .job-progress")
+    assert progress.get_attribute("data-job-state") == "done"
+    assert page.locator("#job-status progress").count() == 1
+    active = SignatureSet.objects.get(method="minhash", state="active")
+    assert active.params["threshold"] == 0.5
+
+    # Search now folds the edited version too.
+    assert search_summary(page, base) == "3 results in 1 group · 2 near-duplicates folded"
+
+    # Overrule: the wire copy is "not a duplicate" of the original, from the report.
+    page.goto(f"{base}/staff/duplicates/")
+    row = page.locator("tr.member", has_text="Ferry terminal closure (wire)")
+    row.get_by_role("button", name="Not a duplicate").click()
+    page.wait_for_url(re.compile(r"/staff/duplicates/"))
+    assert "not a duplicate" in page.locator(".messages").inner_text()
+    assert (
+        page.locator("tr.member.overruled", has_text="Ferry terminal closure (wire)").count() == 1
+    )
+    assert DuplicateDecision.objects.get().verdict == "not_duplicate"
+
+    # ...and search no longer folds it under the original.
+    assert search_summary(page, base) == "3 results in 2 groups · 1 near-duplicate folded"
+    groups = group_ids(page)
+    wire_group = next(g for g in groups if "Ferry terminal closure (wire)" in g)
+    assert "Port Ellen ferry terminal to close" not in wire_group
