@@ -125,7 +125,9 @@ def _queue_import(job_id: int) -> None:
         (_uploads_dir() / job.params["file"]).unlink(missing_ok=True)
         Job.objects.filter(pk=job_id).update(
             state=Job.State.FAILED,
-            message="The background queue is unavailable; nothing was imported. Upload again later.",
+            message=(
+                "The background queue is unavailable; nothing was imported. Upload again later."
+            ),
             finished_at=timezone.now(),
         )
 

@@ -6,6 +6,8 @@ finished by the time its page loads; the test checks that the progress UI and th
 render, not the timing.
 """
 
+# Prose test data reads better unwrapped; the page prints bands and rows with a multiplication sign.
+# ruff: noqa: E501, RUF001
 from __future__ import annotations
 
 import io
@@ -14,6 +16,7 @@ import re
 import zipfile
 
 import pytest
+
 from dedup import optimal_params
 
 pytestmark = pytest.mark.browser

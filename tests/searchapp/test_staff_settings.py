@@ -1,18 +1,19 @@
 """The dedup settings page: bands x rows, the S-curve, FP/FN rates, confirmation, rebuild."""
 
 # Fixtures are imported from staff_testing and then named as test arguments, as pytest wants.
-# ruff: noqa: F811
+# The page prints bands and rows with a multiplication sign.
+# ruff: noqa: F811, RUF001
 from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from dedup import LSHParams, optimal_params
 from django.urls import reverse
 from factories import make_news
 from staff_testing import staff_client, staff_user  # noqa: F401 - fixtures
 
+from dedup import LSHParams, optimal_params
 from searchapp.models import DedupSettings, Job, SignatureSet
 from searchapp.svg import s_curve_svg
 

@@ -76,7 +76,10 @@ def zip_bytes(entries: dict[str, bytes], compression: int = zipfile.ZIP_DEFLATED
     return buf.getvalue()
 
 
-STORY = "The river flooded the lower town after three days of heavy rain, and hundreds left their homes."
+STORY = (
+    "The river flooded the lower town after three days of heavy rain, "
+    "and hundreds left their homes."
+)
 
 
 def test_a_jsonl_upload_is_imported_and_reported(
