@@ -50,6 +50,10 @@ test-postgres: $(VENV)/.installed-dev
 test-browser: $(VENV)/.installed-dev
 	$(BIN)/pytest tests/browser
 
+## bench-pipeline: rebuild N docs with 1 then 2 workers on PostgreSQL + Redis (own database, dropped after).
+bench-pipeline: $(VENV)/.installed-dev
+	$(PY) bench/pipeline_scale.py --docs $${DOCS:-100000}
+
 bench-engine: $(VENV)/.installed-dev
 	$(PY) bench/dedup_bench.py
 
