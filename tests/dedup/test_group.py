@@ -43,22 +43,42 @@ def with_exact_overlap(base: np.ndarray, shared: int, rng: np.random.Generator) 
     return sig
 
 
-def reference_groups(sim: np.ndarray, threshold: float, ok: np.ndarray) -> list[Group]:
-    """The greedy rule stated plainly: best-ranked ungrouped hit takes every later one within
-    the threshold of itself."""
+def reference_groups(
+    sim: np.ndarray,
+    threshold: float,
+    ok: np.ndarray,
+    forbid: list[tuple[int, int]] = (),
+    force: list[tuple[int, int]] = (),
+) -> list[Group]:
+    """The documented rule stated plainly: the best-ranked ungrouped hit takes every later
+    ungrouped hit within the threshold of itself, plus (transitively) forced partners of its
+    members, in rank order, skipping any hit forbidden with someone already in the group."""
     n = len(sim)
+    banned = {frozenset(p) for p in forbid}
+    forced = {frozenset(p) for p in force}
     assigned = [False] * n
     out = []
     for rep in range(n):
         if assigned[rep]:
             continue
         assigned[rep] = True
-        members = []
-        if ok[rep]:
-            for j in range(rep + 1, n):
-                if not assigned[j] and ok[j] and sim[rep, j] >= threshold:
-                    assigned[j] = True
-                    members.append(j)
+        if not ok[rep]:
+            out.append(Group(rep))
+            continue
+        group = [rep]
+        pending = {j for j in range(n) if sim[rep, j] >= threshold and j != rep}
+        pending |= {j for j in range(n) if frozenset((rep, j)) in forced}
+        while True:
+            choices = [j for j in pending if not assigned[j] and ok[j]]
+            choices = [j for j in choices if all(frozenset((j, g)) not in banned for g in group)]
+            if not choices:
+                break
+            j = min(choices)
+            assigned[j] = True
+            group.append(j)
+            pending |= {f for f in range(n) if frozenset((j, f)) in forced}
+            pending.discard(j)
+        members = sorted(group[1:])
         out.append(Group(rep, tuple(members), tuple(float(sim[rep, j]) for j in members)))
     return out
 
@@ -159,23 +179,43 @@ class TestGroupRanked:
         with pytest.raises(ValueError):
             group_ranked(sig, **kwargs)
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=80, deadline=None)
     @given(
         st.integers(0, 64),
         st.sampled_from([0.5, 0.7, 0.8, 0.9, 1.0]),
         st.integers(0, 2**32 - 1),
+        st.booleans(),
     )
-    def test_small_lists_follow_the_greedy_rule_exactly(self, n, threshold, seed):
+    def test_small_lists_follow_the_greedy_rule_exactly(self, n, threshold, seed, decisions):
         rng = np.random.default_rng(seed)
         sig = rng.integers(0, 50, size=(n, P), dtype=np.uint32)  # few values: many overlaps
         for i in range(1, n):
-            if rng.random() < 0.5:
+            roll = rng.random()
+            if roll < 0.2:
+                sig[i] = sig[rng.integers(0, i)]  # an identical copy
+            elif roll < 0.6:
                 sig[i] = signatures_with_similarity(rng, sig[rng.integers(0, i)], rng.random())
         ok = rng.random(n) < 0.9
+        forbid, force = [], []
+        if decisions and n >= 2:
+            pick = lambda: tuple(int(x) for x in rng.choice(n, size=2, replace=False))  # noqa: E731
+            forbid = [pick() for _ in range(n // 4)]
+            force = [pick() for _ in range(n // 4)]
         sim = (sig[:, None, :] == sig[None, :, :]).mean(axis=2)
-        assert group_ranked(sig, threshold=threshold, valid=ok) == reference_groups(
-            sim, threshold, ok
-        )
+        got = group_ranked(sig, threshold=threshold, valid=ok, forbid=forbid, force=force)
+        assert got == reference_groups(sim, threshold, ok, forbid, force)
+
+    def test_hundreds_of_identical_copies_fold_under_the_best_ranked(self):
+        rng = np.random.default_rng(4)
+        sig = rng.integers(0, EMPTY_VALUE, size=(1000, P), dtype=np.uint32)
+        copies = rng.choice(np.arange(10, 1000), size=600, replace=False)
+        sig[copies] = sig[5]
+        groups = group_ranked(sig, threshold=0.9, forbid=[(5, int(copies[0]))])
+        by_rep = {g.representative: g for g in groups}
+        assert by_rep[5].members == tuple(sorted(int(c) for c in copies[1:]))
+        assert set(by_rep[5].similarities) == {1.0}
+        assert int(copies[0]) in by_rep and by_rep[int(copies[0])].members == ()
+        assert covers_every_hit_once(groups, 1000)
 
     @settings(max_examples=15, deadline=None)
     @given(st.integers(65, 400), st.integers(0, 2**32 - 1))
