@@ -76,7 +76,10 @@ def _copy_load(corpus_id: int, source: Path) -> int:
 
     now = timezone.now()
     n = 0
-    cols = "corpus_id, external_id, title, url, text, content_hash, needs_signature, created_at, updated_at"
+    cols = (
+        "corpus_id, external_id, title, url, text, content_hash, needs_signature, "
+        "created_at, updated_at"
+    )
     with connection.cursor() as cursor, source.open() as lines:
         with cursor.cursor.copy(f"COPY {Document._meta.db_table} ({cols}) FROM STDIN") as copy:
             for line in lines:
