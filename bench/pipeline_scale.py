@@ -245,7 +245,8 @@ def main() -> int:
         rows = Signature.objects.filter(signature_set_id=job.signature_set_id).count()
         results[n_workers] = (seconds, max(peaks))
         print(
-            f"{n_workers} worker(s): {job.total:,} docs in {seconds:.1f} s = {job.total / seconds:,.0f} docs/s; "
+            f"{n_workers} worker(s): {job.total:,} docs in {seconds:.1f} s = "
+            f"{job.total / seconds:,.0f} docs/s; "
             f"{rows:,} signatures; peak worker RSS {max(peaks) / 1024:.0f} MB"
         )
         signature_sets_prune()
