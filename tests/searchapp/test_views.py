@@ -24,7 +24,7 @@ from django.urls import reverse
 
 from searchapp.models import Corpus, Document
 from searchapp.selectors.search import Hit, ResultGroup, SearchPage
-from searchapp.services.signatures import signature_set_build_inline
+from searchapp.services.signatures import clusters_recompute, signature_set_build_inline
 
 pytestmark = pytest.mark.django_db
 
@@ -101,8 +101,9 @@ def volcano_corpus() -> VolcanoCorpus:
         evil=_document(corpus, "evil", f"{SCRIPT} volcano {IMG}", EVIL_TEXT, "javascript:alert(3)"),
         evil_copy=_document(corpus, "evil2", f"Copy of {SCRIPT}", EVIL_TEXT + " Mirrored."),
     )
-    signature_set_build_inline(method="minhash")
+    minhash = signature_set_build_inline(method="minhash")
     signature_set_build_inline(method="simhash")
+    clusters_recompute(signature_set=minhash)
     return docs
 
 
@@ -365,6 +366,18 @@ def test_the_document_page_shows_the_text_and_its_near_duplicates(
         assert f'href="/documents/{original.pk}/why/{copy.pk}/?method=minhash"' in html
     assert f'href="/documents/{volcano_corpus.unrelated.pk}/"' not in html
     assert "Signatures pending" not in html
+
+
+def test_the_document_page_shows_the_cluster_it_belongs_to(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    corrected = volcano_corpus.corrected
+    html = _html(client.get(f"/documents/{corrected.pk}/"))
+    assert "Cluster of 3 documents" in html
+    members = html.split('<ul class="cluster-members">')[1].split("</ul>")[0]
+    for other in (volcano_corpus.original, volcano_corpus.syndicated):
+        assert f'href="/documents/{other.pk}/"' in members
+    assert f'href="/documents/{volcano_corpus.unrelated.pk}/"' not in members
 
 
 def test_the_document_page_can_list_simhash_near_duplicates(
