@@ -12,6 +12,14 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, NinjaAPI, Path, Query, Schema
 
+try:  # django-ninja >= 1.5 wants an explicit Status; older versions take a tuple
+    from ninja import Status
+except ImportError:  # pragma: no cover - depends on the installed django-ninja
+
+    def Status(status_code: int, value: object) -> tuple[int, object]:  # type: ignore[no-redef]
+        return status_code, value
+
+
 from searchapp.models import Document
 from searchapp.selectors.documents import document_detail
 from searchapp.selectors.search import Hit, SearchPage, SearchParameterError, search_grouped
@@ -172,8 +180,10 @@ def _search_out(page: SearchPage) -> dict[str, object]:
     }
 
 
-def _unprocessable(field: str, message: str) -> tuple[int, dict[str, object]]:
-    return 422, {"detail": [{"loc": ["query", field], "msg": message, "type": "value_error"}]}
+def _unprocessable(field: str, message: str) -> Status:
+    return Status(
+        422, {"detail": [{"loc": ["query", field], "msg": message, "type": "value_error"}]}
+    )
 
 
 @api.get(
@@ -181,9 +191,9 @@ def _unprocessable(field: str, message: str) -> tuple[int, dict[str, object]]:
     response={200: SearchOut, 401: ErrorOut, 422: ErrorOut},
     summary="Search, folding near-duplicate results into groups",
 )
-def search(request: HttpRequest, params: Query[SearchParams]) -> tuple[int, dict[str, object]]:
+def search(request: HttpRequest, params: Query[SearchParams]) -> Status:
     if _login_required(request):
-        return 401, {"detail": "Log in to search."}
+        return Status(401, {"detail": "Log in to search."})
     try:
         page = search_grouped(
             query=params.q,
@@ -196,7 +206,7 @@ def search(request: HttpRequest, params: Query[SearchParams]) -> tuple[int, dict
         )
     except SearchParameterError as exc:
         return _unprocessable(exc.field, exc.message)
-    return 200, _search_out(page)
+    return Status(200, _search_out(page))
 
 
 def _duplicate(doc: Document, similarity: float) -> dict[str, object]:
@@ -218,37 +228,44 @@ def document(
     request: HttpRequest,
     params: Query[DocumentParams],
     document_id: int = Path(..., ge=1, le=MAX_ID),
-) -> tuple[int, dict[str, object]]:
+) -> Status:
     if _login_required(request):
-        return 401, {"detail": "Log in to read documents."}
+        return Status(401, {"detail": "Log in to read documents."})
     method, threshold = params.method, params.threshold
     try:
         detail = document_detail(document_id=document_id, method=method, threshold=threshold)
     except Document.DoesNotExist:
-        return 404, {"detail": f"Document {document_id} not found."}
+        return Status(404, {"detail": f"Document {document_id} not found."})
     except ValueError as exc:
         return _unprocessable("threshold", str(exc))
     doc = detail.document
     cluster = detail.cluster
-    return 200, {
-        "id": doc.id,
-        "external_id": doc.external_id,
-        "corpus": doc.corpus.name,
-        "title": doc.title,
-        "url": doc.url,
-        "text": doc.text,
-        "method": detail.method,
-        "threshold": detail.threshold,
-        "max_distance": detail.max_distance,
-        "signature_pending": detail.signature_pending,
-        "near_duplicates": [_duplicate(d, s) for d, s in detail.near_duplicates],
-        "cluster": (
-            {"id": cluster.id, "size": cluster.size, "representative_id": cluster.representative_id}
-            if cluster is not None
-            else None
-        ),
-        "cluster_members": [_duplicate(d, s) for d, s in detail.cluster_members],
-    }
+    return Status(
+        200,
+        {
+            "id": doc.id,
+            "external_id": doc.external_id,
+            "corpus": doc.corpus.name,
+            "title": doc.title,
+            "url": doc.url,
+            "text": doc.text,
+            "method": detail.method,
+            "threshold": detail.threshold,
+            "max_distance": detail.max_distance,
+            "signature_pending": detail.signature_pending,
+            "near_duplicates": [_duplicate(d, s) for d, s in detail.near_duplicates],
+            "cluster": (
+                {
+                    "id": cluster.id,
+                    "size": cluster.size,
+                    "representative_id": cluster.representative_id,
+                }
+                if cluster is not None
+                else None
+            ),
+            "cluster_members": [_duplicate(d, s) for d, s in detail.cluster_members],
+        },
+    )
 
 
 @api.exception_handler(SearchParameterError)
