@@ -80,15 +80,13 @@ def _copy_load(corpus_id: int, source: Path) -> int:
         "corpus_id, external_id, title, url, text, content_hash, needs_signature, "
         "created_at, updated_at"
     )
-    with connection.cursor() as cursor, source.open() as lines:
-        with cursor.cursor.copy(f"COPY {Document._meta.db_table} ({cols}) FROM STDIN") as copy:
-            for line in lines:
-                r = json.loads(line)
-                h = Document.hash_content(r["title"], r["text"])
-                copy.write_row(
-                    (corpus_id, r["id"], r["title"], r["url"], r["text"], h, True, now, now)
-                )
-                n += 1
+    sql = f"COPY {Document._meta.db_table} ({cols}) FROM STDIN"
+    with connection.cursor() as cursor, source.open() as lines, cursor.cursor.copy(sql) as copy:
+        for line in lines:
+            r = json.loads(line)
+            h = Document.hash_content(r["title"], r["text"])
+            copy.write_row((corpus_id, r["id"], r["title"], r["url"], r["text"], h, True, now, now))
+            n += 1
     return n
 
 

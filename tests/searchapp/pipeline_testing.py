@@ -7,6 +7,7 @@ own process group and killed in teardown.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -34,7 +35,10 @@ def services_available() -> str | None:
     from django.db import connection
 
     if connection.vendor != "postgresql":
-        return "needs PostgreSQL: run with DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres (make test-postgres)"
+        return (
+            "needs PostgreSQL: run with DATABASE_URL=postgres://postgres@127.0.0.1:5432/postgres "
+            "(make test-postgres)"
+        )
     try:
         import redis
 
@@ -121,10 +125,8 @@ class Workers:
     def kill(self, proc: subprocess.Popen[bytes]) -> None:
         """SIGKILL the worker and its pool children (no warm shutdown, no acks)."""
         if proc.poll() is None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         proc.wait(timeout=10)
 
     def kill_all(self) -> None:
@@ -137,8 +139,8 @@ class Workers:
         )
 
 
-@pytest.fixture
-def workers(transactional_db, settings, tmp_path: Path) -> Iterator[Workers]:  # type: ignore[no-untyped-def]
+def worker_pool(settings: Any, tmp_path: Path) -> Iterator[Workers]:
+    """Body of the ``workers`` fixture (each test module wraps it with transactional_db)."""
     reason = services_available()
     if reason:
         pytest.skip(reason)

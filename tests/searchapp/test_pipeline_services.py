@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pipeline_testing import ROOT, make_documents, wait_for, workers  # noqa: F401 (fixture)
+from pipeline_testing import ROOT, Workers, make_documents, wait_for, worker_pool
 
 from searchapp.models import Document, Job, JobChunk, Signature, SignatureSet
 from searchapp.selectors.signatures import active_signature_set
@@ -15,6 +16,11 @@ from searchapp.services.jobs import job_cancel, signature_set_rebuild
 from searchapp.services.signatures import signature_set_build_inline
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def workers(transactional_db, settings, tmp_path: Path) -> Iterator[Workers]:  # type: ignore[no-untyped-def]
+    yield from worker_pool(settings, tmp_path)
 
 
 def test_a_rebuild_runs_on_the_worker_and_switches_versions_only_when_complete(workers) -> None:

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from pathlib import Path
+
 import pytest
-from pipeline_testing import make_documents, wait_for, workers  # noqa: F401 (fixture)
+from pipeline_testing import Workers, make_documents, wait_for, worker_pool
 
 from searchapp.models import BandKey, Job, JobChunk, Signature, SignatureSet
 from searchapp.selectors.signatures import active_signature_set
@@ -11,6 +14,11 @@ from searchapp.services.jobs import signature_set_rebuild
 from searchapp.services.signatures import signature_set_build_inline
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def workers(transactional_db, settings, tmp_path: Path) -> Iterator[Workers]:  # type: ignore[no-untyped-def]
+    yield from worker_pool(settings, tmp_path)
 
 
 def test_a_worker_killed_mid_rebuild_is_replaced_and_the_job_completes_without_redoing_chunks(
