@@ -283,6 +283,18 @@ class TestHammingPairs:
         ]
         assert dist.tolist() == [0] * 10
 
+    def test_a_huge_bucket_is_paired_in_bounded_chunks_without_losing_pairs(self, monkeypatch):
+        import dedup.simhash as simhash_module
+
+        monkeypatch.setattr(simhash_module, "_PAIR_CHUNK", 1000)
+        rng = np.random.default_rng(9)
+        fps = np.repeat(rng.integers(0, 2**64, size=3, dtype=np.uint64), 120)
+        fps[::7] ^= np.uint64(0b101)  # some at distance 2 from their copies
+        pairs, dist = hamming_pairs(fps, 3)
+        want_pairs, want_dist = brute_force_pairs(fps, 3)
+        assert len(pairs) > 10_000
+        assert np.array_equal(pairs, want_pairs) and np.array_equal(dist, want_dist)
+
     def test_tiny_inputs_give_no_pairs(self):
         for fps in (np.array([], dtype=np.uint64), np.array([5], dtype=np.uint64)):
             pairs, dist = hamming_pairs(fps, 3)
