@@ -1,0 +1,98 @@
+"""Rebuild jobs driven chunk by chunk in-process (no worker): switch, idempotence, cancel, failure,
+progress partial and the management command."""
+
+from __future__ import annotations
+
+import pytest
+from django.core.management import call_command
+from django.urls import reverse
+from pipeline_testing import make_documents
+
+from searchapp.models import Job, JobChunk, Signature, SignatureSet
+from searchapp.selectors.signatures import active_signature_set
+from searchapp.services.jobs import job_cancel, job_chunk_fail, job_chunk_run, signature_set_rebuild
+from searchapp.services.signatures import signature_set_build_inline
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def rebuild(settings):  # type: ignore[no-untyped-def]
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # chunks are run by the test, one by one
+    make_documents(250)
+    previous = signature_set_build_inline(method="minhash")
+    job = signature_set_rebuild(method="minhash", params={"num_perm": 32}, chunk_size=100)
+    return previous, job
+
+
+def test_the_new_version_becomes_active_only_with_the_last_chunk(rebuild) -> None:
+    previous, job = rebuild
+    chunks = list(job.chunks.order_by("index"))
+    assert [c.size for c in chunks] == [100, 100, 50]
+    for chunk in chunks[:-1]:
+        assert job_chunk_run(chunk_id=chunk.pk) == "done"
+        assert active_signature_set("minhash") == previous
+    assert job_chunk_run(chunk_id=chunks[-1].pk) == "finished-job"
+    job.refresh_from_db()
+    assert job.state == Job.State.DONE and job.done == 250
+    assert active_signature_set("minhash").pk == job.signature_set_id
+    previous.refresh_from_db()
+    assert previous.state == SignatureSet.State.RETIRED
+
+
+def test_running_a_finished_chunk_again_changes_nothing(rebuild) -> None:
+    _, job = rebuild
+    chunk = job.chunks.first()
+    job_chunk_run(chunk_id=chunk.pk)
+    rows = Signature.objects.filter(signature_set_id=job.signature_set_id).count()
+    assert job_chunk_run(chunk_id=chunk.pk) == "already-finished"
+    chunk.refresh_from_db()
+    assert chunk.attempts == 1
+    assert Signature.objects.filter(signature_set_id=job.signature_set_id).count() == rows == 100
+
+
+def test_cancel_keeps_the_active_version_and_turns_remaining_chunks_into_no_ops(rebuild) -> None:
+    previous, job = rebuild
+    chunks = list(job.chunks.order_by("index"))
+    job_chunk_run(chunk_id=chunks[0].pk)
+    job_cancel(job=job)
+    assert job_chunk_run(chunk_id=chunks[1].pk) == "job-finished"
+    job.refresh_from_db()
+    assert job.state == Job.State.CANCELLED
+    assert SignatureSet.objects.get(pk=job.signature_set_id).state == SignatureSet.State.CANCELLED
+    assert active_signature_set("minhash") == previous
+
+
+def test_a_chunk_failing_for_good_fails_the_job_with_its_error(rebuild) -> None:
+    previous, job = rebuild
+    chunk = job.chunks.get(index=1)
+    job_chunk_fail(chunk_id=chunk.pk, error="OperationalError: disk full")
+    job.refresh_from_db()
+    assert job.state == Job.State.FAILED
+    assert job.errors[0]["chunk"] == 1 and "disk full" in job.errors[0]["error"]
+    assert JobChunk.objects.get(pk=chunk.pk).state == JobChunk.State.FAILED
+    assert job_chunk_run(chunk_id=job.chunks.get(index=2).pk) == "job-finished"
+    assert active_signature_set("minhash") == previous
+
+
+def test_the_progress_partial_polls_while_running_and_stops_when_finished(rebuild, client) -> None:
+    _, job = rebuild
+    url = reverse("job-progress", args=[job.pk])
+    running = client.get(url)
+    assert running.status_code == 200
+    assert f'hx-get="{url}"' in running.content.decode() and "every 1s" in running.content.decode()
+    for chunk in job.chunks.all():
+        job_chunk_run(chunk_id=chunk.pk)
+    finished = client.get(url).content.decode()
+    assert "hx-get" not in finished and "250" in finished and "Done" in finished
+    assert client.get(reverse("job-progress", args=[999999])).status_code == 404
+
+
+def test_rebuild_command_if_missing_builds_inline_only_what_is_missing(settings, capsys) -> None:
+    make_documents(60)
+    signature_set_build_inline(method="minhash")
+    call_command("rebuild_signatures", "--method", "all", "--wait", "--if-missing")
+    assert active_signature_set("simhash") is not None
+    assert SignatureSet.objects.filter(method="minhash").count() == 1
+    call_command("rebuild_signatures", "--method", "all", "--if-missing")
+    assert "nothing to do" in capsys.readouterr().out
