@@ -148,3 +148,16 @@ def test_the_document_page_lists_near_duplicates_and_a_missing_one_is_a_404(
     response = page.goto(f"{live_server.url}/documents/987654/")
     assert response is not None and response.status == 404
     assert page.get_by_role("heading", name="Not found").is_visible()
+
+
+def test_paging_through_groups_stays_on_the_page_and_in_the_address(page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/?q=volcano")
+    page.evaluate("window.__sameDocument = true")
+    assert page.get_by_text("Page 1 of 2").is_visible()
+    first_page = page.locator("li.group h3").all_inner_texts()
+    page.get_by_role("link", name="Next →").click()
+    page.get_by_text("Page 2 of 2").wait_for()
+    second_page = page.locator("li.group h3").all_inner_texts()
+    assert second_page and not set(first_page) & set(second_page)
+    assert "page=2" in page.url
+    assert page.evaluate("window.__sameDocument") is True
