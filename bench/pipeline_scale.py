@@ -43,7 +43,9 @@ def generate(path: Path, n: int, seed: int = 11) -> None:
         write_jsonl = None
     if write_jsonl is not None:
         write_jsonl(path, n, seed=seed)
+        print("corpus: searchapp.demo.write_jsonl (the project's generator)")
         return
+    print("corpus: the stand-in generator (searchapp.demo not available)")
     rng = random.Random(seed)
     vocab = [
         f"{a}{b}"
