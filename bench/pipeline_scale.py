@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -258,6 +259,7 @@ def main() -> int:
     with open("/proc/loadavg") as f:
         print(f"load average at the end: {f.read().split()[:3]} on {os.cpu_count()} cores")
     connections.close_all()
+    shutil.rmtree(tmp, ignore_errors=True)
     if not args.keep_db:
         with psycopg.connect(
             PG_ADMIN.replace("postgres://", "postgresql://"), autocommit=True
