@@ -7,7 +7,6 @@ in the ORIGINAL text, so the view can highlight the original wording.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 
 import numpy as np
@@ -16,18 +15,27 @@ from dedup.shingle import ShingleSpec, combine_tokens, token_hashes
 
 __all__ = ["shared_passages"]
 
-_WORD = re.compile(r"\w+")
+_ASCII_WORD = np.array([chr(b).isalnum() or chr(b) == "_" for b in range(128)], dtype=bool)
 _SEP = "\x00"
 
 Spans = list[tuple[int, int]]
 
 
-def _continues_cluster(ch: str) -> bool:
-    """Whether NFKC may compose ``ch`` with what precedes it: a combining mark or a Hangul
-    medial/final jamo (U+1161..U+11C2, U+D7B0..U+D7FB)."""
-    return (
-        unicodedata.combining(ch) != 0 or "\u1161" <= ch <= "\u11c2" or "\ud7b0" <= ch <= "\ud7fb"
+def _cluster_starts(text: str) -> np.ndarray:
+    """Start of every cluster: a character plus the characters NFKC may compose with it
+    (combining marks; Hangul medial/final jamo U+1161..U+11C2, U+D7B0..U+D7FB)."""
+    n = len(text)
+    if text.isascii():
+        return np.arange(n, dtype=np.int64)
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    combining = np.fromiter(map(unicodedata.combining, text), dtype=np.int32, count=n)
+    cont = (
+        (combining != 0)
+        | ((codes >= 0x1161) & (codes <= 0x11C2))
+        | ((codes >= 0xD7B0) & (codes <= 0xD7FB))
     )
+    cont[0] = False
+    return np.flatnonzero(~cont)
 
 
 def _normalized_with_origin(text: str) -> tuple[str, np.ndarray, np.ndarray]:
@@ -41,34 +49,51 @@ def _normalized_with_origin(text: str) -> tuple[str, np.ndarray, np.ndarray]:
     if not text:
         empty = np.zeros(0, dtype=np.int64)
         return "", empty, empty
-    cont = np.fromiter(map(_continues_cluster, text), dtype=bool, count=len(text))
-    cont[0] = False
-    bounds = np.flatnonzero(~cont)
+    if text.isascii():  # NFKC is the identity and casefold is lower on ASCII
+        starts = np.arange(len(text), dtype=np.int64)
+        return text.lower(), starts, starts + 1
+    bounds = _cluster_starts(text)
     ends = np.r_[bounds[1:], len(text)]
-    clusters = [text[a:b] for a, b in zip(bounds.tolist(), ends.tolist(), strict=True)]
-    joined = _SEP.join(c.replace(_SEP, "") for c in clusters)
+    if len(bounds) == len(text):
+        clusters: list[str] = list(text)
+    else:
+        clusters = [text[a:b] for a, b in zip(bounds.tolist(), ends.tolist(), strict=True)]
+    joined = _SEP.join(clusters)
+    if _SEP in text:  # the separator itself occurs: normalise those clusters one by one
+        holders = [i for i, c in enumerate(clusters) if _SEP in c]
+        for i in holders:
+            clusters[i] = ""
+        joined = _SEP.join(clusters)
     pieces = unicodedata.normalize("NFKC", joined).casefold().split(_SEP)
-    if _SEP in text:  # rare: clusters holding the separator itself are normalised one by one
-        for i, c in enumerate(clusters):
-            if _SEP in c:
-                pieces[i] = unicodedata.normalize("NFKC", c).casefold()
+    if _SEP in text:
+        for i in holders:
+            c = text[bounds[i] : ends[i]]
+            pieces[i] = unicodedata.normalize("NFKC", c).casefold()
     lengths = np.fromiter(map(len, pieces), dtype=np.int64, count=len(pieces))
     normed = "".join(pieces)
     return normed, np.repeat(bounds, lengths), np.repeat(ends, lengths)
+
+
+def _word_runs(normed: str) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end of every ``\\w+`` run of ``normed``, vectorised (``\\w`` is exactly
+    ``str.isalnum()`` or ``_`` for ``re``'s str patterns)."""
+    n = len(normed)
+    if normed.isascii():
+        word = _ASCII_WORD[np.frombuffer(normed.encode("ascii"), dtype=np.uint8)]
+    else:
+        word = np.fromiter(map(str.isalnum, normed), dtype=bool, count=n)
+        word |= np.frombuffer(normed.encode("utf-32-le", "surrogatepass"), np.uint32) == 95
+    edges = np.diff(np.r_[False, word, False].astype(np.int8))
+    return np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
 
 
 def _word_units(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Token hashes of ``text`` exactly as ``dedup.shingle`` tokenises it (``\\w`` runs of the
     normalised text), with the original character span of each token."""
     normed, origin_start, origin_end = _normalized_with_origin(text)
-    matches = list(_WORD.finditer(normed))
-    if not matches:
-        empty = np.zeros(0, dtype=np.int64)
-        return np.zeros(0, dtype=np.uint64), empty, empty
-    first = np.fromiter((m.start() for m in matches), dtype=np.int64, count=len(matches))
-    last = np.fromiter((m.end() - 1 for m in matches), dtype=np.int64, count=len(matches))
-    hashes = token_hashes([m.group() for m in matches])
-    return hashes, origin_start[first], origin_end[last]
+    starts, ends = _word_runs(normed)
+    tokens = [normed[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+    return token_hashes(tokens), origin_start[starts], origin_end[ends - 1]
 
 
 def _char_units(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -90,7 +115,16 @@ def _char_units(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def _covered(shingles: np.ndarray, other: np.ndarray, n_units: int, k: int) -> np.ndarray:
     """Which units are inside a shingle that also occurs in ``other``."""
-    shared = np.flatnonzero(np.isin(shingles, other))
+    # Sorted needles into a sorted pool: cache-friendly, ~10x faster than np.isin or a
+    # random-order searchsorted on 300k uint64 shingles (measured).
+    found = np.zeros(len(shingles), dtype=bool)
+    if len(other) and len(shingles):
+        pool = np.sort(other)
+        order = np.argsort(shingles)
+        needles = shingles[order]
+        pos = np.minimum(np.searchsorted(pool, needles), len(pool) - 1)
+        found[order] = pool[pos] == needles
+    shared = np.flatnonzero(found)
     cover = np.zeros(n_units + 1, dtype=np.int64)
     width = min(k, n_units)  # a short text is one shingle of all its units
     np.add.at(cover, shared, 1)
