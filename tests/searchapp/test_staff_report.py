@@ -224,11 +224,13 @@ def test_a_decision_can_be_cleared(staff_client):
 
 
 @pytest.mark.parametrize(
-    ("a", "b", "message"),
-    [(1, 1, "two different documents"), (1, 99999, "No document with id 99999")],
+    ("other", "message"),
+    [("same", "two different documents"), ("missing", "No document with id 99999999")],
 )
-def test_an_impossible_decision_is_refused_with_a_message(staff_client, a, b, message):
-    build()
+def test_an_impossible_decision_is_refused_with_a_message(staff_client, other, message):
+    docs = build()
+    a = docs["solar"].pk
+    b = a if other == "same" else 99999999
     response = decide(staff_client, a, b, "same_as")
     page = staff_client.get(response["Location"]).content.decode()
     assert message in page
