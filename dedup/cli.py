@@ -186,7 +186,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--threshold",
         type=_threshold,
         default=0.8,
-        help="minimum Jaccard similarity in (0, 1] (default 0.8)",
+        help="minimum Jaccard similarity in (0, 1] (default 0.8); with --method simhash it "
+        "applies when candidates are verified exactly",
     )
     common.add_argument(
         "--shingle",
