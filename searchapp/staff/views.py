@@ -18,7 +18,6 @@ from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.template.loader import select_template
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -46,11 +45,6 @@ def staff_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpRespo
     return wrapper
 
 
-def _progress_template() -> str:
-    # The pipeline's live progress partial when it exists, else the plain bar.
-    return select_template(["jobs/progress.html", "staff/_progress_bar.html"]).template.name
-
-
 def _method(request: HttpRequest) -> str:
     method = request.GET.get("method", "minhash")
     return method if method in METHODS else "minhash"
@@ -66,7 +60,6 @@ def index(request: HttpRequest) -> HttpResponse:
             "jobs": reports.recent_jobs(limit=10),
             "corpora": reports.corpora_with_counts(),
             "active_sets": reports.active_signature_sets(),
-            "progress_template": _progress_template(),
         },
     )
 
@@ -110,7 +103,7 @@ def upload(request: HttpRequest) -> HttpResponse:
 @require_GET
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
-    context = {"job": job, "progress_template": _progress_template()}
+    context = {"job": job}
     if request.headers.get("HX-Request") or request.GET.get("partial"):
         return render(request, "staff/_job_status.html", context)
     return render(request, "staff/job.html", context)
@@ -190,7 +183,6 @@ def dedup_settings(request: HttpRequest) -> HttpResponse:
             "preview": preview,
             "current": current,
             "job": job,
-            "progress_template": _progress_template(),
         },
     )
 

@@ -15,6 +15,12 @@ from searchapp.models import Corpus, Document, DuplicateDecision, Job, JobChunk,
 PASSWORD = "correct horse battery staple 42"
 
 
+@pytest.fixture(autouse=True)
+def fast_password_hashing(settings):  # type: ignore[no-untyped-def]
+    # The production hasher costs about a second per user on this machine; tests make hundreds.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def make_user(username: str, *, staff: bool) -> User:
     user = User.objects.create_user(username=username, password=PASSWORD, is_staff=staff)
     if staff:

@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from factories import make_corpus, make_document, make_news, sign_all
-from staff_testing import staff_client, staff_user  # noqa: F401 - fixtures
+from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
 from searchapp.models import ClusterMember, Document, DuplicateDecision, Job, JobChunk, Signature
 from searchapp.selectors.reports import corpora_with_counts

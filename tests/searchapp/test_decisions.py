@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 from factories import make_news, sign_all
-from staff_testing import staff_client, staff_user  # noqa: F401 - fixtures
+from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
 from searchapp.models import DuplicateDecision
 from searchapp.selectors.search import search_grouped

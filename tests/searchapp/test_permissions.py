@@ -1,16 +1,18 @@
 """Who may do what: every admin page and staff page for anonymous, ordinary and staff users."""
 
 # Fixtures are imported from staff_testing and then named as test arguments, as pytest wants.
-# ruff: noqa: F811
+# ruff: noqa: F401, F811
 from __future__ import annotations
 
 import pytest
 from django.contrib import admin
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
-from staff_testing import (  # noqa: F401 - fixtures
+from staff_testing import (
     PASSWORD,
     admin_objects,
+    fast_password_hashing,
     make_user,
     ordinary_client,
     ordinary_user,
@@ -28,34 +30,51 @@ APP_MODELS = sorted(
 )
 
 
-def admin_urls(objects: dict) -> list[str]:
-    urls = [reverse("admin:index"), reverse("admin:app_list", args=["searchapp"])]
-    for name in APP_MODELS:
-        urls.append(reverse(f"admin:searchapp_{name}_changelist"))
-        obj = objects[name]
-        urls.append(reverse(f"admin:searchapp_{name}_change", args=[obj.pk]))
-        urls.append(reverse(f"admin:searchapp_{name}_history", args=[obj.pk]))
-        urls.append(reverse(f"admin:searchapp_{name}_delete", args=[obj.pk]))
-    for name in ("corpus", "document", "duplicatedecision"):
-        urls.append(reverse(f"admin:searchapp_{name}_add"))
-    return urls
-
-
-def staff_get_urls(objects: dict) -> list[str]:
-    a, b = objects["document"].pk, objects["other"].pk
-    return [
-        reverse("staff:index"),
-        reverse("staff:upload"),
-        reverse("staff:job", args=[objects["job"].pk]),
-        reverse("staff:settings"),
-        reverse("staff:settings_preview")
-        + "?method=minhash&shingle_kind=word&shingle_size=5&num_perm=128"
-        "&threshold=0.8&simhash_max_distance=3",
-        reverse("staff:report"),
-        reverse("staff:report_csv"),
-        reverse("staff:report_json"),
-        reverse("staff:pair", args=[a, b]),
+# (url name, which object's id it takes) for every admin page of every registered app model.
+ADMIN_PAGES: list[tuple[str, str | None]] = [("admin:index", None)]
+for _name in APP_MODELS:
+    ADMIN_PAGES += [
+        (f"admin:searchapp_{_name}_changelist", None),
+        (f"admin:searchapp_{_name}_change", _name),
+        (f"admin:searchapp_{_name}_history", _name),
+        (f"admin:searchapp_{_name}_delete", _name),
     ]
+ADMIN_PAGES += [
+    (f"admin:searchapp_{n}_add", None) for n in ("corpus", "document", "duplicatedecision")
+]
+
+PREVIEW_QUERY = (
+    "?method=minhash&shingle_kind=word&shingle_size=5&num_perm=128"
+    "&threshold=0.8&simhash_max_distance=3"
+)
+# Every staff page reachable by GET: (url name, argument kind).
+STAFF_PAGES: list[tuple[str, str | None]] = [
+    ("staff:index", None),
+    ("staff:upload", None),
+    ("staff:job", "job"),
+    ("staff:settings", None),
+    ("staff:settings_preview", "query"),
+    ("staff:report", None),
+    ("staff:report_csv", None),
+    ("staff:report_json", None),
+    ("staff:pair", "pair"),
+]
+
+
+def admin_url(name: str, obj_kind: str | None, objects: dict) -> str:
+    if name == "admin:index":
+        return reverse(name)
+    return reverse(name, args=[objects[obj_kind].pk]) if obj_kind else reverse(name)
+
+
+def staff_url(name: str, kind: str | None, objects: dict) -> str:
+    if kind == "job":
+        return reverse(name, args=[objects["job"].pk])
+    if kind == "pair":
+        return reverse(name, args=[objects["document"].pk, objects["other"].pk])
+    if kind == "query":
+        return reverse(name) + PREVIEW_QUERY
+    return reverse(name)
 
 
 def test_every_registered_app_model_is_covered(admin_objects):
@@ -63,31 +82,51 @@ def test_every_registered_app_model_is_covered(admin_objects):
     assert set(APP_MODELS) <= set(admin_objects)
 
 
-def test_anonymous_visitors_are_sent_to_the_login_page_from_every_admin_and_staff_page(
+@pytest.mark.parametrize(("name", "kind"), ADMIN_PAGES)
+def test_admin_pages_send_anonymous_visitors_to_the_login_page(admin_objects, name, kind):
+    response = Client().get(admin_url(name, kind, admin_objects))
+    assert response.status_code == 302
+    assert response["Location"].startswith("/admin/login/")
+
+
+@pytest.mark.parametrize(("name", "kind"), ADMIN_PAGES)
+def test_admin_pages_refuse_ordinary_users(admin_objects, ordinary_client, name, kind):
+    response = ordinary_client.get(admin_url(name, kind, admin_objects))
+    # Django's admin sends a logged-in non-staff user back to its login form.
+    assert response.status_code == 302
+    assert response["Location"].startswith("/admin/login/")
+
+
+@pytest.mark.parametrize(("name", "kind"), ADMIN_PAGES)
+def test_admin_pages_open_for_staff(admin_objects, staff_client, name, kind):
+    assert staff_client.get(admin_url(name, kind, admin_objects)).status_code == 200
+
+
+@pytest.mark.parametrize(("name", "kind"), STAFF_PAGES)
+def test_staff_pages_send_anonymous_visitors_to_the_login_page(admin_objects, name, kind):
+    response = Client().get(staff_url(name, kind, admin_objects))
+    assert response.status_code == 302
+    assert response["Location"].startswith("/admin/login/")
+
+
+@pytest.mark.parametrize(("name", "kind"), STAFF_PAGES)
+def test_staff_pages_are_forbidden_to_ordinary_users(admin_objects, ordinary_client, name, kind):
+    assert ordinary_client.get(staff_url(name, kind, admin_objects)).status_code == 403
+
+
+@pytest.mark.parametrize(("name", "kind"), STAFF_PAGES)
+def test_staff_pages_open_for_staff(admin_objects, staff_client, name, kind):
+    assert staff_client.get(staff_url(name, kind, admin_objects)).status_code == 200
+
+
+def test_staff_users_without_admin_permissions_still_use_the_staff_pages_but_not_the_model_admin(
     admin_objects,
 ):
+    bare = User.objects.create_user("bare", password=PASSWORD, is_staff=True)
     client = Client()
-    for url in admin_urls(admin_objects) + staff_get_urls(admin_objects):
-        response = client.get(url)
-        assert response.status_code == 302, url
-        assert response["Location"].startswith("/admin/login/"), url
-
-
-def test_ordinary_users_cannot_open_any_admin_or_staff_page(admin_objects, ordinary_client):
-    for url in admin_urls(admin_objects):
-        response = ordinary_client.get(url)
-        # Django's admin sends a logged-in non-staff user back to its login form.
-        assert response.status_code in (302, 403), url
-        if response.status_code == 302:
-            assert response["Location"].startswith("/admin/login/"), url
-    for url in staff_get_urls(admin_objects):
-        assert ordinary_client.get(url).status_code == 403, url
-
-
-def test_staff_can_open_every_admin_and_staff_page(admin_objects, staff_client):
-    for url in admin_urls(admin_objects) + staff_get_urls(admin_objects):
-        response = staff_client.get(url)
-        assert response.status_code == 200, (url, response.status_code)
+    client.force_login(bare)
+    assert client.get(reverse("staff:report")).status_code == 200
+    assert client.get(reverse("admin:searchapp_document_changelist")).status_code == 403
 
 
 @pytest.mark.parametrize("who", ["anonymous", "ordinary"])
@@ -143,6 +182,44 @@ def test_only_staff_can_change_the_dedup_settings(ordinary_client, who):
     )
     assert DedupSettings.load().threshold == 0.8
     assert not Job.objects.exists()
+
+
+CSRF_POSTS = ["staff:decide", "staff:upload", "staff:settings", "staff:settings_preview"]
+
+
+@pytest.mark.parametrize("name", CSRF_POSTS)
+def test_every_staff_post_without_a_csrf_token_is_refused(
+    admin_objects, staff_user, settings, tmp_path, name
+):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from searchapp.models import DedupSettings, Job
+
+    settings.MEDIA_ROOT = tmp_path
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(staff_user)
+    data = {
+        "a": admin_objects["document"].pk,
+        "b": admin_objects["other"].pk,
+        "verdict": "not_duplicate",
+        "file": SimpleUploadedFile("a.jsonl", b'{"id": "n", "text": "new"}\n'),
+        "corpus": "news",
+        "method": "minhash",
+        "shingle_kind": "word",
+        "shingle_size": 3,
+        "num_perm": 64,
+        "threshold": 0.5,
+        "simhash_max_distance": 3,
+        "confirm": "yes",
+    }
+    DuplicateDecision.objects.all().delete()
+    jobs_before = Job.objects.count()
+    response = client.post(reverse(name), data)
+    assert response.status_code == 403
+    assert not DuplicateDecision.objects.exists()
+    assert Job.objects.count() == jobs_before
+    assert DedupSettings.load().threshold == 0.8
+    assert not (tmp_path / "uploads").exists()
 
 
 def test_a_post_without_a_csrf_token_is_refused(admin_objects, staff_user):

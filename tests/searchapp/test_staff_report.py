@@ -23,7 +23,7 @@ from factories import (
     make_news,
     sign_all,
 )
-from staff_testing import staff_client, staff_user  # noqa: F401 - fixtures
+from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
 from searchapp.models import Cluster, DuplicateDecision
 from searchapp.selectors.reports import decision_metrics, duplicates_report

@@ -11,7 +11,7 @@ import xml.etree.ElementTree as ET
 import pytest
 from django.urls import reverse
 from factories import make_news
-from staff_testing import staff_client, staff_user  # noqa: F401 - fixtures
+from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
 from dedup import LSHParams, optimal_params
 from searchapp.models import DedupSettings, Job, SignatureSet

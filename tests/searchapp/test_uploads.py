@@ -15,7 +15,7 @@ import zipfile
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
-from staff_testing import add_document, staff_client, staff_user  # noqa: F401 - fixtures
+from staff_testing import add_document, fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
 from searchapp.celery import app as celery_app
 from searchapp.models import Corpus, Document, Job
