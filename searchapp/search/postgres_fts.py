@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import math
 
 from django.db import DatabaseError, connection, transaction
 
@@ -17,7 +18,12 @@ logger = logging.getLogger(__name__)
 CONFIG = "english"
 # ts_rank_cd normalisation 1: divide by 1 + log(document length), so long texts do not win
 # merely by repeating words. Weights {D, C, B, A}: title (A) counts 2.5x the text (B).
+RANK_FUNCTION = "ts_rank"  # or "ts_rank_cd"; compared in bench/ranking_cranfield.py
 RANK_NORMALIZATION = 1
+# ts_rank knows nothing of how rare a word is; weighting each query word's ts_rank by its BM25
+# idf (document frequencies counted in the same query that counts the matches) closes most of
+# the gap to BM25 on Cranfield. See BENCHMARKS.md.
+RANK_IDF = True
 RANK_WEIGHTS = "{0.1, 0.2, 0.4, 1.0}"
 HEADLINE_OPTIONS = 'MaxFragments=2, MaxWords=30, MinWords=12, FragmentDelimiter=" … "'
 
@@ -70,35 +76,75 @@ class PostgresFTSBackend:
         corpus_filter = "AND d.corpus_id = %s" if corpus_id is not None else ""
         corpus_params = [corpus_id] if corpus_id is not None else []
         options = f"StartSel={sentinels.start}, StopSel={sentinels.stop}, {HEADLINE_OPTIONS}"
-        sql = f"""
-            WITH q AS (SELECT {query_sql} AS query),
-            ranked AS (
-                SELECT d.id, d.text, q.query,
-                       ts_rank_cd(%s::float4[], d.search_vector, q.query, %s) AS score
-                FROM searchapp_document AS d, q
-                WHERE d.search_vector @@ q.query {corpus_filter}
-                ORDER BY score DESC, d.id
-                LIMIT %s
-            )
-            SELECT id, score, ts_headline(%s::regconfig, left(text, 20000), query, %s)
-            FROM ranked ORDER BY score DESC, id
-        """
-        count_sql = f"""
-            WITH q AS (SELECT {query_sql} AS query)
-            SELECT count(*) FROM searchapp_document AS d, q
-            WHERE d.search_vector @@ q.query {corpus_filter}
-        """
+        units = [_websearch_words(p) for p in parsed.phrases] + list(parsed.terms)
         with connection.cursor() as cursor:
+            if RANK_IDF and len(units) > 1:
+                filters = ", ".join(
+                    "count(*) FILTER "
+                    "(WHERE d.search_vector @@ websearch_to_tsquery(%s::regconfig, %s))"
+                    for _ in units
+                )
+                cursor.execute(
+                    f"""
+                    WITH q AS (SELECT {query_sql} AS query)
+                    SELECT
+                        (SELECT count(*) FROM searchapp_document AS d WHERE TRUE {corpus_filter}),
+                        count(*), {filters}
+                    FROM searchapp_document AS d, q
+                    WHERE d.search_vector @@ q.query {corpus_filter}
+                    """,
+                    [
+                        *params,
+                        *corpus_params,
+                        *[x for u in units for x in (CONFIG, u)],
+                        *corpus_params,
+                    ],
+                )
+                n_docs, total, *dfs = cursor.fetchone()
+                idfs = [math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5)) for df in dfs]
+                score_sql = " + ".join(
+                    f"%s * {RANK_FUNCTION}(%s::float4[], d.search_vector, "
+                    "websearch_to_tsquery(%s::regconfig, %s), %s)"
+                    for _ in units
+                )
+                score_params: list[object] = [
+                    x
+                    for idf, u in zip(idfs, units, strict=True)
+                    for x in (idf, RANK_WEIGHTS, CONFIG, u, RANK_NORMALIZATION)
+                ]
+            else:
+                total = None
+                score_sql = f"{RANK_FUNCTION}(%s::float4[], d.search_vector, q.query, %s)"
+                score_params = [RANK_WEIGHTS, RANK_NORMALIZATION]
             cursor.execute(
-                sql,
-                [*params, RANK_WEIGHTS, RANK_NORMALIZATION, *corpus_params, limit, CONFIG, options],
+                f"""
+                WITH q AS (SELECT {query_sql} AS query),
+                ranked AS (
+                    SELECT d.id, d.text, q.query, {score_sql} AS score
+                    FROM searchapp_document AS d, q
+                    WHERE d.search_vector @@ q.query {corpus_filter}
+                    ORDER BY score DESC, d.id
+                    LIMIT %s
+                )
+                SELECT id, score, ts_headline(%s::regconfig, left(text, 20000), query, %s)
+                FROM ranked ORDER BY score DESC, id
+                """,
+                [*params, *score_params, *corpus_params, limit, CONFIG, options],
             )
             rows = cursor.fetchall()
-            if len(rows) < limit:
-                total = len(rows)
-            else:
-                cursor.execute(count_sql, [*params, *corpus_params])
-                total = int(cursor.fetchone()[0])
+            if total is None:
+                if len(rows) < limit:
+                    total = len(rows)
+                else:
+                    cursor.execute(
+                        f"""
+                        WITH q AS (SELECT {query_sql} AS query)
+                        SELECT count(*) FROM searchapp_document AS d, q
+                        WHERE d.search_vector @@ q.query {corpus_filter}
+                        """,
+                        [*params, *corpus_params],
+                    )
+                    total = int(cursor.fetchone()[0])
         hits = [
             BackendHit(
                 document_id=int(doc_id),
