@@ -1,5 +1,4 @@
 """nDCG@10 on Cranfield for each full-text backend, against Okapi BM25 (rank_bm25) in the same run.
-# ruff: noqa: E501 - SQL and table rows read better unwrapped
 
     .venv/bin/python bench/ranking_cranfield.py [--data ../shared/data/cranfield] [--no-postgres]
 
@@ -18,6 +17,7 @@ Anchors, computed here on the same collection:
   fts5vocab table), so the comparison is not won or lost by stemming alone.
 """
 
+# ruff: noqa: E501 - SQL and table rows read better unwrapped
 from __future__ import annotations
 
 import argparse
