@@ -283,8 +283,10 @@ def _check_verify_threshold(threshold: float) -> None:
 def exact_pairs_jaccard(unique_batch: ShingleBatch, pairs: np.ndarray) -> np.ndarray:
     """Exact Jaccard of each pair of documents of a :meth:`ShingleBatch.unique` batch.
 
-    Vectorised: both sides' shingles are laid out keyed by pair, sorted once, and equal
-    neighbours counted. Processed in chunks of about 8 million shingles.
+    Vectorised without a per-pair loop: shingle hashes are replaced by their dense rank in the
+    batch, each side is keyed by (pair, rank) -- already sorted, because every document's
+    hashes are -- and the left side is looked up in the right with one ``searchsorted``.
+    Processed in chunks of about 8 million shingles.
     """
     pr = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     out = np.zeros(pr.shape[0], dtype=np.float64)
@@ -293,33 +295,42 @@ def exact_pairs_jaccard(unique_batch: ShingleBatch, pairs: np.ndarray) -> np.nda
     n = unique_batch.n_docs
     if pr.min() < 0 or pr.max() >= n:
         raise ValueError(f"pair indices must lie in [0, {n}), got {pr.min()}..{pr.max()}")
+    ranks = np.unique(unique_batch.hashes, return_inverse=True)[1].astype(np.int64).ravel()
+    bits = max(1, int(ranks.max(initial=0)).bit_length())
     sizes = unique_batch.sizes()
     cost = np.cumsum(sizes[pr[:, 0]] + sizes[pr[:, 1]])
-    limit = 1 << 23
+    limit = min(1 << 23, 1 << (62 - bits))  # pair ids must fit above the rank bits
     s = 0
     while s < pr.shape[0]:
         base = cost[s - 1] if s else 0
         e = max(s + 1, int(np.searchsorted(cost, base + limit, side="right")))
-        out[s:e] = _exact_chunk(unique_batch, pr[s:e], sizes)
+        out[s:e] = _exact_chunk(unique_batch.offsets, ranks, bits, pr[s:e], sizes)
         s = e
     return out
 
 
-def _exact_chunk(ub: ShingleBatch, pr: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+def _side_keys(
+    offsets: np.ndarray, ranks: np.ndarray, bits: int, docs: np.ndarray, lens: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    src = np.repeat(offsets[docs], lens) + _ranks(lens)
+    pid = np.repeat(np.arange(docs.shape[0], dtype=np.int64), lens)
+    return (pid << bits) | ranks[src], pid
+
+
+def _exact_chunk(
+    offsets: np.ndarray, ranks: np.ndarray, bits: int, pr: np.ndarray, sizes: np.ndarray
+) -> np.ndarray:
     m = pr.shape[0]
-    side = pr.reshape(-1)  # a0, b0, a1, b1, ...
-    lens = sizes[side]
-    total = int(lens.sum())
-    src = np.repeat(ub.offsets[side], lens) + _ranks(lens)
-    pair_id = np.repeat(np.repeat(np.arange(m, dtype=np.int64), 2), lens)
-    h = ub.hashes[src]
-    order = np.lexsort((h, pair_id))
-    h, pid = h[order], pair_id[order]
-    same = (h[1:] == h[:-1]) & (pid[1:] == pid[:-1]) if total > 1 else np.zeros(0, bool)
-    inter = np.bincount(pid[:-1][same], minlength=m).astype(np.float64)
-    union = (sizes[pr[:, 0]] + sizes[pr[:, 1]]).astype(np.float64) - inter
-    with np.errstate(invalid="ignore", divide="ignore"):
-        return np.where(union > 0, inter / np.maximum(union, 1), 0.0)
+    la, lb = sizes[pr[:, 0]], sizes[pr[:, 1]]
+    ka, pid_a = _side_keys(offsets, ranks, bits, pr[:, 0], la)
+    kb, _ = _side_keys(offsets, ranks, bits, pr[:, 1], lb)
+    if kb.shape[0] == 0 or ka.shape[0] == 0:
+        inter = np.zeros(m, dtype=np.float64)
+    else:
+        pos = np.minimum(np.searchsorted(kb, ka), kb.shape[0] - 1)
+        inter = np.bincount(pid_a[kb[pos] == ka], minlength=m).astype(np.float64)
+    union = (la + lb).astype(np.float64) - inter
+    return np.where(union > 0, inter / np.maximum(union, 1.0), 0.0)
 
 
 def verify_pairs_exact(

@@ -8,15 +8,17 @@ import pytest
 from dedup import (
     LSHParams,
     MinHasher,
+    ShingleSpec,
     band_keys,
     candidate_pairs,
+    jaccard,
     optimal_params,
     s_curve,
     shingle_batch,
     verify_pairs,
     verify_pairs_exact,
 )
-from dedup.lsh import HUGE_BUCKET_WINDOW
+from dedup.lsh import HUGE_BUCKET_WINDOW, exact_pairs_jaccard
 
 
 def test_s_curve_knee_and_rates_follow_the_formula():
@@ -110,3 +112,15 @@ def test_verification_by_estimate_and_by_exact_jaccard():
     assert sims.tolist() == pytest.approx([1.0, 5 / 7])
     kept, sims = verify_pairs(sig, pairs, 0.95)
     assert kept.tolist() == [[0, 1]] and sims.tolist() == [1.0]
+
+
+def test_vectorised_exact_jaccard_equals_the_set_formula():
+    rng = np.random.default_rng(5)
+    texts = [
+        " ".join(rng.choice(list("abcdefgh"), size=int(rng.integers(0, 40)))) for _ in range(60)
+    ]
+    batch = shingle_batch(texts, ShingleSpec("word", 2)).unique()
+    pairs = np.array([(i, j) for i in range(60) for j in range(i + 1, 60)])
+    got = exact_pairs_jaccard(batch, pairs)
+    want = [jaccard(batch.doc(i), batch.doc(j)) for i, j in pairs]
+    assert got.tolist() == pytest.approx(want)

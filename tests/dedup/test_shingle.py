@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001  (full-width and Greek letters are the point of these Unicode tests)
 from __future__ import annotations
 
 import re
