@@ -290,7 +290,7 @@ def test_a_zip_expanding_past_the_uncompressed_limit_is_refused(
 
 
 def test_a_failure_while_writing_rolls_back_every_record(
-    staff_client, existing_corpus, monkeypatch, django_capture_on_commit_callbacks
+    staff_client, existing_corpus, monkeypatch, settings, django_capture_on_commit_callbacks
 ):
     from searchapp.services import ingest as ingest_service
 
@@ -300,16 +300,18 @@ def test_a_failure_while_writing_rolls_back_every_record(
     def write_then_fail(corpus, batch, report):  # type: ignore[no-untyped-def]
         real_write(corpus, batch, report)  # the rows are written...
         calls.append(len(batch))
-        raise RuntimeError("disk full")  # ...and then the database fails
+        if len(calls) == 3:
+            raise RuntimeError("disk full")  # ...and the third batch fails after two went in
 
     monkeypatch.setattr(ingest_service, "_write_batch", write_then_fail)
+    settings.INGEST_BATCH_SIZE = 2
     before = corpus_state()
     data = jsonl(*({"id": f"n{i}", "title": f"T{i}", "text": f"{STORY} {i}"} for i in range(5)))
     html = job_page(
         staff_client,
         upload(staff_client, "ok.jsonl", data, capture=django_capture_on_commit_callbacks),
     )
-    assert calls, "the writer ran"
+    assert calls == [2, 2, 1], "three batches were written before the failure"
     assert "Nothing was imported" in html
     assert corpus_state() == before
 
@@ -373,3 +375,32 @@ def test_when_the_queue_is_unreachable_the_job_fails_with_a_clear_message(
     assert Job.objects.get().state == Job.State.FAILED
     assert corpus_state() == before
     assert not any((settings.MEDIA_ROOT / "uploads").iterdir())
+
+
+def test_a_running_import_page_polls_for_progress_and_the_poll_returns_only_the_status(
+    staff_client,
+):
+    job = Job.objects.create(
+        kind=Job.Kind.IMPORT,
+        state=Job.State.RUNNING,
+        total=400,
+        done=100,
+        params={"name": "big.jsonl", "corpus": "news", "file": "x"},
+        message="Reading big.jsonl: 100 records",
+    )
+    url = reverse("staff:job", args=[job.pk])
+    page = staff_client.get(url).content.decode()
+    assert f'hx-get="{url}"' in page and 'hx-trigger="every 1s"' in page
+    assert '<meta http-equiv="refresh" content="2">' in page  # without JavaScript
+    assert '<progress max="400" value="100"' in page
+    partial = staff_client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert partial.lstrip().startswith('<div id="job-status"') and "<html" not in partial
+    job.state, job.done, job.report = (
+        Job.State.DONE,
+        400,
+        {"created": 400, "updated": 0, "unchanged": 0, "skipped": []},
+    )
+    job.save()
+    finished = staff_client.get(url, HTTP_HX_REQUEST="true").content.decode()
+    assert "hx-get" not in finished  # polling stops once the job has finished
+    assert "Import report" in finished
