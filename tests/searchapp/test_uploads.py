@@ -404,3 +404,41 @@ def test_a_running_import_page_polls_for_progress_and_the_poll_returns_only_the_
     finished = staff_client.get(url, HTTP_HX_REQUEST="true").content.decode()
     assert "hx-get" not in finished  # polling stops once the job has finished
     assert "Import report" in finished
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "external_id", "title"),
+    [
+        (
+            "rows.csv",
+            f'id,title,text,url\nc1,River flood,"{STORY}",https://example.org/c1\n'.encode(),
+            "c1",
+            "River flood",
+        ),
+        (
+            "flood.txt",
+            f"Flood in the lower town\n\n{STORY}".encode(),
+            "flood.txt",
+            "Flood in the lower town",
+        ),
+        ("flood.md", f"# Flood report\n\n{STORY}".encode(), "flood.md", "Flood report"),
+        (
+            "flood.html",
+            f"<html><head><title>Flood page</title></head><body><nav>Home | News | Sport</nav>"
+            f"<article><h1>Flood page</h1><p>{STORY} {STORY}</p></article>"
+            "<footer>Copyright 2024</footer></body></html>".encode(),
+            "flood.html",
+            "Flood page",
+        ),
+    ],
+)
+def test_each_single_file_type_is_imported(
+    staff_client, django_capture_on_commit_callbacks, name, data, external_id, title
+):
+    upload(staff_client, name, data, corpus="files", capture=django_capture_on_commit_callbacks)
+    job = Job.objects.get()
+    assert job.state == Job.State.DONE, job.message
+    doc = Document.objects.get(corpus__name="files")
+    assert (doc.external_id, doc.title) == (external_id, title)
+    assert "lower town" in doc.text
+    assert "Copyright 2024" not in doc.text and "Home | News" not in doc.text
