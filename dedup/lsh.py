@@ -123,19 +123,22 @@ def optimal_params(
 
 @lru_cache(maxsize=256)
 def _optimal(threshold: float, num_perm: int, fp_w: float, fn_w: float) -> LSHParams:
-    b_list, r_list = [], []
-    for b in range(1, num_perm + 1):
-        for r in range(1, num_perm // b + 1):
-            b_list.append(b)
-            r_list.append(r)
-    b = np.array(b_list, dtype=np.float64)[:, None]
-    r = np.array(r_list, dtype=np.float64)[:, None]
+    combos = np.array(
+        [(b, r) for b in range(1, num_perm + 1) for r in range(1, num_perm // b + 1)],
+        dtype=np.float64,
+    )
     lo = np.linspace(0.0, threshold, _INTEGRATION_POINTS)[None, :]
     hi = np.linspace(threshold, 1.0, _INTEGRATION_POINTS)[None, :]
-    fp = np.trapezoid(1.0 - (1.0 - lo**r) ** b, lo, axis=1)
-    fn = np.trapezoid((1.0 - hi**r) ** b, hi, axis=1)
-    best = int(np.argmin(fp_w * fp + fn_w * fn))
-    return LSHParams(int(b_list[best]), int(r_list[best]))
+    cost = np.empty(combos.shape[0], dtype=np.float64)
+    step = 2048  # bounds the (combinations x points) temporaries for large num_perm
+    for s in range(0, combos.shape[0], step):
+        bands = combos[s : s + step, 0:1]
+        rows = combos[s : s + step, 1:2]
+        fp = np.trapezoid(1.0 - (1.0 - lo**rows) ** bands, lo, axis=1)
+        fn = np.trapezoid((1.0 - hi**rows) ** bands, hi, axis=1)
+        cost[s : s + step] = fp_w * fp + fn_w * fn
+    best = int(np.argmin(cost))
+    return LSHParams(int(combos[best, 0]), int(combos[best, 1]))
 
 
 def band_keys(signatures: np.ndarray, params: LSHParams) -> np.ndarray:

@@ -11,7 +11,7 @@ ch. 3.3):
   densification (Shrivastava, ICML 2017). One 64-bit hash per shingle picks a bin (slot) and a
   value; each slot keeps the minimum value of its bin; an empty bin borrows the value of the first
   non-empty bin along a fixed pseudo-random probe sequence of its index. Pr[slot equal] = J as
-  for the classic family, with the same or lower variance, at ~1/P of the cost.
+  for the classic family, with variance close to it (Shrivastava 2017), at ~1/P of the cost.
 
 Slots are stored as uint32. Two different minima share their low 32 bits with probability
 2**-32 per slot, which adds at most ~2**-32 bias to the estimate. The standard error of the
