@@ -26,7 +26,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):  
     for mark, variable in _REQUIRED_BY_MARK.items():
         if item.get_closest_marker(mark) is not None and os.environ.get(variable) == "1":
             report.outcome = "failed"
-            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            reason = (
+                report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
+            )
             report.longrepr = f"{item.nodeid} was skipped but {variable}=1 requires it: {reason}"
 
 

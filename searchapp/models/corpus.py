@@ -37,7 +37,9 @@ class Document(models.Model):
     class Meta:
         ordering = ["id"]
         constraints = [
-            models.UniqueConstraint(fields=["corpus", "external_id"], name="document_unique_external_id"),
+            models.UniqueConstraint(
+                fields=["corpus", "external_id"], name="document_unique_external_id"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -16,7 +16,9 @@ class DuplicateDecision(models.Model):
     doc_b = models.ForeignKey("searchapp.Document", on_delete=models.CASCADE, related_name="+")
     verdict = models.CharField(max_length=16, choices=Verdict.choices)
     note = models.CharField(max_length=500, blank=True)
-    decided_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    decided_by = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -24,7 +26,9 @@ class DuplicateDecision(models.Model):
         ordering = ["-updated_at"]
         constraints = [
             models.UniqueConstraint(fields=["doc_a", "doc_b"], name="one_decision_per_pair"),
-            models.CheckConstraint(condition=models.Q(doc_a__lt=models.F("doc_b")), name="decision_pair_ordered"),
+            models.CheckConstraint(
+                condition=models.Q(doc_a__lt=models.F("doc_b")), name="decision_pair_ordered"
+            ),
         ]
 
 
@@ -41,7 +45,9 @@ class DedupSettings(models.Model):
     threshold = models.FloatField(default=0.8)
     simhash_max_distance = models.PositiveSmallIntegerField(default=3)
     updated_at = models.DateTimeField(auto_now=True)
-    updated_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    updated_by = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         verbose_name_plural = "dedup settings"

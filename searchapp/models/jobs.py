@@ -21,11 +21,19 @@ class Job(models.Model):
         CANCELLED = "cancelled", "Cancelled"
 
     kind = models.CharField(max_length=16, choices=Kind.choices)
-    state = models.CharField(max_length=16, choices=State.choices, default=State.QUEUED, db_index=True)
-    signature_set = models.ForeignKey(
-        "searchapp.SignatureSet", null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs"
+    state = models.CharField(
+        max_length=16, choices=State.choices, default=State.QUEUED, db_index=True
     )
-    corpus = models.ForeignKey("searchapp.Corpus", null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs")
+    signature_set = models.ForeignKey(
+        "searchapp.SignatureSet",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="jobs",
+    )
+    corpus = models.ForeignKey(
+        "searchapp.Corpus", null=True, blank=True, on_delete=models.SET_NULL, related_name="jobs"
+    )
     total = models.PositiveIntegerField(default=0)
     done = models.PositiveIntegerField(default=0)
     errors = models.JSONField(default=list, blank=True)
@@ -33,7 +41,9 @@ class Job(models.Model):
     params = models.JSONField(default=dict, blank=True)
     report = models.JSONField(default=dict, blank=True)
     cancel_requested = models.BooleanField(default=False)
-    created_by = models.ForeignKey("auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    created_by = models.ForeignKey(
+        "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -51,7 +61,9 @@ class Job(models.Model):
 
     @property
     def fraction(self) -> float:
-        return min(1.0, self.done / self.total) if self.total else (1.0 if self.is_finished else 0.0)
+        return (
+            min(1.0, self.done / self.total) if self.total else (1.0 if self.is_finished else 0.0)
+        )
 
     @property
     def rate(self) -> float | None:
@@ -72,11 +84,13 @@ class JobChunk(models.Model):
 
     job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="chunks")
     index = models.PositiveIntegerField()
-    # Document id range [first_id, last_id] of this chunk (ids are stable, so the chunk is idempotent).
+    # Document id range [first_id, last_id] of this chunk: ids are stable, so it is idempotent.
     first_id = models.BigIntegerField()
     last_id = models.BigIntegerField()
     size = models.PositiveIntegerField(default=0)
-    state = models.CharField(max_length=16, choices=State.choices, default=State.PENDING, db_index=True)
+    state = models.CharField(
+        max_length=16, choices=State.choices, default=State.PENDING, db_index=True
+    )
     attempts = models.PositiveIntegerField(default=0)
     error = models.TextField(blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -84,4 +98,6 @@ class JobChunk(models.Model):
 
     class Meta:
         ordering = ["job_id", "index"]
-        constraints = [models.UniqueConstraint(fields=["job", "index"], name="jobchunk_unique_index")]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "index"], name="jobchunk_unique_index")
+        ]
