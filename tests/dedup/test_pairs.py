@@ -58,3 +58,14 @@ def test_simhash_method_finds_the_same_copy():
     result = find_near_duplicates(texts, method="simhash", max_distance=6)
     assert [0, 1] in result.pairs.tolist()
     assert np.all(result.similarities >= 0.8)
+
+
+def test_five_thousand_identical_documents_fold_without_quadratic_pairs():
+    from dedup import clusters
+
+    texts = [BASE] * 5000 + ["Unrelated story about cocoa harvests in Bahia this week."]
+    result = find_near_duplicates(texts)
+    assert result.pairs.shape[0] < 5000 * 20  # all pairs would be 12,497,500
+    assert np.all(result.similarities == 1.0)
+    groups = clusters(len(texts), result.pairs)
+    assert len(groups) == 1 and groups[0].tolist() == list(range(5000))
