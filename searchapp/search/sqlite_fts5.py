@@ -66,36 +66,28 @@ class SQLiteFTS5Backend:
         message: str | None = None,
     ) -> BackendResult:
         sentinels = Sentinels.new()
-        corpus_filter = "AND d.corpus_id = %s" if corpus_id is not None else ""
+        # "ORDER BY rank LIMIT n" lets FTS5 sort by bm25 internally and evaluate snippet() for
+        # the n returned rows only (a join or a plain ORDER BY bm25() would compute a snippet
+        # for every match: 5x slower on Reuters). The rank weights are constants, not input.
+        corpus_filter = (
+            "AND rowid IN (SELECT id FROM searchapp_document WHERE corpus_id = %s)"
+            if corpus_id is not None
+            else ""
+        )
         corpus_params = [corpus_id] if corpus_id is not None else []
+        rank = f"bm25({float(TITLE_WEIGHT)!r}, {float(TEXT_WEIGHT)!r})"
         sql = f"""
-            SELECT f.rowid,
-                   bm25({FTS_TABLE}, %s, %s) AS score,
-                   snippet({FTS_TABLE}, 1, %s, %s, '…', %s)
-            FROM {FTS_TABLE} AS f
-            JOIN searchapp_document AS d ON d.id = f.rowid
-            WHERE {FTS_TABLE} MATCH %s {corpus_filter}
-            ORDER BY score, f.rowid
+            SELECT rowid, rank, snippet({FTS_TABLE}, 1, %s, %s, '…', %s)
+            FROM {FTS_TABLE}
+            WHERE {FTS_TABLE} MATCH %s AND rank MATCH '{rank}' {corpus_filter}
+            ORDER BY rank
             LIMIT %s
         """
-        count_sql = f"""
-            SELECT count(*) FROM {FTS_TABLE} AS f
-            JOIN searchapp_document AS d ON d.id = f.rowid
-            WHERE {FTS_TABLE} MATCH %s {corpus_filter}
-        """
+        count_sql = f"SELECT count(*) FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s {corpus_filter}"
         with connection.cursor() as cursor:
             cursor.execute(
                 sql,
-                [
-                    TITLE_WEIGHT,
-                    TEXT_WEIGHT,
-                    sentinels.start,
-                    sentinels.stop,
-                    SNIPPET_TOKENS,
-                    match,
-                    *corpus_params,
-                    limit,
-                ],
+                [sentinels.start, sentinels.stop, SNIPPET_TOKENS, match, *corpus_params, limit],
             )
             rows = cursor.fetchall()
             if len(rows) < limit:
