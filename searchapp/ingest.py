@@ -177,7 +177,7 @@ def html_to_text(html: str) -> tuple[str, str]:
     try:
         parser.feed(html)
         parser.close()
-    except Exception:  # noqa: BLE001 - html.parser is lenient; never let a page crash the import
+    except Exception:  # html.parser is lenient; never let a page crash the import
         pass
     title = " ".join("".join(parser.title_parts).split())
     text: str | None = None
@@ -185,7 +185,7 @@ def html_to_text(html: str) -> tuple[str, str]:
         text = trafilatura.extract(
             html, include_comments=False, include_tables=True, favor_precision=True
         )
-    except Exception:  # noqa: BLE001 - a pathological page falls back to the simple extractor
+    except Exception:  # a pathological page falls back to the simple extractor
         text = None
     if not text or not text.strip():
         lines = (" ".join(chunk.split()) for chunk in "".join(parser.text_parts).split("\n"))
@@ -351,7 +351,8 @@ class _Budget:
             self.used += len(chunk)
             if self.used > self.limit:
                 raise IngestFileError(
-                    f"{self.archive}: more than {self.limit:,} bytes uncompressed; refusing (possible zip bomb)"
+                    f"{self.archive}: more than {self.limit:,} bytes uncompressed; "
+                    "refusing (possible zip bomb)"
                 )
         data = b"".join(chunks)
         if len(data) > declared:
@@ -377,7 +378,8 @@ def _read_zip(
         declared_total = sum(info.file_size for info in infos)
         if declared_total > max_uncompressed:
             raise IngestFileError(
-                f"{archive}: {declared_total:,} bytes uncompressed is more than the limit {max_uncompressed:,}"
+                f"{archive}: {declared_total:,} bytes uncompressed "
+                f"is more than the limit {max_uncompressed:,}"
             )
         budget = _Budget(max_uncompressed, archive)
         for info in sorted(infos, key=lambda i: i.filename):
@@ -402,7 +404,8 @@ def _read_zip(
                 yield RecordError(
                     source,
                     None,
-                    f"compression ratio above {MAX_COMPRESSION_RATIO}:1 rejected (possible zip bomb)",
+                    f"compression ratio above {MAX_COMPRESSION_RATIO}:1 rejected "
+                    "(possible zip bomb)",
                 )
                 continue
             try:
@@ -491,7 +494,7 @@ def _jsonl_file(p: Path) -> Iterator[Record | RecordError]:
 def read_upload(
     name: str, fileobj: BinaryIO, *, max_uncompressed: int
 ) -> Iterator[Record | RecordError]:
-    """Like read_path for an uploaded file object; ``name`` (the client's file name) picks the reader.
+    """Like read_path for an uploaded file object; the client's file ``name`` picks the reader.
 
     Only the suffix of ``name`` is used; it is never used as a path on this machine.
     """
@@ -501,7 +504,8 @@ def read_upload(
         return _read_zip(fileobj, safe_name, max_uncompressed)
     if suffix not in JSONL_SUFFIXES | CSV_SUFFIXES | DOCUMENT_SUFFIXES:
         raise IngestFileError(
-            f"{safe_name}: unsupported file type {suffix or '(none)'!r} (use .jsonl, .csv, .txt, .md, .html or .zip)"
+            f"{safe_name}: unsupported file type {suffix or '(none)'!r} "
+            "(use .jsonl, .csv, .txt, .md, .html or .zip)"
         )
     data = fileobj.read(max_uncompressed + 1)
     if len(data) > max_uncompressed:
