@@ -394,10 +394,17 @@ def generate_documents(
 
 def write_jsonl(path: str | Path, n: int = DEFAULT_DOCS, *, seed: int = DEFAULT_SEED) -> int:
     """Write ``n`` documents as JSON lines to ``path``; returns the number written."""
+    encode = json.JSONEncoder(ensure_ascii=False).encode
     count = 0
+    batch: list[str] = []
     with Path(path).open("w", encoding="utf-8") as out:
         for doc in generate_documents(n, seed=seed):
-            out.write(json.dumps(doc, ensure_ascii=False))
-            out.write("\n")
-            count += 1
+            batch.append(encode(doc))
+            if len(batch) == 10_000:
+                out.write("\n".join(batch) + "\n")
+                count += len(batch)
+                batch = []
+        if batch:
+            out.write("\n".join(batch) + "\n")
+            count += len(batch)
     return count
