@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -91,6 +92,31 @@ def _copy_load(corpus_id: int, source: Path) -> int:
             copy.write_row((corpus_id, r["id"], r["title"], r["url"], r["text"], h, True, now, now))
             n += 1
     return n
+
+
+def _reset(connection: Any) -> None:
+    """Every run starts from the same state: no signature rows, no document pending.
+
+    Untimed, in the benchmark's own database. Without it the second run would insert into
+    tables (and indexes) already holding the first run's rows, and its workers would re-sign the
+    whole corpus at start-up (``sign_pending`` on ``worker_ready``: the killed workers of the
+    first run never cleared the pending flags) while the measured rebuild runs.
+    """
+    from searchapp.models import (
+        BandKey,
+        Cluster,
+        ClusterMember,
+        Document,
+        Signature,
+        SignatureSet,
+    )
+
+    tables = ", ".join(m._meta.db_table for m in (ClusterMember, Cluster, BandKey, Signature))
+    with connection.cursor() as cursor:
+        cursor.execute(f"TRUNCATE {tables}")
+        cursor.execute(f"UPDATE {Document._meta.db_table} SET needs_signature = false")
+        cursor.execute(f"UPDATE {SignatureSet._meta.db_table} SET state = 'retired'")
+        cursor.execute(f"VACUUM ANALYZE {Document._meta.db_table}")
 
 
 def peak_rss_kb(pid: int) -> int:
@@ -165,12 +191,11 @@ def main() -> int:
 
     django.setup()
     import redis
-    from django.db import connections
+    from django.db import connection, connections
 
     from searchapp.ingest import read_path
     from searchapp.models import Job, Signature
     from searchapp.services.ingest import corpus_get_or_create, documents_ingest
-    from searchapp.services.signatures import signature_sets_prune
 
     source = tmp / "corpus.jsonl"
     t0 = time.perf_counter()
@@ -193,6 +218,9 @@ def main() -> int:
 
     from searchapp.services.jobs import signature_set_rebuild
 
+    with open("/proc/loadavg") as f:
+        print(f"load average at the start: {f.read().split()[:3]} on {os.cpu_count()} cores")
+    _reset(connection)
     results: dict[int, tuple[float, int]] = {}
     for n_workers in [int(w) for w in args.workers.split(",")]:
         broker.delete(queue)  # ingest's sign-pending messages are not part of the measurement
@@ -210,7 +238,7 @@ def main() -> int:
                         "worker",
                         "-c",
                         "1",
-                        "--loglevel=WARNING",
+                        "--loglevel=INFO",
                         f"--hostname=bench{w}@%h",
                         "--without-gossip",
                         "--without-mingle",
@@ -244,13 +272,24 @@ def main() -> int:
             print(f"{n_workers} worker(s): job ended {job.state}: {job.errors}")
             return 1
         rows = Signature.objects.filter(signature_set_id=job.signature_set_id).count()
+        # Which worker ran how many chunks (celery logs a "received" line per task at INFO).
+        per_worker = [
+            sum(
+                "searchapp.rebuild_chunk[" in line and "received" in line
+                for line in (tmp / f"worker-{n_workers}-{w}.log")
+                .read_text(errors="replace")
+                .splitlines()
+            )
+            for w in range(n_workers)
+        ]
         results[n_workers] = (seconds, max(peaks))
         print(
             f"{n_workers} worker(s): {job.total:,} docs in {seconds:.1f} s = "
             f"{job.total / seconds:,.0f} docs/s; "
-            f"{rows:,} signatures; peak worker RSS {max(peaks) / 1024:.0f} MB"
+            f"{rows:,} signatures; peak worker RSS {max(peaks) / 1024:.0f} MB; "
+            f"chunks per worker {per_worker} of {job.chunks.count()}"
         )
-        signature_sets_prune()
+        _reset(connection)
     if 1 in results and 2 in results:
         print(
             f"speed-up 1 -> 2 workers: {results[1][0] / results[2][0]:.2f}x (goal >= 1.7x); "
