@@ -45,13 +45,15 @@ def _configure() -> None:
     }
     if settings.CELERY_BROKER_URL.startswith("filesystem://"):
         folder = settings.CELERY_BROKER_FOLDER
-        for sub in ("out", "processed"):
+        for sub in ("out", "processed", "control"):
             (folder / sub).mkdir(parents=True, exist_ok=True)
         transport_options.update(
             {
                 "data_folder_in": str(folder / "out"),
                 "data_folder_out": str(folder / "out"),
                 "processed_folder": str(folder / "processed"),
+                # The exchange-queue table; kombu's default is "control" in the working directory.
+                "control_folder": str(folder / "control"),
                 "store_processed": False,
             }
         )
