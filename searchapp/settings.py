@@ -114,6 +114,8 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+# Serve straight from static/ when collectstatic has not been run (tests, a quick DEBUG=0 try).
+WHITENOISE_USE_FINDERS = True
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 
 LOGIN_URL = "/admin/login/"
