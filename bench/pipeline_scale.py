@@ -89,7 +89,9 @@ def _copy_load(corpus_id: int, source: Path) -> int:
         for line in lines:
             r = json.loads(line)
             h = Document.hash_content(r["title"], r["text"])
-            copy.write_row((corpus_id, r["id"], r["title"], r["url"], r["text"], h, True, now, now))
+            # Not pending: what is measured is the rebuild, not the catch-up signing of new docs.
+            row = (corpus_id, r["id"], r["title"], r["url"], r["text"], h, False, now, now)
+            copy.write_row(row)
             n += 1
     return n
 
@@ -114,9 +116,13 @@ def _reset(connection: Any) -> None:
     tables = ", ".join(m._meta.db_table for m in (ClusterMember, Cluster, BandKey, Signature))
     with connection.cursor() as cursor:
         cursor.execute(f"TRUNCATE {tables}")
-        cursor.execute(f"UPDATE {Document._meta.db_table} SET needs_signature = false")
+        cursor.execute(
+            f"UPDATE {Document._meta.db_table} SET needs_signature = false WHERE needs_signature"
+        )
         cursor.execute(f"UPDATE {SignatureSet._meta.db_table} SET state = 'retired'")
         cursor.execute(f"VACUUM ANALYZE {Document._meta.db_table}")
+        # No run pays for flushing the load's (or the previous run's) dirty pages.
+        cursor.execute("CHECKPOINT")
 
 
 def peak_rss_kb(pid: int) -> int:
@@ -262,6 +268,10 @@ def main() -> int:
                 peaks = [max(pk, peak_rss_kb(p.pid)) for pk, p in zip(peaks, procs, strict=True)]
                 if job.is_finished:
                     break
+                if all(p.poll() is not None for p in procs):
+                    # e.g. stopped from outside on a shared machine: say so instead of waiting.
+                    print(f"{n_workers} worker(s): every worker exited before the job finished")
+                    return 1
                 time.sleep(0.25)
             seconds = time.perf_counter() - start
         finally:
