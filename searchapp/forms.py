@@ -22,7 +22,6 @@ THRESHOLD_MIN = 0.5
 THRESHOLD_MAX = 1.0
 MAX_DISTANCE_MIN = 0
 MAX_DISTANCE_MAX = 16
-DEFAULT_MAX_DISTANCE = 3
 LIMIT_MIN = 1
 LIMIT_MAX = 1000
 PAGE_MAX = 10_000
@@ -34,6 +33,13 @@ def _default_threshold() -> float:
     from searchapp.selectors.dedup_settings import default_threshold
 
     return default_threshold()
+
+
+def _default_max_distance() -> int:
+    # Staff's SimHash distance once its rebuild is active (else 3).
+    from searchapp.selectors.dedup_settings import default_max_distance
+
+    return default_max_distance()
 
 
 class RangeInput(forms.NumberInput):
@@ -90,7 +96,7 @@ class SearchForm(forms.Form):
         # Unbound and bound-but-missing fields show the settings' defaults, read at request time.
         self.fields["group"].initial = settings.DEDUP_DEFAULT_METHOD
         self.fields["threshold"].initial = _default_threshold()
-        self.fields["max_distance"].initial = DEFAULT_MAX_DISTANCE
+        self.fields["max_distance"].initial = _default_max_distance()
         self.fields["limit"].initial = settings.SEARCH_RESULT_LIMIT
         self.fields["limit"].max_value = LIMIT_MAX
         # A value missing from the query string means "the default", so the form re-renders it.

@@ -10,14 +10,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.conf import settings
 from django.db.models import Exists, OuterRef
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from dedup import ShingleSpec, jaccard, shingle_set, signature_from_bytes
-from searchapp.models import BandKey, Cluster, ClusterMember, Document, Signature, SignatureSet
-from searchapp.selectors.signatures import active_signature_set, signatures_for_documents
+from dedup import ShingleSpec, hamming, jaccard, shingle_set, signature_from_bytes
+from searchapp.models import BandKey, Cluster, ClusterMember, Document, SignatureSet
+from searchapp.selectors.signatures import (
+    StoredSignature,
+    active_signature_set,
+    default_max_distance,
+    default_threshold,
+    signatures_for_documents,
+)
 
 __all__ = [
     "DocumentDetail",
@@ -61,7 +66,7 @@ def _check_method(method: str) -> None:
 
 
 def _similarities(
-    signature_set: SignatureSet, own: Signature, others: dict[int, Signature]
+    signature_set: SignatureSet, own: StoredSignature, others: dict[int, StoredSignature]
 ) -> dict[int, float]:
     ids = [doc_id for doc_id, sig in others.items() if not sig.is_empty]
     if not ids:
@@ -72,13 +77,11 @@ def _similarities(
         theirs = np.stack([signature_from_bytes(bytes(others[i].data), num_perm) for i in ids])
         values = (theirs == mine).mean(axis=1)
     else:
-        mine64 = np.array([own.fingerprint or 0], dtype=np.int64).view(np.uint64)[0]
+        mine64 = np.array([own.fingerprint or 0], dtype=np.int64).view(np.uint64)
         theirs64 = np.array([others[i].fingerprint or 0 for i in ids], dtype=np.int64).view(
             np.uint64
         )
-        xor = np.bitwise_xor(theirs64, mine64)
-        distances = np.unpackbits(xor.view(np.uint8).reshape(-1, 8), axis=1).sum(axis=1)
-        values = 1.0 - distances / 64.0
+        values = 1.0 - hamming(theirs64, mine64) / 64.0
     return {doc_id: float(v) for doc_id, v in zip(ids, values, strict=True)}
 
 
@@ -105,12 +108,12 @@ def document_detail(
         detail.signature_pending = True
         return detail
     if method == "minhash":
-        detail.threshold = float(
-            threshold if threshold is not None else settings.DEDUP_DEFAULT_THRESHOLD
+        detail.threshold = (
+            float(threshold) if threshold is not None else default_threshold(signature_set)
         )
         cutoff = detail.threshold
     else:
-        detail.max_distance = int(signature_set.params.get("max_distance", 3))
+        detail.max_distance = default_max_distance(signature_set)
         cutoff = 1.0 - detail.max_distance / 64.0
     if not own.is_empty:
         shares_a_key = BandKey.objects.filter(

@@ -20,9 +20,14 @@ from django.db import connection
 from django.utils.safestring import SafeString
 
 from dedup import EMPTY_VALUE, group_ranked, group_ranked_simhash, signatures_from_bytes
-from searchapp.models import Document, DuplicateDecision, SignatureSet
+from searchapp.models import Document, DuplicateDecision
 from searchapp.search import BackendResult, get_backend
-from searchapp.selectors.signatures import active_signature_set, signatures_for_documents
+from searchapp.selectors.signatures import (
+    active_signature_set,
+    default_max_distance,
+    default_threshold,
+    signatures_for_documents,
+)
 
 __all__ = [
     "GROUP_CHOICES",
@@ -37,7 +42,6 @@ __all__ = [
 ]
 
 GROUP_CHOICES = ("minhash", "simhash", "none")
-DEFAULT_MAX_DISTANCE = 3
 MAX_LIMIT = 1000
 MAX_PER_PAGE = 100
 MAX_DISTANCE_LIMIT = 32
@@ -235,20 +239,6 @@ def _decision_pairs(ids: list[int]) -> tuple[list[tuple[int, int]], list[tuple[i
     return forbid, force
 
 
-def _default_threshold(signature_set: SignatureSet | None) -> float:
-    value = signature_set.params.get("threshold") if signature_set is not None else None
-    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 1:
-        return float(value)
-    return float(settings.DEDUP_DEFAULT_THRESHOLD)
-
-
-def _default_max_distance(signature_set: SignatureSet | None) -> int:
-    value = signature_set.params.get("max_distance") if signature_set is not None else None
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 64:
-        return value
-    return DEFAULT_MAX_DISTANCE
-
-
 def _fold(
     hits: list[Hit], method: str, threshold: float | None, max_distance: int | None
 ) -> tuple[list[tuple[int, list[tuple[int, float]]]], int, float | None, int | None]:
@@ -259,9 +249,9 @@ def _fold(
         return singletons, 0, None, None
     signature_set = active_signature_set(method)
     if method == "minhash" and threshold is None:
-        threshold = _default_threshold(signature_set)
+        threshold = default_threshold(signature_set)
     if method == "simhash" and max_distance is None:
-        max_distance = _default_max_distance(signature_set)
+        max_distance = default_max_distance(signature_set)
     if n == 0:
         return singletons, 0, threshold, max_distance
     if signature_set is None:
