@@ -596,6 +596,9 @@ def signature_set_build_inline(
     # Documents added while building, or edited after their batch, are caught up here.
     signatures_sign_pending()
     documents_refresh_pending()
+    # The background rebuild queues clusters after activation; an inline build (make run with
+    # no worker yet) computes them here, so the report and document pages have them at once.
+    clusters_recompute(signature_set=signature_set)
     return signature_set
 
 

@@ -232,6 +232,14 @@ def test_an_edited_document_is_not_grouped_by_its_stale_signature(corpus_with_fa
 
 
 @pytest.mark.parametrize("method", ["minhash", "simhash"])
+def test_an_inline_build_leaves_the_corpus_clusters_ready(corpus_with_family, method: str) -> None:
+    _, docs = corpus_with_family
+    sset = signature_set_build_inline(method=method)
+    cluster = Cluster.objects.get(signature_set=sset, representative=docs[0])
+    assert docs[1].pk in set(cluster.members.values_list("document_id", flat=True))
+
+
+@pytest.mark.parametrize("method", ["minhash", "simhash"])
 def test_corpus_clusters_fold_the_family_under_its_first_document(
     corpus_with_family, method: str
 ) -> None:
