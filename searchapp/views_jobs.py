@@ -1,19 +1,41 @@
-"""Job progress partial, polled by htmx every second until the job finishes."""
+"""Job progress partial (polled by htmx every second until the job finishes) and cancel."""
 
 from __future__ import annotations
 
-from django.http import Http404, HttpRequest, HttpResponse
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
-from django.views.decorators.http import require_GET
+from django.urls import reverse
+from django.utils.http import url_has_allowed_host_and_scheme
+from django.views.decorators.http import require_GET, require_POST
 
 from searchapp.models import Job
 from searchapp.selectors.jobs import job_progress
+from searchapp.services.signatures import job_cancel
+
+
+def _job_or_404(job_id: int) -> Job:
+    try:
+        return job_progress(job_id=job_id)
+    except Job.DoesNotExist:
+        raise Http404("No such job") from None
 
 
 @require_GET
 def job_progress_view(request: HttpRequest, job_id: int) -> HttpResponse:
-    try:
-        job = job_progress(job_id=job_id)
-    except Job.DoesNotExist:
-        raise Http404("No such job") from None
-    return render(request, "jobs/progress.html", {"job": job})
+    return render(request, "jobs/progress.html", {"job": _job_or_404(job_id)})
+
+
+@require_POST
+@staff_member_required
+def job_cancel_view(request: HttpRequest, job_id: int) -> HttpResponse:
+    """Cancel a queued or running job; the active signature set stays as it was."""
+    job = job_cancel(job=_job_or_404(job_id))
+    if request.headers.get("HX-Request") == "true":
+        return render(request, "jobs/progress.html", {"job": job})
+    back = request.headers.get("Referer", "")
+    if not url_has_allowed_host_and_scheme(
+        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        back = reverse("admin:searchapp_job_change", args=[job.pk])
+    return HttpResponseRedirect(back)

@@ -88,6 +88,44 @@ def test_the_progress_partial_polls_while_running_and_stops_when_finished(rebuil
     assert client.get(reverse("job-progress", args=[999999])).status_code == 404
 
 
+def test_staff_cancel_a_running_rebuild_from_its_progress_bar(
+    rebuild, client, django_user_model
+) -> None:
+    previous, job = rebuild
+    progress_url = reverse("job-progress", args=[job.pk])
+    cancel_url = reverse("job-cancel", args=[job.pk])
+    assert "Cancel" not in client.get(progress_url).content.decode()  # anonymous: no button
+
+    staff = django_user_model.objects.create_user("ops", password="pw-long-enough-1", is_staff=True)
+    client.force_login(staff)
+    assert f'hx-post="{cancel_url}"' in client.get(progress_url).content.decode()
+    swapped = client.post(cancel_url, HTTP_HX_REQUEST="true")
+    assert swapped.status_code == 200
+    page = swapped.content.decode()
+    assert "Cancelled" in page and "hx-get" not in page and "Cancel</button>" not in page
+    job.refresh_from_db()
+    assert job.state == Job.State.CANCELLED
+    assert active_signature_set("minhash") == previous
+
+
+def test_only_staff_can_cancel_a_job_and_only_by_post(rebuild, client, django_user_model) -> None:
+    _, job = rebuild
+    cancel_url = reverse("job-cancel", args=[job.pk])
+    assert client.post(cancel_url).status_code == 302  # anonymous: sent to the login page
+    user = django_user_model.objects.create_user("reader", password="pw-long-enough-1")
+    client.force_login(user)
+    assert client.post(cancel_url).status_code == 302
+    staff = django_user_model.objects.create_user("ops", password="pw-long-enough-1", is_staff=True)
+    client.force_login(staff)
+    assert client.get(cancel_url).status_code == 405
+    job.refresh_from_db()
+    assert job.state not in (Job.State.CANCELLED,)
+    back = client.post(cancel_url, HTTP_REFERER="http://evil.example/")  # no JS: redirect home
+    assert back.status_code == 302 and "evil.example" not in back["Location"]
+    job.refresh_from_db()
+    assert job.state == Job.State.CANCELLED
+
+
 def test_rebuild_command_if_missing_builds_inline_only_what_is_missing(settings, capsys) -> None:
     make_documents(60)
     signature_set_build_inline(method="minhash")
