@@ -132,52 +132,81 @@ class MinHasher:
         values = np.minimum(mixed & _LOW32, _MAX_VALUE).astype(np.uint32)
         slot = batch.doc_index() * p + bins.astype(np.int64)
         np.minimum.at(sig.reshape(-1), slot, values)
-        self._densify(sig, batch.sizes() > 0)
+        self._densify(sig)
         return sig
 
-    def _densify(self, sig: np.ndarray, non_empty: np.ndarray) -> None:
-        """Optimal densification: empty bin i of a document takes the value of bin probe(i, t)
-        for the first attempt t = 1, 2, ... that hits a non-empty bin of the same document.
+    def _densify(self, sig: np.ndarray) -> None:
+        """Optimal densification: empty bin i of a non-empty document takes the value of bin
+        probe(i, t) for the first attempt t = 1, 2, ... that hits a non-empty bin of the same
+        document (a document with a single non-empty bin fills every bin with its value).
 
         The probe sequence depends only on (seed, i, t), so two documents with the same bin
-        contents get the same filled values. Attempts are processed in blocks to bound the
-        number of Python iterations.
+        contents get the same filled values. Rows are processed in blocks that keep the
+        (rows, num_perm, 8) probe buffer at about 4 MB.
         """
+        step = max(1, (1 << 19) // self.num_perm)
+        for r0 in range(0, sig.shape[0], step):
+            self._densify_rows(sig[r0 : r0 + step])
+
+    def _densify_rows(self, sig: np.ndarray) -> None:
         p = self.num_perm
-        empty = sig == EMPTY_VALUE
-        empty &= non_empty[:, None]
-        rows, bins = np.nonzero(empty)
-        if rows.shape[0] == 0:
+        filled = sig != EMPTY_VALUE
+        count = np.count_nonzero(filled, axis=1)
+        single = np.flatnonzero(count == 1)
+        if single.shape[0]:
+            sig[single] = sig[single].min(axis=1)[:, None]
+        empty = ~filled
+        empty[count <= 1] = False
+        pos = np.flatnonzero(empty)
+        if pos.shape[0] == 0:
             return
-        orig = sig.reshape(-1).copy()
         flat = sig.reshape(-1)
-        # A document with a single non-empty bin fills every bin with that bin's value.
-        filled_count = p - np.count_nonzero(empty, axis=1)
-        single = filled_count[rows] == 1
-        if single.any():
-            r = rows[single]
-            sig[r, bins[single]] = sig[r].min(axis=1)
-            rows, bins = rows[~single], bins[~single]
-        base = rows.astype(np.int64) * p
-        table = self._probe_table()
+        bins = pos & (p - 1) if p & (p - 1) == 0 else pos % p
+        src = pos - bins  # row start; the probed bin is added below
+        # Rounds of 8 attempts. A round gathers, for every pending row, the filled flags of the
+        # 8 probed bins of each of its bins (contiguous row gathers, not per-slot random
+        # reads) and reads them as one little-endian word per (row, bin): the lowest non-zero
+        # byte is the first attempt that hits.
+        slot = None  # pending slots (indices into pos); None means all of them
+        rows_filled, local, base = filled, pos, src
         attempt = 1
-        # One attempt at a time while many bins are pending (most succeed within a few
-        # attempts), then blocks of attempts for the sparse documents left over.
-        while base.shape[0]:
-            block = 1 if base.shape[0] > 4096 and attempt <= 8 else 16
-            if attempt + block - 1 <= table.shape[1]:
-                probe = table[bins, attempt - 1 : attempt - 1 + block]
+        while True:
+            probes = self._probe_block(attempt)
+            words = np.take(rows_filled, probes.ravel(), axis=1).view("<u8").reshape(-1)
+            w = words.take(local)
+            hit = w != 0
+            chosen = probes.ravel().take(bins * 8 + _lowest_byte(w))
+            chosen += base
+            if slot is None:
+                src = chosen  # misses are overwritten by a later round
+                slot = np.flatnonzero(~hit)
+                if slot.shape[0] == 0:
+                    break
+                miss = slot
             else:
-                probe = self._probe(bins, np.arange(attempt, attempt + block, dtype=np.uint64))
-            vals = orig[base[:, None] + probe]
-            hit = vals != EMPTY_VALUE
-            found = hit.any(axis=1)
-            fr = np.flatnonzero(found)
-            first = hit[fr].argmax(axis=1)
-            flat[base[fr] + bins[fr]] = vals[fr, first]
-            keep = ~found
-            base, bins = base[keep], bins[keep]
-            attempt += block
+                src[slot[hit]] = chosen[hit]
+                miss = ~hit
+                if not miss.any():
+                    break
+                slot = slot[miss]
+            bins = bins[miss]
+            base = pos[slot] - bins
+            # Pending slots stay in row order: gather their distinct rows only.
+            new_row = np.empty(base.shape[0], dtype=np.bool_)
+            new_row[0] = True
+            np.not_equal(base[1:], base[:-1], out=new_row[1:])
+            rows_filled = filled[base[new_row] // p]
+            local = (np.cumsum(new_row) - 1) * p + bins
+            attempt += 8
+        flat[pos] = flat.take(src)
+
+    def _probe_block(self, attempt: int) -> np.ndarray:
+        """Probed bins of attempts attempt .. attempt + 7 for every bin: (num_perm, 8) intp."""
+        table = self._probe_table()
+        if attempt + 7 <= table.shape[1]:
+            return np.ascontiguousarray(table[:, attempt - 1 : attempt + 7])
+        t = np.arange(attempt, attempt + 8, dtype=np.uint64)
+        return self._probe(np.arange(self.num_perm), t).astype(np.intp)
 
     def _probe_table(self) -> np.ndarray:
         """Cached probes of the first 64 attempts for every bin: (num_perm, 64) int64."""
@@ -216,6 +245,21 @@ class MinHasher:
                 sig[d0 + nz] = np.minimum(mins & _LOW32, _MAX_VALUE).astype(np.uint32)
             d0 = d1
         return sig
+
+
+_BYTE_RANK = _U64(0x0001020304050607)
+
+
+def _lowest_byte(w: np.ndarray) -> np.ndarray:
+    """Index (0..7) of the lowest non-zero byte of each word whose bytes are 0 or 1 (0 for 0).
+
+    w & -w keeps bit 8k of the lowest set byte k; multiplying by bytes (7, 6, .., 0) moves k
+    into the top byte.
+    """
+    low = w & (_U64(0) - w)
+    low *= _BYTE_RANK
+    low >>= _U64(56)
+    return low.astype(np.intp)
 
 
 def _reduce61(v: np.ndarray) -> np.ndarray:
