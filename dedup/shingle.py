@@ -39,9 +39,10 @@ __all__ = [
 
 _NON_WORD = re.compile(r"\W+")
 _WORD = re.compile(r"\w+")
-# Texts are processed in chunks of about this many bytes: bounds memory and keeps the cached
-# prefix-hash power tables small.
-_CHUNK_BYTES = 1 << 21
+# Texts are processed in chunks of about this many characters: bounds memory, and keeps each
+# step's temporaries (a few uint64 per token) small enough to stay in cache instead of being
+# freshly mapped (page faults) every time; 256K measured ~20% faster than 2M on Reuters.
+_CHUNK_BYTES = 1 << 18
 
 # Byte classes for the ASCII fast path. Bytes >= 0x80 only occur in documents that went through
 # the Unicode path, where every non-word character was already replaced by a space, so every
