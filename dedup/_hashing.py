@@ -97,16 +97,18 @@ def hash_byte_segments(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -
         return np.zeros(0, dtype=np.uint64)
     padded = np.zeros(data.shape[0] + 8, dtype=np.uint8)
     padded[: data.shape[0]] = data
-    words = np.lib.stride_tricks.as_strided(padded, shape=(data.shape[0] + 1, 8), strides=(1, 1))
-    acc = words[starts].view("<u8").ravel().astype(np.uint64)
-    acc &= _TAIL_MASK[np.minimum(lengths, 8)]
+    # The little-endian 8-byte word starting at every byte offset (unaligned, stride 1 byte):
+    # one take() per word position reads it directly.
+    words = np.ndarray(shape=(data.shape[0] + 1,), dtype="<u8", buffer=padded, strides=(1,))
+    acc = words.take(starts).astype(np.uint64, copy=False)
+    acc &= _TAIL_MASK.take(np.minimum(lengths, 8))
     idx = np.flatnonzero(lengths > 8)
     offset = 8
     mult = _U64(BYTE_MULT)
     while idx.shape[0]:
         rest = lengths[idx] - offset
-        chunk = words[starts[idx] + offset].view("<u8").ravel().astype(np.uint64)
-        chunk &= _TAIL_MASK[np.minimum(rest, 8)]
+        chunk = words.take(starts[idx] + offset).astype(np.uint64, copy=False)
+        chunk &= _TAIL_MASK.take(np.minimum(rest, 8))
         acc[idx] = acc[idx] * mult + chunk
         idx = idx[rest > 8]
         offset += 8
