@@ -215,19 +215,20 @@ def shingle_batch(texts: Sequence[str], spec: ShingleSpec | None = None) -> Shin
     """
     spec = spec or ShingleSpec()
     texts = list(texts)
-    for i, t in enumerate(texts):
-        if not isinstance(t, str):
-            raise TypeError(f"text at position {i} is {type(t).__name__}, expected str")
+    if not set(map(type, texts)) <= {str}:  # C-level check; the loop only names the culprit
+        for i, t in enumerate(texts):
+            if not isinstance(t, str):
+                raise TypeError(f"text at position {i} is {type(t).__name__}, expected str")
     parts_h: list[np.ndarray] = []
     parts_n: list[np.ndarray] = []
     start = 0
     n = len(texts)
+    # Chunk by total characters so each chunk's arrays stay around _CHUNK_BYTES (chunking
+    # never changes a hash: shingles never cross documents).
+    ends = np.cumsum(np.fromiter(map(len, texts), dtype=np.int64, count=n) + 1)
     while start < n:
-        # Chunk by total characters so each chunk's arrays stay around _CHUNK_BYTES.
-        stop, size = start, 0
-        while stop < n and (stop == start or size + len(texts[stop]) <= _CHUNK_BYTES):
-            size += len(texts[stop]) + 1
-            stop += 1
+        before = int(ends[start - 1]) if start else 0
+        stop = max(int(np.searchsorted(ends, before + _CHUNK_BYTES, side="right")), start + 1)
         chunk = texts[start:stop]
         if spec.kind == "word":
             h, counts = _word_shingles(chunk, spec.k)
@@ -251,12 +252,13 @@ def _unicode_words(text: str) -> str:
 
 def _word_tokens(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Token hashes of a chunk and the number of tokens of each text."""
-    parts = [t if t.isascii() else _unicode_words(t) for t in texts]
-    byte_len = np.fromiter(
-        (len(p) if p.isascii() else len(p.encode("utf-8", "surrogatepass")) for p in parts),
-        dtype=np.int64,
-        count=len(parts),
-    )
+    parts = list(texts)
+    byte_len = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
+    for i in np.flatnonzero(
+        ~np.fromiter(map(str.isascii, parts), dtype=np.bool_, count=len(parts))
+    ):
+        parts[i] = _unicode_words(parts[i])
+        byte_len[i] = len(parts[i].encode("utf-8", "surrogatepass"))
     # One separator byte after every text keeps tokens from running across documents.
     raw = np.frombuffer(" ".join(parts).encode("utf-8", "surrogatepass") + b" ", dtype=np.uint8)
     data, word = _classify_bytes(raw)
