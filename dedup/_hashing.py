@@ -152,3 +152,53 @@ def combine_windows(
         acc[part] = pacc
     acc += lengths.astype(np.uint64) * _U64(LEN_MULT)
     return fmix64(acc)
+
+
+def combine_runs(values: np.ndarray, counts: np.ndarray, k: int) -> np.ndarray:
+    """Sequence hash of every k-window of sequences laid end to end in ``values``.
+
+    Sequence i owns the next ``counts[i]`` values and yields ``counts[i] - k + 1`` windows of k
+    values if ``counts[i] >= k``, one window of all of them if ``0 < counts[i] < k``, none if
+    empty; windows come in sequence order, then by start. Equal to :func:`combine_windows` of
+    those windows, but full windows are read from one rolling pass over all of ``values``
+    (no per-window index arrays).
+    """
+    counts = np.asarray(counts, dtype=np.int64)
+    n_total = values.shape[0]
+    full_seq = counts >= k
+    short_seq = (counts > 0) & ~full_seq
+    seq_end = np.cumsum(counts)
+    seq_start = seq_end - counts
+    n_win = np.where(full_seq, counts - k + 1, np.minimum(counts, 1))
+    out = np.empty(int(n_win.sum()), dtype=np.uint64)
+    if out.shape[0] == 0:
+        return out
+    if n_total >= k and full_seq.any():
+        # Position j starts a full window iff seq_start <= j <= seq_end - k of its sequence:
+        # +1 at each such run's start, -1 after its end, summed up.
+        n_roll = n_total - k + 1
+        marks = np.zeros(n_roll + 1, dtype=np.int8)
+        marks[seq_start[full_seq]] = 1
+        np.subtract.at(marks, seq_end[full_seq] - k + 1, 1)
+        valid = np.cumsum(marks[:n_roll], dtype=np.int8).view(np.bool_)
+        mult = _U64(SEQ_MULT)
+        roll = values[:n_roll].astype(np.uint64, copy=True)
+        for m in range(1, k):
+            roll *= mult
+            roll += values[m : m + n_roll]
+        full_h = roll[valid]
+        full_h += _U64((k * LEN_MULT) & MASK64)
+        full_h = fmix64(full_h)
+    else:
+        full_h = np.zeros(0, dtype=np.uint64)
+    if short_seq.any():
+        short_h = combine_windows(values, seq_start[short_seq], counts[short_seq], k)
+        # Slot of each sequence's first window in the output.
+        win_off = np.cumsum(n_win) - n_win
+        is_short = np.zeros(out.shape[0], dtype=np.bool_)
+        is_short[win_off[short_seq]] = True
+        out[is_short] = short_h
+        out[~is_short] = full_h
+    else:
+        out[:] = full_h
+    return out

@@ -23,7 +23,7 @@ from typing import Literal
 
 import numpy as np
 
-from dedup._hashing import combine_windows, hash_byte_segments
+from dedup._hashing import combine_runs, combine_windows, hash_byte_segments
 
 __all__ = [
     "ShingleBatch",
@@ -292,29 +292,18 @@ def _classify_bytes(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return data, word.view(np.int8)
 
 
-def _windows(counts: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Start and length of every k-window of sequences laid end to end, and windows per seq."""
-    n_win = np.where(counts >= k, counts - k + 1, np.minimum(counts, 1))
-    seq_start = np.zeros(counts.shape[0], dtype=np.int64)
-    np.cumsum(counts[:-1], out=seq_start[1:])
-    total = int(n_win.sum())
-    win_off = np.zeros(counts.shape[0], dtype=np.int64)
-    np.cumsum(n_win[:-1], out=win_off[1:])
-    owner = np.repeat(np.arange(counts.shape[0]), n_win)
-    starts = seq_start[owner] + (np.arange(total, dtype=np.int64) - win_off[owner])
-    lengths = np.minimum(counts, k)[owner]
-    return starts, lengths, n_win
+def _window_counts(counts: np.ndarray, k: int) -> np.ndarray:
+    """Windows per sequence: n - k + 1 for n >= k, one for 1 <= n < k, none for n = 0."""
+    return np.where(counts >= k, counts - k + 1, np.minimum(counts, 1))
 
 
 def _word_shingles(texts: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
     tok, counts = _word_tokens(texts)
-    starts, lengths, n_win = _windows(counts, k)
-    return combine_windows(tok, starts, lengths, k), n_win
+    return combine_runs(tok, counts, k), _window_counts(counts, k)
 
 
 def _char_shingles(texts: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
     normed = [normalize(t) for t in texts]
     counts = np.fromiter((len(t) for t in normed), dtype=np.int64, count=len(normed))
     codes = np.frombuffer("".join(normed).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    starts, lengths, n_win = _windows(counts, k)
-    return combine_windows(codes.astype(np.uint64), starts, lengths, k), n_win
+    return combine_runs(codes.astype(np.uint64), counts, k), _window_counts(counts, k)
