@@ -1,4 +1,5 @@
-"""Job progress partial (polled by htmx every second until the job finishes) and cancel."""
+"""Job progress partial (polled by htmx every second until the job finishes), cancel, and the
+background-signing status fragment."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from searchapp.models import Job
-from searchapp.selectors.jobs import job_progress
+from searchapp.selectors.jobs import job_progress, pipeline_status
 from searchapp.services.signatures import job_cancel
+from searchapp.views import search_login_required
 
 
 def _job_or_404(job_id: int) -> Job:
@@ -24,6 +26,13 @@ def _job_or_404(job_id: int) -> Job:
 @require_GET
 def job_progress_view(request: HttpRequest, job_id: int) -> HttpResponse:
     return render(request, "jobs/progress.html", {"job": _job_or_404(job_id)})
+
+
+@search_login_required
+@require_GET
+def pipeline_status_view(request: HttpRequest) -> HttpResponse:
+    """The background-signing status fragment every page loads (empty when all is well)."""
+    return render(request, "jobs/status.html", {"pipeline": pipeline_status()})
 
 
 @require_POST

@@ -126,6 +126,32 @@ def test_only_staff_can_cancel_a_job_and_only_by_post(rebuild, client, django_us
     assert job.state == Job.State.CANCELLED
 
 
+def test_the_status_fragment_is_empty_when_all_is_well(client) -> None:
+    response = client.get(reverse("pipeline-status"))
+    assert response.status_code == 200
+    assert response.content.decode().strip() == ""
+    search_page = client.get(reverse("search")).content.decode()
+    assert f'hx-get="{reverse("pipeline-status")}"' in search_page
+
+
+def test_pages_say_clearly_when_the_broker_is_down_and_documents_wait(
+    client, settings, django_user_model
+) -> None:
+    settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    make_documents(3)
+    anonymous = client.get(reverse("pipeline-status")).content.decode()
+    assert "queue unreachable" in anonymous and "3 documents waiting for signatures" in anonymous
+    assert "127.0.0.1" not in anonymous  # infrastructure details are for staff only
+    staff = django_user_model.objects.create_user("ops", password="pw-long-enough-1", is_staff=True)
+    client.force_login(staff)
+    assert "redis://127.0.0.1:1" in client.get(reverse("pipeline-status")).content.decode()
+
+
+def test_the_status_fragment_follows_the_search_login_setting(client, settings) -> None:
+    settings.SEARCH_REQUIRE_LOGIN = True
+    assert client.get(reverse("pipeline-status")).status_code == 302
+
+
 def test_rebuild_command_if_missing_builds_inline_only_what_is_missing(settings, capsys) -> None:
     make_documents(60)
     signature_set_build_inline(method="minhash")
