@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-import logging
 import math
 
-from django.db import DatabaseError, connection, transaction
+from django.db import connection, transaction
 
 from searchapp.search import BackendHit, BackendResult
-from searchapp.search.query import STOPWORDS, MatchMode, ParsedQuery, parse_query
+from searchapp.search.fallback import search_with_fallback
+from searchapp.search.query import STOPWORDS, MatchMode, ParsedQuery
 from searchapp.search.snippets import Sentinels, safe_snippet
 
 __all__ = ["PostgresFTSBackend", "compile_websearch"]
 
-logger = logging.getLogger(__name__)
 
 CONFIG = "english"
 # ts_rank_cd normalisation 1: divide by 1 + log(document length), so long texts do not win
@@ -49,19 +48,11 @@ class PostgresFTSBackend:
     def search(
         self, query: str, *, limit: int, corpus_id: int | None = None, mode: MatchMode | None = None
     ) -> BackendResult:
-        parsed = parse_query(query, mode=mode or "or")
-        if parsed.is_empty:
-            return BackendResult(message=parsed.message)
-        try:
+        def run(parsed: ParsedQuery, message: str | None) -> BackendResult:
             with transaction.atomic():  # a savepoint, so a failure leaves the connection usable
-                return self._run(parsed, limit=limit, corpus_id=corpus_id)
-        except DatabaseError:
-            logger.warning(
-                "PostgreSQL rejected %r; falling back to plain terms", query, exc_info=True
-            )
-        plain = ParsedQuery(original=query, terms=parsed.plain_terms(), mode="or")
-        message = f"Showing results for plain terms: {' '.join(plain.terms)}"
-        return self._run(plain, limit=limit, corpus_id=corpus_id, message=message)
+                return self._run(parsed, limit=limit, corpus_id=corpus_id, message=message)
+
+        return search_with_fallback(query, mode=mode, run=run, engine="PostgreSQL")
 
     def _run(
         self, parsed: ParsedQuery, *, limit: int, corpus_id: int | None, message: str | None = None

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import logging
-
-from django.db import DatabaseError, connection
+from django.db import connection
 
 from searchapp.search import BackendHit, BackendResult
-from searchapp.search.query import MatchMode, ParsedQuery, parse_query
+from searchapp.search.fallback import search_with_fallback
+from searchapp.search.query import MatchMode, ParsedQuery
 from searchapp.search.snippets import Sentinels, safe_snippet
 
 __all__ = ["TITLE_WEIGHT", "SQLiteFTS5Backend", "compile_fts5"]
 
-logger = logging.getLogger(__name__)
 
 FTS_TABLE = "searchapp_document_fts"
 # bm25() column weights (title, text): a word in the title says more about the document.
@@ -43,18 +41,12 @@ class SQLiteFTS5Backend:
     def search(
         self, query: str, *, limit: int, corpus_id: int | None = None, mode: MatchMode | None = None
     ) -> BackendResult:
-        parsed = parse_query(query, mode=mode or "or")
-        if parsed.is_empty:
-            return BackendResult(message=parsed.message)
-        try:
-            return self._run(compile_fts5(parsed), parsed, limit=limit, corpus_id=corpus_id)
-        except DatabaseError:
-            logger.warning("FTS5 rejected %r; falling back to plain terms", query, exc_info=True)
-        plain = ParsedQuery(original=query, terms=parsed.plain_terms(), mode="or")
-        message = f"Showing results for plain terms: {' '.join(plain.terms)}"
-        return self._run(
-            compile_fts5(plain), plain, limit=limit, corpus_id=corpus_id, message=message
-        )
+        def run(parsed: ParsedQuery, message: str | None) -> BackendResult:
+            return self._run(
+                compile_fts5(parsed), parsed, limit=limit, corpus_id=corpus_id, message=message
+            )
+
+        return search_with_fallback(query, mode=mode, run=run, engine="FTS5")
 
     def _run(
         self,
