@@ -40,7 +40,14 @@ from dedup.shingle import (
     stable_hash64,
     token_hashes,
 )
-from dedup.simhash import SimHasher, hamming, hamming_pairs, simhash_similarity
+from dedup.simhash import (
+    SimHasher,
+    block_keys,
+    block_table_masks,
+    hamming,
+    hamming_pairs,
+    simhash_similarity,
+)
 
 __all__ = [
     "DEFAULT_SEED",
@@ -53,6 +60,8 @@ __all__ = [
     "ShingleSpec",
     "SimHasher",
     "band_keys",
+    "block_keys",
+    "block_table_masks",
     "candidate_pairs",
     "clusters",
     "combine_tokens",

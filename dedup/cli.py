@@ -34,9 +34,6 @@ EXIT_USAGE = 2
 # word 2-shingles for SimHash, whose recall/precision on Reuters-21578 at k = 3 was best with
 # them (recall 0.87 / precision 0.99 for J >= 0.85 pairs vs 0.81 / 1.00 with word 5-shingles).
 DEFAULT_SHINGLE = {"minhash": "word:5", "simhash": "word:2"}
-# The pipeline takes thresholds strictly below 1; for Jaccard "at least 1 - 1e-12" is "exactly
-# 1" for any set smaller than 10^12 shingles, so --threshold 1 means identical shingle sets.
-_ALMOST_ONE = 1.0 - 1e-12
 
 
 class InputError(Exception):
@@ -261,7 +258,7 @@ def run(argv: Sequence[str] | None, stdout: TextIO, stderr: TextIO) -> int:
         result = find_near_duplicates(
             [r.text for r in records],
             method=args.method,
-            threshold=min(args.threshold, _ALMOST_ONE),
+            threshold=args.threshold,
             shingle=spec,
             num_perm=args.num_perm,
             seed=args.seed,

@@ -80,8 +80,14 @@ class LSHParams:
 
 
 def _check_threshold(threshold: float) -> None:
-    if not isinstance(threshold, float | int | np.floating) or not 0.0 < threshold < 1.0:
-        raise ValueError(f"threshold must be a number strictly between 0 and 1, got {threshold!r}")
+    # 1.0 is a real choice ("fold exact copies only"): its false-negative area is empty and the
+    # optimum is one band of every row, which makes identical signatures, and only those, meet.
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, float | int | np.floating)
+        or not 0.0 < threshold <= 1.0
+    ):
+        raise ValueError(f"threshold must be a number in (0, 1], got {threshold!r}")
 
 
 def _area(b: int, r: int, lo: float, hi: float, *, below: bool) -> float:

@@ -89,7 +89,7 @@ def find_near_duplicates(
     Parameters:
         method: "minhash" (shingles -> OPH MinHash -> LSH banding) or "simhash" (64-bit
             fingerprints, pairs within ``max_distance`` bits via block tables).
-        threshold: Jaccard threshold in (0, 1).
+        threshold: Jaccard threshold in (0, 1]; 1 keeps identical shingle sets only.
         shingle: what a shingle is (default word 5-shingles).
         num_perm, seed: MinHash signature length and seed.
         verify: "exact" (default; exact Jaccard of the candidates' shingle sets, both recall
@@ -106,8 +106,12 @@ def find_near_duplicates(
         raise ValueError(f"method must be 'minhash' or 'simhash', got {method!r}")
     if verify not in ("estimate", "exact"):
         raise ValueError(f"verify must be 'estimate' or 'exact', got {verify!r}")
-    if not isinstance(threshold, float | int) or not 0.0 < threshold < 1.0:
-        raise ValueError(f"threshold must be a number strictly between 0 and 1, got {threshold!r}")
+    if (
+        isinstance(threshold, bool)
+        or not isinstance(threshold, float | int)
+        or not 0 < threshold <= 1
+    ):
+        raise ValueError(f"threshold must be a number in (0, 1], got {threshold!r}")
     if progress is not None and not callable(progress):
         raise ValueError("progress must be a callable progress(done, total)")
     spec = shingle or ShingleSpec()

@@ -31,6 +31,8 @@ __all__ = [
     "FINGERPRINT_BITS",
     "IdfTable",
     "SimHasher",
+    "block_keys",
+    "block_table_masks",
     "document_frequencies",
     "hamming",
     "hamming_pairs",
@@ -303,6 +305,53 @@ def _block_masks(blocks: int) -> list[int]:
     """Bit masks of ``blocks`` contiguous blocks covering the 64 bits, sizes differing by <= 1."""
     bounds = [round(i * FINGERPRINT_BITS / blocks) for i in range(blocks + 1)]
     return [((1 << (hi - lo)) - 1) << lo for lo, hi in pairwise(bounds)]
+
+
+def block_table_masks(blocks: int, max_distance: int) -> np.ndarray:
+    """The ``C(blocks, max_distance)`` table masks: each keeps ``blocks - max_distance`` blocks.
+
+    Parameters:
+        blocks: B, how many contiguous blocks the 64 bits are cut into (k < B <= 64).
+        max_distance: k >= 0, the Hamming distance every table must catch.
+
+    Returns (C(B, k),) uint64 masks, in ``itertools.combinations`` order (deterministic).
+    Raises ValueError naming a bad argument.
+    """
+    for name, value in (("blocks", blocks), ("max_distance", max_distance)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+    if not 0 <= max_distance < FINGERPRINT_BITS:
+        raise ValueError(f"max_distance must be in [0, 64), got {max_distance}")
+    if not max_distance < blocks <= FINGERPRINT_BITS:
+        raise ValueError(
+            f"blocks must be in ({max_distance}, 64] for max_distance={max_distance}, got {blocks}"
+        )
+    masks = _block_masks(int(blocks))
+    kept = combinations(range(blocks), blocks - max_distance)
+    return np.array([sum(masks[c] for c in combo) for combo in kept], dtype=_U64)
+
+
+def block_keys(fingerprints: np.ndarray, *, max_distance: int, blocks: int) -> np.ndarray:
+    """Signed 64-bit key of every block table for every fingerprint: (n, C(B, k)) int64.
+
+    The SimHash counterpart of :func:`dedup.lsh.band_keys`, for storing in a database and
+    finding candidates by equal keys (``GROUP BY table, key``): key ``t`` of a fingerprint is the
+    fingerprint masked to table ``t``'s ``B - k`` blocks. By the pigeonhole argument of Manku et
+    al. (2007) two fingerprints within Hamming distance ``k`` agree on at least ``B - k`` whole
+    blocks, so they share the key of at least one table: no pair within ``k`` is missed. Pairs
+    sharing a key may still be farther apart (a table keyed on ``64 (B - k) / B`` bits collides
+    by chance with probability about ``2^-(64 (B - k) / B)``), so candidates are verified.
+
+    Parameters:
+        fingerprints: (n,) 64-bit fingerprints (uint64 or int64, reinterpreted).
+        max_distance: k. blocks: B (k < B <= 64); cost is ``C(B, k)`` keys per fingerprint.
+    """
+    fps = np.asarray(fingerprints)
+    if fps.ndim != 1 or fps.dtype.kind not in "iu":
+        raise ValueError(f"fingerprints must be 1-d 64-bit integers, got {fps.dtype} {fps.shape}")
+    masks = block_table_masks(blocks, max_distance)
+    fps = fps.astype(np.int64, copy=False).view(_U64)
+    return np.ascontiguousarray(fps[:, None] & masks[None, :]).view(np.int64)
 
 
 def _choose_blocks(n: int, k: int) -> int:

@@ -332,3 +332,17 @@ class TestClusters:
     def test_bad_arguments_are_refused(self, n, pairs):
         with pytest.raises(ValueError):
             clusters(n, pairs)
+
+
+def test_threshold_one_folds_exact_copies_in_a_list_longer_than_the_all_pairs_limit():
+    # More than 64 distinct signatures take the banded path, which used to refuse 1.0.
+    rng = np.random.default_rng(11)
+    sig = rng.integers(0, EMPTY_VALUE, size=(120, P), dtype=np.uint32)
+    sig[90] = sig[3]
+    sig[91] = sig[3]
+    sig[92] = sig[4]
+    sig[92, 0] ^= 1  # 127/128 similar: stays apart at 1.0
+    groups = group_ranked(sig, threshold=1.0)
+    folded = {g.representative: sorted(g.members) for g in groups if g.members}
+    assert folded == {3: [90, 91]}
+    assert all(s == 1.0 for g in groups for s in g.similarities)

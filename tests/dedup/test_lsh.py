@@ -124,3 +124,23 @@ def test_vectorised_exact_jaccard_equals_the_set_formula():
     got = exact_pairs_jaccard(batch, pairs)
     want = [jaccard(batch.doc(i), batch.doc(j)) for i, j in pairs]
     assert got.tolist() == pytest.approx(want)
+
+
+def test_a_threshold_of_one_bands_every_row_together_and_pairs_only_identical_signatures():
+    # 1.0 is on the app's slider ("fold exact copies only"); it used to be a ValueError.
+    params = optimal_params(1.0, 128)
+    assert (params.bands, params.rows) == (1, 128)
+    assert params.false_negative_rate(1.0) == 0.0
+    rng = np.random.default_rng(7)
+    sigs = rng.integers(0, 2**32 - 1, size=(6, 128), dtype=np.uint32)
+    sigs[3] = sigs[0]
+    sigs[4] = sigs[1]
+    sigs[4, 5] ^= 1  # one slot apart: estimated similarity 127/128 < 1
+    pairs = candidate_pairs(band_keys(sigs, params))
+    assert pairs.tolist() == [[0, 3]]
+
+
+@pytest.mark.parametrize("bad", [0.0, -0.1, 1.0000001, 2, True])
+def test_thresholds_outside_zero_to_one_are_refused_with_their_value(bad):
+    with pytest.raises(ValueError, match=r"threshold must be a number in \(0, 1\]"):
+        optimal_params(bad)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -11,6 +13,8 @@ from dedup.shingle import ShingleBatch, ShingleSpec, shingle_batch
 from dedup.simhash import (
     IdfTable,
     SimHasher,
+    block_keys,
+    block_table_masks,
     document_frequencies,
     hamming,
     hamming_pairs,
@@ -323,3 +327,32 @@ class TestHammingPairs:
     def test_bad_arguments_are_refused(self, args, kwargs):
         with pytest.raises(ValueError):
             hamming_pairs(*args, **kwargs)
+
+
+@pytest.mark.parametrize(("k", "blocks"), [(0, 1), (3, 5), (3, 8), (6, 8)])
+def test_fingerprints_within_k_bits_always_share_a_block_key(k, blocks):
+    """The pigeonhole guarantee of the stored tables (Manku et al. 2007), checked on 2,000
+    random fingerprints each flipped in exactly k random bits (seeded)."""
+    rng = np.random.default_rng(2007 + k)
+    fps = rng.integers(0, 2**63, size=2000, dtype=np.int64).view(np.uint64) * np.uint64(2)
+    flips = np.zeros(2000, dtype=np.uint64)
+    for i in range(2000):
+        for bit in rng.choice(64, size=k, replace=False):
+            flips[i] |= np.uint64(1) << np.uint64(bit)
+    near = fps ^ flips
+    a = block_keys(fps, max_distance=k, blocks=blocks)
+    b = block_keys(near, max_distance=k, blocks=blocks)
+    assert a.shape == (2000, math.comb(blocks, k)) and a.dtype == np.int64
+    assert (a == b).any(axis=1).all()
+    # Unrelated fingerprints share a key only by chance (tables keyed on >= 12 bits here).
+    other = block_keys(rng.permutation(near), max_distance=k, blocks=blocks)
+    assert (a == other).any(axis=1).mean() < 0.05
+
+
+def test_block_table_masks_keep_blocks_minus_k_blocks_and_check_arguments():
+    masks = block_table_masks(5, 3)
+    assert len(masks) == math.comb(5, 3)
+    assert {int(m).bit_count() for m in masks} <= {25, 26, 27}
+    for bad in [(3, 3), (65, 3), (5, -1), (5, 2.5)]:
+        with pytest.raises(ValueError, match="blocks|max_distance"):
+            block_table_masks(*bad)
