@@ -104,7 +104,7 @@ def main() -> None:
     from searchapp.ingest import read_path
     from searchapp.services import ingest as ingest_service
     from searchapp.services.ingest import corpus_get_or_create, documents_ingest
-    from searchapp.services.signatures import signature_set_build_inline
+    from searchapp.services.signature_sets import signature_set_build_inline
 
     call_command("migrate", verbosity=0)
     if reuse:

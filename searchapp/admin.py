@@ -41,6 +41,14 @@ class CorpusAdmin(admin.ModelAdmin):
     def signed_count(self, obj: Corpus) -> int:
         return obj.signed_count  # type: ignore[attr-defined]
 
+    def delete_model(self, request: HttpRequest, obj: Corpus) -> None:
+        corpus_admin.corpus_delete(corpus=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Corpus]) -> None:
+        # Through the service: documents leave their clusters and a recompute is scheduled.
+        for corpus in queryset:
+            corpus_admin.corpus_delete(corpus=corpus)
+
 
 @admin.register(Document)
 class DocumentAdmin(admin.ModelAdmin):
@@ -157,7 +165,7 @@ class JobAdmin(admin.ModelAdmin):
 
     @admin.action(description="Cancel the selected running jobs")
     def cancel_jobs(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
-        from searchapp.services.signatures import job_cancel
+        from searchapp.services.jobs import job_cancel
 
         cancelled = 0
         for job in queryset.exclude(

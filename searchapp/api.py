@@ -6,8 +6,6 @@ OpenAPI schema at /api/openapi.json, interactive docs at /api/docs. Every bad pa
 
 from __future__ import annotations
 
-from typing import Literal
-
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, NinjaAPI, Path, Query, Schema
@@ -20,6 +18,8 @@ except ImportError:  # pragma: no cover - depends on the installed django-ninja
         return status_code, value
 
 
+from searchapp import grouping_params as gp
+from searchapp.grouping_params import GroupMethod, Method
 from searchapp.models import Document
 from searchapp.selectors.documents import document_detail
 from searchapp.selectors.search import Hit, SearchPage, SearchParameterError, search_grouped
@@ -69,7 +69,7 @@ class SearchOut(Schema):
     total_matches: int = Field(description="every document matching the query")
     took_ms: float
     grouping_ms: float
-    group: Literal["minhash", "simhash", "none"]
+    group: GroupMethod
     threshold: float | None
     max_distance: int | None
     n_groups: int
@@ -85,20 +85,30 @@ class SearchOut(Schema):
 
 class SearchParams(Schema):
     q: str = Field("", description='the query: words, "phrases", -excluded, OR')
-    group: Literal["minhash", "simhash", "none"] = Field(
+    group: GroupMethod = Field(
         "minhash", description="how to fold near-duplicates (none: every group has no members)"
     )
     threshold: float | None = Field(
         None,
-        gt=0,
-        le=1,
+        ge=gp.THRESHOLD_MIN,
+        le=gp.THRESHOLD_MAX,
         allow_inf_nan=False,
-        description="MinHash similarity threshold (0 < t <= 1)",
+        description=(
+            f"MinHash similarity threshold ({gp.THRESHOLD_MIN:g} to {gp.THRESHOLD_MAX:g}); "
+            "default: the active signature set's"
+        ),
     )
-    max_distance: int | None = Field(None, ge=0, le=32, description="SimHash: max Hamming distance")
-    limit: int = Field(100, ge=1, le=1000, description="how many top hits to fold")
-    page: int = Field(1, ge=1, le=1_000_000, description="page of groups")
-    per_page: int = Field(10, ge=1, le=100, description="groups per page")
+    max_distance: int | None = Field(
+        None,
+        ge=gp.MAX_DISTANCE_MIN,
+        le=gp.MAX_DISTANCE_MAX,
+        description="SimHash: max Hamming distance in bits; default: the active set's",
+    )
+    limit: int = Field(
+        100, ge=gp.LIMIT_MIN, le=gp.LIMIT_MAX, description="how many top hits to fold"
+    )
+    page: int = Field(1, ge=1, le=gp.PAGE_MAX, description="page of groups")
+    per_page: int = Field(10, ge=1, le=gp.PER_PAGE_MAX, description="groups per page")
 
 
 class DuplicateOut(Schema):
@@ -122,7 +132,7 @@ class DocumentOut(Schema):
     title: str
     url: str
     text: str
-    method: Literal["minhash", "simhash"]
+    method: Method
     threshold: float | None
     max_distance: int | None
     signature_pending: bool
@@ -132,8 +142,10 @@ class DocumentOut(Schema):
 
 
 class DocumentParams(Schema):
-    method: Literal["minhash", "simhash"] = "minhash"
-    threshold: float | None = Field(None, gt=0, le=1, allow_inf_nan=False)
+    method: Method = "minhash"
+    threshold: float | None = Field(
+        None, ge=gp.THRESHOLD_MIN, le=gp.THRESHOLD_MAX, allow_inf_nan=False
+    )
 
 
 def _login_required(request: HttpRequest) -> bool:
@@ -236,8 +248,8 @@ def document(
         detail = document_detail(document_id=document_id, method=method, threshold=threshold)
     except Document.DoesNotExist:
         return Status(404, {"detail": f"Document {document_id} not found."})
-    except ValueError as exc:
-        return _unprocessable("threshold", str(exc))
+    except gp.ParameterError as exc:
+        return _unprocessable(exc.field, exc.message)
     doc = detail.document
     cluster = detail.cluster
     return Status(

@@ -59,8 +59,10 @@ def _configure() -> None:
         )
     beat_schedule: dict[str, dict[str, Any]] = {}
     if settings.SIGNATURE_CATCHUP_SECONDS:
-        beat_schedule["sign-pending-catch-up"] = {
-            "task": "searchapp.sign_pending",
+        # Publishes work left unpublished by a broker outage and signs pending documents
+        # (searchapp.services.catchup); the name is publishing.TASK_CATCH_UP.
+        beat_schedule["catch-up"] = {
+            "task": "searchapp.catch_up",
             "schedule": float(settings.SIGNATURE_CATCHUP_SECONDS),
         }
     app.conf.update(
@@ -84,12 +86,11 @@ def _catch_up_on_start(**_: Any) -> None:
     """Resume unfinished rebuild chunks and queue signing of pending documents."""
     from django.db import connections
 
-    from searchapp.services.jobs import jobs_resume_unfinished
-    from searchapp.services.signatures import signatures_schedule_pending
+    # Imported when the worker is ready: Django's apps are loaded by then, not at this import.
+    from searchapp.services.catchup import catch_up_on_worker_start
 
     try:
-        resumed = jobs_resume_unfinished()
-        signatures_schedule_pending()
+        resumed = catch_up_on_worker_start()
         if resumed:
             logger.warning("worker ready: re-published %d unfinished rebuild chunks", resumed)
     finally:

@@ -12,19 +12,21 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
-METHOD_CHOICES = [
-    ("minhash", "MinHash + LSH"),
-    ("simhash", "SimHash"),
-    ("none", "None (no folding)"),
-]
-# The bounds the UI offers; the selectors check their own bounds too (and may be stricter).
-THRESHOLD_MIN = 0.5
-THRESHOLD_MAX = 1.0
-MAX_DISTANCE_MIN = 0
-MAX_DISTANCE_MAX = 16
-LIMIT_MIN = 1
-LIMIT_MAX = 1000
-PAGE_MAX = 10_000
+from searchapp.grouping_params import (
+    GROUP_METHODS,
+    LIMIT_MAX,
+    LIMIT_MIN,
+    MAX_DISTANCE_MAX,
+    MAX_DISTANCE_MIN,
+    METHOD_LABELS,
+    PAGE_MAX,
+    THRESHOLD_MAX,
+    THRESHOLD_MIN,
+    THRESHOLD_STEP,
+)
+
+# The bounds come from searchapp.grouping_params, the one owner every door shares.
+METHOD_CHOICES = [(method, METHOD_LABELS[method]) for method in GROUP_METHODS]
 QUERY_MAX_LENGTH = 1000
 
 
@@ -67,7 +69,9 @@ class SearchForm(forms.Form):
         min_value=THRESHOLD_MIN,
         max_value=THRESHOLD_MAX,
         help_text="MinHash: estimated Jaccard similarity a result needs to fold under another.",
-        widget=RangeInput(attrs={"min": THRESHOLD_MIN, "max": THRESHOLD_MAX, "step": "0.01"}),
+        widget=RangeInput(
+            attrs={"min": THRESHOLD_MIN, "max": THRESHOLD_MAX, "step": THRESHOLD_STEP}
+        ),
     )
     max_distance = forms.IntegerField(
         label="Max. distance (bits)",

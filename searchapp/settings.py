@@ -13,6 +13,7 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from searchapp import grouping_params
 from searchapp.env import env_bool, env_choice, env_float, env_int, env_list, env_str
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -161,11 +162,21 @@ SIGNATURE_TEST_FAIL_CHUNK = env_int("SIGNATURE_TEST_FAIL_CHUNK", -1, minimum=-1)
 SIGNATURE_TEST_FAIL_ATTEMPTS = env_int("SIGNATURE_TEST_FAIL_ATTEMPTS", 1000, minimum=0)
 
 # --- Search and dedup defaults ---------------------------------------------------------------
-SEARCH_RESULT_LIMIT = env_int("SEARCH_RESULT_LIMIT", 100, minimum=1, maximum=1000)
-SEARCH_GROUPS_PER_PAGE = env_int("SEARCH_GROUPS_PER_PAGE", 10, minimum=1, maximum=100)
+SEARCH_RESULT_LIMIT = env_int(
+    "SEARCH_RESULT_LIMIT", 100, minimum=grouping_params.LIMIT_MIN, maximum=grouping_params.LIMIT_MAX
+)
+SEARCH_GROUPS_PER_PAGE = env_int(
+    "SEARCH_GROUPS_PER_PAGE", 10, minimum=1, maximum=grouping_params.PER_PAGE_MAX
+)
 SEARCH_REQUIRE_LOGIN = env_bool("SEARCH_REQUIRE_LOGIN", False)
-DEDUP_DEFAULT_METHOD = env_choice("DEDUP_DEFAULT_METHOD", "minhash", ("minhash", "simhash"))
-DEDUP_DEFAULT_THRESHOLD = env_float("DEDUP_DEFAULT_THRESHOLD", 0.8, minimum=0.5, maximum=1.0)
+DEDUP_DEFAULT_METHOD = env_choice("DEDUP_DEFAULT_METHOD", "minhash", grouping_params.METHODS)
+# The same range every form, the API and the staff settings accept (searchapp/grouping_params.py).
+DEDUP_DEFAULT_THRESHOLD = env_float(
+    "DEDUP_DEFAULT_THRESHOLD",
+    grouping_params.DEFAULT_THRESHOLD,
+    minimum=grouping_params.THRESHOLD_MIN,
+    maximum=grouping_params.THRESHOLD_MAX,
+)
 SIGNATURE_CHUNK_SIZE = env_int("SIGNATURE_CHUNK_SIZE", 2000, minimum=10)
 INGEST_BATCH_SIZE = env_int("INGEST_BATCH_SIZE", 500, minimum=1)
 UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 50 * 1024 * 1024, minimum=1024)

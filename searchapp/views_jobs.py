@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from searchapp.models import Job
 from searchapp.selectors.jobs import job_progress, pipeline_status
-from searchapp.services.signatures import job_cancel
+from searchapp.services.jobs import job_cancel
 from searchapp.views import search_login_required
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from searchapp import grouping_params
+
 
 class DuplicateDecision(models.Model):
     """A staff verdict on a pair; stored with doc_a_id < doc_b_id so each pair has one row."""
@@ -41,9 +43,11 @@ class DedupSettings(models.Model):
 
     method = models.CharField(max_length=16, choices=Method.choices, default=Method.MINHASH)
     shingle = models.CharField(max_length=16, default="word:5")
-    num_perm = models.PositiveIntegerField(default=128)
-    threshold = models.FloatField(default=0.8)
-    simhash_max_distance = models.PositiveSmallIntegerField(default=3)
+    num_perm = models.PositiveIntegerField(default=grouping_params.DEFAULT_NUM_PERM)
+    threshold = models.FloatField(default=grouping_params.DEFAULT_THRESHOLD)
+    simhash_max_distance = models.PositiveSmallIntegerField(
+        default=grouping_params.DEFAULT_MAX_DISTANCE
+    )
     updated_at = models.DateTimeField(auto_now=True)
     updated_by = models.ForeignKey(
         "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"

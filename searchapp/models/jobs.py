@@ -45,6 +45,9 @@ class Job(models.Model):
         "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(auto_now_add=True)
+    # When the job's tasks reached the broker; null while they have not (broker down when it
+    # was started): the periodic catch-up publishes such jobs once the broker is back.
+    published_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-import numpy as np
 from django.db.models import Exists, OuterRef
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from dedup import ShingleSpec, hamming, jaccard, shingle_set, signature_from_bytes
+from dedup import ShingleSpec, jaccard, shingle_set
+from searchapp import grouping_params as gp
+from searchapp import signature_codec
 from searchapp.models import BandKey, Cluster, ClusterMember, Document, SignatureSet
 from searchapp.selectors.signatures import (
     StoredSignature,
@@ -60,28 +61,14 @@ class PairExplanation:
     html_b: SafeString
 
 
-def _check_method(method: str) -> None:
-    if method not in ("minhash", "simhash"):
-        raise ValueError(f"method must be minhash or simhash, got {method!r}")
-
-
 def _similarities(
     signature_set: SignatureSet, own: StoredSignature, others: dict[int, StoredSignature]
 ) -> dict[int, float]:
     ids = [doc_id for doc_id, sig in others.items() if not sig.is_empty]
     if not ids:
         return {}
-    if signature_set.method == "minhash":
-        num_perm = int(signature_set.params["num_perm"])
-        mine = signature_from_bytes(bytes(own.data), num_perm)
-        theirs = np.stack([signature_from_bytes(bytes(others[i].data), num_perm) for i in ids])
-        values = (theirs == mine).mean(axis=1)
-    else:
-        mine64 = np.array([own.fingerprint or 0], dtype=np.int64).view(np.uint64)
-        theirs64 = np.array([others[i].fingerprint or 0 for i in ids], dtype=np.int64).view(
-            np.uint64
-        )
-        values = 1.0 - hamming(theirs64, mine64) / 64.0
+    decoded = signature_codec.decode_rows(signature_set, [own, *(others[i] for i in ids)])
+    values = decoded.similarities_to(0)[1:]
     return {doc_id: float(v) for doc_id, v in zip(ids, values, strict=True)}
 
 
@@ -90,11 +77,12 @@ def document_detail(
 ) -> DocumentDetail:
     """The document, its near-duplicates in the whole corpus and its cluster (if computed).
 
-    Raises Document.DoesNotExist for an unknown id, ValueError for a bad method/threshold.
+    Raises Document.DoesNotExist for an unknown id, ``grouping_params.ParameterError`` (a
+    ValueError naming the field) for a bad method/threshold.
     """
-    _check_method(method)
-    if threshold is not None and not 0.0 < float(threshold) <= 1.0:
-        raise ValueError("threshold must be above 0 and at most 1")
+    method = gp.check_method(method)
+    if threshold is not None:
+        threshold = gp.check_threshold(threshold)
     document = Document.objects.select_related("corpus").get(pk=document_id)
     detail = DocumentDetail(document=document, method=method)
     signature_set = active_signature_set(method)
@@ -111,10 +99,11 @@ def document_detail(
         detail.threshold = (
             float(threshold) if threshold is not None else default_threshold(signature_set)
         )
-        cutoff = detail.threshold
     else:
         detail.max_distance = default_max_distance(signature_set)
-        cutoff = 1.0 - detail.max_distance / 64.0
+    cutoff = signature_codec.min_similarity(
+        method, threshold=detail.threshold, max_distance=detail.max_distance
+    )
     if not own.is_empty:
         shares_a_key = BandKey.objects.filter(
             signature_set=signature_set,
@@ -131,7 +120,7 @@ def document_detail(
         )
         others = signatures_for_documents(signature_set=signature_set, document_ids=candidate_ids)
         similarity = {
-            d: s for d, s in _similarities(signature_set, own, others).items() if s >= cutoff - 1e-9
+            d: s for d, s in _similarities(signature_set, own, others).items() if s >= cutoff
         }
         docs = Document.objects.filter(id__in=list(similarity)).only(
             "id", "external_id", "title", "url", "corpus_id"
@@ -187,7 +176,7 @@ def explain_pair(*, a_id: int, b_id: int, method: str = "minhash") -> PairExplan
     """
     from dedup.explain import shared_passages
 
-    _check_method(method)
+    method = gp.check_method(method)
     docs = Document.objects.in_bulk([a_id, b_id])
     if a_id not in docs or b_id not in docs:
         missing = a_id if a_id not in docs else b_id

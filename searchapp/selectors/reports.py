@@ -22,6 +22,7 @@ from django.db.models import (
 )
 from django.db.models.functions import Coalesce
 
+from searchapp import signature_codec
 from searchapp.models import (
     Cluster,
     ClusterMember,
@@ -32,6 +33,7 @@ from searchapp.models import (
     SignatureSet,
 )
 from searchapp.selectors.dedup_settings import default_max_distance, default_threshold
+from searchapp.selectors.signatures import signatures_for_documents
 
 # Fewer labelled pairs than this and precision/recall would be noise: the report says "n/a".
 MIN_DECISIONS_FOR_METRICS = 5
@@ -267,36 +269,27 @@ def _grouped_mask(
     set, so a pair is grouped when both have signatures and their estimated similarity reaches
     the threshold (MinHash) or their Hamming distance is within the limit (SimHash).
     """
-    from dedup import estimate_jaccard, hamming, signature_from_bytes
-
     mask = np.zeros(len(pairs), dtype=bool)
     signature_set = SignatureSet.objects.filter(
         method=method, state=SignatureSet.State.ACTIVE
     ).first()
     if signature_set is None or not pairs:
         return mask
-    ids = {d for p in pairs for d in p}
-    rows = {
-        doc_id: (data, fingerprint, empty)
-        for doc_id, data, fingerprint, empty in Signature.objects.filter(
-            signature_set=signature_set, document_id__in=ids
-        ).values_list("document_id", "data", "fingerprint", "is_empty")
-    }
-    for i, (a, b) in enumerate(pairs):
-        if a not in rows or b not in rows or rows[a][2] or rows[b][2]:
-            continue
-        if method == SignatureSet.Method.SIMHASH:
-            fa, fb = rows[a][1], rows[b][1]
-            if fa is None or fb is None:
-                continue
-            distance = int(
-                hamming(np.uint64(fa & 0xFFFFFFFFFFFFFFFF), np.uint64(fb & 0xFFFFFFFFFFFFFFFF))
-            )
-            mask[i] = distance <= max_distance
-        else:
-            sa = signature_from_bytes(bytes(rows[a][0]))
-            sb = signature_from_bytes(bytes(rows[b][0]))
-            mask[i] = estimate_jaccard(sa, sb) >= threshold
+    stored = signatures_for_documents(
+        signature_set=signature_set, document_ids=sorted({d for p in pairs for d in p})
+    )
+    usable = {doc_id: sig for doc_id, sig in stored.items() if not sig.is_empty}
+    position = {doc_id: i for i, doc_id in enumerate(usable)}
+    decided = [i for i, (a, b) in enumerate(pairs) if a in position and b in position]
+    if not decided:
+        return mask
+    decoded = signature_codec.decode_rows(signature_set, list(usable.values()))
+    ia = np.array([position[pairs[i][0]] for i in decided], dtype=np.int64)
+    ib = np.array([position[pairs[i][1]] for i in decided], dtype=np.int64)
+    cutoff = signature_codec.min_similarity(
+        method, threshold=threshold, max_distance=max_distance
+    )
+    mask[decided] = decoded.similarities(ia, ib) >= cutoff
     return mask
 
 

@@ -19,7 +19,9 @@ from django.conf import settings
 from django.db import connection
 from django.utils.safestring import SafeString
 
-from dedup import EMPTY_VALUE, group_ranked, group_ranked_simhash, signatures_from_bytes
+from dedup import group_ranked, group_ranked_simhash
+from searchapp import grouping_params as gp
+from searchapp import signature_codec
 from searchapp.models import Document, DuplicateDecision
 from searchapp.search import BackendResult, get_backend
 from searchapp.selectors.signatures import (
@@ -41,19 +43,9 @@ __all__ = [
     "search_grouped",
 ]
 
-GROUP_CHOICES = ("minhash", "simhash", "none")
-MAX_LIMIT = 1000
-MAX_PER_PAGE = 100
-MAX_DISTANCE_LIMIT = 32
-
-
-class SearchParameterError(ValueError):
-    """A search parameter out of range; ``field`` names it, ``message`` says what is allowed."""
-
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
+GROUP_CHOICES = gp.GROUP_METHODS
+# A search parameter out of range; ``field`` names it, ``message`` says what is allowed.
+SearchParameterError = gp.ParameterError
 
 
 @dataclass(frozen=True)
@@ -123,17 +115,6 @@ class Comparison:
 # --- parameters ------------------------------------------------------------------------------
 
 
-def _check_int(field: str, value: object, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        try:
-            value = int(str(value))
-        except (TypeError, ValueError):
-            raise SearchParameterError(field, f"must be a whole number from {lo} to {hi}") from None
-    if not lo <= value <= hi:
-        raise SearchParameterError(field, f"must be from {lo} to {hi}, got {value}")
-    return value
-
-
 def _check_params(
     group: str,
     threshold: float | None,
@@ -142,26 +123,14 @@ def _check_params(
     page: int,
     per_page: int,
 ) -> tuple[str, float | None, int | None, int, int, int]:
-    if group not in GROUP_CHOICES:
-        raise SearchParameterError(
-            "group", f"must be one of {', '.join(GROUP_CHOICES)}, got {group!r}"
-        )
+    group = gp.check_group_method(group)
     if threshold is not None:
-        try:
-            threshold = float(threshold)
-        except (TypeError, ValueError):
-            raise SearchParameterError(
-                "threshold", "must be a number above 0 and at most 1"
-            ) from None
-        if not (math.isfinite(threshold) and 0.0 < threshold <= 1.0):
-            raise SearchParameterError(
-                "threshold", f"must be above 0 and at most 1, got {threshold}"
-            )
+        threshold = gp.check_threshold(threshold)
     if max_distance is not None:
-        max_distance = _check_int("max_distance", max_distance, 0, MAX_DISTANCE_LIMIT)
-    limit = _check_int("limit", limit, 1, MAX_LIMIT)
-    page = _check_int("page", page, 1, 10**6)
-    per_page = _check_int("per_page", per_page, 1, MAX_PER_PAGE)
+        max_distance = gp.check_max_distance(max_distance)
+    limit = gp.check_int(limit, field="limit", minimum=gp.LIMIT_MIN, maximum=gp.LIMIT_MAX)
+    page = gp.check_int(page, field="page", minimum=1, maximum=gp.PAGE_MAX)
+    per_page = gp.check_int(per_page, field="per_page", minimum=1, maximum=gp.PER_PAGE_MAX)
     # A missing threshold / distance is resolved in _fold from the active set (staff's choice,
     # in force once its rebuild activated), read in the query that loads the set anyway.
     if group != "minhash":
@@ -265,22 +234,21 @@ def _fold(
     if valid.sum() < 2:
         return singletons, pending, threshold, max_distance
     forbid, force = _decision_pairs(ids)
+    positions = np.flatnonzero(valid)
+    decoded = signature_codec.decode_rows(signature_set, [stored[ids[i]] for i in positions])
     if method == "minhash":
-        num_perm = int(signature_set.params["num_perm"])
-        matrix = np.full((n, num_perm), EMPTY_VALUE, dtype=np.uint32)
-        positions = np.flatnonzero(valid)
-        matrix[positions] = signatures_from_bytes(
-            [bytes(stored[ids[i]].data) for i in positions], num_perm
-        )
+        assert threshold is not None  # resolved from the active set above
         groups = group_ranked(
-            matrix, threshold=float(threshold or 0.8), valid=valid, forbid=forbid, force=force
+            decoded.padded(n, positions),
+            threshold=threshold,
+            valid=valid,
+            forbid=forbid,
+            force=force,
         )
     else:
-        fingerprints = np.zeros(n, dtype=np.int64)
-        for i in np.flatnonzero(valid):
-            fingerprints[i] = stored[ids[i]].fingerprint or 0
+        assert max_distance is not None
         groups = group_ranked_simhash(
-            fingerprints.view(np.uint64),
+            decoded.padded(n, positions),
             max_distance=max_distance,
             valid=valid,
             forbid=forbid,

@@ -8,6 +8,7 @@ from typing import NamedTuple
 from django.conf import settings
 from django.db.models import F
 
+from searchapp import grouping_params as gp
 from searchapp.models import Signature, SignatureSet
 
 __all__ = [
@@ -21,30 +22,30 @@ __all__ = [
 ]
 
 
-DEFAULT_MAX_DISTANCE = 3  # Manku et al. (2007): k = 3 on 64-bit SimHash fingerprints
+DEFAULT_MAX_DISTANCE = gp.DEFAULT_MAX_DISTANCE
 
 
 def default_threshold(signature_set: SignatureSet | None) -> float:
     """The MinHash threshold a page uses when none is asked for: the active set's own (what
-    staff chose when they rebuilt it), else DEDUP_DEFAULT_THRESHOLD."""
-    value = signature_set.params.get("threshold") if signature_set is not None else None
-    if isinstance(value, int | float) and not isinstance(value, bool) and 0 < value <= 1:
-        return float(value)
-    return float(settings.DEDUP_DEFAULT_THRESHOLD)
+    staff chose when they rebuilt it), else DEDUP_DEFAULT_THRESHOLD; always within the range
+    every form and the API accept (a set built with another range is clamped into it)."""
+    fallback = float(settings.DEDUP_DEFAULT_THRESHOLD)
+    if signature_set is None:
+        return fallback
+    return gp.clamp_threshold(signature_set.params.get("threshold"), fallback)
 
 
 def default_max_distance(signature_set: SignatureSet | None) -> int:
-    """The SimHash distance a page uses when none is asked for: the active set's own, else 3."""
-    value = signature_set.params.get("max_distance") if signature_set is not None else None
-    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 64:
-        return value
-    return DEFAULT_MAX_DISTANCE
+    """The SimHash distance a page uses when none is asked for: the active set's own, else 3;
+    always within the offered range."""
+    if signature_set is None:
+        return DEFAULT_MAX_DISTANCE
+    return gp.clamp_max_distance(signature_set.params.get("max_distance"))
 
 
 def active_signature_set(method: str) -> SignatureSet | None:
     """The ACTIVE set of ``method`` ("minhash" or "simhash"), or None before the first build."""
-    if method not in ("minhash", "simhash"):
-        raise ValueError(f"method must be minhash or simhash, got {method!r}")
+    gp.check_method(method)
     return SignatureSet.objects.filter(method=method, state=SignatureSet.State.ACTIVE).first()
 
 

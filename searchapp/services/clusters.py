@@ -14,26 +14,40 @@
    it. The set's clusters are replaced in one transaction.
 
 Kept current by a debounced full recompute (``clusters_schedule``): after every batch of signed
-documents, after a rebuild activates a set, and after documents are deleted. Incremental
-maintenance is not implemented; the full recompute reads only colliding band keys, so its cost
-grows with the number of near-duplicates rather than with the corpus.
+documents, after a rebuild activates a set, and after documents are deleted
+(``clusters_remove_documents`` takes deleted documents out of their clusters at once, in the
+deleting transaction, and the recompute follows). A recompute that could not be queued (broker
+down) stays QUEUED and unpublished; the periodic catch-up publishes it. Incremental maintenance
+of new documents is not implemented; the full recompute reads only colliding band keys, so its
+cost grows with the number of near-duplicates rather than with the corpus.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 
 import numpy as np
+from django.conf import settings
 from django.db import transaction
-from django.db.models import Count
+from django.db.models import Count, Min
+from django.utils import timezone
 
 from dedup.group import clusters as connected_components
-from dedup.minhash import signatures_from_bytes
+from searchapp import publishing, signature_codec
 from searchapp.models import BandKey, Cluster, ClusterMember, Job, Signature, SignatureSet
+from searchapp.signature_codec import DecodedSignatures
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["MAX_BUCKET", "clusters_recompute", "clusters_schedule"]
+__all__ = [
+    "MAX_BUCKET",
+    "clusters_publish_unpublished",
+    "clusters_recompute",
+    "clusters_remove_documents",
+    "clusters_schedule",
+    "job_clusters_run",
+]
 
 MAX_BUCKET = 32
 _STREAM = 20_000
@@ -91,49 +105,46 @@ def _candidate_pairs(signature_set: SignatureSet) -> np.ndarray:
     return np.unique(np.concatenate(found), axis=0)
 
 
-def _load(signature_set: SignatureSet, doc_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(sorted doc ids, their signature matrix or fingerprints) for the given documents."""
+def _load(
+    signature_set: SignatureSet, doc_ids: np.ndarray
+) -> tuple[np.ndarray, DecodedSignatures]:
+    """(sorted doc ids, their decoded signatures in that order) for the given documents."""
     ids_out: list[int] = []
-    values: list[object] = []
+    data: list[bytes | memoryview | None] = []
+    fingerprints: list[int | None] = []
     id_list = doc_ids.tolist()
     for start in range(0, len(id_list), 2000):
         part = id_list[start : start + 2000]
         rows = Signature.objects.filter(
             signature_set=signature_set, document_id__in=part
         ).values_list("document_id", "data", "fingerprint")
-        for doc_id, data, fingerprint in rows:
+        for doc_id, blob, fingerprint in rows:
             ids_out.append(doc_id)
-            values.append(bytes(data) if signature_set.method == "minhash" else fingerprint)
+            data.append(blob)
+            fingerprints.append(fingerprint)
     order = np.argsort(np.array(ids_out, dtype=np.int64), kind="stable")
     ids_sorted = np.array(ids_out, dtype=np.int64)[order]
-    if signature_set.method == "minhash":
-        matrix = signatures_from_bytes([values[i] for i in order], signature_set.params["num_perm"])
-    else:
-        matrix = np.array([values[i] for i in order], dtype=np.int64).view(np.uint64)
-    return ids_sorted, matrix
-
-
-def _similarities(
-    signature_set: SignatureSet, matrix: np.ndarray, ia: np.ndarray, ib: np.ndarray
-) -> np.ndarray:
-    if signature_set.method == "minhash":
-        return (matrix[ia] == matrix[ib]).mean(axis=1)
-    distance = np.bitwise_count(matrix[ia] ^ matrix[ib]).astype(np.float64)
-    return 1.0 - distance / 64.0
+    decoded = signature_codec.decode(
+        method=signature_set.method,
+        num_perm=signature_set.params.get("num_perm"),
+        data=[data[i] for i in order],
+        fingerprints=[fingerprints[i] for i in order],
+    )
+    return ids_sorted, decoded
 
 
 def _min_similarity(signature_set: SignatureSet) -> float:
-    if signature_set.method == "minhash":
-        return float(signature_set.params["threshold"])
-    return 1.0 - int(signature_set.params["max_distance"]) / 64.0 - 1e-12
+    return signature_codec.min_similarity(
+        signature_set.method,
+        threshold=signature_set.params.get("threshold"),
+        max_distance=signature_set.params.get("max_distance"),
+    )
 
 
 def clusters_recompute(*, signature_set: SignatureSet) -> int:
     """Replace the set's corpus-wide clusters; returns the number of clusters."""
     pairs = _candidate_pairs(signature_set)
-    doc_ids, matrix = (
-        _load(signature_set, np.unique(pairs)) if len(pairs) else (np.empty(0, np.int64), None)
-    )
+    doc_ids, matrix = _load(signature_set, np.unique(pairs))
     edges: list[np.ndarray] = []
     for start in range(0, len(pairs), _VERIFY_BATCH):
         part = pairs[start : start + _VERIFY_BATCH]
@@ -142,7 +153,7 @@ def clusters_recompute(*, signature_set: SignatureSet) -> int:
         ok = (ia < len(doc_ids)) & (ib < len(doc_ids))
         ok[ok] &= (doc_ids[ia[ok]] == part[ok, 0]) & (doc_ids[ib[ok]] == part[ok, 1])
         ia, ib = ia[ok], ib[ok]
-        sims = _similarities(signature_set, matrix, ia, ib)
+        sims = matrix.similarities(ia, ib)
         keep = sims >= _min_similarity(signature_set)
         edges.append(np.stack([ia[keep], ib[keep]], axis=1))
     components = connected_components(len(doc_ids), np.concatenate(edges)) if edges else []
@@ -156,7 +167,7 @@ def clusters_recompute(*, signature_set: SignatureSet) -> int:
         members: list[ClusterMember] = []
         for cluster, component in zip(clusters, components, strict=True):
             rep = np.full(len(component), component[0])
-            sims = _similarities(signature_set, matrix, rep, component)
+            sims = matrix.similarities(rep, component)
             members.extend(
                 ClusterMember(
                     cluster=cluster,
@@ -173,13 +184,11 @@ def clusters_recompute(*, signature_set: SignatureSet) -> int:
 def clusters_schedule(*, signature_set_id: int | None = None, countdown: int | None = None) -> int:
     """Queue a debounced recompute for the set (default: every active set); returns how many.
 
-    A CLUSTERS job still QUEUED for the set absorbs further requests (the debounce); the job row
-    is only kept when publishing succeeded, so a broker outage never blocks later requests.
+    A CLUSTERS job still QUEUED for the set absorbs further requests (the debounce). When the
+    broker cannot be reached the job stays QUEUED with no ``published_at``: it still absorbs
+    requests, and ``clusters_publish_unpublished`` (the periodic catch-up) publishes it once the
+    broker is back, so a recompute asked for during an outage is never lost.
     """
-    from django.conf import settings
-
-    from searchapp.tasks import clusters_recompute_task, task_publish
-
     if signature_set_id is None:
         set_ids = list(
             SignatureSet.objects.filter(state=SignatureSet.State.ACTIVE).values_list(
@@ -198,17 +207,67 @@ def clusters_schedule(*, signature_set_id: int | None = None, countdown: int | N
         job = Job.objects.create(
             kind=Job.Kind.CLUSTERS, signature_set_id=set_id, total=1, message="Computing clusters"
         )
-        if task_publish(clusters_recompute_task, job.pk, countdown=delay):
+        if _publish(job.pk, countdown=delay):
             queued += 1
-        else:
-            job.delete()
     return queued
+
+
+def _publish(job_id: int, *, countdown: float | None) -> bool:
+    if not publishing.publish(publishing.TASK_CLUSTERS, job_id, countdown=countdown):
+        return False
+    Job.objects.filter(pk=job_id, published_at__isnull=True).update(published_at=timezone.now())
+    return True
+
+
+def clusters_publish_unpublished() -> int:
+    """Publish the QUEUED recomputes that never reached the broker; returns how many went."""
+    published = 0
+    for job_id in Job.objects.filter(
+        kind=Job.Kind.CLUSTERS, state=Job.State.QUEUED, published_at__isnull=True
+    ).values_list("pk", flat=True):
+        if not _publish(job_id, countdown=0):
+            break  # still down: the next catch-up tries again
+        published += 1
+    return published
+
+
+def clusters_remove_documents(*, document_ids: Sequence[int]) -> int:
+    """Take documents that are about to be deleted out of every set's clusters, at once.
+
+    Called inside the deleting transaction, before the delete: members leave their clusters,
+    sizes are recounted, a cluster whose representative leaves gets its lowest remaining member
+    as representative (similarities stay those to the old one until the recompute), and a
+    cluster left with fewer than two members is dropped. The full recompute that follows
+    (``clusters_schedule``) re-verifies what remains. Returns the number of clusters touched.
+    """
+    ids = list(document_ids)
+    touched = set(
+        ClusterMember.objects.filter(document_id__in=ids).values_list("cluster_id", flat=True)
+    )
+    if not touched:
+        return 0
+    ClusterMember.objects.filter(document_id__in=ids).delete()
+    remaining = {
+        row["cluster_id"]: (row["n"], row["first"])
+        for row in ClusterMember.objects.filter(cluster_id__in=touched)
+        .values("cluster_id")
+        .annotate(n=Count("id"), first=Min("document_id"))
+    }
+    gone = [c for c in touched if remaining.get(c, (0, None))[0] < 2]
+    ClusterMember.objects.filter(cluster_id__in=gone).delete()
+    Cluster.objects.filter(pk__in=gone).delete()
+    leaving = set(ids)
+    for cluster in Cluster.objects.filter(pk__in=touched).exclude(pk__in=gone):
+        size, first = remaining[cluster.pk]
+        cluster.size = size
+        if cluster.representative_id in leaving:
+            cluster.representative_id = first
+        cluster.save(update_fields=["size", "representative"])
+    return len(touched)
 
 
 def job_clusters_run(*, job_id: int) -> int:
     """Run a queued CLUSTERS job: recompute the set's clusters if the set is still active."""
-    from django.utils import timezone
-
     updated = Job.objects.filter(pk=job_id, state=Job.State.QUEUED).update(
         state=Job.State.RUNNING, started_at=timezone.now()
     )

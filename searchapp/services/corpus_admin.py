@@ -13,28 +13,45 @@ from typing import Any
 
 from django.db import transaction
 
-from searchapp.models import Document, Job, SignatureSet
+from searchapp.models import Corpus, Document, Job, SignatureSet
+from searchapp.services.clusters import clusters_remove_documents, clusters_schedule
+from searchapp.services.jobs import signature_set_rebuild
+from searchapp.services.signing import signatures_schedule_pending
 
 logger = logging.getLogger(__name__)
 
-
-def _schedule_pending() -> None:
-    # Imported late: the pipeline module is another helper's and may import this app's models.
-    from searchapp.services.signatures import signatures_schedule_pending
-
-    signatures_schedule_pending()
+# Documents deleted per statement (bounded id lists; SQLite's variable limit).
+_DELETE_BATCH = 2000
 
 
 def documents_delete(*, document_ids: Sequence[int]) -> int:
     """Delete documents (their signatures, band keys, cluster rows and decisions cascade).
 
-    Returns the number of documents deleted. Clusters are recomputed in the background by the
-    pipeline when documents leave; until then a deleted document is simply absent.
+    In the same transaction the documents leave their corpus-wide clusters (sizes recounted, a
+    departing representative replaced, clusters left alone dissolved), and a recompute of the
+    clusters is scheduled when it commits (kept and published later if the broker is down).
+    Returns the number of documents deleted.
     """
-    ids = list(document_ids)
+    ids = sorted({int(i) for i in document_ids})
+    deleted = 0
     with transaction.atomic():
-        deleted = Document.objects.filter(pk__in=ids).count()
-        Document.objects.filter(pk__in=ids).delete()
+        for start in range(0, len(ids), _DELETE_BATCH):
+            part = ids[start : start + _DELETE_BATCH]
+            clusters_remove_documents(document_ids=part)
+            deleted += Document.objects.filter(pk__in=part).count()
+            Document.objects.filter(pk__in=part).delete()
+        if deleted:
+            transaction.on_commit(clusters_schedule)
+    return deleted
+
+
+def corpus_delete(*, corpus: Corpus) -> int:
+    """Delete a corpus and its documents the way ``documents_delete`` does; returns how many
+    documents went."""
+    with transaction.atomic():
+        ids = list(corpus.documents.values_list("pk", flat=True))
+        deleted = documents_delete(document_ids=ids)
+        Corpus.objects.filter(pk=corpus.pk).delete()
     return deleted
 
 
@@ -46,7 +63,7 @@ def documents_reingest(*, document_ids: Sequence[int]) -> int:
     ids = list(document_ids)
     with transaction.atomic():
         marked = Document.objects.filter(pk__in=ids).update(needs_signature=True)
-        transaction.on_commit(_schedule_pending)
+        transaction.on_commit(signatures_schedule_pending)
     return marked
 
 
@@ -55,8 +72,6 @@ def signatures_rebuild_active(*, created_by: Any = None) -> list[Job]:
 
     Each rebuild builds a new version; the active one keeps serving searches until it is done.
     """
-    from searchapp.services.signatures import signature_set_rebuild
-
     methods = sorted(
         set(
             SignatureSet.objects.filter(state=SignatureSet.State.ACTIVE).values_list(

@@ -12,6 +12,7 @@ from django.utils import timezone
 
 from searchapp.ingest import Record, RecordError
 from searchapp.models import Corpus, Document
+from searchapp.services.signing import signatures_schedule_pending
 
 __all__ = ["IngestReport", "corpus_get_or_create", "documents_ingest"]
 
@@ -50,10 +51,6 @@ def corpus_get_or_create(*, name: str, description: str = "") -> Corpus:
 
 
 def _schedule_signatures() -> None:
-    try:
-        from searchapp.services.signatures import signatures_schedule_pending
-    except ImportError:  # the pipeline is not installed yet: documents stay needs_signature=True
-        return
     try:
         signatures_schedule_pending()
     except Exception:  # a broker outage must not undo an ingest that already committed

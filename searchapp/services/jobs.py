@@ -51,12 +51,14 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from searchapp import publishing
 from searchapp.models import Document, Job, JobChunk, SignatureSet
-from searchapp.services.signatures import (
+from searchapp.services.clusters import clusters_schedule
+from searchapp.services.signature_sets import signature_set_activate, signature_set_create
+from searchapp.services.signing import (
     documents_refresh_pending,
     documents_sign_range,
-    signature_set_activate,
-    signature_set_create,
+    signatures_schedule_pending,
 )
 
 logger = logging.getLogger(__name__)
@@ -66,6 +68,7 @@ __all__ = [
     "job_cancel",
     "job_chunk_fail",
     "job_chunk_run",
+    "jobs_publish_unpublished",
     "jobs_resume_unfinished",
     "signature_set_rebuild",
 ]
@@ -110,7 +113,8 @@ def signature_set_rebuild(
     """Start a background rebuild of ``method``'s signatures as a new version; returns its Job.
 
     The chunk tasks are published when the surrounding transaction commits. If the broker is
-    unreachable the job stays QUEUED and a worker picks it up when it starts.
+    unreachable the job stays QUEUED with no ``published_at``; the periodic catch-up
+    (``jobs_publish_unpublished``) and every worker's start-up publish it once the broker is back.
     """
     size = chunk_size or settings.SIGNATURE_CHUNK_SIZE
     with transaction.atomic():
@@ -137,17 +141,17 @@ def signature_set_rebuild(
 
 
 def _dispatch_chunks(job_id: int, *, only_unfinished: bool = False) -> int:
-    from celery import group
-
-    from searchapp.tasks import rebuild_chunk_task, task_publish_group
-
+    """Publish the job's chunks (or its unfinished ones); returns how many were published."""
     chunks = JobChunk.objects.filter(job_id=job_id)
     if only_unfinished:
         chunks = chunks.exclude(state__in=[JobChunk.State.DONE, JobChunk.State.FAILED])
     ids = list(chunks.order_by("index").values_list("pk", flat=True))
-    if ids and task_publish_group(group(rebuild_chunk_task.s(chunk_id) for chunk_id in ids)):
-        return len(ids)
-    return 0
+    if not ids or not publishing.publish_many(
+        publishing.TASK_REBUILD_CHUNK, [(chunk_id,) for chunk_id in ids]
+    ):
+        return 0
+    Job.objects.filter(pk=job_id, published_at__isnull=True).update(published_at=timezone.now())
+    return len(ids)
 
 
 def _fault_hook(chunk: JobChunk) -> None:
@@ -237,15 +241,10 @@ def _job_finish(*, job: Job) -> None:
 
 def _after_activation(signature_set_id: int) -> None:
     """Documents added or edited during the build are caught up; clusters and old rows follow."""
-    from searchapp.services.clusters import clusters_schedule
-    from searchapp.tasks import signature_sets_prune_task, task_publish
-
     documents_refresh_pending()
-    from searchapp.services.signatures import signatures_schedule_pending
-
     signatures_schedule_pending()
     clusters_schedule(signature_set_id=signature_set_id, countdown=0)
-    task_publish(signature_sets_prune_task)
+    publishing.publish(publishing.TASK_PRUNE)
 
 
 def job_chunk_fail(*, chunk_id: int, error: str) -> None:
@@ -303,10 +302,24 @@ def job_cancel(*, job: Job) -> Job:
                     pk=locked.signature_set_id, state=SignatureSet.State.BUILDING
                 ).update(state=SignatureSet.State.CANCELLED)
     if locked.state == Job.State.CANCELLED:
-        from searchapp.tasks import signature_sets_prune_task, task_publish
-
-        transaction.on_commit(lambda: task_publish(signature_sets_prune_task))
+        transaction.on_commit(lambda: publishing.publish(publishing.TASK_PRUNE))
     return locked
+
+
+def jobs_publish_unpublished() -> int:
+    """Publish the queued/running rebuilds whose chunks never reached the broker (started while
+    it was down); returns the number of chunks published. Run by the periodic catch-up: jobs
+    that were published are left alone, so chunks waiting in a long queue are not duplicated."""
+    published = 0
+    for job_id in Job.objects.filter(
+        kind=Job.Kind.REBUILD,
+        state__in=_RUNNING_STATES,
+        cancel_requested=False,
+        published_at__isnull=True,
+    ).values_list("pk", flat=True):
+        # Zero when the broker is still down: the next catch-up tries again.
+        published += _dispatch_chunks(job_id, only_unfinished=True)
+    return published
 
 
 def jobs_resume_unfinished() -> int:

@@ -14,7 +14,10 @@ from typing import Any
 from django.db import transaction
 from django.utils.safestring import SafeString
 
+from dedup import ShingleSpec, optimal_params
+from searchapp import grouping_params as gp
 from searchapp.models import DedupSettings, Job
+from searchapp.services.jobs import signature_set_rebuild
 
 
 @dataclass(frozen=True)
@@ -34,7 +37,6 @@ def lsh_preview(*, threshold: float, num_perm: int) -> LSHPreview:
 
     Raises ValueError on parameters the engine refuses.
     """
-    from dedup import optimal_params
     from searchapp.svg import s_curve_svg
 
     params = optimal_params(threshold, num_perm)
@@ -64,14 +66,15 @@ def dedup_settings_update(
     The rebuild builds a new signature-set version in the background; searches keep using the
     active version until the new one is complete.
     """
-    from dedup import ShingleSpec
-    from searchapp.services.signatures import signature_set_rebuild
-
     spec = ShingleSpec.parse(shingle)  # ValueError names a bad spec
-    if not 0.0 < threshold <= 1.0:
-        raise ValueError(f"threshold must be in (0, 1], got {threshold}")
-    if num_perm < 1:
-        raise ValueError(f"num_perm must be positive, got {num_perm}")
+    method = gp.check_method(method)
+    threshold = gp.check_threshold(threshold)
+    num_perm = gp.check_int(
+        num_perm, field="num_perm", minimum=gp.NUM_PERM_MIN, maximum=gp.NUM_PERM_MAX
+    )
+    simhash_max_distance = gp.check_max_distance(
+        simhash_max_distance, field="simhash_max_distance"
+    )
     user = updated_by if getattr(updated_by, "is_authenticated", False) else None
     with transaction.atomic():
         obj = DedupSettings.load()

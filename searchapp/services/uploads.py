@@ -20,6 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from searchapp import publishing
 from searchapp.models import Job
 
 logger = logging.getLogger(__name__)
@@ -116,10 +117,7 @@ def upload_store(
 
 
 def _queue_import(job_id: int) -> None:
-    from searchapp.staff.tasks import upload_import_task
-    from searchapp.tasks import task_publish
-
-    if not task_publish(upload_import_task, job_id):
+    if not publishing.publish(publishing.TASK_UPLOAD_IMPORT, job_id):
         # Broker down: the job says so at once instead of waiting forever; the file goes.
         job = Job.objects.get(pk=job_id)
         (_uploads_dir() / job.params["file"]).unlink(missing_ok=True)
@@ -148,6 +146,12 @@ def _error_dict(err: Any) -> dict[str, Any]:
 
 def _where(err: dict[str, Any]) -> str:
     return f"{err['source']}:{err['line']}" if err.get("line") is not None else str(err["source"])
+
+
+def upload_import_by_id(*, job_id: int) -> Job | None:
+    """``upload_import`` of the job with this id (None when it no longer exists)."""
+    job = Job.objects.filter(pk=job_id).first()
+    return upload_import(job=job) if job is not None else None
 
 
 def upload_import(*, job: Job) -> Job:

@@ -6,6 +6,7 @@ from typing import Any
 
 from django import forms
 
+from searchapp import grouping_params as gp
 from searchapp.models import DedupSettings, DuplicateDecision
 
 SHINGLE_KINDS = [("word", "Words"), ("char", "Characters")]
@@ -32,11 +33,23 @@ class UploadForm(forms.Form):
 class DedupSettingsForm(forms.Form):
     method = forms.ChoiceField(choices=DedupSettings.Method.choices)
     shingle_kind = forms.ChoiceField(label="Shingles", choices=SHINGLE_KINDS)
-    shingle_size = forms.IntegerField(label="Shingle size (k)", min_value=1, max_value=32)
-    num_perm = forms.IntegerField(label="Permutations", min_value=16, max_value=1024)
-    threshold = forms.FloatField(label="Similarity threshold", min_value=0.1, max_value=0.99)
+    # The same ranges the search form, the API and the signature sets accept (grouping_params),
+    # so nothing staff save can make a plain search refuse its own default.
+    shingle_size = forms.IntegerField(
+        label="Shingle size (k)", min_value=gp.SHINGLE_SIZE_MIN, max_value=gp.SHINGLE_SIZE_MAX
+    )
+    num_perm = forms.IntegerField(
+        label="Permutations", min_value=gp.NUM_PERM_MIN, max_value=gp.NUM_PERM_MAX
+    )
+    threshold = forms.FloatField(
+        label="Similarity threshold",
+        min_value=gp.THRESHOLD_MIN,
+        max_value=gp.THRESHOLD_MAX,
+    )
     simhash_max_distance = forms.IntegerField(
-        label="SimHash max Hamming distance", min_value=0, max_value=16
+        label="SimHash max Hamming distance",
+        min_value=gp.MAX_DISTANCE_MIN,
+        max_value=gp.MAX_DISTANCE_MAX,
     )
 
     @classmethod
@@ -47,8 +60,9 @@ class DedupSettingsForm(forms.Form):
             "shingle_kind": kind or "word",
             "shingle_size": int(k) if k.isdigit() else 5,
             "num_perm": obj.num_perm,
-            "threshold": obj.threshold,
-            "simhash_max_distance": obj.simhash_max_distance,
+            # A row saved before the ranges were unified is shown within them.
+            "threshold": gp.clamp_threshold(obj.threshold),
+            "simhash_max_distance": gp.clamp_max_distance(obj.simhash_max_distance),
         }
 
     @property

@@ -1,16 +1,13 @@
-"""Celery tasks of the staff pages: thin, they take an id and call a service."""
+"""Celery tasks of the staff pages: pure doors, they take an id and call a service."""
 
 from __future__ import annotations
 
 from celery import shared_task
 
-from searchapp.models import Job
+from searchapp import publishing
+from searchapp.services.uploads import upload_import_by_id
 
 
-@shared_task(name="searchapp.staff.upload_import", acks_late=True)
+@shared_task(name=publishing.TASK_UPLOAD_IMPORT, acks_late=True)
 def upload_import_task(job_id: int) -> None:
-    from searchapp.services.uploads import upload_import
-
-    job = Job.objects.filter(pk=job_id).first()
-    if job is not None:
-        upload_import(job=job)
+    upload_import_by_id(job_id=job_id)

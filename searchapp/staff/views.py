@@ -22,13 +22,12 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from searchapp.grouping_params import METHODS
 from searchapp.models import DedupSettings, Document, Job
 from searchapp.selectors import reports
 from searchapp.services import decisions as decision_services
 from searchapp.services import settings_change, uploads
 from searchapp.staff.forms import DecisionForm, DedupSettingsForm, UploadForm
-
-METHODS = ("minhash", "simhash")
 
 
 def staff_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

@@ -157,7 +157,7 @@ class NewsCorpus:
 @pytest.fixture
 def news_corpus(transactional_db) -> NewsCorpus:  # type: ignore[no-untyped-def]
     from searchapp.models import Corpus, Document
-    from searchapp.services.signatures import signature_set_build_inline
+    from searchapp.services.signature_sets import signature_set_build_inline
 
     corpus = Corpus.objects.create(name="news")
 

@@ -64,7 +64,7 @@ def staff_setup(transactional_db, settings, tmp_path):  # type: ignore[no-untype
     from django.contrib.auth.models import User
 
     from searchapp.celery import app
-    from searchapp.services.signatures import signature_set_build_inline
+    from searchapp.services.signature_sets import signature_set_build_inline
 
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.CELERY_TASK_ALWAYS_EAGER = True

@@ -354,5 +354,5 @@ def test_block_table_masks_keep_blocks_minus_k_blocks_and_check_arguments():
     assert len(masks) == math.comb(5, 3)
     assert {int(m).bit_count() for m in masks} <= {25, 26, 27}
     for bad in [(3, 3), (65, 3), (5, -1), (5, 2.5)]:
-        with pytest.raises(ValueError, match="blocks|max_distance"):
+        with pytest.raises(ValueError, match=r"blocks|max_distance"):
             block_table_masks(*bad)

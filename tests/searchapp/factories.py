@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from searchapp.models import Corpus, Document, SignatureSet
-from searchapp.services.signatures import signature_set_build_inline
+from searchapp.services.signature_sets import signature_set_build_inline
 
 SOLAR_SENTENCES = [
     "The city council of Riverton voted on Tuesday to approve a forty megawatt solar farm on the old airfield.",

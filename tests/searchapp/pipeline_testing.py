@@ -88,7 +88,9 @@ class Workers:
         env.update({k: str(v) for k, v in extra.items()})
         return env
 
-    def start(self, **extra: Any) -> subprocess.Popen[bytes]:
+    def start(self, *args: str, **extra: Any) -> subprocess.Popen[bytes]:
+        """A worker with the test environment plus ``extra`` variables; ``args`` are added to
+        its command line (``"-B"`` embeds celery beat, as ``bin/serve`` does)."""
         self.started += 1
         log = self.tmp / f"worker-{self.started}.log"
         proc = subprocess.Popen(
@@ -105,6 +107,7 @@ class Workers:
                 "--without-gossip",
                 "--without-mingle",
                 "--without-heartbeat",
+                *args,
             ],
             cwd=ROOT,
             env=self.env(**extra),

@@ -13,7 +13,7 @@ from pipeline_testing import ROOT, Workers, make_documents, wait_for, worker_poo
 from searchapp.models import Document, Job, JobChunk, Signature, SignatureSet
 from searchapp.selectors.signatures import active_signature_set
 from searchapp.services.jobs import job_cancel, signature_set_rebuild
-from searchapp.services.signatures import signature_set_build_inline
+from searchapp.services.signature_sets import signature_set_build_inline
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -147,3 +147,33 @@ def test_ingest_with_the_broker_down_keeps_documents_pending_until_a_worker_retu
     )
     status = pipeline_status()
     assert status.broker_ok and status.pending == 0
+
+
+def test_a_rebuild_started_while_the_broker_is_down_runs_once_it_is_back(workers) -> None:
+    # The worker (with beat) runs through the outage, so its start-up catch-up is long over:
+    # only the periodic catch-up can pick the rebuild up. It used to stay QUEUED forever.
+    make_documents(300)
+    previous = signature_set_build_inline(method="minhash")
+    workers.start("-B", SIGNATURE_CATCHUP_SECONDS=1)
+    env = workers.env(CELERY_BROKER_URL="redis://127.0.0.1:1/15", CELERY_BROKER_CONNECT_TIMEOUT="1")
+    result = subprocess.run(
+        [sys.executable, "manage.py", "rebuild_signatures", "--method", "minhash"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    job = Job.objects.filter(kind=Job.Kind.REBUILD).latest("pk")
+    assert job.state == Job.State.QUEUED and job.published_at is None
+    wait_for(
+        lambda: Job.objects.get(pk=job.pk).is_finished,
+        timeout=60,
+        what="the periodic catch-up to publish the rebuild",
+        logs=workers.logs,
+    )
+    job.refresh_from_db()
+    assert job.state == Job.State.DONE and job.done == 300 and job.published_at is not None
+    active = active_signature_set("minhash")
+    assert active is not None and active.pk == job.signature_set_id != previous.pk

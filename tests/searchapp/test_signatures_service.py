@@ -18,13 +18,12 @@ from searchapp.models import (
 )
 from searchapp.selectors.signatures import active_signature_set, signatures_for_documents
 from searchapp.services.clusters import clusters_recompute
-from searchapp.services.signatures import (
-    documents_sign,
+from searchapp.services.signature_sets import (
     signature_params_default,
     signature_set_build_inline,
     signature_set_create,
-    signatures_sign_pending,
 )
+from searchapp.services.signing import documents_sign, signatures_sign_pending
 
 pytestmark = pytest.mark.django_db
 

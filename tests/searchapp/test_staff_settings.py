@@ -77,7 +77,7 @@ def test_a_lower_threshold_gives_more_bands_of_fewer_rows(staff_client):
     ("field", "value", "message"),
     [
         ("threshold", "abc", "Enter a number"),
-        ("threshold", "1.5", "less than or equal to 0.99"),
+        ("threshold", "1.5", "less than or equal to 1.0"),
         ("num_perm", "0", "greater than or equal to 16"),
         ("shingle_kind", "sentence", "Select a valid choice"),
     ],

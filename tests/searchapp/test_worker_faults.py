@@ -11,7 +11,7 @@ from pipeline_testing import Workers, make_documents, wait_for, worker_pool
 from searchapp.models import BandKey, Job, JobChunk, Signature, SignatureSet
 from searchapp.selectors.signatures import active_signature_set
 from searchapp.services.jobs import signature_set_rebuild
-from searchapp.services.signatures import signature_set_build_inline
+from searchapp.services.signature_sets import signature_set_build_inline
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 

@@ -11,7 +11,7 @@ from tqdm import tqdm
 from searchapp.models import Document, Job
 from searchapp.selectors.signatures import active_signature_set
 from searchapp.services.jobs import job_cancel, signature_set_rebuild
-from searchapp.services.signatures import signature_set_build_inline
+from searchapp.services.signature_sets import signature_set_build_inline
 
 
 class Command(BaseCommand):

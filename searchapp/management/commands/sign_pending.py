@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from searchapp.selectors.signatures import active_signature_sets
 from searchapp.services.clusters import clusters_recompute
-from searchapp.services.signatures import signatures_schedule_pending, signatures_sign_pending
+from searchapp.services.signing import signatures_schedule_pending, signatures_sign_pending
 
 
 class Command(BaseCommand):

@@ -1,0 +1,169 @@
+"""The one owner of the grouping parameters the app offers: methods, bounds and defaults.
+
+Every door that takes a grouping parameter reads its range from here: the search and compare
+forms, the document page's form, the API schemas, the selectors, the staff settings form and its
+service, the signature-set parameters, the environment's defaults (``settings.py``) and the
+``rebuild_signatures`` command. A value one door accepts is therefore accepted by every other
+door and by the engine (``dedup.optimal_params`` takes thresholds in (0, 1]), so no setting saved
+in one place can make another page refuse it.
+
+Why these ranges:
+
+* threshold [0.5, 1.0]: below 0.5 estimated Jaccard, "near-duplicate" stops meaning anything a
+  reader would fold (two unrelated news stories on one topic reach 0.2-0.3 on word 5-shingles);
+  1.0 folds exact shingle-set copies only.
+* SimHash distance [0, 16] bits of 64 (a quarter of the bits): the stored sets index every
+  fingerprint in C(k + 2, 2) block tables (``dedup.block_keys``), 153 rows per document at
+  k = 16 with keys of about 7 bits; beyond that the tables stop being selective and their cost
+  grows quadratically in k. Query-time folding compares fingerprints exactly at any k.
+
+This module imports nothing from Django, so ``settings.py`` can use it.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal, get_args
+
+__all__ = [
+    "DEFAULT_MAX_DISTANCE",
+    "DEFAULT_NUM_PERM",
+    "DEFAULT_THRESHOLD",
+    "GROUP_METHODS",
+    "LIMIT_MAX",
+    "LIMIT_MIN",
+    "MAX_DISTANCE_MAX",
+    "MAX_DISTANCE_MIN",
+    "METHODS",
+    "METHOD_LABELS",
+    "NUM_PERM_MAX",
+    "NUM_PERM_MIN",
+    "PAGE_MAX",
+    "PER_PAGE_MAX",
+    "SHINGLE_SIZE_MAX",
+    "SHINGLE_SIZE_MIN",
+    "THRESHOLD_MAX",
+    "THRESHOLD_MIN",
+    "THRESHOLD_STEP",
+    "GroupMethod",
+    "Method",
+    "ParameterError",
+    "check_group_method",
+    "check_int",
+    "check_max_distance",
+    "check_method",
+    "check_threshold",
+    "clamp_max_distance",
+    "clamp_threshold",
+]
+
+Method = Literal["minhash", "simhash"]
+GroupMethod = Literal["minhash", "simhash", "none"]
+METHODS: tuple[str, ...] = get_args(Method)
+GROUP_METHODS: tuple[str, ...] = get_args(GroupMethod)
+METHOD_LABELS: dict[str, str] = {
+    "minhash": "MinHash + LSH",
+    "simhash": "SimHash",
+    "none": "None (no folding)",
+}
+
+THRESHOLD_MIN = 0.5
+THRESHOLD_MAX = 1.0
+THRESHOLD_STEP = 0.01
+DEFAULT_THRESHOLD = 0.8
+
+MAX_DISTANCE_MIN = 0
+MAX_DISTANCE_MAX = 16
+DEFAULT_MAX_DISTANCE = 3  # Manku et al. (2007): k = 3 on 64-bit fingerprints
+
+NUM_PERM_MIN = 16
+NUM_PERM_MAX = 1024
+DEFAULT_NUM_PERM = 128
+SHINGLE_SIZE_MIN = 1
+SHINGLE_SIZE_MAX = 32
+
+LIMIT_MIN = 1
+LIMIT_MAX = 1000
+PER_PAGE_MAX = 100
+PAGE_MAX = 10_000
+
+
+class ParameterError(ValueError):
+    """A grouping parameter out of range; ``field`` names it, ``message`` says what is allowed."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def _fmt(value: float) -> str:
+    return f"{value:g}"
+
+
+def check_method(value: object, *, field: str = "method") -> str:
+    """``value`` if it is a signature method (minhash, simhash), else ParameterError."""
+    if value not in METHODS:
+        raise ParameterError(field, f"must be one of {', '.join(METHODS)}, got {value!r}")
+    return str(value)
+
+
+def check_group_method(value: object, *, field: str = "group") -> str:
+    """``value`` if it is a way to fold results (minhash, simhash, none), else ParameterError."""
+    if value not in GROUP_METHODS:
+        raise ParameterError(field, f"must be one of {', '.join(GROUP_METHODS)}, got {value!r}")
+    return str(value)
+
+
+def check_threshold(value: object, *, field: str = "threshold") -> float:
+    """A MinHash similarity threshold in [THRESHOLD_MIN, THRESHOLD_MAX] as a float."""
+    allowed = f"must be a number from {_fmt(THRESHOLD_MIN)} to {_fmt(THRESHOLD_MAX)}"
+    if isinstance(value, bool):
+        raise ParameterError(field, f"{allowed}, got {value!r}")
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ParameterError(field, f"{allowed}, got {value!r}") from None
+    if not (math.isfinite(number) and THRESHOLD_MIN <= number <= THRESHOLD_MAX):
+        raise ParameterError(field, f"{allowed}, got {value!r}")
+    return number
+
+
+def check_int(value: object, *, field: str, minimum: int, maximum: int) -> int:
+    """A whole number in [minimum, maximum] (ints or their decimal text), else ParameterError."""
+    allowed = f"must be a whole number from {minimum} to {maximum}"
+    if isinstance(value, bool):
+        raise ParameterError(field, f"{allowed}, got {value!r}")
+    if isinstance(value, int):
+        number = value
+    else:
+        try:
+            number = int(str(value).strip())
+        except (TypeError, ValueError):
+            raise ParameterError(field, f"{allowed}, got {value!r}") from None
+    if not minimum <= number <= maximum:
+        raise ParameterError(field, f"{allowed}, got {number}")
+    return number
+
+
+def check_max_distance(value: object, *, field: str = "max_distance") -> int:
+    """A SimHash Hamming distance in [MAX_DISTANCE_MIN, MAX_DISTANCE_MAX] bits."""
+    return check_int(value, field=field, minimum=MAX_DISTANCE_MIN, maximum=MAX_DISTANCE_MAX)
+
+
+def clamp_threshold(value: object, default: float = DEFAULT_THRESHOLD) -> float:
+    """A stored threshold brought into the offered range (``default`` when not a number).
+
+    Stored values (an older signature set, a settings row saved before the ranges were unified)
+    must never make a page refuse its own default, so they are clamped rather than rejected.
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return default
+    return min(THRESHOLD_MAX, max(THRESHOLD_MIN, float(value)))
+
+
+def clamp_max_distance(value: object, default: int = DEFAULT_MAX_DISTANCE) -> int:
+    """A stored SimHash distance brought into the offered range (``default`` when not an int)."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return default
+    return min(MAX_DISTANCE_MAX, max(MAX_DISTANCE_MIN, value))

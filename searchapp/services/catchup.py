@@ -1,0 +1,55 @@
+"""Catching up background work that a broker outage or a dead worker left behind.
+
+Publishing never blocks a request on a dead broker (``searchapp.publishing``), so work asked for
+during an outage is recorded in the database and published here later:
+
+* ``catch_up`` runs every ``SIGNATURE_CATCHUP_SECONDS`` under celery beat: it publishes rebuilds
+  and cluster recomputes that never reached the broker (a rebuild started, or dedup settings
+  saved, while it was down), then signs the documents still pending and schedules clusters.
+* ``catch_up_on_worker_start`` runs when a worker becomes ready: it re-publishes every
+  unfinished chunk of running rebuilds (the filesystem broker has no redelivery, and a killed
+  worker's chunk may be lost with it), publishes unpublished recomputes and queues signing.
+
+Everything published here is idempotent, so a duplicate costs time, never correctness.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from searchapp.services.clusters import clusters_publish_unpublished, clusters_schedule
+from searchapp.services.jobs import jobs_publish_unpublished, jobs_resume_unfinished
+from searchapp.services.signing import signatures_schedule_pending, signatures_sign_pending
+
+__all__ = ["CatchUp", "catch_up", "catch_up_on_worker_start", "pending_documents_sign"]
+
+
+@dataclass(frozen=True)
+class CatchUp:
+    rebuild_chunks_published: int
+    cluster_jobs_published: int
+    documents_signed: int
+
+
+def pending_documents_sign() -> int:
+    """Sign the pending documents inline and, if any were signed, schedule the clusters."""
+    signed = signatures_sign_pending()
+    if signed:
+        clusters_schedule()
+    return signed
+
+
+def catch_up() -> CatchUp:
+    """The periodic catch-up (see the module docstring)."""
+    chunks = jobs_publish_unpublished()
+    cluster_jobs = clusters_publish_unpublished()
+    return CatchUp(chunks, cluster_jobs, pending_documents_sign())
+
+
+def catch_up_on_worker_start() -> int:
+    """Re-publish unfinished rebuild chunks, unpublished recomputes and pending signing; returns
+    the number of rebuild chunks re-published."""
+    resumed = jobs_resume_unfinished()
+    clusters_publish_unpublished()
+    signatures_schedule_pending()
+    return resumed

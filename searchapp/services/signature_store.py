@@ -1,0 +1,294 @@
+"""Computing a batch's signatures and writing them: ``Signature`` and ``BandKey`` rows.
+
+Rows written per document and set:
+
+* ``Signature``: MinHash slots as bytes (``dedup.signature_to_bytes``) or the SimHash fingerprint
+  as a signed int64, ``is_empty`` for a text without shingles, and the document's
+  ``content_hash`` at signing time (a signature is *current* while that matches the document).
+* ``BandKey`` (band, key): MinHash LSH band keys (``dedup.band_keys``), or for SimHash one key per
+  block table (``dedup.block_keys``: by the pigeonhole argument of Manku et al. 2007 two
+  fingerprints within ``max_distance`` share the key of at least one table). The database groups
+  these by (band, key) to find corpus-wide clusters without loading the corpus
+  (``searchapp.services.clusters``). Empty documents get no band keys.
+
+Writes are idempotent upserts keyed on the unique constraints, so signing the same documents
+twice (a redelivered task, two workers racing on one chunk) leaves exactly one current row each.
+PostgreSQL gets binary COPY; other databases (the embedded SQLite) the ORM's bulk upsert.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from django.db import IntegrityError, connection, transaction
+
+from dedup import block_keys
+from dedup.lsh import LSHParams, band_keys
+from dedup.minhash import MinHasher, signature_to_bytes
+from dedup.shingle import ShingleSpec, shingle_batch
+from dedup.simhash import SimHasher
+from searchapp.models import BandKey, Signature, SignatureSet
+
+logger = logging.getLogger(__name__)
+
+__all__ = ["SignedBatch", "signatures_compute", "signatures_store"]
+
+# Bounded pieces for id__in lists (SQLite's variable limit is 32766 on modern builds).
+_ID_BATCH = 2000
+
+
+@dataclass(frozen=True)
+class SignedBatch:
+    """Signatures of one batch of documents, ready to store."""
+
+    document_ids: np.ndarray  # int64 (n,)
+    content_hashes: list[str]
+    empty: np.ndarray  # bool (n,)
+    data: list[bytes]  # MinHash bytes per doc, or b"" for SimHash
+    fingerprints: np.ndarray | None  # int64 (n,) for SimHash
+    keys: np.ndarray  # int64 (n, bands)
+
+
+def signatures_compute(
+    *, signature_set: SignatureSet, rows: Sequence[tuple[int, str, str]]
+) -> SignedBatch:
+    """Signatures of ``rows`` = (document id, text, content hash) with the set's parameters."""
+    params = signature_set.params
+    spec = ShingleSpec.parse(params["shingle"])
+    ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+    batch = shingle_batch([r[1] for r in rows], spec)
+    empty = np.asarray(batch.sizes()) == 0
+    hashes = [r[2] for r in rows]
+    if signature_set.method == "minhash":
+        sigs = MinHasher(
+            params["num_perm"], seed=params["seed"], variant=params["variant"]
+        ).signatures(batch)
+        keys = band_keys(sigs, LSHParams(params["bands"], params["rows"]))
+        data = [signature_to_bytes(sig) for sig in sigs]
+        return SignedBatch(ids, hashes, empty, data, None, np.asarray(keys, dtype=np.int64))
+    fps = SimHasher(seed=params["seed"], weighting="tf").fingerprints(batch).astype(np.uint64)
+    fps[empty] = 0
+    keys = block_keys(fps, max_distance=params["max_distance"], blocks=params["blocks"])
+    return SignedBatch(ids, hashes, empty, [b""] * len(rows), fps.view(np.int64), keys)
+
+
+def signatures_store(*, signature_set: SignatureSet, signed: SignedBatch) -> None:
+    """Upsert the batch's Signature and BandKey rows in one transaction (idempotent)."""
+    if connection.vendor == "postgresql":
+        _store_postgresql(signature_set, signed)
+    else:
+        _store_orm(signature_set, signed)
+
+
+_SIGNATURE_STAGE = (
+    "CREATE TEMP TABLE IF NOT EXISTS _signature_stage (document_id bigint, data bytea, "
+    "fingerprint bigint, is_empty boolean, content_hash varchar(64))"
+)
+_SIGNATURE_COLUMNS = "document_id, data, fingerprint, is_empty, content_hash"
+# PostgreSQL's binary COPY framing: signature, flags, header extension; -1 ends the data.
+_PGCOPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + b"\x00" * 8
+_PGCOPY_TRAILER = b"\xff\xff"
+_BANDKEY_ROW = np.dtype(
+    [
+        ("fields", ">i2"),
+        ("set_len", ">i4"),
+        ("set", ">i8"),
+        ("doc_len", ">i4"),
+        ("doc", ">i8"),
+        ("band_len", ">i4"),
+        ("band", ">i2"),
+        ("key_len", ">i4"),
+        ("key", ">i8"),
+    ]
+)
+
+
+class _StageClock:
+    """perf_counter laps of one store, logged at DEBUG (where a chunk's write time goes)."""
+
+    def __init__(self) -> None:
+        self.laps: list[tuple[str, float]] = []
+        self._last = time.perf_counter()
+
+    def lap(self, name: str) -> None:
+        now = time.perf_counter()
+        self.laps.append((name, now - self._last))
+        self._last = now
+
+    def report(self, n_docs: int) -> None:
+        if logger.isEnabledFor(logging.DEBUG):
+            logger.debug(
+                "stored %d docs: %s",
+                n_docs,
+                ", ".join(f"{name} {seconds * 1000:.0f} ms" for name, seconds in self.laps),
+            )
+
+
+def _bandkey_copy_binary(signature_set_id: int, signed: SignedBatch) -> bytes:
+    """The batch's BandKey rows as one binary COPY payload, built by numpy (no per-row Python)."""
+    keep = np.flatnonzero(~signed.empty)
+    n_bands = signed.keys.shape[1]
+    rows = np.empty(len(keep) * n_bands, dtype=_BANDKEY_ROW)
+    rows["fields"] = 4
+    rows["set_len"], rows["doc_len"], rows["band_len"], rows["key_len"] = 8, 8, 2, 8
+    rows["set"] = signature_set_id
+    rows["doc"] = np.repeat(signed.document_ids[keep], n_bands)
+    rows["band"] = np.tile(np.arange(n_bands, dtype=np.int16), len(keep))
+    rows["key"] = signed.keys[keep].reshape(-1)
+    # In (band, key) order the rows descend the bandkey_lookup index in order: fewer page
+    # visits than random inserts (about 10% less store time measured on 20k documents).
+    rows = rows[np.lexsort((rows["doc"], rows["key"], rows["band"]))]
+    return _PGCOPY_HEADER + rows.tobytes() + _PGCOPY_TRAILER
+
+
+def _store_postgresql(signature_set: SignatureSet, signed: SignedBatch) -> None:
+    """COPY the batch's rows straight into the tables; upsert only documents already signed.
+
+    First attempts (no Signature row of the set among the batch's documents, the common case of
+    a rebuild) are two COPYs into the real tables. Otherwise (a retried chunk, a re-signed
+    document) the Signature rows are upserted from a staging table and the documents' band keys
+    deleted before the COPY. Writers serialise per document on Signature's unique index, which
+    is written first: a concurrent writer of the same document waits for this transaction, and
+    if it committed first the plain COPY fails on that index and the batch is redone as an
+    upsert inside a savepoint. So band keys never duplicate although their table has no unique
+    constraint (see ``BandKey``).
+
+    ``synchronous_commit = off`` for this transaction only: its commit does not wait for the
+    WAL flush. A database crash can lose the last such commits (never half of one); the chunk is
+    then not DONE either, because the chunk's DONE commit is synchronous and flushing it flushes
+    every earlier WAL record of the session, so the lost batch is simply signed again.
+    """
+    import psycopg
+
+    clock = _StageClock()
+    ids = signed.document_ids.tolist()
+    with transaction.atomic(), connection.cursor() as cursor:
+        cursor.execute("SET LOCAL synchronous_commit = off")
+        cursor.execute(
+            f"SELECT EXISTS (SELECT 1 FROM {Signature._meta.db_table} WHERE signature_set_id = %s "
+            "AND document_id BETWEEN %s AND %s)",
+            [signature_set.pk, min(ids), max(ids)],
+        )
+        signed_before = cursor.fetchone()[0]
+        clock.lap("exists")
+        copied = False
+        if not signed_before:
+            try:
+                with transaction.atomic():
+                    _copy_new_rows(cursor, signature_set, signed, clock)
+                copied = True
+            except (IntegrityError, psycopg.errors.IntegrityError):
+                logger.info("set %s: a batch raced another writer; upserting", signature_set.pk)
+        if not copied:
+            _upsert_rows(cursor, signature_set, signed, clock)
+    clock.lap("commit")
+    clock.report(len(ids))
+
+
+def _copy_signatures(
+    raw: Any, table: str, signature_set: SignatureSet | None, signed: SignedBatch
+) -> None:
+    fps = signed.fingerprints.tolist() if signed.fingerprints is not None else None
+    prefix = () if signature_set is None else (signature_set.pk,)
+    columns = (
+        _SIGNATURE_COLUMNS if signature_set is None else f"signature_set_id, {_SIGNATURE_COLUMNS}"
+    )
+    with raw.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+        for i, doc_id in enumerate(signed.document_ids.tolist()):
+            copy.write_row(
+                (
+                    *prefix,
+                    doc_id,
+                    signed.data[i],
+                    None if fps is None else fps[i],
+                    bool(signed.empty[i]),
+                    signed.content_hashes[i],
+                )
+            )
+
+
+def _copy_bandkeys(raw: Any, signature_set: SignatureSet, signed: SignedBatch) -> None:
+    table = BandKey._meta.db_table
+    with raw.copy(
+        f"COPY {table} (signature_set_id, document_id, band, key) FROM STDIN (FORMAT binary)"
+    ) as copy:
+        copy.write(_bandkey_copy_binary(signature_set.pk, signed))
+
+
+def _copy_new_rows(
+    cursor: Any, signature_set: SignatureSet, signed: SignedBatch, clock: _StageClock
+) -> None:
+    raw = cursor.cursor  # the psycopg cursor, for COPY
+    _copy_signatures(raw, Signature._meta.db_table, signature_set, signed)
+    clock.lap("copy-signatures")
+    _copy_bandkeys(raw, signature_set, signed)
+    clock.lap("copy-bandkeys")
+
+
+def _upsert_rows(
+    cursor: Any, signature_set: SignatureSet, signed: SignedBatch, clock: _StageClock
+) -> None:
+    raw = cursor.cursor
+    cursor.execute(_SIGNATURE_STAGE)
+    cursor.execute("TRUNCATE _signature_stage")
+    _copy_signatures(raw, "_signature_stage", None, signed)
+    cursor.execute(
+        f"INSERT INTO {Signature._meta.db_table} (signature_set_id, {_SIGNATURE_COLUMNS}) "
+        f"SELECT %s, {_SIGNATURE_COLUMNS} FROM _signature_stage "
+        "ON CONFLICT (signature_set_id, document_id) DO UPDATE SET "
+        "data = EXCLUDED.data, fingerprint = EXCLUDED.fingerprint, "
+        "is_empty = EXCLUDED.is_empty, content_hash = EXCLUDED.content_hash",
+        [signature_set.pk],
+    )
+    clock.lap("upsert-signatures")
+    # Holding the documents' Signature rows now, replace all their keys (an empty document or
+    # an edited one keeps no stale key).
+    cursor.execute(
+        f"DELETE FROM {BandKey._meta.db_table} WHERE signature_set_id = %s "
+        "AND document_id = ANY(%s)",
+        [signature_set.pk, signed.document_ids.tolist()],
+    )
+    clock.lap("delete-bandkeys")
+    _copy_bandkeys(raw, signature_set, signed)
+    clock.lap("copy-bandkeys")
+
+
+def _store_orm(signature_set: SignatureSet, signed: SignedBatch) -> None:
+    ids = [int(i) for i in signed.document_ids]
+    fps = signed.fingerprints
+    sig_rows = [
+        Signature(
+            signature_set_id=signature_set.pk,
+            document_id=doc_id,
+            data=signed.data[i],
+            fingerprint=int(fps[i]) if fps is not None else None,
+            is_empty=bool(signed.empty[i]),
+            content_hash=signed.content_hashes[i],
+        )
+        for i, doc_id in enumerate(ids)
+    ]
+    keep = np.flatnonzero(~signed.empty)
+    key_rows = [
+        BandKey(signature_set_id=signature_set.pk, document_id=ids[i], band=band, key=int(key))
+        for i in keep.tolist()
+        for band, key in enumerate(signed.keys[i].tolist())
+    ]
+    with transaction.atomic():
+        Signature.objects.bulk_create(
+            sig_rows,
+            update_conflicts=True,
+            unique_fields=["signature_set", "document"],
+            update_fields=["data", "fingerprint", "is_empty", "content_hash"],
+            batch_size=1000,
+        )
+        # Replace the documents' keys (no unique constraint on BandKey; SQLite serialises writers).
+        for start in range(0, len(ids), _ID_BATCH):
+            BandKey.objects.filter(
+                signature_set=signature_set, document_id__in=ids[start : start + _ID_BATCH]
+            ).delete()
+        BandKey.objects.bulk_create(key_rows, batch_size=2000)

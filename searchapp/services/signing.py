@@ -1,0 +1,183 @@
+"""Signing documents into signature sets: by id, by id range (a rebuild chunk), and pending ones.
+
+A document is *pending* while some ACTIVE set lacks a current signature of it (``needs_signature``
+caches that; ``documents_refresh_pending`` recomputes it from the rows). Ingest queues
+``signatures_schedule_pending`` after each batch commits; a worker signs them in the background.
+What is signed is the document's ``text`` (the title is often rewritten by syndication, and the
+"why?" view compares texts); ``content_hash`` covers both, so a title-only edit re-signs
+harmlessly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+from django.db.models import Exists, OuterRef, Q
+
+from searchapp import publishing
+from searchapp.models import Document, Signature, SignatureSet
+from searchapp.services.signature_store import signatures_compute, signatures_store
+
+__all__ = [
+    "SIGN_BATCH_SIZE",
+    "documents_refresh_pending",
+    "documents_sign",
+    "documents_sign_range",
+    "signatures_schedule_pending",
+    "signatures_sign_pending",
+]
+
+# Documents loaded and signed together: texts of one batch are in memory at once.
+SIGN_BATCH_SIZE = 500
+# Bounded pieces for id__in lists (SQLite's variable limit is 32766 on modern builds).
+_ID_BATCH = 2000
+
+
+def _document_rows(document_ids: Iterable[int]) -> Iterable[list[tuple[int, str, str]]]:
+    """(id, text, content_hash) of the documents, in batches of SIGN_BATCH_SIZE, in id order."""
+    ids = sorted({int(i) for i in document_ids})
+    for start in range(0, len(ids), SIGN_BATCH_SIZE):
+        part = ids[start : start + SIGN_BATCH_SIZE]
+        yield list(
+            Document.objects.filter(pk__in=part)
+            .order_by("pk")
+            .values_list("id", "text", "content_hash")
+        )
+
+
+def documents_sign(*, signature_set: SignatureSet, document_ids: Sequence[int]) -> int:
+    """Compute and upsert signatures + band keys of these documents in the set; returns how many.
+
+    Ids of documents that no longer exist are ignored. Each batch of SIGN_BATCH_SIZE documents is
+    written in its own transaction, so memory stays bounded and a failure loses at most a batch.
+    """
+    signed = 0
+    for rows in _document_rows(document_ids):
+        if rows:
+            signatures_store(
+                signature_set=signature_set,
+                signed=signatures_compute(signature_set=signature_set, rows=rows),
+            )
+            signed += len(rows)
+    return signed
+
+
+def documents_sign_range(
+    *, signature_set: SignatureSet, first_id: int, last_id: int, batch_size: int = SIGN_BATCH_SIZE
+) -> Iterable[int]:
+    """Sign the documents with first_id <= id <= last_id batch by batch; yields each batch's size.
+
+    Only this id range is read (ids, then one batch of texts at a time): a chunk never loads the
+    corpus. The caller may stop iterating between batches (cancel).
+    """
+    ids = list(
+        Document.objects.filter(pk__gte=first_id, pk__lte=last_id)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
+    for start in range(0, len(ids), batch_size):
+        part = ids[start : start + batch_size]
+        rows = list(
+            Document.objects.filter(pk__in=part)
+            .order_by("pk")
+            .values_list("id", "text", "content_hash")
+        )
+        if rows:
+            signatures_store(
+                signature_set=signature_set,
+                signed=signatures_compute(signature_set=signature_set, rows=rows),
+            )
+        yield len(rows)
+
+
+def _signed_currently(signature_set_id: int) -> Exists:
+    return Exists(
+        Signature.objects.filter(
+            signature_set_id=signature_set_id,
+            document_id=OuterRef("pk"),
+            content_hash=OuterRef("content_hash"),
+        )
+    )
+
+
+def documents_refresh_pending(*, document_ids: Sequence[int] | None = None) -> int:
+    """Set ``needs_signature`` from the truth: some ACTIVE set lacks a current signature.
+
+    With no active set the flags are left alone (nothing is signed yet; they stay pending).
+    Limited to ``document_ids`` when given. Returns the number of documents still pending.
+    """
+    active_ids = list(
+        SignatureSet.objects.filter(state=SignatureSet.State.ACTIVE).values_list("pk", flat=True)
+    )
+    docs = Document.objects.all()
+    if not active_ids:
+        return docs.filter(needs_signature=True).count() if document_ids is None else 0
+    signed_everywhere = Q()
+    for set_id in active_ids:
+        signed_everywhere &= Q(_signed_currently(set_id))
+    batches: list[Sequence[int] | None] = [None]
+    if document_ids is not None:
+        ids = sorted(set(document_ids))
+        batches = [ids[i : i + _ID_BATCH] for i in range(0, len(ids), _ID_BATCH)]
+    pending = 0
+    for batch in batches:
+        scoped = docs if batch is None else docs.filter(pk__in=batch)
+        scoped.filter(needs_signature=True).filter(signed_everywhere).update(needs_signature=False)
+        scoped.filter(needs_signature=False).exclude(signed_everywhere).update(needs_signature=True)
+        pending += scoped.filter(needs_signature=True).count()
+    return pending
+
+
+def _pending_ids(limit: int | None) -> list[int]:
+    """Documents whose signature is missing or stale in an active set (flagged or not)."""
+    qs = Document.objects.filter(needs_signature=True).order_by("pk").values_list("pk", flat=True)
+    ids = list(qs[:limit] if limit else qs)
+    for set_id in SignatureSet.objects.filter(state=SignatureSet.State.ACTIVE).values_list(
+        "pk", flat=True
+    ):
+        if limit and len(ids) >= limit:
+            break
+        # Unflagged documents without a current row (e.g. added while this set was building).
+        missing = (
+            Document.objects.filter(needs_signature=False)
+            .exclude(_signed_currently(set_id))
+            .order_by("pk")
+            .values_list("pk", flat=True)
+        )
+        ids.extend(missing[: (limit - len(ids)) if limit else None])
+    return sorted(set(ids))
+
+
+def signatures_sign_pending(*, limit: int | None = None) -> int:
+    """Sign, inline, the documents without a current signature in every active set.
+
+    BUILDING sets are signed too for the flagged documents (an edit during a rebuild whose chunk
+    already passed must not leave the new set stale). Returns the number of documents signed.
+    """
+    ids = _pending_ids(limit)
+    if not ids:
+        return 0
+    sets = list(
+        SignatureSet.objects.filter(
+            state__in=[SignatureSet.State.ACTIVE, SignatureSet.State.BUILDING]
+        ).order_by("pk")
+    )
+    if not sets:
+        return 0
+    for start in range(0, len(ids), _ID_BATCH):
+        part = ids[start : start + _ID_BATCH]
+        for signature_set in sets:
+            documents_sign(signature_set=signature_set, document_ids=part)
+        documents_refresh_pending(document_ids=part)
+    return len(ids)
+
+
+def signatures_schedule_pending() -> bool:
+    """Queue background signing of pending documents; never raises when the broker is down.
+
+    Called by ingest after each batch commits. Publishing fails fast (no retries, short
+    connection timeout); on failure the documents simply stay pending (``needs_signature``) and
+    are caught up when a worker starts (``worker_ready``) or the periodic catch-up runs.
+    Returns True when the task was queued.
+    """
+    return publishing.publish(publishing.TASK_SIGN_PENDING)
