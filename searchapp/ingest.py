@@ -7,8 +7,19 @@ folder) and a ``.zip`` of any of those. HTML is reduced to its main text with tr
 menus and footers do not make a site's pages look alike.
 
 A record that cannot be used becomes a :class:`RecordError` naming the file and line, and the
-reader carries on; a file that cannot be read at all raises :class:`IngestFileError`. Archives
-are untrusted (uploads): entries with absolute paths or ``..`` are rejected, and the total
+reader carries on; a file that cannot be read at all raises :class:`IngestFileError`. A record
+is checked before it leaves the reader (:func:`record_problem`), so one that no database can
+store (a lone surrogate from a JSON ``\ud800`` escape, say) is reported here and never reaches,
+or rolls back, a batch.
+
+Memory is bounded by ``max_record_bytes``, not by the input: JSON lines and CSV rows are read in
+pieces of at most that size, and a longer line or row is skipped (and reported) without ever
+being held whole; a longer .txt/.md/.html file is skipped by its size before it is read.
+
+Nothing outside the given folder is ever read: symbolic links in a folder are skipped, never
+followed (files are opened relative to their folder with ``O_NOFOLLOW``, so a link swapped in
+during the walk is refused too), and symbolic-link entries of a zip are skipped. Archives are
+untrusted (uploads): entries with absolute paths or ``..`` are rejected, and the total
 uncompressed size and each entry's compression ratio are capped so a zip bomb cannot exhaust
 memory or disk (nothing is ever extracted to disk).
 """
@@ -16,18 +27,23 @@ memory or disk (nothing is ever extracted to disk).
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import json
+import os
 import posixpath
 import re
+import stat
 import zipfile
-from collections.abc import Iterable, Iterator
+import zlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
-from pathlib import Path
-from typing import BinaryIO
+from pathlib import Path, PurePosixPath
+from typing import IO, BinaryIO, TextIO
 
 __all__ = [
+    "DEFAULT_MAX_RECORD_BYTES",
     "DOCUMENT_SUFFIXES",
     "MAX_COMPRESSION_RATIO",
     "MAX_TEXT_CHARS",
@@ -37,6 +53,7 @@ __all__ = [
     "html_to_text",
     "read_path",
     "read_upload",
+    "record_problem",
 ]
 
 MAX_ID_CHARS = 255
@@ -49,6 +66,11 @@ MAX_TEXT_CHARS = 2_000_000
 MAX_COMPRESSION_RATIO = 100
 MAX_ZIP_ENTRIES = 200_000
 DEFAULT_MAX_UNCOMPRESSED = 500 * 1024 * 1024
+# The longest JSON line, CSV row or single document read. MAX_TEXT_CHARS of text written with
+# JSON's \uXXXX escapes (json.dumps' default) takes 12 MB, so 16 MiB leaves room for the rest.
+DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024
+# The rest of an over-long line is read and dropped in pieces of this size.
+_DISCARD_PIECE = 64 * 1024
 
 DOCUMENT_SUFFIXES = frozenset({".txt", ".md", ".markdown", ".html", ".htm"})
 JSONL_SUFFIXES = frozenset({".jsonl", ".ndjson", ".json"})
@@ -91,6 +113,56 @@ def _clean(value: str) -> str:
     return value.replace("\x00", "")
 
 
+# JSON may spell half of a surrogate pair on its own ("\ud800"); such a string is not Unicode,
+# cannot be encoded as UTF-8 and makes the database driver fail the whole batch.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _field_problem(name: str, value: object) -> str | None:
+    if not isinstance(value, str):
+        return f"invalid {name!r} (a string is required, not {type(value).__name__})"
+    if "\x00" in value:
+        return f"{name!r} holds a NUL character, which the database cannot store"
+    found = _LONE_SURROGATE.search(value)
+    if found:
+        return (
+            f"{name!r} holds a lone surrogate (\\u{ord(found.group()):04x} at character "
+            f"{found.start() + 1}), which is not valid Unicode and cannot be stored"
+        )
+    return None
+
+
+def record_problem(record: Record) -> str | None:
+    """Why ``record`` cannot be stored, or None when it can.
+
+    The readers yield only records that pass; the write service asks again, per record and
+    before any write, for records built elsewhere, so one bad record never fails a batch.
+    """
+    fields = {
+        "id": record.external_id,
+        "title": record.title,
+        "text": record.text,
+        "url": record.url,
+    }
+    for name, value in fields.items():
+        problem = _field_problem(name, value)
+        if problem:
+            return problem
+    if not record.external_id.strip():
+        return "empty 'id'"
+    if len(record.external_id) > MAX_ID_CHARS:
+        return f"'id' is longer than {MAX_ID_CHARS} characters"
+    if not record.text.strip():
+        return f"empty 'text' for id {record.external_id!r}"
+    if len(record.text) > MAX_TEXT_CHARS:
+        return f"'text' is longer than {MAX_TEXT_CHARS:,} characters"
+    if len(record.title) > MAX_TITLE_CHARS:
+        return f"'title' is longer than {MAX_TITLE_CHARS} characters"
+    if len(record.url) > MAX_URL_CHARS:
+        return f"'url' is longer than {MAX_URL_CHARS} characters"
+    return None
+
+
 def _make_record(
     *, raw_id: object, title: object, text: object, url: object, source: str, line: int | None
 ) -> Record | RecordError:
@@ -98,18 +170,8 @@ def _make_record(
         return RecordError(
             source, line, "missing or invalid 'id' (a string or an integer is required)"
         )
-    external_id = _clean(str(raw_id)).strip()
-    if not external_id:
-        return RecordError(source, line, "empty 'id'")
-    if len(external_id) > MAX_ID_CHARS:
-        return RecordError(source, line, f"'id' is longer than {MAX_ID_CHARS} characters")
     if not isinstance(text, str):
         return RecordError(source, line, "missing or invalid 'text' (a string is required)")
-    text = _clean(text)
-    if not text.strip():
-        return RecordError(source, line, f"empty 'text' for id {external_id!r}")
-    if len(text) > MAX_TEXT_CHARS:
-        return RecordError(source, line, f"'text' is longer than {MAX_TEXT_CHARS:,} characters")
     if title is None:
         title = ""
     if not isinstance(title, str):
@@ -118,13 +180,16 @@ def _make_record(
         url = ""
     if not isinstance(url, str):
         return RecordError(source, line, "invalid 'url' (a string is required)")
-    url = _clean(url).strip()
-    if len(url) > MAX_URL_CHARS:
-        return RecordError(source, line, f"'url' is longer than {MAX_URL_CHARS} characters")
-    title = " ".join(_clean(title).split())[:MAX_TITLE_CHARS]
-    return Record(
-        external_id=external_id, title=title, text=text, url=url, source=source, line=line
+    record = Record(
+        external_id=_clean(str(raw_id)).strip(),
+        title=" ".join(_clean(title).split())[:MAX_TITLE_CHARS],
+        text=_clean(text),
+        url=_clean(url).strip(),
+        source=source,
+        line=line,
     )
+    problem = record_problem(record)
+    return RecordError(source, line, problem) if problem else record
 
 
 # --- HTML ------------------------------------------------------------------------------------
@@ -233,11 +298,53 @@ def _document_record(rel_id: str, data: bytes, source: str) -> Record | RecordEr
     )
 
 
+def _too_large(limit: int) -> str:
+    return f"larger than the limit of {limit:,} bytes; skipped"
+
+
+def _document_from_handle(
+    handle: BinaryIO, rel_id: str, source: str, limit: int
+) -> Record | RecordError:
+    """Read one open document, measuring it first so an over-large one is never read."""
+    try:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            return RecordError(source, None, "not a regular file; skipped")
+        if info.st_size > limit:
+            return RecordError(source, None, _too_large(limit))
+        data = handle.read(limit + 1)  # it may have grown since it was measured
+    except OSError as exc:
+        return RecordError(source, None, f"unreadable: {exc.strerror or exc}")
+    if len(data) > limit:
+        return RecordError(source, None, _too_large(limit))
+    return _document_record(rel_id, data, source)
+
+
 # --- JSON lines and CSV ----------------------------------------------------------------------
 
 
-def _read_jsonl(lines: Iterable[bytes], source: str) -> Iterator[Record | RecordError]:
-    for number, raw in enumerate(lines, start=1):
+def _bounded_lines(stream: BinaryIO, limit: int) -> Iterator[tuple[int, bytes | None]]:
+    """Yield (line number, line) for ``stream``; the line is None when longer than ``limit``.
+
+    An over-long line is read and dropped in pieces, so no more than ``limit`` + 1 bytes of a
+    line are ever held, whatever its length.
+    """
+    number = 0
+    while line := stream.readline(limit + 1):
+        number += 1
+        if len(line) > limit and not line.endswith(b"\n"):
+            while (piece := stream.readline(_DISCARD_PIECE)) and not piece.endswith(b"\n"):
+                pass
+            yield number, None
+        else:
+            yield number, line
+
+
+def _read_jsonl(stream: BinaryIO, source: str, limit: int) -> Iterator[Record | RecordError]:
+    for number, raw in _bounded_lines(stream, limit):
+        if raw is None:
+            yield RecordError(source, number, f"line longer than {limit:,} bytes; skipped")
+            continue
         if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
             raw = raw[3:]
         if not raw.strip():
@@ -266,24 +373,98 @@ def _read_jsonl(lines: Iterable[bytes], source: str) -> Iterator[Record | Record
 
 
 _CSV_REQUIRED = ("id", "text")
+# Bytes that are not UTF-8 are decoded with "surrogateescape" to U+DC80..U+DCFF, so such a byte
+# spoils only the row it is in.
+_INVALID_BYTE = re.compile("[\udc80-\udcff]")
 
 
-def _read_csv(data: bytes, source: str) -> Iterator[Record | RecordError]:
-    try:
-        content = _decode(data)
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        raise IngestFileError(f"{source}: not UTF-8 text (invalid byte on line {line})") from None
-    csv.field_size_limit(MAX_TEXT_CHARS + 1)
-    reader = csv.reader(io.StringIO(content, newline=""))
+class _RowTooLong(Exception):
+    """Raised through csv.reader when the row being parsed passes the record limit."""
+
+
+def _ends_line(text: str) -> bool:
+    return text.endswith(("\n", "\r"))
+
+
+class _CsvLines:
+    """The physical lines csv.reader parses, read in bounded pieces.
+
+    It counts the bytes and the quote characters of the row being parsed, so a row longer than
+    the limit is refused before it is held whole, and the rest of it can be skipped: with
+    standard CSV quoting an odd number of quotes so far means a quoted field goes on.
+    """
+
+    def __init__(self, text: TextIO, limit: int) -> None:
+        self._text = text
+        self._limit = limit
+        self.number = 0  # physical lines read so far
+        self._row_bytes = 0
+        self._row_quotes = 0
+
+    def __iter__(self) -> _CsvLines:
+        return self
+
+    def __next__(self) -> str:
+        line = self._text.readline(self._limit + 1)
+        if not line:
+            raise StopIteration
+        self.number += 1
+        self._row_quotes += line.count('"')
+        self._row_bytes += (
+            len(line) if line.isascii() else len(line.encode("utf-8", "surrogateescape"))
+        )
+        if self._row_bytes > self._limit:
+            if not _ends_line(line):
+                self._discard_rest_of_line()
+            raise _RowTooLong
+        return line
+
+    def start_row(self) -> None:
+        self._row_bytes = self._row_quotes = 0
+
+    def skip_rest_of_row(self) -> None:
+        while self._row_quotes % 2:
+            piece = self._text.readline(_DISCARD_PIECE)
+            if not piece:
+                return
+            self.number += 1
+            self._row_quotes += piece.count('"')
+            if not _ends_line(piece):
+                self._discard_rest_of_line()
+
+    def _discard_rest_of_line(self) -> None:
+        while piece := self._text.readline(_DISCARD_PIECE):
+            self._row_quotes += piece.count('"')
+            if _ends_line(piece):
+                return
+
+
+def _invalid_byte(cells: list[str]) -> str | None:
+    for cell in cells:
+        found = _INVALID_BYTE.search(cell)
+        if found:
+            return f"not UTF-8 (invalid byte 0x{ord(found.group()) - 0xDC00:02X})"
+    return None
+
+
+def _read_csv(stream: BinaryIO, source: str, limit: int) -> Iterator[Record | RecordError]:
+    text = io.TextIOWrapper(stream, encoding="utf-8-sig", errors="surrogateescape", newline="")
+    lines = _CsvLines(text, limit)
+    # A field can never pass the row limit; csv's own default (128 KiB) is too small for texts.
+    csv.field_size_limit(max(limit, MAX_TEXT_CHARS) + 1)
+    reader = csv.reader(lines)
     try:
         header = next(reader)
     except StopIteration:
         raise IngestFileError(
             f"{source}: the CSV file is empty (a header with id,title,text,url is required)"
         ) from None
+    except _RowTooLong:
+        raise IngestFileError(f"{source}: the CSV header is longer than {limit:,} bytes") from None
     except csv.Error as exc:
         raise IngestFileError(f"{source}: unreadable CSV header: {exc}") from None
+    if _invalid_byte(header):
+        raise IngestFileError(f"{source}: not UTF-8 text (invalid byte in the header)")
     columns = [name.strip().lower() for name in header]
     missing = [name for name in _CSV_REQUIRED if name not in columns]
     if missing:
@@ -295,11 +476,16 @@ def _read_csv(data: bytes, source: str) -> Iterator[Record | RecordError]:
         name: columns.index(name) for name in ("id", "title", "text", "url") if name in columns
     }
     while True:
-        line = reader.line_num + 1
+        line = lines.number + 1
+        lines.start_row()
         try:
             row = next(reader)
         except StopIteration:
             return
+        except _RowTooLong:
+            yield RecordError(source, line, f"row longer than {limit:,} bytes; skipped")
+            lines.skip_rest_of_row()
+            continue
         except csv.Error as exc:
             yield RecordError(source, line, f"malformed CSV: {exc}")
             return
@@ -307,6 +493,10 @@ def _read_csv(data: bytes, source: str) -> Iterator[Record | RecordError]:
             continue
         if len(row) != len(columns):
             yield RecordError(source, line, f"expected {len(columns)} fields, found {len(row)}")
+            continue
+        undecodable = _invalid_byte(row)
+        if undecodable:
+            yield RecordError(source, line, undecodable)
             continue
         yield _make_record(
             raw_id=row[index["id"]],
@@ -320,6 +510,8 @@ def _read_csv(data: bytes, source: str) -> Iterator[Record | RecordError]:
 
 # --- zip archives ----------------------------------------------------------------------------
 
+_SYMLINK_SKIPPED = "symbolic link skipped (links are never followed)"
+
 
 def _unsafe_member(name: str) -> str | None:
     normalised = name.replace("\\", "/")
@@ -330,6 +522,10 @@ def _unsafe_member(name: str) -> str | None:
     return None
 
 
+class _ArchiveRefused(IngestFileError):
+    """The whole archive is refused (a zip bomb, a lying header), not just one entry."""
+
+
 class _Budget:
     """Counts bytes actually decompressed; headers can lie about sizes."""
 
@@ -338,7 +534,15 @@ class _Budget:
         self.used = 0
         self.archive = archive
 
-    def read(self, stream: BinaryIO, declared: int, member: str) -> bytes:
+    def charge(self, count: int) -> None:
+        self.used += count
+        if self.used > self.limit:
+            raise _ArchiveRefused(
+                f"{self.archive}: more than {self.limit:,} bytes uncompressed; "
+                "refusing (possible zip bomb)"
+            )
+
+    def read(self, stream: IO[bytes], declared: int, member: str) -> bytes:
         # Read at most one byte past the declared size so a lying header is caught.
         chunks: list[bytes] = []
         remaining = declared + 1
@@ -348,22 +552,47 @@ class _Budget:
                 break
             chunks.append(chunk)
             remaining -= len(chunk)
-            self.used += len(chunk)
-            if self.used > self.limit:
-                raise IngestFileError(
-                    f"{self.archive}: more than {self.limit:,} bytes uncompressed; "
-                    "refusing (possible zip bomb)"
-                )
+            self.charge(len(chunk))
         data = b"".join(chunks)
         if len(data) > declared:
-            raise IngestFileError(
+            raise _ArchiveRefused(
                 f"{self.archive}: {member} is larger than its header says; refusing"
             )
         return data
 
 
+class _MeteredEntry(io.RawIOBase):
+    """A zip entry read as a stream, every byte charged to the archive's budget."""
+
+    def __init__(self, stream: IO[bytes], budget: _Budget, declared: int, member: str) -> None:
+        super().__init__()
+        self._stream = stream
+        self._budget = budget
+        self._declared = declared
+        self._member = member
+        self._read = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        count = self._stream.readinto(buffer)  # type: ignore[attr-defined]
+        self._budget.charge(count)
+        self._read += count
+        if self._read > self._declared:
+            raise _ArchiveRefused(
+                f"{self._budget.archive}: {self._member} is larger than its header says; refusing"
+            )
+        return count
+
+
+def _is_symlink_entry(info: zipfile.ZipInfo) -> bool:
+    # Unix zip tools keep the file mode, S_IFLNK included, in the high 16 bits.
+    return stat.S_ISLNK(info.external_attr >> 16)
+
+
 def _read_zip(
-    fileobj: BinaryIO | str | Path, archive: str, max_uncompressed: int
+    fileobj: BinaryIO | str | Path, archive: str, max_uncompressed: int, limit: int
 ) -> Iterator[Record | RecordError]:
     try:
         zf = zipfile.ZipFile(fileobj)
@@ -383,116 +612,203 @@ def _read_zip(
             )
         budget = _Budget(max_uncompressed, archive)
         for info in sorted(infos, key=lambda i: i.filename):
-            name = info.filename
-            source = f"{archive}!{name}"
-            problem = _unsafe_member(name)
-            if problem:
-                yield RecordError(source, None, problem)
-                continue
-            suffix = posixpath.splitext(name)[1].lower()
-            if suffix not in DOCUMENT_SUFFIXES | JSONL_SUFFIXES | CSV_SUFFIXES:
-                yield RecordError(
-                    source, None, f"unsupported file type {suffix or '(none)'!r} skipped"
-                )
-                continue
-            if info.flag_bits & 0x1:
-                yield RecordError(source, None, "encrypted entry skipped")
-                continue
-            if info.file_size > 1024 and info.file_size > MAX_COMPRESSION_RATIO * max(
-                info.compress_size, 1
-            ):
-                yield RecordError(
-                    source,
-                    None,
-                    f"compression ratio above {MAX_COMPRESSION_RATIO}:1 rejected "
-                    "(possible zip bomb)",
-                )
-                continue
-            try:
-                with zf.open(info) as stream:
-                    data = budget.read(stream, info.file_size, name)
-            except (zipfile.BadZipFile, OSError, NotImplementedError, RuntimeError) as exc:
-                yield RecordError(source, None, f"unreadable entry ({exc})")
-                continue
+            yield from _read_zip_entry(zf, info, archive, budget, limit)
+
+
+def _read_zip_entry(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive: str, budget: _Budget, limit: int
+) -> Iterator[Record | RecordError]:
+    name = info.filename
+    source = f"{archive}!{name}"
+    problem = _unsafe_member(name)
+    if problem:
+        yield RecordError(source, None, problem)
+        return
+    if _is_symlink_entry(info):
+        yield RecordError(source, None, _SYMLINK_SKIPPED)
+        return
+    suffix = posixpath.splitext(name)[1].lower()
+    if suffix not in DOCUMENT_SUFFIXES | JSONL_SUFFIXES | CSV_SUFFIXES:
+        yield RecordError(source, None, f"unsupported file type {suffix or '(none)'!r} skipped")
+        return
+    if info.flag_bits & 0x1:
+        yield RecordError(source, None, "encrypted entry skipped")
+        return
+    if info.file_size > 1024 and info.file_size > MAX_COMPRESSION_RATIO * max(
+        info.compress_size, 1
+    ):
+        yield RecordError(
+            source,
+            None,
+            f"compression ratio above {MAX_COMPRESSION_RATIO}:1 rejected (possible zip bomb)",
+        )
+        return
+    unreadable = (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError)
+    if suffix in DOCUMENT_SUFFIXES:
+        if info.file_size > limit:
+            yield RecordError(source, None, _too_large(limit))
+            return
+        try:
+            with zf.open(info) as stream:
+                data = budget.read(stream, info.file_size, name)
+        except (*unreadable, zlib.error) as exc:
+            yield RecordError(source, None, f"unreadable entry ({exc})")
+            return
+        yield _document_record(name, data, source)
+        return
+    # JSON lines and CSV are streamed, so an entry costs no more memory than its longest record.
+    try:
+        with zf.open(info) as raw:
+            stream = io.BufferedReader(_MeteredEntry(raw, budget, info.file_size, name))
             if suffix in JSONL_SUFFIXES:
-                yield from _read_jsonl(io.BytesIO(data), source)
-            elif suffix in CSV_SUFFIXES:
-                try:
-                    yield from _read_csv(data, source)
-                except IngestFileError as exc:
-                    yield RecordError(source, None, str(exc).removeprefix(f"{source}: "))
+                yield from _read_jsonl(stream, source, limit)
             else:
-                yield _document_record(name, data, source)
+                yield from _read_csv(stream, source, limit)
+    except _ArchiveRefused:
+        raise
+    except IngestFileError as exc:  # a CSV entry's header: this entry is skipped, not the zip
+        yield RecordError(source, None, str(exc).removeprefix(f"{source}: "))
+    except (*unreadable, zlib.error) as exc:
+        yield RecordError(source, None, f"unreadable entry ({exc}); the rest of it is skipped")
+
+
+# --- folders ---------------------------------------------------------------------------------
+
+# Every file and folder is opened relative to its parent folder's descriptor without following
+# links, so a link swapped in after the listing cannot lead outside the folder either.
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+# A FIFO swapped in for a file must not block the import; regular files ignore the flag.
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def _read_folder(root: Path, limit: int) -> Iterator[Record | RecordError]:
+    try:
+        root_fd = os.open(root, os.O_RDONLY | _DIRECTORY)
+    except OSError as exc:
+        raise IngestFileError(f"{root}: unreadable folder ({exc.strerror or exc})") from None
+    try:
+        yield from _walk(root_fd, root, PurePosixPath(), limit)
+    finally:
+        os.close(root_fd)
+
+
+def _walk(
+    dir_fd: int, folder: Path, rel: PurePosixPath, limit: int
+) -> Iterator[Record | RecordError]:
+    with os.scandir(dir_fd) as listing:
+        entries = sorted(listing, key=lambda entry: entry.name)
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue  # hidden files and folders (.git, .DS_Store) are not documents
+        source = str(folder / entry.name)
+        if entry.is_symlink():
+            # Never followed, even when the target is inside the folder: it is then read
+            # under its own name anyway, and not resolving links leaves nothing to race.
+            yield RecordError(source, None, _SYMLINK_SKIPPED)
+        elif entry.is_dir(follow_symlinks=False):
+            yield from _walk_subfolder(dir_fd, entry.name, folder, rel, limit)
+        elif not entry.is_file(follow_symlinks=False):
+            yield RecordError(source, None, "not a regular file; skipped")
+        elif (suffix := posixpath.splitext(entry.name)[1].lower()) not in DOCUMENT_SUFFIXES:
+            yield RecordError(source, None, f"unsupported file type {suffix or '(none)'!r} skipped")
+        else:
+            yield _folder_document(dir_fd, entry.name, (rel / entry.name).as_posix(), source, limit)
+
+
+def _walk_subfolder(
+    dir_fd: int, name: str, folder: Path, rel: PurePosixPath, limit: int
+) -> Iterator[Record | RecordError]:
+    try:
+        fd = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=dir_fd)
+    except OSError as exc:
+        yield _open_error(str(folder / name), exc)
+        return
+    try:
+        yield from _walk(fd, folder / name, rel / name, limit)
+    finally:
+        os.close(fd)
+
+
+def _folder_document(
+    dir_fd: int, name: str, rel_id: str, source: str, limit: int
+) -> Record | RecordError:
+    try:
+        fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK, dir_fd=dir_fd)
+    except OSError as exc:
+        return _open_error(source, exc)
+    with os.fdopen(fd, "rb") as handle:
+        return _document_from_handle(handle, rel_id, source, limit)
+
+
+def _open_error(source: str, exc: OSError) -> RecordError:
+    # O_NOFOLLOW fails with ELOOP (ENOTDIR for a folder) when the entry became a link.
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        return RecordError(source, None, _SYMLINK_SKIPPED)
+    return RecordError(source, None, f"unreadable: {exc.strerror or exc}")
 
 
 # --- entry points ----------------------------------------------------------------------------
 
 
-def _read_folder(root: Path) -> Iterator[Record | RecordError]:
-    files = sorted(p for p in root.rglob("*") if p.is_file())
-    for path in files:
-        rel = path.relative_to(root).as_posix()
-        if any(part.startswith(".") for part in path.relative_to(root).parts):
-            continue  # hidden files and folders (.git, .DS_Store) are not documents
-        suffix = path.suffix.lower()
-        if suffix not in DOCUMENT_SUFFIXES:
-            yield RecordError(
-                str(path), None, f"unsupported file type {suffix or '(none)'!r} skipped"
-            )
-            continue
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            yield RecordError(str(path), None, f"unreadable: {exc.strerror or exc}")
-            continue
-        yield _document_record(rel, data, str(path))
-
-
-def read_path(path: str | Path) -> Iterator[Record | RecordError]:
+def read_path(
+    path: str | Path, *, max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES
+) -> Iterator[Record | RecordError]:
     """Yield a record (or a record error) for every document in a file or folder.
 
     Raises IngestFileError (before yielding anything) when the path is missing or its type is
     not supported; errors found later in a file are yielded as RecordError and reading goes on.
+    A line, row or document longer than ``max_record_bytes`` is skipped as a RecordError
+    without being read whole.
     """
     p = Path(path)
     if not p.exists():
         raise IngestFileError(f"{p}: no such file or folder")
     if p.is_dir():
-        return _read_folder(p)
+        return _read_folder(p, max_record_bytes)
     suffix = p.suffix.lower()
     source = str(p)
     if suffix in JSONL_SUFFIXES:
-        return _jsonl_file(p)
+        return _stream_file(p, _read_jsonl, max_record_bytes)
     if suffix in CSV_SUFFIXES:
-        return _read_csv(_read_bytes(p), source)
+        return _stream_file(p, _read_csv, max_record_bytes)
     if suffix == ".zip":
-        return _read_zip(p, source, DEFAULT_MAX_UNCOMPRESSED)
+        return _read_zip(p, source, DEFAULT_MAX_UNCOMPRESSED, max_record_bytes)
     if suffix in DOCUMENT_SUFFIXES:
-        return iter([_document_record(p.name, _read_bytes(p), source)])
+        return iter([_document_file(p, max_record_bytes)])
     raise IngestFileError(
         f"{p}: unsupported file type {suffix or '(none)'!r} "
         "(use .jsonl, .csv, .txt, .md, .html, .zip or a folder)"
     )
 
 
-def _read_bytes(p: Path) -> bytes:
+def _open_file(p: Path) -> BinaryIO:
     try:
-        return p.read_bytes()
+        return p.open("rb")
     except OSError as exc:
         raise IngestFileError(f"{p}: unreadable ({exc.strerror or exc})") from None
 
 
-def _jsonl_file(p: Path) -> Iterator[Record | RecordError]:
-    try:
-        handle = p.open("rb")
-    except OSError as exc:
-        raise IngestFileError(f"{p}: unreadable ({exc.strerror or exc})") from None
-    with handle:
-        yield from _read_jsonl(handle, str(p))
+def _document_file(p: Path, limit: int) -> Record | RecordError:
+    with _open_file(p) as handle:
+        return _document_from_handle(handle, p.name, str(p), limit)
+
+
+def _stream_file(
+    p: Path,
+    reader: Callable[[BinaryIO, str, int], Iterator[Record | RecordError]],
+    limit: int,
+) -> Iterator[Record | RecordError]:
+    with _open_file(p) as handle:
+        yield from reader(handle, str(p), limit)
 
 
 def read_upload(
-    name: str, fileobj: BinaryIO, *, max_uncompressed: int
+    name: str,
+    fileobj: BinaryIO,
+    *,
+    max_uncompressed: int,
+    max_record_bytes: int = DEFAULT_MAX_RECORD_BYTES,
 ) -> Iterator[Record | RecordError]:
     """Like read_path for an uploaded file object; the client's file ``name`` picks the reader.
 
@@ -501,7 +817,7 @@ def read_upload(
     safe_name = posixpath.basename(name.replace("\\", "/")) or "upload"
     suffix = posixpath.splitext(safe_name)[1].lower()
     if suffix == ".zip":
-        return _read_zip(fileobj, safe_name, max_uncompressed)
+        return _read_zip(fileobj, safe_name, max_uncompressed, max_record_bytes)
     if suffix not in JSONL_SUFFIXES | CSV_SUFFIXES | DOCUMENT_SUFFIXES:
         raise IngestFileError(
             f"{safe_name}: unsupported file type {suffix or '(none)'!r} "
@@ -511,7 +827,9 @@ def read_upload(
     if len(data) > max_uncompressed:
         raise IngestFileError(f"{safe_name}: larger than the limit of {max_uncompressed:,} bytes")
     if suffix in JSONL_SUFFIXES:
-        return _read_jsonl(io.BytesIO(data), safe_name)
+        return _read_jsonl(io.BytesIO(data), safe_name, max_record_bytes)
     if suffix in CSV_SUFFIXES:
-        return _read_csv(data, safe_name)
+        return _read_csv(io.BytesIO(data), safe_name, max_record_bytes)
+    if len(data) > max_record_bytes:
+        return iter([RecordError(safe_name, None, _too_large(max_record_bytes))])
     return iter([_document_record(safe_name, data, safe_name)])

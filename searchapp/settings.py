@@ -179,6 +179,9 @@ DEDUP_DEFAULT_THRESHOLD = env_float(
 )
 SIGNATURE_CHUNK_SIZE = env_int("SIGNATURE_CHUNK_SIZE", 2000, minimum=10)
 INGEST_BATCH_SIZE = env_int("INGEST_BATCH_SIZE", 500, minimum=1)
+# The longest JSON line, CSV row or .txt/.md/.html file read; longer ones are skipped as bad
+# records without being read whole, so ingest memory does not grow with the input.
+INGEST_MAX_RECORD_BYTES = env_int("INGEST_MAX_RECORD_BYTES", 16 * 1024 * 1024, minimum=1024)
 UPLOAD_MAX_BYTES = env_int("UPLOAD_MAX_BYTES", 50 * 1024 * 1024, minimum=1024)
 UPLOAD_MAX_UNCOMPRESSED_BYTES = env_int(
     "UPLOAD_MAX_UNCOMPRESSED_BYTES", 500 * 1024 * 1024, minimum=1024

@@ -1,4 +1,10 @@
-"""Writes for ingest: records from searchapp.ingest become Document rows, batch by batch."""
+"""Writes for ingest: records from searchapp.ingest become Document rows, batch by batch.
+
+Every record is checked before it joins a batch, so one that cannot be stored is reported (with
+its file and line) and skipped instead of failing the batch around it. A corpus named by the
+caller is created together with its first document, so an import that writes nothing leaves
+no empty corpus behind.
+"""
 
 from __future__ import annotations
 
@@ -7,14 +13,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
-from searchapp.ingest import Record, RecordError
+from searchapp.ingest import Record, RecordError, record_problem
 from searchapp.models import Corpus, Document
 from searchapp.services.signing import signatures_schedule_pending
 
-__all__ = ["IngestReport", "corpus_get_or_create", "documents_ingest"]
+__all__ = ["IngestReport", "IngestWriteError", "corpus_get_or_create", "documents_ingest"]
 
 logger = logging.getLogger(__name__)
 
@@ -25,10 +31,17 @@ class IngestReport:
     updated: int = 0
     unchanged: int = 0
     skipped: list[RecordError] = field(default_factory=list)
+    # The corpus written to; None while nothing has been written into a corpus given by name.
+    corpus: Corpus | None = None
+
+    @property
+    def imported(self) -> int:
+        """Records now in the corpus as read: created, updated or already unchanged."""
+        return self.created + self.updated + self.unchanged
 
     @property
     def processed(self) -> int:
-        return self.created + self.updated + self.unchanged + len(self.skipped)
+        return self.imported + len(self.skipped)
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -39,10 +52,22 @@ class IngestReport:
         }
 
 
-def corpus_get_or_create(*, name: str, description: str = "") -> Corpus:
+class IngestWriteError(Exception):
+    """A batch the database refused; the message names its records' file and lines."""
+
+
+def _corpus_name(name: str) -> str:
     name = name.strip()
     if not name:
         raise ValueError("a corpus needs a non-empty name")
+    longest = Corpus._meta.get_field("name").max_length
+    if longest is not None and len(name) > longest:
+        raise ValueError(f"a corpus name is at most {longest} characters")
+    return name
+
+
+def corpus_get_or_create(*, name: str, description: str = "") -> Corpus:
+    name = _corpus_name(name)
     corpus, created = Corpus.objects.get_or_create(name=name, defaults={"description": description})
     if not created and description and corpus.description != description:
         corpus.description = description
@@ -68,6 +93,7 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
         }
         to_create: list[Document] = []
         to_update: list[Document] = []
+        unchanged = 0
         for external_id, record in batch.items():
             content_hash = Document.hash_content(record.title, record.text)
             doc = existing.get(external_id)
@@ -84,7 +110,7 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                     )
                 )
             elif doc.content_hash == content_hash and doc.url == record.url:
-                report.unchanged += 1
+                unchanged += 1
             else:
                 if doc.content_hash != content_hash:
                     doc.needs_signature = True
@@ -103,43 +129,88 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                 ["title", "url", "text", "content_hash", "needs_signature", "updated_at"],
                 batch_size=200,
             )
+        # Counted once written, so a batch that fails adds nothing to the report.
         report.created += len(to_create)
         report.updated += len(to_update)
+        report.unchanged += unchanged
         if to_create or any(doc.needs_signature for doc in to_update):
             transaction.on_commit(_schedule_signatures)
 
 
+def _where(record: Record) -> str:
+    return f"{record.source}:{record.line}" if record.line is not None else record.source
+
+
+def _write_failure(batch: dict[str, Record], exc: Exception) -> IngestWriteError:
+    records = list(batch.values())
+    first, last = _where(records[0]), _where(records[-1])
+    span = first if first == last else f"{first} to {last}"
+    return IngestWriteError(
+        f"{span}: the database refused this batch of {len(records)} record(s) "
+        f"({exc.__class__.__name__}: {exc})"
+    )
+
+
 def documents_ingest(
     *,
-    corpus: Corpus,
+    corpus: Corpus | str,
     records: Iterable[Record | RecordError],
     batch_size: int | None = None,
     progress: Callable[[int], None] | None = None,
+    report: IngestReport | None = None,
 ) -> IngestReport:
     """Create or update the corpus's documents from ``records``; record errors are collected.
+
+    ``corpus`` is a Corpus, or the name of one to get or create together with the first
+    document written (an import that writes nothing creates no corpus); ``report.corpus`` is
+    the corpus written to. A record that cannot be stored (see ``record_problem``) is skipped
+    and reported with its file and line before any write, so it never fails its batch.
 
     Each batch commits in its own transaction, so a failure loses at most the batch being
     written and never leaves one half-written. Within one input, a later record with the same
     id replaces an earlier one. Raises IngestFileError from the reader if the file itself is
-    unusable (batches already committed stay).
+    unusable, and IngestWriteError naming the batch's file and lines if the database refuses a
+    batch (batches already committed stay). Pass ``report`` to keep the counts of what was
+    written before such an error.
     """
     size = batch_size or settings.INGEST_BATCH_SIZE
     if size < 1:
         raise ValueError("batch_size must be at least 1")
-    report = IngestReport()
+    report = report if report is not None else IngestReport()
+    if isinstance(corpus, Corpus):
+        report.corpus = corpus
+        name = corpus.name
+    else:
+        name = _corpus_name(corpus)  # a bad name fails now, before anything is read
     batch: dict[str, Record] = {}
     seen_in_batch = 0
+
+    def write() -> None:
+        fresh = report.corpus is None
+        try:
+            with transaction.atomic():
+                if report.corpus is None:
+                    report.corpus = corpus_get_or_create(name=name)
+                _write_batch(report.corpus, batch, report)
+        except Exception as exc:
+            if fresh:
+                report.corpus = None  # its creation was rolled back with the batch
+            if isinstance(exc, DatabaseError | ValueError):  # drivers raise ValueError for bad text
+                raise _write_failure(batch, exc) from exc
+            raise
 
     def flush() -> None:
         nonlocal batch, seen_in_batch
         if batch:
-            _write_batch(corpus, batch, report)
+            write()
         if progress is not None and seen_in_batch:
             progress(seen_in_batch)
         batch, seen_in_batch = {}, 0
 
     for item in records:
         seen_in_batch += 1
+        if isinstance(item, Record) and (problem := record_problem(item)):
+            item = RecordError(item.source, item.line, problem)
         if isinstance(item, RecordError):
             report.skipped.append(item)
         else:

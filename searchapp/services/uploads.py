@@ -4,8 +4,11 @@
 MEDIA_ROOT/uploads/<uuid>, creates a Job(kind=import) and queues the import after commit.
 ``upload_import`` runs in the worker: it reads and checks every record first (within the size
 limits, in memory) and only then writes them in one transaction, so a failed upload changes
-nothing. The job's report lists created / updated / unchanged counts and every skipped record
-with its file, line and reason.
+nothing and a corpus it names is created only with its first document. A bad record (one that
+cannot be parsed or stored) fails the whole upload with every error listed, unless "skip bad
+records" was ticked: then the good records are imported and the bad ones listed. The job's
+report lists created / updated / unchanged counts and every skipped record with its file, line
+and reason.
 """
 
 from __future__ import annotations
@@ -154,10 +157,19 @@ def upload_import_by_id(*, job_id: int) -> Job | None:
     return upload_import(job=job) if job is not None else None
 
 
+def _bad_records_message(name: str, errors: list[dict[str, Any]]) -> str:
+    shown = "; ".join(f"{_where(e)}: {e['reason']}" for e in errors[:3])
+    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    return (
+        f"{len(errors)} bad record(s) in {name}: {shown}{more}. Nothing was imported "
+        "(fix the file, or tick “skip bad records” to import the rest)."
+    )
+
+
 def upload_import(*, job: Job) -> Job:
     """Read, check and import the job's stored file; all or nothing. Returns the finished job."""
     from searchapp.ingest import IngestFileError, Record, read_upload
-    from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+    from searchapp.services.ingest import documents_ingest
 
     if job.is_finished:
         return job
@@ -174,7 +186,10 @@ def upload_import(*, job: Job) -> Job:
         try:
             with path.open("rb") as fileobj:
                 for item in read_upload(
-                    name, fileobj, max_uncompressed=settings.UPLOAD_MAX_UNCOMPRESSED_BYTES
+                    name,
+                    fileobj,
+                    max_uncompressed=settings.UPLOAD_MAX_UNCOMPRESSED_BYTES,
+                    max_record_bytes=settings.INGEST_MAX_RECORD_BYTES,
                 ):
                     if isinstance(item, Record):
                         records.append(item)
@@ -198,15 +213,9 @@ def upload_import(*, job: Job) -> Job:
                 job, f"{name} could not be read ({exc.__class__.__name__}). Nothing was imported."
             )
 
-        if errors and not params.get("skip_bad_records"):
-            shown = "; ".join(f"{_where(e)}: {e['reason']}" for e in errors[:3])
-            more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
-            return _fail(
-                job,
-                f"{len(errors)} bad record(s) in {name}: {shown}{more}. Nothing was imported "
-                "(fix the file, or tick “skip bad records” to import the rest).",
-                errors,
-            )
+        strict = not params.get("skip_bad_records")
+        if errors and strict:
+            return _fail(job, _bad_records_message(name, errors), errors)
         if not records:
             reason = "every record is bad" if errors else "it holds no records"
             return _fail(job, f"{name}: nothing to import, {reason}.", errors)
@@ -217,9 +226,19 @@ def upload_import(*, job: Job) -> Job:
         job.save(update_fields=["total", "done", "message", "updated_at"])
         # One transaction around every batch: a failure half-way writes nothing at all.
         with transaction.atomic():
-            corpus = corpus_get_or_create(name=params["corpus"])
-            # The service's batches become savepoints inside this one transaction.
-            report = documents_ingest(corpus=corpus, records=records)
+            # The service's batches become savepoints inside this one transaction; the corpus
+            # is created with the first of them.
+            report = documents_ingest(corpus=params["corpus"], records=records)
+            # The service checks each record again before writing; the readers already did,
+            # so this only matters if they missed one, and then strict still means nothing.
+            refused = [_error_dict(e) for e in report.skipped]
+            if refused and strict:
+                transaction.set_rollback(True)
+        if refused and strict:
+            return _fail(job, _bad_records_message(name, refused), refused)
+        corpus = report.corpus
+        if corpus is None:
+            return _fail(job, f"{name}: nothing to import, every record is bad.", refused)
     except Exception as exc:
         logger.exception("import job %s failed", job.pk)
         return _fail(
@@ -228,7 +247,7 @@ def upload_import(*, job: Job) -> Job:
     finally:
         path.unlink(missing_ok=True)
 
-    skipped = [*errors, *(_error_dict(e) for e in report.skipped)]
+    skipped = [*errors, *refused]
     job.corpus = corpus
     job.state = Job.State.DONE
     job.done = job.total

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from searchapp.models import Document
+from searchapp.models import Corpus, Document
 
 pytestmark = pytest.mark.django_db
 
@@ -62,3 +62,73 @@ def test_the_progress_bar_goes_to_stderr(
     captured = capsys.readouterr()
     assert "ingest" in captured.err and "doc" in captured.err
     assert "1 created" in out
+
+
+def test_a_lone_surrogate_is_reported_with_its_line_and_the_rest_of_the_file_is_kept(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "docs.jsonl"
+    lines = [json.dumps({"id": i, "text": f"text {i}"}) for i in range(1, 6)]
+    lines[2] = '{"id": 3, "text": "broken \\ud800 here"}'
+    path.write_text("\n".join(lines), encoding="utf-8")
+    out, _ = run(str(path), "--corpus", "wire", "--batch-size", "2", "--no-progress")
+    assert "4 created, 0 updated, 0 unchanged, 1 skipped" in out
+    assert f"skipped {path}:3: 'text' holds a lone surrogate" in out
+    assert sorted(Document.objects.values_list("external_id", flat=True)) == ["1", "2", "4", "5"]
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "expected"),
+    [
+        ("bad.csv", b"name,body\na,b\n", "lacks the column"),
+        ("broken.zip", b"PK\x03\x04 not really a zip", "not a readable zip"),
+    ],
+)
+def test_a_file_that_cannot_be_read_leaves_no_empty_corpus_behind(
+    tmp_path: Path, name: str, data: bytes, expected: str
+) -> None:
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(CommandError, match=expected):
+        run(str(path), "--corpus", "fresh", "--no-progress")
+    assert not Corpus.objects.filter(name="fresh").exists()
+
+
+def test_a_failed_import_keeps_a_corpus_that_existed_before(tmp_path: Path) -> None:
+    Corpus.objects.create(name="kept")
+    path = tmp_path / "bad.csv"
+    path.write_bytes(b"name,body\na,b\n")
+    with pytest.raises(CommandError):
+        run(str(path), "--corpus", "kept", "--no-progress")
+    assert Corpus.objects.filter(name="kept").exists()
+
+
+def test_it_fails_naming_each_line_when_every_record_is_bad(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text('{"id": 1}\n{broken\n', encoding="utf-8")
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="nothing was imported"):
+        call_command("ingest", str(path), "--corpus", "fresh", "--no-progress", stdout=out)
+    assert f"skipped {path}:1: missing or invalid 'text'" in out.getvalue()
+    assert f"skipped {path}:2: invalid JSON" in out.getvalue()
+    assert not Corpus.objects.filter(name="fresh").exists()
+
+
+def test_an_over_long_line_is_skipped_and_the_lines_after_it_are_ingested(
+    tmp_path: Path, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.INGEST_MAX_RECORD_BYTES = 10_000
+    path = tmp_path / "docs.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                json.dumps({"id": "a", "text": "short"}),
+                json.dumps({"id": "long", "text": "x" * 50_000}),
+                json.dumps({"id": "b", "text": "after the long line"}),
+            ]
+        ),
+        encoding="utf-8",
+    )
+    out, _ = run(str(path), "--no-progress")
+    assert "2 created, 0 updated, 0 unchanged, 1 skipped" in out
+    assert f"skipped {path}:2: line longer than 10,000 bytes" in out

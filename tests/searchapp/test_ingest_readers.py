@@ -231,3 +231,158 @@ def test_an_upload_name_is_never_used_as_a_path() -> None:
 def test_an_upload_over_the_size_cap_is_refused() -> None:
     with pytest.raises(IngestFileError, match="larger than the limit"):
         read_upload("big.jsonl", io.BytesIO(b"x" * 2000), max_uncompressed=1000)
+
+
+# --- records that cannot be stored, links, sizes ----------------------------------------------
+
+
+def test_a_json_line_with_a_lone_surrogate_is_a_bad_record_naming_its_line(tmp_path: Path) -> None:
+    path = tmp_path / "surrogate.jsonl"
+    # The JSON escape is valid JSON, but "\ud800" alone is not a character any database stores.
+    path.write_bytes(
+        b'{"id": 1, "text": "before"}\n'
+        b'{"id": 2, "text": "\\ud800"}\n'
+        b'{"id": 3, "title": "\\udfff", "text": "bad title"}\n'
+        b'{"id": 4, "text": "pair \\ud83d\\ude00 is fine"}\n'
+    )
+    records, errors = collect(read_path(path))
+    assert [r.external_id for r in records] == ["1", "4"]
+    assert records[1].text == "pair \U0001f600 is fine"
+    assert [(e.source, e.line) for e in errors] == [(str(path), 2), (str(path), 3)]
+    assert "'text'" in errors[0].reason and "lone surrogate" in errors[0].reason
+    assert "'title'" in errors[1].reason
+
+
+def test_symlinks_in_a_folder_are_skipped_and_nothing_outside_the_folder_is_read(
+    tmp_path: Path,
+) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("Secret\nthe password is hunter2", encoding="utf-8")
+    folder = tmp_path / "corpus"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "real.txt").write_text("Real\na real document", encoding="utf-8")
+    (folder / "passwd.txt").symlink_to(outside / "secret.txt")
+    (folder / "linked-folder").symlink_to(outside, target_is_directory=True)
+    (folder / "sub" / "again.txt").symlink_to(folder / "real.txt")
+    (folder / "dangling.txt").symlink_to(tmp_path / "nowhere.txt")
+    records, errors = collect(read_path(folder))
+    assert [r.external_id for r in records] == ["real.txt"]
+    assert not any("hunter2" in r.text for r in records)
+    reasons = {Path(e.source).relative_to(folder).as_posix(): e.reason for e in errors}
+    assert set(reasons) == {"passwd.txt", "linked-folder", "sub/again.txt", "dangling.txt"}
+    assert all("symbolic link" in reason for reason in reasons.values())
+
+
+def test_a_symlink_entry_in_a_zip_is_skipped_and_never_read_as_a_document() -> None:
+    import stat
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        link = zipfile.ZipInfo("passwd.txt")
+        link.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(link, "/etc/passwd")
+        zf.writestr("ok.txt", "Ok\na real document")
+    records, errors = collect(
+        read_upload("links.zip", io.BytesIO(buffer.getvalue()), max_uncompressed=10_000)
+    )
+    assert [r.external_id for r in records] == ["ok.txt"]
+    assert [e.source for e in errors] == ["links.zip!passwd.txt"]
+    assert "symbolic link" in errors[0].reason
+
+
+def _peak_bytes_while(read) -> tuple[int, list]:  # type: ignore[no-untyped-def]
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        items = list(read())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return peak, items
+
+
+LONG_LINE_BYTES = 20_000_000
+RECORD_LIMIT = 1_000_000
+
+
+def test_an_over_long_json_line_is_skipped_without_loading_it_and_the_next_lines_are_read(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "long.jsonl"
+    with path.open("wb") as out:
+        out.write(b'{"id": "before", "text": "short"}\n')
+        out.write(b'{"id": "huge", "text": "' + b"x" * LONG_LINE_BYTES + b'"}\n')
+        out.write(b'{"id": "after", "text": "still read"}\n')
+    peak, items = _peak_bytes_while(lambda: read_path(path, max_record_bytes=RECORD_LIMIT))
+    records, errors = collect(items)
+    assert [r.external_id for r in records] == ["before", "after"]
+    assert [(e.line, e.reason) for e in errors] == [
+        (2, f"line longer than {RECORD_LIMIT:,} bytes; skipped")
+    ]
+    assert peak < LONG_LINE_BYTES // 4, f"peak {peak:,} bytes for a {LONG_LINE_BYTES:,}-byte line"
+
+
+def test_an_over_long_csv_row_is_skipped_and_the_rows_after_it_are_read(tmp_path: Path) -> None:
+    path = tmp_path / "long.csv"
+    tall = 3 * RECORD_LIMIT // 25  # lines of 25 bytes: three times the limit in all
+    with path.open("wb") as out:
+        out.write(b"id,title,text\n")
+        out.write(b"1,First,short\n")
+        # One row on one physical line, then one quoted field spread over many short lines.
+        out.write(b"2,Wide," + b"y" * LONG_LINE_BYTES + b"\n")
+        out.write(b'3,Tall,"' + b'a line, with a "" quote\n' * tall + b'"\n')
+        out.write(b'4,Last,"two\nlines"\n')
+    peak, items = _peak_bytes_while(lambda: read_path(path, max_record_bytes=RECORD_LIMIT))
+    records, errors = collect(items)
+    assert [(r.external_id, r.text, r.line) for r in records] == [
+        ("1", "short", 2),
+        ("4", "two\nlines", 4 + tall + 1),
+    ]
+    assert [e.line for e in errors] == [3, 4]
+    assert all(f"longer than {RECORD_LIMIT:,} bytes" in e.reason for e in errors)
+    assert peak < LONG_LINE_BYTES // 4, f"peak {peak:,} bytes for {LONG_LINE_BYTES:,}-byte rows"
+
+
+def test_a_csv_row_that_is_not_utf8_is_skipped_and_the_rest_kept(tmp_path: Path) -> None:
+    path = tmp_path / "mixed.csv"
+    path.write_bytes(b"id,text\n1,ok\n2,caf\xe9\n3,fine\n")
+    records, errors = collect(read_path(path))
+    assert [r.external_id for r in records] == ["1", "3"]
+    assert [(e.line, e.reason) for e in errors] == [(3, "not UTF-8 (invalid byte 0xE9)")]
+
+
+def test_a_document_larger_than_the_limit_is_skipped_without_reading_it(tmp_path: Path) -> None:
+    (tmp_path / "big.txt").write_bytes(b"Big\n" + b"word " * 1_000_000)
+    (tmp_path / "small.md").write_text("# Small\n\nfits", encoding="utf-8")
+    records, errors = collect(read_path(tmp_path, max_record_bytes=RECORD_LIMIT))
+    assert [r.external_id for r in records] == ["small.md"]
+    assert [(Path(e.source).name, e.reason) for e in errors] == [
+        ("big.txt", f"larger than the limit of {RECORD_LIMIT:,} bytes; skipped")
+    ]
+    (single,) = read_path(tmp_path / "big.txt", max_record_bytes=RECORD_LIMIT)
+    assert isinstance(single, RecordError) and "larger than the limit" in single.reason
+
+
+def test_zip_entries_keep_to_the_record_limit() -> None:
+    archive = make_zip(
+        {
+            "lines.jsonl": b'{"id": "a", "text": "short"}\n'
+            + b'{"id": "b", "text": "'
+            + b"z" * 5_000
+            + b'"}\n{"id": "c", "text": "after"}\n',
+            "big.txt": b"Big\n" + b"word " * 2_000,
+            "small.txt": b"Small\nfits",
+        }
+    )
+    records, errors = collect(
+        read_upload(
+            "entries.zip", io.BytesIO(archive), max_uncompressed=1_000_000, max_record_bytes=4_000
+        )
+    )
+    assert sorted(r.external_id for r in records) == ["a", "c", "small.txt"]
+    assert sorted((e.source, e.line) for e in errors) == [
+        ("entries.zip!big.txt", None),
+        ("entries.zip!lines.jsonl", 2),
+    ]

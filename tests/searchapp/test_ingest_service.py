@@ -113,3 +113,55 @@ def test_signature_work_is_scheduled_once_the_batch_commits(
 def test_a_corpus_needs_a_name() -> None:
     with pytest.raises(ValueError, match="non-empty name"):
         corpus_get_or_create(name="  ")
+
+
+def test_a_record_that_cannot_be_stored_is_skipped_with_its_line_and_its_batch_is_kept() -> None:
+    corpus = corpus_get_or_create(name="news")
+    items = [
+        rec("a", "kept before", line=1),
+        rec("lone", "broken \ud800 text", line=2),
+        rec("nul", "x\x00y", line=3),
+        Record(external_id="num", title="", text=42, url="", source="t.jsonl", line=4),  # type: ignore[arg-type]
+        rec("b", "kept after", line=5),
+    ]
+    report = documents_ingest(corpus=corpus, records=items, batch_size=100)
+    assert sorted(corpus.documents.values_list("external_id", flat=True)) == ["a", "b"]
+    assert report.created == 2
+    assert [(e.source, e.line) for e in report.skipped] == [
+        ("t.jsonl", 2),
+        ("t.jsonl", 3),
+        ("t.jsonl", 4),
+    ]
+    assert "lone surrogate" in report.skipped[0].reason
+    assert "NUL" in report.skipped[1].reason
+    assert "'text'" in report.skipped[2].reason
+
+
+def test_a_new_corpus_is_created_only_when_its_first_document_is_written() -> None:
+    from searchapp.models import Corpus
+
+    report = documents_ingest(corpus="fresh", records=[RecordError("t.jsonl", 1, "invalid JSON")])
+    assert report.corpus is None
+    assert not Corpus.objects.filter(name="fresh").exists()
+    report = documents_ingest(corpus="fresh", records=[rec("a", "alpha")])
+    assert report.corpus is not None and report.corpus.name == "fresh"
+    assert report.corpus.documents.count() == 1
+
+
+def test_a_batch_the_database_refuses_is_reported_with_its_file_and_lines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from django.db import DataError
+
+    from searchapp.models import Corpus
+    from searchapp.services.ingest import IngestWriteError
+
+    def refuse(corpus, batch, report):  # type: ignore[no-untyped-def]
+        raise DataError("value too long")
+
+    monkeypatch.setattr(ingest_service, "_write_batch", refuse)
+    with pytest.raises(
+        IngestWriteError, match=r"t\.jsonl:1 to t\.jsonl:2.*DataError: value too long"
+    ):
+        documents_ingest(corpus="fresh", records=[rec("a", "x", line=1), rec("b", "y", line=2)])
+    assert not Corpus.objects.filter(name="fresh").exists()

@@ -442,3 +442,95 @@ def test_each_single_file_type_is_imported(
     assert (doc.external_id, doc.title) == (external_id, title)
     assert "lower town" in doc.text
     assert "Copyright 2024" not in doc.text and "Home | News" not in doc.text
+
+
+# --- records that cannot be stored -----------------------------------------------------------
+
+SURROGATE_LINES = (
+    jsonl({"id": "s1", "title": "Flood", "text": STORY})
+    + b'{"id": "s2", "title": "Broken", "text": "lone \\ud800 surrogate"}\n'
+    + jsonl({"id": "s3", "title": "Rain", "text": "More rain."})
+)
+
+
+def test_skipping_bad_records_imports_the_rest_around_a_lone_surrogate(
+    staff_client, existing_corpus, django_capture_on_commit_callbacks
+):
+    response = upload(
+        staff_client,
+        "surrogate.jsonl",
+        SURROGATE_LINES,
+        skip_bad=True,
+        capture=django_capture_on_commit_callbacks,
+    )
+    html = job_page(staff_client, response)
+    job = Job.objects.get(kind=Job.Kind.IMPORT)
+    assert job.state == Job.State.DONE, job.message
+    assert job.report["created"] == 2
+    ((skipped),) = job.report["skipped"]
+    assert (skipped["source"], skipped["line"]) == ("surrogate.jsonl", 2)
+    assert "lone surrogate" in skipped["reason"]
+    assert "surrogate.jsonl:2" in html
+    assert set(Document.objects.values_list("external_id", flat=True)) == {"keep-1", "s1", "s3"}
+
+
+def test_without_skipping_a_lone_surrogate_fails_the_upload_naming_its_line(
+    staff_client, existing_corpus, django_capture_on_commit_callbacks
+):
+    before = corpus_state()
+    response = upload(
+        staff_client, "surrogate.jsonl", SURROGATE_LINES, capture=django_capture_on_commit_callbacks
+    )
+    html = job_page(staff_client, response)
+    job = Job.objects.get(kind=Job.Kind.IMPORT)
+    assert job.state == Job.State.FAILED
+    assert "surrogate.jsonl:2: 'text' holds a lone surrogate" in job.message
+    assert "Nothing was imported" in job.message
+    assert "surrogate.jsonl:2" in html
+    assert corpus_state() == before
+
+
+def test_an_over_long_line_is_skipped_and_the_rest_imported(
+    staff_client, settings, django_capture_on_commit_callbacks
+):
+    settings.INGEST_MAX_RECORD_BYTES = 2_000
+    data = jsonl(
+        {"id": "s1", "text": STORY}, {"id": "long", "text": STORY * 50}, {"id": "s3", "text": STORY}
+    )
+    response = upload(
+        staff_client,
+        "long.jsonl",
+        data,
+        corpus="fresh",
+        skip_bad=True,
+        capture=django_capture_on_commit_callbacks,
+    )
+    job_page(staff_client, response)
+    job = Job.objects.get(kind=Job.Kind.IMPORT)
+    assert job.state == Job.State.DONE, job.message
+    assert job.report["skipped"] == [
+        {"source": "long.jsonl", "line": 2, "reason": "line longer than 2,000 bytes; skipped"}
+    ]
+    assert set(Document.objects.values_list("external_id", flat=True)) == {"s1", "s3"}
+
+
+def test_a_record_the_writer_refuses_still_means_nothing_is_imported_without_skipping(
+    staff_client, existing_corpus, monkeypatch, django_capture_on_commit_callbacks
+):
+    from searchapp.services import ingest as ingest_service
+
+    # A record the readers passed but the write service's own check refuses.
+    monkeypatch.setattr(
+        ingest_service, "record_problem", lambda r: "refused" if r.external_id == "s2" else None
+    )
+    before = corpus_state()
+    data = jsonl(
+        {"id": "s1", "text": STORY}, {"id": "s2", "text": STORY}, {"id": "s3", "text": STORY}
+    )
+    html = job_page(
+        staff_client,
+        upload(staff_client, "ok.jsonl", data, capture=django_capture_on_commit_callbacks),
+    )
+    assert Job.objects.get().state == Job.State.FAILED
+    assert "ok.jsonl:2: refused" in html and "Nothing was imported" in html
+    assert corpus_state() == before

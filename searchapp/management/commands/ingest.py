@@ -5,17 +5,25 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from searchapp.ingest import IngestFileError, read_path
-from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+from searchapp.services.ingest import IngestReport, IngestWriteError, documents_ingest
 
 
 class Command(BaseCommand):
     help = (
         "Ingest documents from JSON lines (id, title, text, url), CSV, a folder of .txt/.md/.html "
-        "files or a .zip of those. Re-ingesting an id updates it."
+        "files or a .zip of those. Re-ingesting an id updates it. A bad record (invalid JSON, "
+        "text that cannot be stored, a line, row or file longer than INGEST_MAX_RECORD_BYTES) is "
+        "skipped and listed with its file and line; symbolic links are skipped, never followed. "
+        "The corpus is created with its first document. Exit status: 0 when at least one record "
+        "was imported (even if others were skipped); 1 when nothing was imported (every record "
+        "bad, or none at all) or a whole file was unusable (missing, unsupported, a bad CSV "
+        "header, a corrupt zip) or the database refused a batch; batches written before such an "
+        "error stay."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -31,24 +39,43 @@ class Command(BaseCommand):
         batch_size = options["batch_size"]
         if batch_size is not None and batch_size < 1:
             raise CommandError("--batch-size must be at least 1")
+        report = IngestReport()
         try:
-            records = read_path(path)
-            corpus = corpus_get_or_create(name=options["corpus"])
+            records = read_path(path, max_record_bytes=settings.INGEST_MAX_RECORD_BYTES)
             with tqdm(
                 desc=f"ingest {path}",
                 unit="doc",
                 file=sys.stderr,
                 disable=options["no_progress"],
             ) as bar:
-                report = documents_ingest(
-                    corpus=corpus, records=records, batch_size=batch_size, progress=bar.update
+                documents_ingest(
+                    corpus=options["corpus"],
+                    records=records,
+                    batch_size=batch_size,
+                    progress=bar.update,
+                    report=report,
                 )
-        except IngestFileError as exc:
+        except (IngestFileError, IngestWriteError) as exc:
+            # Whatever was read before the error is listed; committed batches stay.
+            if report.processed:
+                self._summarise(options["corpus"], report)
+            kept = (
+                f"; the {report.imported} record(s) written before it were kept"
+                if report.imported
+                else "; nothing was imported"
+            )
+            raise CommandError(f"{exc}{kept}") from None
+        except ValueError as exc:  # a bad corpus name
             raise CommandError(str(exc)) from None
-        except ValueError as exc:
-            raise CommandError(str(exc)) from None
+        self._summarise(options["corpus"], report)
+        if not report.imported:
+            why = "every record was skipped (listed above)" if report.skipped else "it holds none"
+            raise CommandError(f"nothing was imported from {path}: {why}")
+
+    def _summarise(self, corpus_name: str, report: IngestReport) -> None:
+        name = report.corpus.name if report.corpus is not None else corpus_name.strip()
         self.stdout.write(
-            f"corpus {corpus.name!r}: {report.created} created, {report.updated} updated, "
+            f"corpus {name!r}: {report.created} created, {report.updated} updated, "
             f"{report.unchanged} unchanged, {len(report.skipped)} skipped"
         )
         for error in report.skipped:
