@@ -20,6 +20,7 @@ except ImportError:  # pragma: no cover - depends on the installed django-ninja
         return status_code, value
 
 
+from searchapp.converters import MAX_ID
 from searchapp.models import Document
 from searchapp.selectors.documents import document_detail
 from searchapp.selectors.search import Hit, SearchPage, SearchParameterError, search_grouped
@@ -34,8 +35,6 @@ api = NinjaAPI(
     openapi_url="/openapi.json",
     docs_url="/docs",
 )
-
-MAX_ID = 2**63 - 1
 
 
 class ErrorOut(Schema):

@@ -420,6 +420,56 @@ def test_a_missing_document_is_a_404_page(client: Client, volcano_corpus: Volcan
     assert client.get(f"/documents/{volcano_corpus.original.pk}/why/999999/").status_code == 404
 
 
+# Ids past the 64-bit signed range the database columns hold: 2**63 and a number far beyond.
+IMPOSSIBLE_IDS = [2**63, 10**40]
+# Every route that takes an id, with {id} for the impossible one and {doc} for a real document.
+# Staff routes are asked by a staff user, so the id (not the login) decides the answer.
+ID_ROUTES = [
+    ("get", "/documents/{id}/"),
+    ("get", "/documents/{id}/why/{doc}/"),
+    ("get", "/documents/{doc}/why/{id}/"),
+    ("get", "/jobs/{id}/progress/"),
+    ("post", "/jobs/{id}/cancel/"),
+    ("get", "/staff/jobs/{id}/"),
+    ("get", "/staff/duplicates/pair/{id}/{doc}/"),
+    ("get", "/staff/duplicates/pair/{doc}/{id}/"),
+    ("get", "/api/documents/{id}"),
+]
+
+
+@pytest.mark.parametrize("big_id", IMPOSSIBLE_IDS)
+@pytest.mark.parametrize(("method", "route"), ID_ROUTES)
+def test_an_id_too_large_for_the_database_is_not_found_never_a_server_error(
+    client: Client, volcano_corpus: VolcanoCorpus, django_user_model, method, route, big_id
+) -> None:  # type: ignore[no-untyped-def]
+    client.force_login(django_user_model.objects.create_user("ops", is_staff=True))
+    url = route.format(id=big_id, doc=volcano_corpus.original.pk)
+    response = getattr(client, method)(url)
+    # The JSON API answers an impossible id with its 422 validation error, the pages with a 404.
+    assert response.status_code == (422 if url.startswith("/api/") else 404)
+
+
+def test_every_route_taking_an_id_only_matches_ids_the_database_can_hold() -> None:
+    from django.urls import URLPattern, URLResolver, get_resolver
+    from django.urls.converters import IntConverter
+
+    def patterns(resolver: URLResolver, prefix: str = ""):  # type: ignore[no-untyped-def]
+        for entry in resolver.url_patterns:
+            route = prefix + str(entry.pattern)
+            if isinstance(entry, URLResolver):
+                if route != "admin/":  # Django's admin parses its own ids (and 404s on these)
+                    yield from patterns(entry, route)
+            elif isinstance(entry, URLPattern):
+                yield route, entry.pattern.converters
+
+    unbounded = [
+        route
+        for route, converters in patterns(get_resolver())
+        if any(isinstance(c, IntConverter) for c in converters.values())
+    ]
+    assert unbounded == []
+
+
 def test_the_why_page_highlights_shared_passages_side_by_side(
     client: Client, volcano_corpus: VolcanoCorpus
 ) -> None:
