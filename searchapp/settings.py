@@ -77,6 +77,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "searchapp.context_processors.search_access",
             ],
         },
     },
@@ -118,7 +119,11 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = True
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 
-LOGIN_URL = "/admin/login/"
+# The site's login page: any active user can sign in there (the admin's login refuses non-staff,
+# which locked ordinary users out when SEARCH_REQUIRE_LOGIN was on). django-axes guards both.
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
 
 # Security headers that cost nothing on plain HTTP and matter behind TLS.
 SESSION_COOKIE_HTTPONLY = True

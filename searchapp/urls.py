@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path, register_converter
 
 from searchapp import views, views_jobs
@@ -19,6 +20,13 @@ urlpatterns = [
     path("jobs/<id:job_id>/progress/", views_jobs.job_progress_view, name="job-progress"),
     path("jobs/<id:job_id>/cancel/", views_jobs.job_cancel_view, name="job-cancel"),
     path("status/", views_jobs.pipeline_status_view, name="pipeline-status"),
+    # The site's own login (any active user; the admin's refuses non-staff) and a POST logout.
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(template_name="accounts/login.html"),
+        name="login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("api/", api.urls),
     path("staff/", include("searchapp.staff.urls")),
     path("admin/", admin.site.urls),

@@ -5,9 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
+from django.conf import settings
 from django.http import QueryDict
+from django.shortcuts import resolve_url
 
 register = template.Library()
+
+# The header's "Log in" link brings the visitor back to the page they were on, unless its
+# address is longer than this: then to the bare path (or nowhere), so a huge query string is
+# never echoed into the header of every page.
+LOGIN_NEXT_MAX_LENGTH = 1000
 
 
 @register.filter
@@ -91,3 +98,18 @@ def compare_query(context: dict[str, Any]) -> str:
         params.pop("group")
     encoded = params.urlencode()
     return f"?{encoded}" if encoded else ""
+
+
+@register.simple_tag(takes_context=True)
+def login_url(context: dict[str, Any]) -> str:
+    """The login page's address, with ``next`` set to the current page when it is short enough."""
+    request = context["request"]
+    url = resolve_url(settings.LOGIN_URL)
+    target = request.get_full_path()
+    if len(target) > LOGIN_NEXT_MAX_LENGTH:
+        target = request.path
+    if len(target) > LOGIN_NEXT_MAX_LENGTH:
+        return url
+    params = QueryDict(mutable=True)
+    params["next"] = target
+    return f"{url}?{params.urlencode(safe='/')}"

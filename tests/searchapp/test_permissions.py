@@ -107,7 +107,8 @@ def test_admin_pages_open_for_staff(admin_objects, staff_client, name, kind):
 def test_staff_pages_send_anonymous_visitors_to_the_login_page(admin_objects, name, kind):
     response = Client().get(staff_url(name, kind, admin_objects))
     assert response.status_code == 302
-    assert response["Location"].startswith("/admin/login/")
+    # The site's login page, where staff and ordinary users alike sign in.
+    assert response["Location"].startswith("/accounts/login/")
 
 
 @pytest.mark.parametrize(("name", "kind"), STAFF_PAGES)
@@ -285,7 +286,7 @@ def test_search_is_open_to_anonymous_visitors_unless_login_is_required(settings,
     response = Client().get(reverse("search"), {"q": "storm"})
     if require_login:
         assert response.status_code == 302
-        assert response["Location"].startswith("/admin/login/")
+        assert response["Location"].startswith("/accounts/login/")
     else:
         assert response.status_code == 200
 

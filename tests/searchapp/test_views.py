@@ -539,6 +539,6 @@ def test_search_requires_login_when_the_setting_says_so(
     for url in ("/?q=volcano", "/compare/?q=volcano", f"/documents/{doc.pk}/"):
         response = client.get(url)
         assert response.status_code == 302
-        assert response["Location"].startswith(reverse("admin:login"))
+        assert response["Location"].startswith(reverse("login"))
     client.force_login(django_user_model.objects.create_user("reader", password="x" * 12))
     assert client.get("/?q=volcano").status_code == 200
