@@ -12,6 +12,8 @@ from typing import Any
 from django import forms
 from django.conf import settings
 
+from searchapp.selectors.search import MAX_QUERY_LENGTH
+
 METHOD_CHOICES = [
     ("minhash", "MinHash + LSH"),
     ("simhash", "SimHash"),
@@ -25,7 +27,7 @@ MAX_DISTANCE_MAX = 16
 LIMIT_MIN = 1
 LIMIT_MAX = 1000
 PAGE_MAX = 10_000
-QUERY_MAX_LENGTH = 1000
+QUERY_MAX_LENGTH = MAX_QUERY_LENGTH
 
 
 def _default_threshold() -> float:
@@ -107,7 +109,22 @@ class SearchForm(forms.Form):
                     initial = field.initial
                     if initial is not None:
                         merged[name] = initial
+            # An over-long query is refused (clean_q), and only its start goes back into the
+            # page (query box, title): the page must not grow with whatever a URL carries.
+            query = str(merged.get("q") or "")
+            self._query_length = len(query.strip())
+            if len(query) > QUERY_MAX_LENGTH:
+                merged["q"] = query[:QUERY_MAX_LENGTH]
             self.data = merged
+
+    def clean_q(self) -> str:
+        if getattr(self, "_query_length", 0) > QUERY_MAX_LENGTH:
+            raise forms.ValidationError(
+                "The query is too long: at most %(limit)s characters (it has %(length)s).",
+                code="max_length",
+                params={"limit": QUERY_MAX_LENGTH, "length": f"{self._query_length:,}"},
+            )
+        return self.cleaned_data["q"]
 
     def clean_group(self) -> str:
         return self.cleaned_data.get("group") or settings.DEDUP_DEFAULT_METHOD

@@ -45,6 +45,8 @@ GROUP_CHOICES = ("minhash", "simhash", "none")
 MAX_LIMIT = 1000
 MAX_PER_PAGE = 100
 MAX_DISTANCE_LIMIT = 32
+# Longer queries are refused: nobody types more, and every page and response echoes the query.
+MAX_QUERY_LENGTH = 1000
 
 
 class SearchParameterError(ValueError):
@@ -132,6 +134,13 @@ def _check_int(field: str, value: object, lo: int, hi: int) -> int:
     if not lo <= value <= hi:
         raise SearchParameterError(field, f"must be from {lo} to {hi}, got {value}")
     return value
+
+
+def _check_query(query: str) -> None:
+    if len(query) > MAX_QUERY_LENGTH:
+        raise SearchParameterError(
+            "q", f"must be at most {MAX_QUERY_LENGTH} characters, got {len(query):,}"
+        )
 
 
 def _check_params(
@@ -383,6 +392,7 @@ def search_grouped(
     Raises SearchParameterError for a parameter out of range; never for what the query says
     (a query the database cannot use falls back to plain words, with a message).
     """
+    _check_query(query)
     group, threshold, max_distance, limit, page, per_page = _check_params(
         group or settings.DEDUP_DEFAULT_METHOD,
         threshold,
@@ -424,6 +434,7 @@ def compare_search(
     """The same query grouped and ungrouped (one full-text search, one grouping)."""
     if group == "none":
         raise SearchParameterError("group", "compare needs minhash or simhash")
+    _check_query(query)
     group, threshold, max_distance, limit, _, per_page = _check_params(
         group,
         threshold,

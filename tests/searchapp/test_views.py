@@ -310,6 +310,40 @@ def test_a_very_long_query_is_refused_with_a_message(client: Client) -> None:
     assert "at most 1000 characters" in _html(response)
 
 
+# 100,000 characters that grow when escaped or URL-encoded (&quot; %22, &lt; %3C, é %C3%A9, ...).
+HUGE_QUERY = '"<é&> volcano ' * 7_000
+# The page without any query is about 12 KB; what the query adds must stay a small part of it.
+PAGE_SIZE_LIMIT = 40_000
+
+
+@pytest.mark.parametrize("path", ["/", "/compare/"])
+@pytest.mark.parametrize("htmx", [False, True])
+def test_a_100_kb_query_gets_a_small_page_saying_the_query_is_too_long(
+    client: Client, volcano_corpus: VolcanoCorpus, path: str, htmx: bool
+) -> None:
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    response = client.get(path, {"q": HUGE_QUERY}, **headers)
+    html = _html(response)
+    assert response.status_code == 400
+    assert 'class="form-errors" role="alert"' in html
+    assert "The query is too long: at most 1000 characters (it has 97,999)" in html
+    assert len(response.content) < PAGE_SIZE_LIMIT
+
+
+def test_links_on_a_results_page_carry_only_the_search_parameters(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    junk = "x" * 50_000
+    with override_settings(SEARCH_GROUPS_PER_PAGE=1):
+        # An unknown parameter and a second, huge "q" (the form reads the last one).
+        response = client.get(f"/?q={junk}&q=volcano&junk={junk}")
+    html = _html(response)
+    assert response.status_code == 200
+    assert 'rel="next"' in html  # the pagination and compare links are on the page
+    assert junk[:1000] not in html
+    assert len(response.content) < PAGE_SIZE_LIMIT
+
+
 # --- compare page ------------------------------------------------------------------------------
 
 
