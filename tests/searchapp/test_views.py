@@ -576,3 +576,41 @@ def test_search_requires_login_when_the_setting_says_so(
         assert response["Location"].startswith(reverse("login"))
     client.force_login(django_user_model.objects.create_user("reader", password="x" * 12))
     assert client.get("/?q=volcano").status_code == 200
+
+
+# An inline <script> (one without src; JSON data blocks are not run), a style attribute or
+# <style> element, or an inline event handler: what a default-src 'self' policy blocks.
+INLINE_CODE = re.compile(
+    r"<script(?![^>]*\bsrc=)(?![^>]*type=\"application/json\")[^>]*>|<style\b|\sstyle=|\son[a-z]+=",
+    re.I,
+)
+
+
+def test_every_page_sends_a_content_security_policy_that_its_markup_lives_within(
+    client: Client, volcano_corpus: VolcanoCorpus, django_user_model
+) -> None:  # type: ignore[no-untyped-def]
+    doc, copy = volcano_corpus.original, volcano_corpus.syndicated
+    public = [
+        "/?q=Grindavik",
+        "/compare/?q=Grindavik",
+        f"/documents/{doc.pk}/",
+        f"/documents/{doc.pk}/why/{copy.pk}/",
+        "/accounts/login/",
+        "/api/docs",
+        "/admin/login/",
+        "/documents/999999/",  # the 404 page
+    ]
+    for url in public:
+        response = client.get(url)
+        policy = response.get("Content-Security-Policy", "")
+        assert "default-src 'self'" in policy, url
+        assert "frame-ancestors 'none'" in policy and "object-src 'none'" in policy, url
+        html = _html(response)
+        assert not INLINE_CODE.search(html), (url, INLINE_CODE.search(html))
+        # Nothing is loaded from another site (the API docs included: they are served locally).
+        assert not re.search(r'src="(https?:)?//|<link[^>]*href="(https?:)?//', html), url
+    client.force_login(django_user_model.objects.create_user("ops", is_staff=True))
+    for url in ("/staff/", "/staff/settings/", "/staff/upload/", "/admin/"):
+        response = client.get(url)
+        assert "default-src 'self'" in response["Content-Security-Policy"], url
+        assert not INLINE_CODE.search(_html(response)), (url, INLINE_CODE.search(_html(response)))
