@@ -614,3 +614,12 @@ def test_every_page_sends_a_content_security_policy_that_its_markup_lives_within
         response = client.get(url)
         assert "default-src 'self'" in response["Content-Security-Policy"], url
         assert not INLINE_CODE.search(_html(response)), (url, INLINE_CODE.search(_html(response)))
+
+
+def test_djangos_debug_error_pages_keep_their_inline_styles_when_debug_is_on(
+    client: Client, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.DEBUG = True
+    missing = client.get("/documents/999999/")
+    assert missing.status_code == 404 and "Content-Security-Policy" not in missing
+    assert "Content-Security-Policy" in client.get("/")
