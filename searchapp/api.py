@@ -19,10 +19,17 @@ except ImportError:  # pragma: no cover - depends on the installed django-ninja
 
 
 from searchapp import grouping_params as gp
+from searchapp.converters import MAX_ID
 from searchapp.grouping_params import GroupMethod, Method
 from searchapp.models import Document
 from searchapp.selectors.documents import document_detail
-from searchapp.selectors.search import Hit, SearchPage, SearchParameterError, search_grouped
+from searchapp.selectors.search import (
+    MAX_QUERY_LENGTH,
+    Hit,
+    SearchPage,
+    SearchParameterError,
+    search_grouped,
+)
 
 __all__ = ["api"]
 
@@ -34,8 +41,6 @@ api = NinjaAPI(
     openapi_url="/openapi.json",
     docs_url="/docs",
 )
-
-MAX_ID = 2**63 - 1
 
 
 class ErrorOut(Schema):
@@ -84,7 +89,11 @@ class SearchOut(Schema):
 
 
 class SearchParams(Schema):
-    q: str = Field("", description='the query: words, "phrases", -excluded, OR')
+    q: str = Field(
+        "",
+        max_length=MAX_QUERY_LENGTH,
+        description='the query: words, "phrases", -excluded, OR (at most 1000 characters)',
+    )
     group: GroupMethod = Field(
         "minhash", description="how to fold near-duplicates (none: every group has no members)"
     )

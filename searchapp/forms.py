@@ -20,6 +20,7 @@ from searchapp.grouping_params import (
     MAX_DISTANCE_MIN,
     METHOD_LABELS,
     PAGE_MAX,
+    QUERY_MAX_LENGTH,
     THRESHOLD_MAX,
     THRESHOLD_MIN,
     THRESHOLD_STEP,
@@ -27,7 +28,6 @@ from searchapp.grouping_params import (
 
 # The bounds come from searchapp.grouping_params, the one owner every door shares.
 METHOD_CHOICES = [(method, METHOD_LABELS[method]) for method in GROUP_METHODS]
-QUERY_MAX_LENGTH = 1000
 
 
 def _default_threshold() -> float:
@@ -111,7 +111,22 @@ class SearchForm(forms.Form):
                     initial = field.initial
                     if initial is not None:
                         merged[name] = initial
+            # An over-long query is refused (clean_q), and only its start goes back into the
+            # page (query box, title): the page must not grow with whatever a URL carries.
+            query = str(merged.get("q") or "")
+            self._query_length = len(query.strip())
+            if len(query) > QUERY_MAX_LENGTH:
+                merged["q"] = query[:QUERY_MAX_LENGTH]
             self.data = merged
+
+    def clean_q(self) -> str:
+        if getattr(self, "_query_length", 0) > QUERY_MAX_LENGTH:
+            raise forms.ValidationError(
+                "The query is too long: at most %(limit)s characters (it has %(length)s).",
+                code="max_length",
+                params={"limit": QUERY_MAX_LENGTH, "length": f"{self._query_length:,}"},
+            )
+        return self.cleaned_data["q"]
 
     def clean_group(self) -> str:
         return self.cleaned_data.get("group") or settings.DEDUP_DEFAULT_METHOD

@@ -40,6 +40,7 @@ __all__ = [
     "NUM_PERM_MIN",
     "PAGE_MAX",
     "PER_PAGE_MAX",
+    "QUERY_MAX_LENGTH",
     "SHINGLE_SIZE_MAX",
     "SHINGLE_SIZE_MIN",
     "THRESHOLD_MAX",
@@ -86,6 +87,8 @@ LIMIT_MIN = 1
 LIMIT_MAX = 1000
 PER_PAGE_MAX = 100
 PAGE_MAX = 10_000
+# Longer queries are refused: nobody types more, and every page and response echoes the query.
+QUERY_MAX_LENGTH = 1000
 
 
 class ParameterError(ValueError):

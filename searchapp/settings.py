@@ -45,11 +45,15 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "django.contrib.humanize",
     "axes",
+    # Listed so /api/docs is served from django-ninja's own static files (its fallback loads
+    # Swagger UI from a CDN with an inline script, which the Content-Security-Policy blocks).
+    "ninja",
     "searchapp",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "searchapp.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -78,6 +82,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "searchapp.context_processors.search_access",
             ],
         },
     },
@@ -119,7 +124,11 @@ STORAGES = {
 WHITENOISE_USE_FINDERS = True
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(VAR_DIR / "media")))
 
-LOGIN_URL = "/admin/login/"
+# The site's login page: any active user can sign in there (the admin's login refuses non-staff,
+# which locked ordinary users out when SEARCH_REQUIRE_LOGIN was on). django-axes guards both.
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
 
 # Security headers that cost nothing on plain HTTP and matter behind TLS.
 SESSION_COOKIE_HTTPONLY = True
@@ -130,6 +139,25 @@ X_FRAME_OPTIONS = "DENY"
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+# HSTS (sent over HTTPS only): browsers then refuse plain HTTP to this host for that long, so it
+# is off on plain HTTP and a year once the site redirects to HTTPS. Set it yourself when TLS
+# ends at a proxy that does the redirecting (SECURE_SSL_REDIRECT=0 there).
+SECURE_HSTS_SECONDS = env_int(
+    "SECURE_HSTS_SECONDS", 365 * 24 * 3600 if SECURE_SSL_REDIRECT else 0, minimum=0
+)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", False)
+SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+# Extending HSTS to every subdomain, or asking browsers to preload it, binds hosts this app does
+# not run: the domain owner opts in with the two variables above, so check --deploy's advice to
+# turn them on (W005, W021) is silenced rather than followed by default.
+SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021"]
+# Everything the pages load is served by this site (htmx is vendored, the API docs come from
+# django-ninja's static files); data: images are the API docs' icons. Empty: no header.
+CONTENT_SECURITY_POLICY = env_str(
+    "CONTENT_SECURITY_POLICY",
+    "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'self'; "
+    "form-action 'self'; frame-ancestors 'none'",
+)
 
 # Login rate limiting (django-axes): lock an IP+username after N failures for a while.
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 5, minimum=1)

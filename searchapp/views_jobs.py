@@ -1,5 +1,10 @@
 """Job progress partial (polled by htmx every second until the job finishes), cancel, and the
-background-signing status fragment."""
+background-signing status fragment.
+
+Jobs are started by staff (uploads, rebuilds) and their progress names files, corpora and bad
+records, so the progress partial is staff-only like the staff pages; everyone else only learns
+from the status fragment that background work is under way.
+"""
 
 from __future__ import annotations
 
@@ -13,6 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 from searchapp.models import Job
 from searchapp.selectors.jobs import job_progress, pipeline_status
 from searchapp.services.jobs import job_cancel
+from searchapp.staff.views import staff_required
 from searchapp.views import search_login_required
 
 
@@ -23,6 +29,7 @@ def _job_or_404(job_id: int) -> Job:
         raise Http404("No such job") from None
 
 
+@staff_required
 @require_GET
 def job_progress_view(request: HttpRequest, job_id: int) -> HttpResponse:
     return render(request, "jobs/progress.html", {"job": _job_or_404(job_id)})

@@ -46,6 +46,8 @@ __all__ = [
 GROUP_CHOICES = gp.GROUP_METHODS
 # A search parameter out of range; ``field`` names it, ``message`` says what is allowed.
 SearchParameterError = gp.ParameterError
+# Longer queries are refused: nobody types more, and every page and response echoes the query.
+MAX_QUERY_LENGTH = gp.QUERY_MAX_LENGTH
 
 
 @dataclass(frozen=True)
@@ -113,6 +115,13 @@ class Comparison:
 
 
 # --- parameters ------------------------------------------------------------------------------
+
+
+def _check_query(query: str) -> None:
+    if len(query) > MAX_QUERY_LENGTH:
+        raise SearchParameterError(
+            "q", f"must be at most {MAX_QUERY_LENGTH} characters, got {len(query):,}"
+        )
 
 
 def _check_params(
@@ -351,6 +360,7 @@ def search_grouped(
     Raises SearchParameterError for a parameter out of range; never for what the query says
     (a query the database cannot use falls back to plain words, with a message).
     """
+    _check_query(query)
     group, threshold, max_distance, limit, page, per_page = _check_params(
         group or settings.DEDUP_DEFAULT_METHOD,
         threshold,
@@ -392,6 +402,7 @@ def compare_search(
     """The same query grouped and ungrouped (one full-text search, one grouping)."""
     if group == "none":
         raise SearchParameterError("group", "compare needs minhash or simhash")
+    _check_query(query)
     group, threshold, max_distance, limit, _, per_page = _check_params(
         group,
         threshold,

@@ -7,6 +7,7 @@ from typing import Any
 from django import forms
 
 from searchapp import grouping_params as gp
+from searchapp.converters import MAX_ID
 from searchapp.models import DedupSettings, DuplicateDecision
 
 SHINGLE_KINDS = [("word", "Words"), ("char", "Characters")]
@@ -71,8 +72,9 @@ class DedupSettingsForm(forms.Form):
 
 
 class DecisionForm(forms.Form):
-    a = forms.IntegerField(min_value=1)
-    b = forms.IntegerField(min_value=1)
+    # Bounded like the URL ids: a larger number would overflow the database driver (a 500).
+    a = forms.IntegerField(min_value=1, max_value=MAX_ID)
+    b = forms.IntegerField(min_value=1, max_value=MAX_ID)
     verdict = forms.ChoiceField(choices=[*DuplicateDecision.Verdict.choices, ("clear", "Clear")])
     note = forms.CharField(max_length=500, required=False)
     next = forms.CharField(max_length=2000, required=False)

@@ -1,4 +1,4 @@
-"""Staff URLs, mounted at /staff/ by searchapp/urls.py."""
+"""Staff URLs, mounted at /staff/ by searchapp/urls.py (which registers the ``id`` converter)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,12 @@ app_name = "staff"
 urlpatterns = [
     path("", views.index, name="index"),
     path("upload/", views.upload, name="upload"),
-    path("jobs/<int:job_id>/", views.job_detail, name="job"),
+    path("jobs/<id:job_id>/", views.job_detail, name="job"),
     path("settings/", views.dedup_settings, name="settings"),
     path("settings/preview/", views.dedup_settings_preview, name="settings_preview"),
     path("duplicates/", views.report, name="report"),
     path("duplicates/export.csv", views.report_csv, name="report_csv"),
     path("duplicates/export.json", views.report_json, name="report_json"),
-    path("duplicates/pair/<int:a>/<int:b>/", views.pair, name="pair"),
+    path("duplicates/pair/<id:a>/<id:b>/", views.pair, name="pair"),
     path("decisions/", views.decide, name="decide"),
 ]

@@ -5,9 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from django import template
+from django.conf import settings
 from django.http import QueryDict
+from django.shortcuts import resolve_url
 
 register = template.Library()
+
+# The header's "Log in" link brings the visitor back to the page they were on, unless its
+# address is longer than this: then to the bare path (or nowhere), so a huge query string is
+# never echoed into the header of every page.
+LOGIN_NEXT_MAX_LENGTH = 1000
 
 
 @register.filter
@@ -31,15 +38,40 @@ def milliseconds(value: float | None) -> str:
     return f"{number:.1f} ms" if number < 10 else f"{number:.0f} ms"
 
 
+def _search_parameters(request: Any) -> QueryDict:
+    """The search form's parameters of this request, one value each (the last, as the form reads).
+
+    Links on a results page are built from these only: an unknown parameter, a repeated one or
+    an over-long value in the URL is not copied into every pagination and compare link.
+    """
+    from searchapp.forms import QUERY_MAX_LENGTH, SearchForm
+
+    params = QueryDict(mutable=True)
+    for name in SearchForm.base_fields:
+        value = request.GET.get(name)
+        if value is not None and len(value) <= QUERY_MAX_LENGTH:
+            params[name] = value
+    return params
+
+
+@register.filter
+def short_query(value: str | None) -> str:
+    """The query if it is short enough to be echoed into a link, else ""."""
+    from searchapp.forms import QUERY_MAX_LENGTH
+
+    text = str(value or "")
+    return text if len(text) <= QUERY_MAX_LENGTH else ""
+
+
 @register.simple_tag(takes_context=True)
 def query_with(context: dict[str, Any], **changes: Any) -> str:
-    """The current query string with some parameters replaced (None removes one).
+    """The current search parameters with some replaced (None removes one).
 
     Returned as a plain string: autoescaping turns ``&`` into ``&amp;`` inside attributes, which
     is what HTML expects.
     """
     request = context["request"]
-    params: QueryDict = request.GET.copy()
+    params = _search_parameters(request)
     for key, value in changes.items():
         if value is None:
             params.pop(key, None)
@@ -85,9 +117,24 @@ def grouping_label(page: Any) -> str:
 @register.simple_tag(takes_context=True)
 def compare_query(context: dict[str, Any]) -> str:
     """The compare page's query string for the current search (no page; no "none" method)."""
-    params: QueryDict = context["request"].GET.copy()
+    params = _search_parameters(context["request"])
     params.pop("page", None)
     if params.get("group") == "none":
         params.pop("group")
     encoded = params.urlencode()
     return f"?{encoded}" if encoded else ""
+
+
+@register.simple_tag(takes_context=True)
+def login_url(context: dict[str, Any]) -> str:
+    """The login page's address, with ``next`` set to the current page when it is short enough."""
+    request = context["request"]
+    url = resolve_url(settings.LOGIN_URL)
+    target = request.get_full_path()
+    if len(target) > LOGIN_NEXT_MAX_LENGTH:
+        target = request.path
+    if len(target) > LOGIN_NEXT_MAX_LENGTH:
+        return url
+    params = QueryDict(mutable=True)
+    params["next"] = target
+    return f"{url}?{params.urlencode(safe='/')}"

@@ -97,9 +97,9 @@ def test_staff_upload_report_settings_rebuild_and_overrule(page, live_server, st
     base = live_server.url
     assert all(word in text for word in ("Kennacraig",) for text in (BASE, WIRE, EDITED))
 
-    # Staff pages need a login; the admin's login page is the login page.
+    # Staff pages need a login; the site's login page is the login page.
     page.goto(f"{base}/staff/upload/")
-    assert "/admin/login/" in page.url
+    assert "/accounts/login/" in page.url
     page.get_by_label("Username").fill("editor")
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()

@@ -79,6 +79,15 @@ def test_invalid_parameters_are_a_422_naming_the_parameter(
     assert error["loc"][-1] == field and error["msg"]
 
 
+def test_a_100_kb_query_is_a_small_422_naming_q(client: Client) -> None:
+    make_news()
+    response = client.get("/api/search", {"q": '"<é&> solar ' * 8_500})
+    assert response.status_code == 422
+    (error,) = response.json()["detail"]
+    assert error["loc"][-1] == "q" and "at most 1000 characters" in error["msg"]
+    assert len(response.content) < 2_000
+
+
 def test_a_document_comes_with_its_near_duplicates(client: Client) -> None:
     docs = make_news()
     sign_all("minhash")

@@ -82,3 +82,16 @@ def test_the_service_orders_pairs_and_refuses_nonsense(news_signed):
     with pytest.raises(DecisionError, match="No document with id 424242"):
         decision_record(doc_a_id=a, doc_b_id=424242, verdict="same_as")
     assert DuplicateDecision.objects.count() == 1
+
+
+@pytest.mark.parametrize("big_id", [2**63, 10**40])
+def test_a_decision_on_an_id_too_large_for_the_database_is_refused_with_a_message(
+    staff_client, news_signed, big_id
+):
+    solar = news_signed["solar"].pk
+    response = staff_client.post(
+        reverse("staff:decide"), {"a": solar, "b": big_id, "verdict": "same_as"}, follow=True
+    )
+    assert response.status_code == 200
+    assert "Decision not recorded" in response.content.decode()
+    assert not DuplicateDecision.objects.exists()

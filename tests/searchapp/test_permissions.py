@@ -20,7 +20,7 @@ from staff_testing import (
     staff_user,
 )
 
-from searchapp.models import Document, DuplicateDecision
+from searchapp.models import Document, DuplicateDecision, Job
 
 pytestmark = pytest.mark.django_db
 
@@ -58,6 +58,7 @@ STAFF_PAGES: list[tuple[str, str | None]] = [
     ("staff:report_csv", None),
     ("staff:report_json", None),
     ("staff:pair", "pair"),
+    ("job-progress", "job"),  # the live progress partial of a job (polled by the staff pages)
 ]
 
 
@@ -106,7 +107,8 @@ def test_admin_pages_open_for_staff(admin_objects, staff_client, name, kind):
 def test_staff_pages_send_anonymous_visitors_to_the_login_page(admin_objects, name, kind):
     response = Client().get(staff_url(name, kind, admin_objects))
     assert response.status_code == 302
-    assert response["Location"].startswith("/admin/login/")
+    # The site's login page, where staff and ordinary users alike sign in.
+    assert response["Location"].startswith("/accounts/login/")
 
 
 @pytest.mark.parametrize(("name", "kind"), STAFF_PAGES)
@@ -284,6 +286,47 @@ def test_search_is_open_to_anonymous_visitors_unless_login_is_required(settings,
     response = Client().get(reverse("search"), {"q": "storm"})
     if require_login:
         assert response.status_code == 302
-        assert response["Location"].startswith("/admin/login/")
+        assert response["Location"].startswith("/accounts/login/")
     else:
         assert response.status_code == 200
+
+
+@pytest.fixture
+def running_import(db) -> Job:  # type: ignore[no-untyped-def]
+    """An import under way whose file name, corpus and bad records are staff business."""
+    return Job.objects.create(
+        kind=Job.Kind.IMPORT,
+        state=Job.State.RUNNING,
+        total=10,
+        done=3,
+        params={"name": "payroll-2024.csv", "corpus": "hr-private"},
+        message="Reading payroll-2024.csv into hr-private",
+        errors=[{"source": "payroll-2024.csv", "line": 7, "error": "J. Smith: not a number"}],
+    )
+
+
+JOB_DETAILS = ("payroll-2024.csv", "hr-private", "J. Smith")
+
+
+@pytest.mark.parametrize("who", ["anonymous", "ordinary"])
+def test_nobody_but_staff_sees_a_jobs_progress_or_details(running_import, ordinary_client, who):
+    client = Client() if who == "anonymous" else ordinary_client
+    progress = client.get(reverse("job-progress", args=[running_import.pk]))
+    assert progress.status_code == (302 if who == "anonymous" else 403)
+    status = client.get(reverse("pipeline-status"))
+    assert status.status_code == 200
+    shown = progress.content.decode() + status.content.decode()
+    for detail in JOB_DETAILS:
+        assert detail not in shown
+    # They are told background work is under way, and their page polls no job it cannot read.
+    assert "1 background job running" in status.content.decode()
+    assert reverse("job-progress", args=[running_import.pk]) not in shown
+
+
+def test_staff_follow_a_running_job_live_from_the_status_fragment(running_import, staff_client):
+    status = staff_client.get(reverse("pipeline-status")).content.decode()
+    progress_url = reverse("job-progress", args=[running_import.pk])
+    assert f'hx-get="{progress_url}"' in status
+    progress = staff_client.get(progress_url).content.decode()
+    for detail in JOB_DETAILS:
+        assert detail in progress

@@ -47,21 +47,36 @@ def test_lists_and_choices_are_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
         env_choice("SOME_METHOD", "minhash", ("minhash", "simhash"))
 
 
-def _start_django(**env: str) -> subprocess.CompletedProcess[str]:
-    clean = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in {"SECRET_KEY", "DEBUG", "PYTEST_CURRENT_TEST"}
-    }
+# Variables of the security settings: a test sets its own, whatever the caller's shell has.
+_SECURITY_VARIABLES = {
+    "SECRET_KEY",
+    "DEBUG",
+    "PYTEST_CURRENT_TEST",
+    "SECURE_SSL_REDIRECT",
+    "SECURE_COOKIES",
+    "SECURE_HSTS_SECONDS",
+    "SECURE_HSTS_INCLUDE_SUBDOMAINS",
+    "SECURE_HSTS_PRELOAD",
+    "CONTENT_SECURITY_POLICY",
+}
+PRODUCTION_SECRET_KEY = "a-long-random-production-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz"
+
+
+def _django(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
+    clean = {k: v for k, v in os.environ.items() if k not in _SECURITY_VARIABLES}
     clean.update(env, DJANGO_SETTINGS_MODULE="searchapp.settings")
     return subprocess.run(
-        [sys.executable, "-c", "import django; django.setup(); print('started')"],
+        [sys.executable, *args],
         cwd=ROOT,
         env=clean,
         capture_output=True,
         text=True,
         timeout=60,
     )
+
+
+def _start_django(**env: str) -> subprocess.CompletedProcess[str]:
+    return _django(["-c", "import django; django.setup(); print('started')"], **env)
 
 
 def test_production_refuses_the_built_in_secret_key() -> None:
@@ -79,3 +94,38 @@ def test_production_starts_with_a_real_secret_key() -> None:
 def test_debug_is_off_and_csrf_is_on_by_default() -> None:
     assert settings.DEBUG is False
     assert "django.middleware.csrf.CsrfViewMiddleware" in settings.MIDDLEWARE
+
+
+def test_check_deploy_finds_nothing_to_fix_with_the_documented_production_settings() -> None:
+    # The README's production variables behind HTTPS; HSTS follows SECURE_SSL_REDIRECT.
+    result = _django(
+        ["manage.py", "check", "--deploy", "--fail-level", "WARNING"],
+        SECRET_KEY=PRODUCTION_SECRET_KEY,
+        DEBUG="0",
+        SECURE_SSL_REDIRECT="1",
+        SECURE_COOKIES="1",
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("env", "seconds"),
+    [
+        ({}, 0),  # plain HTTP (make run, a first try): no HSTS, it would stick in browsers
+        ({"SECURE_SSL_REDIRECT": "1"}, 31_536_000),  # HTTPS only: a year of HSTS
+        ({"SECURE_SSL_REDIRECT": "1", "SECURE_HSTS_SECONDS": "3600"}, 3600),
+        ({"SECURE_HSTS_SECONDS": "60"}, 60),  # TLS ends at a proxy that redirects itself
+    ],
+)
+def test_hsts_is_off_on_plain_http_and_on_behind_https_unless_set(env, seconds) -> None:  # type: ignore[no-untyped-def]
+    script = "import django; django.setup(); from django.conf import settings; print(settings.SECURE_HSTS_SECONDS)"
+    result = _django(["-c", script], SECRET_KEY=PRODUCTION_SECRET_KEY, DEBUG="0", **env)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == [str(seconds)]
+
+
+def test_a_negative_hsts_duration_stops_the_process() -> None:
+    result = _start_django(DEBUG="1", SECURE_HSTS_SECONDS="-1")
+    assert result.returncode != 0
+    assert "SECURE_HSTS_SECONDS=-1 is below the minimum 0" in result.stderr

@@ -311,6 +311,40 @@ def test_a_very_long_query_is_refused_with_a_message(client: Client) -> None:
     assert "at most 1000 characters" in _html(response)
 
 
+# 100,000 characters that grow when escaped or URL-encoded (&quot; %22, &lt; %3C, é %C3%A9, ...).
+HUGE_QUERY = '"<é&> volcano ' * 7_000
+# The page without any query is about 12 KB; what the query adds must stay a small part of it.
+PAGE_SIZE_LIMIT = 40_000
+
+
+@pytest.mark.parametrize("path", ["/", "/compare/"])
+@pytest.mark.parametrize("htmx", [False, True])
+def test_a_100_kb_query_gets_a_small_page_saying_the_query_is_too_long(
+    client: Client, volcano_corpus: VolcanoCorpus, path: str, htmx: bool
+) -> None:
+    headers = {"HTTP_HX_REQUEST": "true"} if htmx else {}
+    response = client.get(path, {"q": HUGE_QUERY}, **headers)
+    html = _html(response)
+    assert response.status_code == 400
+    assert 'class="form-errors" role="alert"' in html
+    assert "The query is too long: at most 1000 characters (it has 97,999)" in html
+    assert len(response.content) < PAGE_SIZE_LIMIT
+
+
+def test_links_on_a_results_page_carry_only_the_search_parameters(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    junk = "x" * 50_000
+    with override_settings(SEARCH_GROUPS_PER_PAGE=1):
+        # An unknown parameter and a second, huge "q" (the form reads the last one).
+        response = client.get(f"/?q={junk}&q=volcano&junk={junk}")
+    html = _html(response)
+    assert response.status_code == 200
+    assert 'rel="next"' in html  # the pagination and compare links are on the page
+    assert junk[:1000] not in html
+    assert len(response.content) < PAGE_SIZE_LIMIT
+
+
 # --- compare page ------------------------------------------------------------------------------
 
 
@@ -421,6 +455,56 @@ def test_a_missing_document_is_a_404_page(client: Client, volcano_corpus: Volcan
     assert client.get(f"/documents/{volcano_corpus.original.pk}/why/999999/").status_code == 404
 
 
+# Ids past the 64-bit signed range the database columns hold: 2**63 and a number far beyond.
+IMPOSSIBLE_IDS = [2**63, 10**40]
+# Every route that takes an id, with {id} for the impossible one and {doc} for a real document.
+# Staff routes are asked by a staff user, so the id (not the login) decides the answer.
+ID_ROUTES = [
+    ("get", "/documents/{id}/"),
+    ("get", "/documents/{id}/why/{doc}/"),
+    ("get", "/documents/{doc}/why/{id}/"),
+    ("get", "/jobs/{id}/progress/"),
+    ("post", "/jobs/{id}/cancel/"),
+    ("get", "/staff/jobs/{id}/"),
+    ("get", "/staff/duplicates/pair/{id}/{doc}/"),
+    ("get", "/staff/duplicates/pair/{doc}/{id}/"),
+    ("get", "/api/documents/{id}"),
+]
+
+
+@pytest.mark.parametrize("big_id", IMPOSSIBLE_IDS)
+@pytest.mark.parametrize(("method", "route"), ID_ROUTES)
+def test_an_id_too_large_for_the_database_is_not_found_never_a_server_error(
+    client: Client, volcano_corpus: VolcanoCorpus, django_user_model, method, route, big_id
+) -> None:  # type: ignore[no-untyped-def]
+    client.force_login(django_user_model.objects.create_user("ops", is_staff=True))
+    url = route.format(id=big_id, doc=volcano_corpus.original.pk)
+    response = getattr(client, method)(url)
+    # The JSON API answers an impossible id with its 422 validation error, the pages with a 404.
+    assert response.status_code == (422 if url.startswith("/api/") else 404)
+
+
+def test_every_route_taking_an_id_only_matches_ids_the_database_can_hold() -> None:
+    from django.urls import URLPattern, URLResolver, get_resolver
+    from django.urls.converters import IntConverter
+
+    def patterns(resolver: URLResolver, prefix: str = ""):  # type: ignore[no-untyped-def]
+        for entry in resolver.url_patterns:
+            route = prefix + str(entry.pattern)
+            if isinstance(entry, URLResolver):
+                if route != "admin/":  # Django's admin parses its own ids (and 404s on these)
+                    yield from patterns(entry, route)
+            elif isinstance(entry, URLPattern):
+                yield route, entry.pattern.converters
+
+    unbounded = [
+        route
+        for route, converters in patterns(get_resolver())
+        if any(isinstance(c, IntConverter) for c in converters.values())
+    ]
+    assert unbounded == []
+
+
 def test_the_why_page_highlights_shared_passages_side_by_side(
     client: Client, volcano_corpus: VolcanoCorpus
 ) -> None:
@@ -490,6 +574,53 @@ def test_search_requires_login_when_the_setting_says_so(
     for url in ("/?q=volcano", "/compare/?q=volcano", f"/documents/{doc.pk}/"):
         response = client.get(url)
         assert response.status_code == 302
-        assert response["Location"].startswith(reverse("admin:login"))
+        assert response["Location"].startswith(reverse("login"))
     client.force_login(django_user_model.objects.create_user("reader", password="x" * 12))
     assert client.get("/?q=volcano").status_code == 200
+
+
+# An inline <script> (one without src; JSON data blocks are not run), a style attribute or
+# <style> element, or an inline event handler: what a default-src 'self' policy blocks.
+INLINE_CODE = re.compile(
+    r"<script(?![^>]*\bsrc=)(?![^>]*type=\"application/json\")[^>]*>|<style\b|\sstyle=|\son[a-z]+=",
+    re.I,
+)
+
+
+def test_every_page_sends_a_content_security_policy_that_its_markup_lives_within(
+    client: Client, volcano_corpus: VolcanoCorpus, django_user_model
+) -> None:  # type: ignore[no-untyped-def]
+    doc, copy = volcano_corpus.original, volcano_corpus.syndicated
+    public = [
+        "/?q=Grindavik",
+        "/compare/?q=Grindavik",
+        f"/documents/{doc.pk}/",
+        f"/documents/{doc.pk}/why/{copy.pk}/",
+        "/accounts/login/",
+        "/api/docs",
+        "/admin/login/",
+        "/documents/999999/",  # the 404 page
+    ]
+    for url in public:
+        response = client.get(url)
+        policy = response.get("Content-Security-Policy", "")
+        assert "default-src 'self'" in policy, url
+        assert "frame-ancestors 'none'" in policy and "object-src 'none'" in policy, url
+        html = _html(response)
+        assert not INLINE_CODE.search(html), (url, INLINE_CODE.search(html))
+        # Nothing is loaded from another site (the API docs included: they are served locally).
+        assert not re.search(r'src="(https?:)?//|<link[^>]*href="(https?:)?//', html), url
+    client.force_login(django_user_model.objects.create_user("ops", is_staff=True))
+    for url in ("/staff/", "/staff/settings/", "/staff/upload/", "/admin/"):
+        response = client.get(url)
+        assert "default-src 'self'" in response["Content-Security-Policy"], url
+        assert not INLINE_CODE.search(_html(response)), (url, INLINE_CODE.search(_html(response)))
+
+
+def test_djangos_debug_error_pages_keep_their_inline_styles_when_debug_is_on(
+    client: Client, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.DEBUG = True
+    missing = client.get("/documents/999999/")
+    assert missing.status_code == 404 and "Content-Security-Policy" not in missing
+    assert "Content-Security-Policy" in client.get("/")
