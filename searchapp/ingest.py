@@ -25,7 +25,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
-from typing import BinaryIO
+from typing import IO, BinaryIO
 
 __all__ = [
     "DOCUMENT_SUFFIXES",
@@ -338,7 +338,7 @@ class _Budget:
         self.used = 0
         self.archive = archive
 
-    def read(self, stream: BinaryIO, declared: int, member: str) -> bytes:
+    def read(self, stream: IO[bytes], declared: int, member: str) -> bytes:
         # Read at most one byte past the declared size so a lying header is caught.
         chunks: list[bytes] = []
         remaining = declared + 1

@@ -114,7 +114,7 @@ def documents_ingest(
     corpus: Corpus,
     records: Iterable[Record | RecordError],
     batch_size: int | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int], object] | None = None,  # its result is ignored (tqdm.update)
 ) -> IngestReport:
     """Create or update the corpus's documents from ``records``; record errors are collected.
 
