@@ -182,7 +182,9 @@ class DuplicateDecisionForm(forms.ModelForm):
         fields = ("doc_a", "doc_b", "verdict", "note")
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        # The same dict super().clean() returns (typed "| None", as overrides may return nothing).
+        data = self.cleaned_data
         a, b = data.get("doc_a"), data.get("doc_b")
         if a is not None and b is not None:
             if a.pk == b.pk:

@@ -7,6 +7,7 @@ to the form, never an exception.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from django import forms
@@ -42,6 +43,16 @@ def _default_max_distance() -> int:
     from searchapp.selectors.dedup_settings import default_max_distance
 
     return default_max_distance()
+
+
+def _mutable_copy(data: Mapping[str, Any]) -> MutableMapping[str, Any]:
+    """A copy of a bound form's data that defaults can be written into.
+
+    The pages bind request.GET, a QueryDict (a dict subclass whose copy() is mutable).
+    """
+    if isinstance(data, dict):
+        return data.copy()
+    return dict(data)
 
 
 class RangeInput(forms.NumberInput):
@@ -101,11 +112,13 @@ class SearchForm(forms.Form):
         self.fields["group"].initial = settings.DEDUP_DEFAULT_METHOD
         self.fields["threshold"].initial = _default_threshold()
         self.fields["max_distance"].initial = _default_max_distance()
-        self.fields["limit"].initial = settings.SEARCH_RESULT_LIMIT
-        self.fields["limit"].max_value = LIMIT_MAX
+        limit_field = self.fields["limit"]
+        assert isinstance(limit_field, forms.IntegerField)  # declared above
+        limit_field.initial = settings.SEARCH_RESULT_LIMIT
+        limit_field.max_value = LIMIT_MAX
         # A value missing from the query string means "the default", so the form re-renders it.
         if self.is_bound:
-            merged = self.data.copy()
+            merged = _mutable_copy(self.data)
             for name, field in self.fields.items():
                 if name not in merged or merged.get(name) in ("", None):
                     initial = field.initial
@@ -155,8 +168,10 @@ class CompareForm(SearchForm):
     def __init__(self, data: Any = None, *args: Any, **kwargs: Any) -> None:
         super().__init__(data, *args, **kwargs)
         del self.fields["page"]
+        group_field = self.fields["group"]
+        assert isinstance(group_field, forms.ChoiceField)  # declared on SearchForm
         # "none" on both sides would compare a list with itself.
-        self.fields["group"].choices = [c for c in METHOD_CHOICES if c[0] != "none"]
+        group_field.choices = [c for c in METHOD_CHOICES if c[0] != "none"]
 
 
 class DocumentMethodForm(forms.Form):
@@ -174,7 +189,7 @@ class DocumentMethodForm(forms.Form):
         super().__init__(data, *args, **kwargs)
         self.fields["method"].initial = settings.DEDUP_DEFAULT_METHOD
         if self.is_bound and not self.data.get("method"):
-            merged = self.data.copy()
+            merged = _mutable_copy(self.data)
             merged["method"] = settings.DEDUP_DEFAULT_METHOD
             self.data = merged
 

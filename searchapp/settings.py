@@ -24,9 +24,13 @@ DEBUG = env_bool("DEBUG", False)
 _DEV_SECRET_KEY = "dev-insecure-secret-key-change-me"
 SECRET_KEY = env_str("SECRET_KEY", _DEV_SECRET_KEY)
 # The test runner imports these settings before any test code can set variables, so a pytest
-# process is the one place the development key is tolerated with DEBUG off.
+# process is one place the development key is tolerated with DEBUG off.
 _UNDER_PYTEST = "pytest" in sys.modules
-if SECRET_KEY == _DEV_SECRET_KEY and not DEBUG and not _UNDER_PYTEST:
+# The other is mypy: django-stubs' plugin imports these settings (django.setup()) to learn the
+# models, and neither serves requests nor signs anything. Tolerating it here keeps a bare `mypy`
+# (and `make lint`) working without exporting DEBUG=1, which would type-check nothing different.
+_UNDER_MYPY_PLUGIN = "mypy_django_plugin" in sys.modules
+if SECRET_KEY == _DEV_SECRET_KEY and not DEBUG and not (_UNDER_PYTEST or _UNDER_MYPY_PLUGIN):
     raise ImproperlyConfigured(
         "SECRET_KEY is not set: refusing to start with the built-in development key "
         "while DEBUG is off. "

@@ -61,6 +61,7 @@ class DecodedSignatures:
         """A (n, ...) array with these rows at ``positions`` and empty rows elsewhere
         (``EMPTY_VALUE`` slots for MinHash, fingerprint 0 for SimHash): what the engine's
         ``group_ranked`` takes together with a ``valid`` mask."""
+        out: np.ndarray
         if self.method == "minhash":
             out = np.full((n, self.values.shape[1]), EMPTY_VALUE, dtype=np.uint32)
         else:

@@ -58,8 +58,9 @@ def _render(
     context: dict[str, Any],
     status: int = 200,
 ) -> HttpResponse:
-    is_fragment = bool(fragment_template) and _is_htmx_fragment_request(request)
-    template = fragment_template if is_fragment else page_template
+    template, is_fragment = page_template, False
+    if fragment_template and _is_htmx_fragment_request(request):
+        template, is_fragment = fragment_template, True
     # A fragment carries its page's <title> at its root: htmx moves it to document.title.
     response = render(request, template, {**context, "is_fragment": is_fragment}, status=status)
     patch_vary_headers(response, ["HX-Request"])

@@ -60,7 +60,7 @@ class PostgresFTSBackend:
         positive, excluded = compile_websearch(parsed)
         sentinels = Sentinels.new()
         query_sql = "websearch_to_tsquery(%s::regconfig, %s)"
-        params: list[object] = [CONFIG, positive]
+        params: list[str] = [CONFIG, positive]
         if excluded:
             query_sql = f"({query_sql} && !! websearch_to_tsquery(%s::regconfig, %s))"
             params += [CONFIG, excluded]
@@ -98,7 +98,7 @@ class PostgresFTSBackend:
                     "websearch_to_tsquery(%s::regconfig, %s), %s)"
                     for _ in units
                 )
-                score_params: list[object] = [
+                score_params: list[float | str] = [
                     x
                     for idf, u in zip(idfs, units, strict=True)
                     for x in (idf, RANK_WEIGHTS, CONFIG, u, RANK_NORMALIZATION)

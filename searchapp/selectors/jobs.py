@@ -51,7 +51,12 @@ def broker_reachable() -> tuple[bool, str]:
     ok, error = True, ""
     try:
         with app.connection_for_write(url) as conn:
-            conn.ensure_connection(max_retries=1, timeout=settings.CELERY_BROKER_CONNECT_TIMEOUT)
+            conn.ensure_connection(
+                max_retries=1,
+                # kombu-stubs say int, but kombu only adds it to time() (fractions work); rounding
+                # would change the timeout (0.5 s -> 0 would mean none at all).
+                timeout=settings.CELERY_BROKER_CONNECT_TIMEOUT,  # type: ignore[arg-type]
+            )
     except Exception as exc:  # any transport error means "not reachable"; the message says why
         ok, error = False, f"{type(exc).__name__}: {exc}"[:300]
     _broker_cache[url] = (time.monotonic(), ok, error)

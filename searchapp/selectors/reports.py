@@ -29,6 +29,7 @@ from searchapp.models import (
     Corpus,
     Document,
     DuplicateDecision,
+    Job,
     Signature,
     SignatureSet,
 )
@@ -327,9 +328,7 @@ def decision_metrics(*, method: str = "minhash") -> DecisionMetrics:
     )
 
 
-def recent_jobs(*, kind: str | None = None, limit: int = 10):
-    from searchapp.models import Job
-
+def recent_jobs(*, kind: str | None = None, limit: int = 10) -> list[Job]:
     qs = Job.objects.all()
     if kind:
         qs = qs.filter(kind=kind)

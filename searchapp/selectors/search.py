@@ -175,7 +175,7 @@ def _load_hits(result: BackendResult) -> list[Hit]:
             "id", "external_id", "title", "url"
         )
     }
-    hits = []
+    hits: list[Hit] = []
     for backend_hit in result.hits:
         row = docs.get(backend_hit.document_id)
         if row is None:  # deleted between the full-text query and this one
@@ -429,7 +429,9 @@ def compare_search(
         per_page=per_page,
         limit=limit,
     )
-    singletons = [(i, []) for i in range(len(folded.hits))]
+    singletons: list[tuple[int, list[tuple[int, float]]]] = [
+        (i, []) for i in range(len(folded.hits))
+    ]
     ungrouped = _page(
         folded,
         query=query,

@@ -58,7 +58,7 @@ class StoredSignature(NamedTuple):
     """What grouping needs of a stored signature (a plain row: no model instance to build)."""
 
     document_id: int
-    data: bytes
+    data: bytes | memoryview  # BinaryField: memoryview on some database drivers
     fingerprint: int | None
     is_empty: bool
     content_hash: str

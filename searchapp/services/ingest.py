@@ -156,7 +156,7 @@ def documents_ingest(
     corpus: Corpus | str,
     records: Iterable[Record | RecordError],
     batch_size: int | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int], object] | None = None,  # its result is ignored (tqdm.update)
     report: IngestReport | None = None,
 ) -> IngestReport:
     """Create or update the corpus's documents from ``records``; record errors are collected.

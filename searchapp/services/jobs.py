@@ -164,6 +164,17 @@ def _fault_hook(chunk: JobChunk) -> None:
         )
 
 
+def _rebuild_set_id(job: Job) -> int:
+    """The id of the set a rebuild job builds.
+
+    Rebuild jobs are created with a set, but the foreign key is SET_NULL: a set deleted during
+    its rebuild reads as missing, with the same error a lookup of a deleted id raises.
+    """
+    if job.signature_set_id is None:
+        raise SignatureSet.DoesNotExist("SignatureSet matching query does not exist.")
+    return job.signature_set_id
+
+
 def _cancelled(job_id: int) -> bool:
     return (
         Job.objects.filter(pk=job_id).exclude(state__in=_RUNNING_STATES).exists()
@@ -191,7 +202,7 @@ def job_chunk_run(*, chunk_id: int) -> str:
         Job.objects.filter(pk=job.pk, state=Job.State.QUEUED).update(
             state=Job.State.RUNNING, started_at=timezone.now()
         )
-    signature_set = SignatureSet.objects.get(pk=job.signature_set_id)
+    signature_set = SignatureSet.objects.get(pk=_rebuild_set_id(job))
     _fault_hook(chunk)
     delay = settings.SIGNATURE_CHUNK_DELAY_MS / 1000.0
     for _ in documents_sign_range(
@@ -229,7 +240,7 @@ def _chunk_finish(*, chunk_id: int) -> str:
 
 def _job_finish(*, job: Job) -> None:
     """Inside the caller's transaction (job row locked): activate the set and close the job."""
-    signature_set = SignatureSet.objects.select_for_update().get(pk=job.signature_set_id)
+    signature_set = SignatureSet.objects.select_for_update().get(pk=_rebuild_set_id(job))
     signature_set_activate(signature_set=signature_set)
     job.state = Job.State.DONE
     job.finished_at = timezone.now()
@@ -280,9 +291,10 @@ def job_chunk_fail(*, chunk_id: int, error: str) -> None:
                 "the active version is unchanged"
             )
             fields += ["state", "finished_at", "message"]
-            SignatureSet.objects.filter(
-                pk=job.signature_set_id, state=SignatureSet.State.BUILDING
-            ).update(state=SignatureSet.State.FAILED)
+            if job.signature_set_id is not None:  # None: the set was deleted, nothing to fail
+                SignatureSet.objects.filter(
+                    pk=job.signature_set_id, state=SignatureSet.State.BUILDING
+                ).update(state=SignatureSet.State.FAILED)
         job.save(update_fields=fields)
     logger.error("rebuild job %s: chunk %s failed: %s", chunk.job_id, chunk.index, error)
 

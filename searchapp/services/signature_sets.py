@@ -206,7 +206,7 @@ def signature_set_build_inline(
     *,
     method: str,
     params: dict[str, Any] | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Callable[[int], object] | None = None,  # its result is ignored (tqdm.update)
 ) -> SignatureSet:
     """Build a whole set synchronously, batch by batch, then activate it (tests, `make run`).
 

@@ -80,7 +80,9 @@ class DecisionForm(forms.Form):
     next = forms.CharField(max_length=2000, required=False)
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        # The same dict super().clean() returns (typed "| None", as overrides may return nothing).
+        data = self.cleaned_data
         if data.get("a") is not None and data.get("a") == data.get("b"):
             raise forms.ValidationError("A decision needs two different documents.")
         return data

@@ -17,6 +17,7 @@ from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
@@ -30,11 +31,11 @@ from searchapp.services import settings_change, uploads
 from searchapp.staff.forms import DecisionForm, DedupSettingsForm, UploadForm
 
 
-def staff_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+def staff_required(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
     """Login page for anonymous visitors, 403 for users who are not staff."""
 
     @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
         if not (request.user.is_active and request.user.is_staff):
@@ -135,7 +136,7 @@ def dedup_settings(request: HttpRequest) -> HttpResponse:
         if form.is_valid() and preview_error is None:
             if request.POST.get("confirm") == "yes":
                 try:
-                    _, job = settings_change.dedup_settings_update(
+                    _, started_job = settings_change.dedup_settings_update(
                         method=form.cleaned_data["method"],
                         shingle=form.shingle,
                         num_perm=form.cleaned_data["num_perm"],
@@ -146,8 +147,10 @@ def dedup_settings(request: HttpRequest) -> HttpResponse:
                 except ValueError as exc:
                     form.add_error(None, str(exc))
                 else:
-                    messages.success(request, f"Settings saved; rebuild job #{job.pk} started.")
-                    return redirect(f"{reverse('staff:settings')}?job={job.pk}")
+                    messages.success(
+                        request, f"Settings saved; rebuild job #{started_job.pk} started."
+                    )
+                    return redirect(f"{reverse('staff:settings')}?job={started_job.pk}")
             else:
                 # First POST: show what will change and ask for confirmation.
                 return render(
@@ -168,7 +171,7 @@ def dedup_settings(request: HttpRequest) -> HttpResponse:
         )
     form = DedupSettingsForm(initial=DedupSettingsForm.initial_from(current))
     preview = settings_change.lsh_preview(threshold=current.threshold, num_perm=current.num_perm)
-    job = None
+    job: Job | None = None
     job_id = request.GET.get("job", "")
     if job_id.isdigit():
         job = Job.objects.filter(pk=int(job_id)).first()
@@ -348,7 +351,9 @@ def decide(request: HttpRequest) -> HttpResponse:
     if not form.is_valid():
         messages.error(
             request,
-            "Decision not recorded: " + "; ".join(e for errs in form.errors.values() for e in errs),
+            "Decision not recorded: "
+            # Iterating an ErrorList gives the messages as str; the stubs type its raw items.
+            + "; ".join(str(e) for errs in form.errors.values() for e in errs),
         )
         return redirect(next_url)
     a, b, verdict = form.cleaned_data["a"], form.cleaned_data["b"], form.cleaned_data["verdict"]
