@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
@@ -37,9 +38,7 @@ def test_markup_in_a_document_is_text_on_the_search_page(page, live_server, news
     _assert_shown_as_text(page, watch, news_corpus.payload)
     # And after htmx swaps in the ungrouped results.
     page.get_by_label("Fold near-duplicates with").select_option("none")
-    page.wait_for_function(
-        "document.querySelector('.summary-counts').textContent.includes('not grouped')"
-    )
+    expect(page.locator(".summary-counts")).to_contain_text("not grouped")
     assert page.locator(f"#hit-{news_corpus.evil_id}").inner_text() == news_corpus.evil_title
     _assert_shown_as_text(page, watch, news_corpus.payload)
 

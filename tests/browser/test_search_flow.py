@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
 
@@ -43,7 +44,7 @@ def test_a_reader_opens_a_folded_group_asks_why_and_compares(page, live_server, 
     assert page.url == url_before
     why.click()  # a second click folds it away
     panel_id = f"why-{news_corpus.original_id}-{news_corpus.syndicated_id}"
-    page.wait_for_function(f"document.getElementById('{panel_id}').childElementCount === 0")
+    expect(page.locator(f"#{panel_id} > *")).to_have_count(0)
     assert why.get_attribute("aria-expanded") == "false"
 
     page.get_by_role("link", name="Compare grouped with ungrouped").click()
@@ -68,32 +69,24 @@ def test_changing_the_method_reruns_the_search_in_place(page, live_server, news_
     assert not page.get_by_label("Max. distance (bits)").is_visible()
 
     page.get_by_label("Fold near-duplicates with").select_option("none")
-    page.wait_for_function(
-        "document.querySelector('.summary-counts').textContent.includes('not grouped')"
-    )
+    expect(page.locator(".summary-counts")).to_contain_text("not grouped")
     assert page.locator("details.similar").count() == 0
     assert "group=none" in page.url
     assert page.title().startswith(QUERY)
     assert page.evaluate("window.__sameDocument") is True  # no full reload
 
     page.get_by_label("Fold near-duplicates with").select_option("minhash")
-    page.wait_for_function(
-        "document.querySelector('.summary-counts').textContent.includes('1 group')"
-    )
+    expect(page.locator(".summary-counts")).to_contain_text("1 group")
     # The slider to 1.0: the correction (about 93% similar) no longer folds.
     slider = page.get_by_label("Similarity threshold")
     slider.fill("1")
-    page.wait_for_function(
-        "!document.querySelector('.summary-counts').textContent.includes(' 1 group ')"
-    )
+    expect(page.locator(".summary-counts")).not_to_contain_text(" 1 group ")
     assert page.locator("#id_threshold-value").inner_text() == "1.00"
     assert "threshold=1" in page.url
     assert page.evaluate("window.__sameDocument") is True
 
     page.go_back()
-    page.wait_for_function(
-        "document.querySelector('.summary-counts').textContent.includes('1 group')"
-    )
+    expect(page.locator(".summary-counts")).to_contain_text("1 group")
 
 
 def test_search_works_without_javascript(new_page, live_server, news_corpus):  # type: ignore[no-untyped-def]

@@ -16,6 +16,7 @@ import re
 import zipfile
 
 import pytest
+from playwright.sync_api import expect
 
 from dedup import optimal_params
 
@@ -142,10 +143,7 @@ def test_staff_upload_report_settings_rebuild_and_overrule(page, live_server, st
     assert choice.inner_text() == f"{before.bands} bands × {before.rows} rows"
     page.get_by_label("Similarity threshold").fill("0.5")
     page.get_by_label("Similarity threshold").dispatch_event("change")
-    page.wait_for_function(
-        "expected => document.querySelector('.lsh-choice strong').textContent === expected",
-        arg=f"{after.bands} bands × {after.rows} rows",
-    )
+    expect(page.locator(".lsh-choice strong")).to_have_text(f"{after.bands} bands × {after.rows} rows")
     assert (
         page.locator("svg.s-curve title").first.text_content()
         == f"S-curve for {after.bands} bands × {after.rows} rows"
