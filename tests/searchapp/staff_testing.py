@@ -21,6 +21,21 @@ def fast_password_hashing(settings):  # type: ignore[no-untyped-def]
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+def settings_form(**overrides: object) -> dict[str, object]:
+    """The dedup settings form as staff submit it (confirmed), with ``overrides``."""
+    data: dict[str, object] = {
+        "method": "minhash",
+        "shingle_kind": "word",
+        "shingle_size": 5,
+        "num_perm": 64,
+        "threshold": 0.8,
+        "simhash_max_distance": 3,
+        "confirm": "yes",
+    }
+    data.update(overrides)
+    return data
+
+
 def make_user(username: str, *, staff: bool) -> User:
     user = User.objects.create_user(username=username, password=PASSWORD, is_staff=staff)
     if staff:

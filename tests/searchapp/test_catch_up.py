@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 from factories import make_news, sign_all
-from staff_testing import staff_client, staff_user  # noqa: F401 - fixtures
+from staff_testing import settings_form, staff_client, staff_user  # noqa: F401 - fixtures
 
 from searchapp import publishing
 from searchapp.models import Job
@@ -24,16 +24,7 @@ def test_dedup_settings_saved_during_an_outage_are_rebuilt_when_the_broker_retur
         outage.setattr(publishing, "publish_many", lambda *args, **kwargs: False)
         with django_capture_on_commit_callbacks(execute=True):
             response = staff_client.post(
-                reverse("staff:settings"),
-                {
-                    "method": "minhash",
-                    "shingle_kind": "word",
-                    "shingle_size": 5,
-                    "num_perm": 64,
-                    "threshold": 0.9,
-                    "simhash_max_distance": 3,
-                    "confirm": "yes",
-                },
+                reverse("staff:settings"), settings_form(threshold=0.9)
             )
         assert response.status_code == 302
         job = Job.objects.filter(kind=Job.Kind.REBUILD).latest("pk")

@@ -8,7 +8,7 @@ import random
 import pytest
 from django.urls import reverse
 from factories import make_corpus, make_document, sign_all
-from staff_testing import staff_client, staff_user  # noqa: F401 - fixtures
+from staff_testing import settings_form, staff_client, staff_user  # noqa: F401 - fixtures
 
 from searchapp import grouping_params as gp
 from searchapp.models import DedupSettings, SignatureSet
@@ -77,15 +77,7 @@ def test_every_door_accepts_the_edges_of_the_ranges(
     assert api_doc.status_code == 200
     saved = staff_client.post(
         reverse("staff:settings"),
-        {
-            "method": "minhash",
-            "shingle_kind": "word",
-            "shingle_size": 5,
-            "num_perm": 64,
-            "threshold": threshold,
-            "simhash_max_distance": max_distance,
-            "confirm": "yes",
-        },
+        settings_form(threshold=threshold, simhash_max_distance=max_distance),
     )
     assert saved.status_code == 302
     # What staff saved is then the search page's default, and the page accepts it.
@@ -115,18 +107,7 @@ def test_every_door_refuses_just_outside_the_ranges_with_the_field_named(
 def test_staff_cannot_save_a_threshold_that_search_would_refuse(staff_client, client) -> None:  # noqa: F811
     # The settings form allowed 0.1-0.99 while search allowed 0.5-1.0: saving 0.3 made every
     # plain search a 400.
-    response = staff_client.post(
-        reverse("staff:settings"),
-        {
-            "method": "minhash",
-            "shingle_kind": "word",
-            "shingle_size": 5,
-            "num_perm": 64,
-            "threshold": 0.3,
-            "simhash_max_distance": 3,
-            "confirm": "yes",
-        },
-    )
+    response = staff_client.post(reverse("staff:settings"), settings_form(threshold=0.3))
     assert response.status_code == 400
     assert "greater than or equal to 0.5" in response.content.decode()
     assert DedupSettings.objects.filter(threshold=0.3).count() == 0

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pipeline_testing import ROOT, Workers, make_documents, wait_for, worker_pool
+from pipeline_testing import CLOSED_BROKER_URL, ROOT, Workers, make_documents, wait_for, worker_pool
 
 from searchapp.models import Document, Job, JobChunk, Signature, SignatureSet
 from searchapp.selectors.signatures import active_signature_set
@@ -16,6 +16,18 @@ from searchapp.services.jobs import job_cancel, signature_set_rebuild
 from searchapp.services.signature_sets import signature_set_build_inline
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
+
+
+def manage_with_broker_down(workers: Workers, *args: str) -> subprocess.CompletedProcess[str]:
+    """``manage.py ARGS`` against the test database with the broker unreachable."""
+    return subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=workers.env(CELERY_BROKER_URL=CLOSED_BROKER_URL, CELERY_BROKER_CONNECT_TIMEOUT="1"),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 @pytest.fixture
@@ -118,15 +130,7 @@ def test_ingest_with_the_broker_down_keeps_documents_pending_until_a_worker_retu
             for i in range(25)
         )
     )
-    env = workers.env(CELERY_BROKER_URL="redis://127.0.0.1:1/15", CELERY_BROKER_CONNECT_TIMEOUT="1")
-    result = subprocess.run(
-        [sys.executable, "manage.py", "ingest", str(source), "--corpus", "pipeline"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = manage_with_broker_down(workers, "ingest", str(source), "--corpus", "pipeline")
     assert result.returncode == 0, result.stderr
     stored = Document.objects.filter(external_id__startswith="out-")
     assert stored.count() == 25 and stored.filter(needs_signature=True).count() == 25
@@ -155,15 +159,7 @@ def test_a_rebuild_started_while_the_broker_is_down_runs_once_it_is_back(workers
     make_documents(300)
     previous = signature_set_build_inline(method="minhash")
     workers.start("-B", SIGNATURE_CATCHUP_SECONDS=1)
-    env = workers.env(CELERY_BROKER_URL="redis://127.0.0.1:1/15", CELERY_BROKER_CONNECT_TIMEOUT="1")
-    result = subprocess.run(
-        [sys.executable, "manage.py", "rebuild_signatures", "--method", "minhash"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = manage_with_broker_down(workers, "rebuild_signatures", "--method", "minhash")
     assert result.returncode == 0, result.stderr
     assert "broker unreachable" in result.stderr  # its chunks never reached the broker
     job = Job.objects.filter(kind=Job.Kind.REBUILD).latest("pk")
