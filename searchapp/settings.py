@@ -99,10 +99,32 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # WAL lets the web server read while a worker writes signatures; the timeout rides out
-    # the short write locks instead of failing with "database is locked".
+    # Several processes write this file at once (the worker's signature batches and rebuild
+    # chunks, `manage.py ingest`, the web server's staff decisions and uploads). WAL lets them
+    # read while one writes; the timeout makes a writer wait for the write lock instead of
+    # failing with "database is locked".
+    #
+    # Why IMMEDIATE: SQLite's default (deferred) transaction takes the write lock only at its
+    # first write. One that reads first - ingest's batch (which ids exist?), a staff decision
+    # (update_or_create), a rebuild chunk's start and finish (select_for_update is a no-op on
+    # SQLite) - and then writes after another connection has committed gets SQLITE_BUSY at once,
+    # without waiting out the timeout (its snapshot is stale, so waiting could not help).
+    # BEGIN IMMEDIATE takes the write lock when the transaction opens, waiting up to `timeout`
+    # for it, so such transactions queue instead of failing. The price: every transaction.atomic()
+    # block holds the write lock for its whole length, reads included, so write transactions
+    # stay short (a worker's signature batch is computed before its transaction opens; writing
+    # SIGN_BATCH_SIZE = 500 documents' rows takes 0.6-0.8 s on a 2-core machine, an ingest batch
+    # of 500 about 0.2 s) and the timeout must outlast the longest of them with several queued
+    # (tests/searchapp/test_concurrent_writers.py). The exception is a staff upload, imported
+    # all or nothing in one transaction (about 6 s for Reuters' 19k documents): an upload near
+    # the size limits can hold the lock longer than the timeout. Plain reads outside atomic()
+    # (page views, search) take no write lock.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
-        {"timeout": 30, "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;"}
+        {
+            "timeout": 30,
+            "transaction_mode": "IMMEDIATE",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        }
     )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

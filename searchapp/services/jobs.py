@@ -219,6 +219,8 @@ def _chunk_finish(*, chunk_id: int) -> str:
     with transaction.atomic():
         chunk = JobChunk.objects.get(pk=chunk_id)
         # Lock the job first: finishing chunks are serialised, so exactly one sees "none left".
+        # (On SQLite select_for_update is a no-op; the immediate transaction - settings.py -
+        # serialises the whole block instead.)
         job = Job.objects.select_for_update().get(pk=chunk.job_id)
         chunk = JobChunk.objects.select_for_update().get(pk=chunk_id)
         if chunk.state == JobChunk.State.DONE:
