@@ -195,7 +195,7 @@ django.setup()
 from django.contrib.auth.models import User
 from django.test import Client
 from pipeline_testing import make_documents
-from searchapp.services.signatures import signature_set_build_inline
+from searchapp.services.signature_sets import signature_set_build_inline
 ids = make_documents({seed_docs}, corpus_name="seed")
 for method in ("minhash", "simhash"):
     signature_set_build_inline(method=method)
@@ -400,7 +400,7 @@ def test_postgresql_ingest_worker_rebuild_and_staff_decisions_all_write_without_
 
     from searchapp.models import Corpus, Document, DuplicateDecision, Job, JobChunk
     from searchapp.services.jobs import signature_set_rebuild
-    from searchapp.services.signatures import signature_set_build_inline
+    from searchapp.services.signature_sets import signature_set_build_inline
 
     ids = make_documents(SEED_DOCS, corpus_name="seed")
     for method in ("minhash", "simhash"):
