@@ -32,7 +32,6 @@ from searchapp.selectors.signatures import (
 )
 
 __all__ = [
-    "GROUP_CHOICES",
     "Comparison",
     "Hit",
     "Member",
@@ -43,7 +42,6 @@ __all__ = [
     "search_grouped",
 ]
 
-GROUP_CHOICES = gp.GROUP_METHODS
 # A search parameter out of range; ``field`` names it, ``message`` says what is allowed.
 SearchParameterError = gp.ParameterError
 # Longer queries are refused: nobody types more, and every page and response echoes the query.

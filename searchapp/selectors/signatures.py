@@ -12,7 +12,6 @@ from searchapp import grouping_params as gp
 from searchapp.models import Signature, SignatureSet
 
 __all__ = [
-    "DEFAULT_MAX_DISTANCE",
     "StoredSignature",
     "active_signature_set",
     "active_signature_sets",
@@ -20,9 +19,6 @@ __all__ = [
     "default_threshold",
     "signatures_for_documents",
 ]
-
-
-DEFAULT_MAX_DISTANCE = gp.DEFAULT_MAX_DISTANCE
 
 
 def default_threshold(signature_set: SignatureSet | None) -> float:
@@ -39,7 +35,7 @@ def default_max_distance(signature_set: SignatureSet | None) -> int:
     """The SimHash distance a page uses when none is asked for: the active set's own, else 3;
     always within the offered range."""
     if signature_set is None:
-        return DEFAULT_MAX_DISTANCE
+        return gp.DEFAULT_MAX_DISTANCE
     return gp.clamp_max_distance(signature_set.params.get("max_distance"))
 
 
