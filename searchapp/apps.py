@@ -12,4 +12,9 @@ class SearchappConfig(AppConfig):
         # Register the Celery tasks in every process (web, commands, workers): services publish
         # them by name (searchapp.publishing) and never import the task modules themselves.
         from searchapp import tasks  # noqa: F401
+
+        # One-object saves and deletes of documents (the admin's forms) reach the search index.
+        from searchapp.services.search_index import search_index_connect_signals
         from searchapp.staff import tasks as staff_tasks  # noqa: F401
+
+        search_index_connect_signals()

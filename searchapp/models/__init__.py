@@ -5,6 +5,7 @@ from __future__ import annotations
 from searchapp.models.corpus import Corpus, Document
 from searchapp.models.decisions import DedupSettings, DuplicateDecision
 from searchapp.models.jobs import Job, JobChunk
+from searchapp.models.search_index import SearchIndexChange
 from searchapp.models.signatures import BandKey, Cluster, ClusterMember, Signature, SignatureSet
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "DuplicateDecision",
     "Job",
     "JobChunk",
+    "SearchIndexChange",
     "Signature",
     "SignatureSet",
 ]

@@ -1,8 +1,9 @@
-"""Full-text search behind one interface, chosen by the database vendor.
+"""Full-text search behind one interface.
 
-``get_backend()`` returns the SQLite FTS5 backend (bm25) on SQLite and the PostgreSQL backend
-(websearch_to_tsquery over a GIN-indexed tsvector) on PostgreSQL. Backends return ranked
-document ids with escaped snippets; they never raise on what a person typed.
+``get_backend()`` returns the tantivy backend (searchapp.search.tantivy_backend): BM25 over an
+on-disk index kept in step with the database (searchapp.services.search_index), on SQLite and
+PostgreSQL alike. A backend returns ranked document ids with escaped snippets and never raises
+on what a person typed. docs/distributed-search.md maps this interface onto OpenSearch.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from django.db import connection
 from django.utils.safestring import SafeString
 
 from searchapp.search.query import MatchMode
@@ -30,7 +30,7 @@ class BackendHit:
 class BackendResult:
     hits: list[BackendHit] = field(default_factory=list)
     total_matches: int = 0
-    rewritten_query: str | None = None  # set when the query was changed (fallback, truncation)
+    rewritten_query: str | None = None  # set when the query was changed (truncation)
     message: str | None = None  # a sentence for the person searching
 
 
@@ -43,13 +43,6 @@ class SearchBackend(Protocol):
 
 
 def get_backend() -> SearchBackend:
-    vendor = connection.vendor
-    if vendor == "sqlite":
-        from searchapp.search.sqlite_fts5 import SQLiteFTS5Backend
+    from searchapp.search.tantivy_backend import TantivyBackend
 
-        return SQLiteFTS5Backend()
-    if vendor == "postgresql":
-        from searchapp.search.postgres_fts import PostgresFTSBackend
-
-        return PostgresFTSBackend()
-    raise NotImplementedError(f"no full-text search backend for the {vendor!r} database")
+    return TantivyBackend()

@@ -13,11 +13,17 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from django.conf import settings
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
 from searchapp.ingest import Record, RecordError, record_problem
 from searchapp.models import Corpus, Document
+from searchapp.services.search_index import (
+    IndexSession,
+    search_index_changed_ids,
+    search_index_session,
+    search_index_sync,
+)
 from searchapp.services.signing import signatures_schedule_pending
 
 __all__ = ["IngestReport", "IngestWriteError", "corpus_get_or_create", "documents_ingest"]
@@ -129,6 +135,8 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                 ["title", "url", "text", "content_hash", "needs_signature", "updated_at"],
                 batch_size=200,
             )
+        # In the same transaction: the search index learns of exactly what was written.
+        search_index_changed_ids([doc.pk for doc in (*to_create, *to_update)])
         # Counted once written, so a batch that fails adds nothing to the report.
         report.created += len(to_create)
         report.updated += len(to_update)
@@ -199,26 +207,53 @@ def documents_ingest(
                 raise _write_failure(batch, exc) from exc
             raise
 
+    # Inside a caller's transaction the batches are not committed yet: the index is synced once
+    # that commits (and searches catch up meanwhile), never with rows that may roll back.
+    in_transaction = connection.in_atomic_block
+    held: list[IndexSession] = []  # the index writer this ingest holds, if it got it
+
     def flush() -> None:
         nonlocal batch, seen_in_batch
         if batch:
             write()
+            for session in held:
+                session.sync()
         if progress is not None and seen_in_batch:
             progress(seen_in_batch)
         batch, seen_in_batch = {}, 0
 
-    for item in records:
-        seen_in_batch += 1
-        if isinstance(item, Record) and (problem := record_problem(item)):
-            item = RecordError(item.source, item.line, problem)
-        if isinstance(item, RecordError):
-            report.skipped.append(item)
+    def read_all() -> None:
+        nonlocal seen_in_batch
+        for item in records:
+            seen_in_batch += 1
+            if isinstance(item, Record) and (problem := record_problem(item)):
+                item = RecordError(item.source, item.line, problem)
+            if isinstance(item, RecordError):
+                report.skipped.append(item)
+            else:
+                if item.external_id in batch:
+                    # The earlier copy is superseded; count it as an update of the same document.
+                    report.updated += 1
+                batch[item.external_id] = item
+            if len(batch) >= size:
+                flush()
+        flush()
+
+    if in_transaction:
+        transaction.on_commit(_sync_search_index)
+        read_all()
+        return report
+    with search_index_session() as session:
+        if session is None:  # another process is writing the index: it applies our batches too
+            logger.info("the search index is busy; its writer applies this ingest's documents")
         else:
-            if item.external_id in batch:
-                # The earlier copy is superseded; count it as an update of the same document.
-                report.updated += 1
-            batch[item.external_id] = item
-        if len(batch) >= size:
-            flush()
-    flush()
+            held.append(session)
+        read_all()
     return report
+
+
+def _sync_search_index() -> None:
+    try:
+        search_index_sync(wait=False)
+    except Exception:  # the outbox keeps the changes for the next sync
+        logger.exception("could not update the search index after an ingest")

@@ -11,6 +11,14 @@ def _tasks_run_inline(settings: pytest.FixtureRequest) -> None:
     settings.CELERY_TASK_EAGER_PROPAGATES = True
 
 
+@pytest.fixture(autouse=True)
+def _own_search_index(
+    settings: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # Every test gets an empty search index directory: the index follows the test's database.
+    settings.SEARCH_INDEX_DIR = tmp_path_factory.mktemp("search-index")
+
+
 @pytest.fixture
 def news(db):  # type: ignore[no-untyped-def]
     from factories import make_news

@@ -1,0 +1,310 @@
+"""Benchmark the whole app at scale: generate, ingest, sign, cluster, then search (not a test).
+
+    .venv/bin/python bench/scale.py --docs 1000000 [--database sqlite|postgresql] [--workers 2]
+
+Every phase runs through the real doors, as separate processes, on a fresh database:
+
+1. generate: N documents of the project's generator (searchapp.demo.write_jsonl: news stories
+   with syndicated copies and edits), written once to --jsonl and reused.
+2. migrate, start --workers real Celery workers (``celery -A searchapp worker -c 1``), create
+   the active MinHash set (``manage.py rebuild_signatures --method minhash --wait``).
+3. ingest: ``manage.py ingest FILE`` (documents and the search index, batch by batch), while
+   the workers sign the batches it queues. "ingest + sign" runs until no document is pending.
+4. clusters: the corpus-wide recompute (``manage.py sign_pending --clusters``), then the
+   incremental path: 1,000 more documents ingested and signed, clusters updated.
+5. search: --queries queries (three in four: 2-3 words of a title; one in four: 1-2 frequent
+   words) through ``/api/search`` (Django's test client in one process, DEBUG off, limit
+   100), grouped by MinHash and ungrouped, after 20 warm-up queries.
+
+Prints each phase's wall time, docs/s, latency p50/p95/max and peak RSS (VmHWM) of each
+process. Goals on the 2-core machine (issue 8): grouped search p95 <= 50 ms at 1M documents
+on both databases; ingest + sign <= 10 min embedded (SQLite, filesystem broker) and <= 5 min
+on PostgreSQL + Redis with 2 workers.
+
+PostgreSQL: a database named scale_<N> on BENCH_PG_ADMIN_URL's server (dropped first, kept
+with --keep); Redis db 14 as the broker. SQLite: a temporary directory (kept with --keep).
+"""
+
+# ruff: noqa: E501 - table rows read better unwrapped
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import re
+import resource
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+PY = sys.executable
+PG_ADMIN = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
+GOAL_P95_MS = 50.0
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(q / 100 * (len(ordered) - 1))))]
+
+
+def peak_rss_mb(pid: int) -> float:
+    """VmHWM of a process and its children (a worker's prefork pool), in MB."""
+    pids = [pid]
+    try:
+        pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except OSError:
+        pass
+    peak = 0
+    for p in pids:
+        try:
+            for line in Path(f"/proc/{p}/status").read_text().splitlines():
+                if line.startswith("VmHWM:"):
+                    peak = max(peak, int(line.split()[1]))
+        except OSError:
+            pass
+    return peak / 1024
+
+
+def generate(path: Path, n: int, seed: int) -> None:
+    if path.exists() and path.stat().st_size > 0:
+        with path.open() as f:
+            lines = sum(1 for _ in f)
+        if lines == n:
+            print(f"generate: reusing {path} ({n:,} documents)")
+            return
+    started = time.perf_counter()
+    env = dict(os.environ, DEBUG="1")
+    code = f"from searchapp.demo import write_jsonl; write_jsonl({str(path)!r}, {n}, seed={seed})"
+    subprocess.run([PY, "-c", code], cwd=ROOT, env=env, check=True)
+    print(f"generate: {n:,} documents in {time.perf_counter() - started:.1f} s -> {path}")
+
+
+def make_queries(path: Path, n: int, seed: int) -> list[str]:
+    stop = {"the", "and", "for", "with", "that", "from", "this", "are", "was", "were", "has", "have", "its", "said", "will", "into", "over", "about", "after", "than"}
+    rng = random.Random(seed)
+    docs: list[dict[str, str]] = []
+    with path.open() as f:
+        for i, line in enumerate(f):
+            if i >= 20_000:
+                break
+            docs.append(json.loads(line))
+
+    def words(text: str) -> list[str]:
+        return [w for w in re.findall(r"[a-z]{3,}", text.lower()) if w not in stop]
+
+    frequent = [w for w, _ in Counter(w for d in rng.sample(docs, min(3000, len(docs))) for w in words(d["text"])).most_common(400)]
+    queries: list[str] = []
+    while len(queries) < n:
+        if rng.random() < 0.75:
+            title = words(rng.choice(docs).get("title", ""))
+            if len(title) < 2:
+                continue
+            k = min(len(title), rng.choice((2, 2, 3)))
+            start = rng.randrange(len(title) - k + 1)
+            queries.append(" ".join(title[start : start + k]))
+        else:
+            queries.append(" ".join(rng.sample(frequent, rng.choice((1, 2)))))
+    return queries
+
+
+class Stack:
+    """The environment of one run: database, broker, index directory, workers."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
+        self.tmp = Path(tempfile.mkdtemp(prefix=f"scale-{args.database}-"))
+        self.env = dict(os.environ)
+        self.env.update(
+            {
+                "DJANGO_SETTINGS_MODULE": "searchapp.settings",
+                "DEBUG": "0",
+                "SECRET_KEY": secrets.token_urlsafe(32),
+                "ALLOWED_HOSTS": "testserver,localhost,127.0.0.1",
+                "VAR_DIR": str(self.tmp),
+                "SEARCH_INDEX_DIR": str(self.tmp / "search-index"),
+                "LOG_LEVEL": "WARNING",
+                "SIGNATURE_CATCHUP_SECONDS": "0",
+            }
+        )
+        if args.database == "postgresql":
+            import psycopg
+
+            self.db_name = f"scale_{args.docs}"
+            with psycopg.connect(PG_ADMIN.replace("postgres://", "postgresql://"), autocommit=True) as admin:
+                admin.execute(f'DROP DATABASE IF EXISTS "{self.db_name}" WITH (FORCE)')
+                admin.execute(f'CREATE DATABASE "{self.db_name}"')
+            base, _, _ = PG_ADMIN.rpartition("/")
+            self.env["DATABASE_URL"] = f"{base}/{self.db_name}"
+            self.env["CELERY_BROKER_URL"] = REDIS_URL
+            self.env["CELERY_TASK_DEFAULT_QUEUE"] = f"scale-{os.getpid()}"
+            import redis
+
+            redis.Redis.from_url(REDIS_URL).flushdb()
+        else:
+            self.env["DATABASE_URL"] = f"sqlite:///{self.tmp / 'db.sqlite3'}"
+        self.workers: list[subprocess.Popen[bytes]] = []
+
+    def manage(self, *argv: str, capture: bool = False) -> str:
+        done = subprocess.run(
+            [PY, "manage.py", *argv], cwd=ROOT, env=self.env, check=True, text=True,
+            stdout=subprocess.PIPE if capture else None,
+        )
+        return done.stdout or ""
+
+    def sql(self, query: str) -> int:
+        out = self.manage("shell", "-c", f"from django.db import connection\nwith connection.cursor() as c:\n    c.execute({query!r}); print(c.fetchone()[0])", capture=True)
+        return int(out.strip().splitlines()[-1])
+
+    def start_workers(self) -> None:
+        for i in range(self.args.workers):
+            self.workers.append(
+                subprocess.Popen(
+                    [str(Path(PY).with_name("celery")), "-A", "searchapp", "worker", "-c", "1", "-n", f"scale{i}@%h", "--loglevel=WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+                    cwd=ROOT, env=self.env,
+                )
+            )
+        time.sleep(4)
+
+    def stop(self) -> None:
+        for w in self.workers:
+            w.terminate()
+        for w in self.workers:
+            try:
+                w.wait(20)
+            except subprocess.TimeoutExpired:
+                w.kill()
+        if not self.args.keep:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            if self.args.database == "postgresql":
+                import psycopg
+
+                with psycopg.connect(PG_ADMIN.replace("postgres://", "postgresql://"), autocommit=True) as admin:
+                    admin.execute(f'DROP DATABASE IF EXISTS "{self.db_name}" WITH (FORCE)')
+        else:
+            print(f"kept: {self.env['DATABASE_URL']}, index {self.env['SEARCH_INDEX_DIR']}")
+
+
+def wait_signed(stack: Stack, total: int, started: float, timeout: float) -> float:
+    while True:
+        pending = stack.sql("SELECT count(*) FROM searchapp_document WHERE needs_signature")
+        if pending == 0:
+            return time.perf_counter() - started
+        if time.perf_counter() - started > timeout:
+            raise SystemExit(f"{pending:,} of {total:,} documents still unsigned after {timeout:.0f} s")
+        time.sleep(2)
+
+
+SEARCH_CHILD = r"""
+import json, os, resource, sys, time
+import django
+django.setup()
+from django.test import Client
+queries = json.loads(sys.argv[1]); limit = int(sys.argv[2])
+client = Client()
+for q in queries[:20]:
+    client.get("/api/search", {"q": q, "group": "minhash", "limit": limit})
+out = {}
+for group in ("minhash", "none"):
+    wall, took, grouping, matches, folded = [], [], [], [], []
+    for q in queries:
+        t = time.perf_counter()
+        r = client.get("/api/search", {"q": q, "group": group, "limit": limit})
+        wall.append((time.perf_counter() - t) * 1000)
+        if r.status_code != 200:
+            sys.exit(f"{q!r}: HTTP {r.status_code} {r.content[:300]!r}")
+        body = r.json()
+        took.append(body["took_ms"]); grouping.append(body["grouping_ms"])
+        matches.append(body["total_matches"]); folded.append(body["n_folded"])
+    out[group] = {"wall": wall, "took": took, "grouping": grouping, "matches": matches, "folded": folded}
+out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps(out))
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--docs", type=int, default=100_000)
+    parser.add_argument("--database", choices=["sqlite", "postgresql"], default="sqlite")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--limit", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--jsonl", type=Path, default=None, help="generated corpus (default /tmp/scale-demo-<N>.jsonl)")
+    parser.add_argument("--keep", action="store_true", help="keep the database and index")
+    parser.add_argument("--timeout", type=float, default=3600)
+    args = parser.parse_args()
+    jsonl = args.jsonl or Path(tempfile.gettempdir()) / f"scale-demo-{args.docs}.jsonl"
+    generate(jsonl, args.docs, args.seed)
+
+    print(f"\n== {args.docs:,} documents, {args.database}, {args.workers} worker(s), {os.cpu_count()} cores ==")
+    stack = Stack(args)
+    rows: list[tuple[str, str]] = []
+    try:
+        stack.manage("migrate", "-v0")
+        stack.start_workers()
+        stack.manage("rebuild_signatures", "--method", "minhash", "--wait")
+
+        started = time.perf_counter()
+        stack.manage("ingest", str(jsonl), "--corpus", "scale", "--no-progress")
+        ingest_s = time.perf_counter() - started
+        ingest_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+        total_s = wait_signed(stack, args.docs, started, args.timeout)
+        rows.append(("ingest (manage.py ingest, index included)", f"{ingest_s:8.1f} s  {args.docs / ingest_s:9,.0f} docs/s  peak RSS {ingest_rss:,.0f} MB"))
+        rows.append(("ingest + sign (until none pending)", f"{total_s:8.1f} s  {args.docs / total_s:9,.0f} docs/s  workers' peak RSS " + ", ".join(f"{peak_rss_mb(w.pid):,.0f}" for w in stack.workers) + " MB"))
+
+        started = time.perf_counter()
+        out = stack.manage("sign_pending", "--clusters", capture=True)
+        clusters_s = time.perf_counter() - started
+        rows.append(("clusters, full recompute", f"{clusters_s:8.1f} s  ({out.strip().splitlines()[-1]})"))
+
+        extra = stack.tmp / "extra.jsonl"
+        with jsonl.open() as src, extra.open("w") as dst:
+            for i, line in enumerate(src):
+                if i >= 1000:
+                    break
+                record = json.loads(line)
+                record["id"] = f"extra-{i}"
+                dst.write(json.dumps(record) + "\n")
+        started = time.perf_counter()
+        stack.manage("ingest", str(extra), "--corpus", "scale", "--no-progress")
+        wait_signed(stack, 1000, started, args.timeout)
+        out = stack.manage("sign_pending", "--clusters", capture=True)
+        rows.append(("1,000 more: ingest + sign + clusters", f"{time.perf_counter() - started:8.1f} s  ({out.strip().splitlines()[-1]})"))
+
+        queries = make_queries(jsonl, args.queries, args.seed)
+        child = subprocess.run([PY, "-c", SEARCH_CHILD, json.dumps(queries), str(args.limit)], cwd=ROOT, env=stack.env, check=True, capture_output=True, text=True)
+        result = json.loads(child.stdout.strip().splitlines()[-1])
+    finally:
+        stack.stop()
+
+    print()
+    for label, value in rows:
+        print(f"{label:42} {value}")
+    grouped, ungrouped = result["minhash"], result["none"]
+    print(f"\n{len(queries)} queries (e.g. {', '.join(repr(q) for q in queries[:4])}), top {args.limit}; "
+          f"median matches per query {statistics.median(grouped['matches']):,.0f}, max {max(grouped['matches']):,}; "
+          f"mean folded {statistics.mean(grouped['folded']):.1f}; search process peak RSS {result['rss_mb']:,.0f} MB")
+    print(f"{'':36} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
+    for label, values in (
+        ("request, grouped (minhash)", grouped["wall"]),
+        ("request, ungrouped", ungrouped["wall"]),
+        ("server took_ms, grouped", grouped["took"]),
+        ("grouping_ms", grouped["grouping"]),
+    ):
+        print(f"{label:36} {percentile(values, 50):8.2f} {percentile(values, 95):8.2f} {max(values):8.2f}")
+    p95 = percentile(grouped["wall"], 95)
+    print(f"\ngoal grouped p95 <= {GOAL_P95_MS:g} ms: {p95:.2f} ms (ratio {p95 / GOAL_P95_MS:.2f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

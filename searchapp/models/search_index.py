@@ -1,0 +1,31 @@
+"""The full-text index's queue of pending changes (an outbox kept in the database).
+
+The database is the source of truth; the full-text index (searchapp.search.text_index) is
+derived from it. Every write that changes what a document says (ingest, edit, delete) adds a
+row here in the same transaction, naming the range of document ids it touched. The index
+applies a row by deleting those ids and re-adding the ones that still exist, which is
+idempotent, and deletes the row only after the index has committed: a crash at any point
+leaves the row to be applied again, never a change lost.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class SearchIndexChange(models.Model):
+    first_id = models.BigIntegerField()
+    last_id = models.BigIntegerField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(first_id__lte=models.F("last_id")),
+                name="search_index_change_range",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"documents {self.first_id}..{self.last_id}"

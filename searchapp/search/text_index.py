@@ -1,0 +1,278 @@
+"""The on-disk full-text index: tantivy (Lucene's design in Rust), one directory per server.
+
+Why tantivy: its top-k collector skips whole posting blocks that cannot reach the current
+top-k (block-max WAND), so a query's cost follows k, not the number of matches. At 1M
+documents it answers in milliseconds where SQLite FTS5 took 0.25-0.5 s and PostgreSQL's
+ts_rank 4-6 s (BENCHMARKS.md, "Search at 1M documents").
+
+Layout of ``root``:
+    CURRENT      the name of the generation directory in use (replaced atomically)
+    <gen>/       a tantivy index (meta.json, segments)
+    write.lock   held (fcntl) by whoever writes: a sync, an ingest, a reindex
+
+A reindex builds a new generation beside the old one and switches CURRENT only when it has
+committed, so a killed reindex leaves the old generation serving. Readers notice a switch on
+their next search. This module knows nothing of Django; the service layer
+(searchapp.services.search_index) decides what goes in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import shutil
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+import tantivy
+
+__all__ = [
+    "ANALYZER",
+    "IndexBusy",
+    "IndexedDocument",
+    "TextIndex",
+    "analyze",
+    "open_index",
+]
+
+ANALYZER = "app_en"
+# Fields. ``id`` and ``corpus`` are fast fields: hit ids are read from columns, not from a
+# document store (none is kept: the database holds the text).
+ID, CORPUS, TITLE, TEXT = "id", "corpus", "title", "text"
+# Words longer than this are dropped by the analyzer (identifiers, base64, URLs glued together).
+MAX_TOKEN_BYTES = 40
+# Writer memory: tantivy flushes a segment when a thread's share is full.
+WRITER_HEAP_BYTES = 256_000_000
+WRITER_THREADS = 2
+
+
+class IndexBusy(Exception):
+    """Another process holds the write lock (raised only when not asked to wait)."""
+
+
+@dataclass(frozen=True)
+class IndexedDocument:
+    id: int
+    corpus_id: int
+    title: str
+    text: str
+
+
+def _build_analyzer() -> tantivy.TextAnalyzer:
+    # Runs of letters and digits, lower-cased, accents folded, Porter-stemmed (English): the
+    # same words match "Approving" and "approved", "Zürich" and "Zurich".
+    return (
+        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+        .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.ascii_fold())
+        .filter(tantivy.Filter.stemmer("english"))
+        .build()
+    )
+
+
+_analyzer = _build_analyzer()
+
+
+def analyze(text: str) -> list[str]:
+    """The index terms of ``text``, as the index's own analyzer makes them."""
+    return list(_analyzer.analyze(text))
+
+
+def _schema() -> tantivy.Schema:
+    builder = tantivy.SchemaBuilder()
+    builder.add_unsigned_field(ID, indexed=True, fast=True)
+    builder.add_unsigned_field(CORPUS, indexed=True, fast=True)
+    builder.add_text_field(TITLE, tokenizer_name=ANALYZER, index_option="position")
+    builder.add_text_field(TEXT, tokenizer_name=ANALYZER, index_option="position")
+    return builder.build()
+
+
+SCHEMA = _schema()
+
+
+def _open_tantivy(path: Path) -> tantivy.Index:
+    index = tantivy.Index(SCHEMA, path=str(path), reuse=True)
+    index.register_tokenizer(ANALYZER, _build_analyzer())
+    return index
+
+
+class Writer:
+    """Adds and deletes documents; nothing is visible to searches before ``commit``."""
+
+    def __init__(self, index: tantivy.Index, *, heap_bytes: int, threads: int) -> None:
+        self._writer = index.writer(heap_bytes, threads)
+        self.uncommitted = 0
+
+    def delete_range(self, first_id: int, last_id: int) -> None:
+        # (delete_documents_by_term takes a Python int as an i64 term, which never matches
+        # this u64 field; a term or range query resolves the field's type from the schema.)
+        if first_id == last_id:
+            query = tantivy.Query.term_query(SCHEMA, ID, first_id)
+        else:
+            query = tantivy.Query.range_query(
+                SCHEMA, ID, tantivy.FieldType.Unsigned, first_id, last_id
+            )
+        self._writer.delete_documents_by_query(query)
+
+    def add(self, documents: Iterable[IndexedDocument]) -> int:
+        added = 0
+        for doc in documents:
+            entry = tantivy.Document()
+            entry.add_unsigned(ID, doc.id)
+            entry.add_unsigned(CORPUS, doc.corpus_id)
+            entry.add_text(TITLE, doc.title)
+            entry.add_text(TEXT, doc.text)
+            self._writer.add_document(entry)
+            added += 1
+        self.uncommitted += added
+        return added
+
+    def commit(self) -> None:
+        self._writer.commit()
+        self.uncommitted = 0
+
+    def close(self) -> None:
+        # Waits for background merges, then releases tantivy's own lock file.
+        self._writer.wait_merging_threads()
+
+
+class TextIndex:
+    """One server's index directory (see the module docstring for its layout)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self._lock = threading.Lock()
+        self._generation: str | None = None
+        self._index: tantivy.Index | None = None
+
+    # --- generations ---------------------------------------------------------------------
+
+    def _current_name(self) -> str | None:
+        try:
+            return (self.root / "CURRENT").read_text().strip() or None
+        except FileNotFoundError:
+            return None
+
+    def _switch(self, name: str) -> None:
+        pointer = self.root / "CURRENT"
+        temporary = self.root / f".CURRENT.{os.getpid()}"
+        with temporary.open("w") as out:
+            out.write(name + "\n")
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(temporary, pointer)
+
+    def _new_generation(self) -> tuple[str, Path]:
+        name = f"gen-{time.time_ns()}"
+        path = self.root / name
+        path.mkdir(parents=True)
+        return name, path
+
+    def index(self) -> tantivy.Index:
+        """The tantivy index of the current generation (created empty the first time)."""
+        with self._lock:
+            name = self._current_name()
+            if name is None:
+                self.root.mkdir(parents=True, exist_ok=True)
+                with self._write_lock(wait=True):
+                    name = self._current_name()
+                    if name is None:
+                        name, path = self._new_generation()
+                        _open_tantivy(path)
+                        self._switch(name)
+            if name != self._generation or self._index is None:
+                self._index = _open_tantivy(self.root / name)
+                self._generation = name
+            return self._index
+
+    def searcher(self) -> tantivy.Searcher:
+        index = self.index()
+        index.reload()  # picks up commits made by other processes
+        return index.searcher()
+
+    # --- writing -------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _write_lock(self, *, wait: bool) -> Iterator[IO[str]]:
+        self.root.mkdir(parents=True, exist_ok=True)
+        with (self.root / "write.lock").open("a") as handle:
+            flags = fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB
+            try:
+                fcntl.flock(handle, flags)
+            except BlockingIOError:
+                raise IndexBusy(f"the search index at {self.root} is being written") from None
+            try:
+                yield handle
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    @contextlib.contextmanager
+    def writer(
+        self,
+        *,
+        wait: bool = True,
+        heap_bytes: int = WRITER_HEAP_BYTES,
+        threads: int = WRITER_THREADS,
+    ) -> Iterator[Writer]:
+        """The index's one writer, under the write lock; uncommitted work is rolled back.
+
+        Raises IndexBusy when ``wait`` is False and another process is writing.
+        """
+        index = self.index()
+        with self._write_lock(wait=wait):
+            index = self.index()  # a reindex may have switched generations meanwhile
+            writer = Writer(index, heap_bytes=heap_bytes, threads=threads)
+            try:
+                yield writer
+            finally:
+                writer.close()
+
+    @contextlib.contextmanager
+    def rebuild(
+        self, *, heap_bytes: int = WRITER_HEAP_BYTES, threads: int = WRITER_THREADS
+    ) -> Iterator[Writer]:
+        """A writer on a new, empty generation, switched in only if the block completes.
+
+        Holds the write lock throughout, so no sync writes to the old generation meanwhile.
+        On an exception (or a kill) the old generation keeps serving and the partial one is
+        removed (by the next rebuild, after a kill).
+        """
+        self.root.mkdir(parents=True, exist_ok=True)
+        with self._write_lock(wait=True):
+            current = self._current_name()
+            for stale in self.root.glob("gen-*"):  # left by a killed rebuild
+                if stale.name != current:
+                    shutil.rmtree(stale, ignore_errors=True)
+            name, path = self._new_generation()
+            writer = Writer(_open_tantivy(path), heap_bytes=heap_bytes, threads=threads)
+            try:
+                yield writer
+                writer.commit()
+            except BaseException:
+                writer.close()
+                shutil.rmtree(path, ignore_errors=True)
+                raise
+            writer.close()
+            self._switch(name)
+            if current is not None:
+                # Processes still reading the old files keep them open until they notice.
+                shutil.rmtree(self.root / current, ignore_errors=True)
+
+
+_indexes: dict[Path, TextIndex] = {}
+_indexes_lock = threading.Lock()
+
+
+def open_index(root: str | os.PathLike[str]) -> TextIndex:
+    """The process's one TextIndex for ``root`` (tantivy readers are kept open between calls)."""
+    path = Path(root).resolve()
+    with _indexes_lock:
+        if path not in _indexes:
+            _indexes[path] = TextIndex(path)
+        return _indexes[path]
