@@ -55,6 +55,9 @@ def _configure() -> None:
                 # The exchange-queue table; kombu's default is "control" in the working directory.
                 "control_folder": str(folder / "control"),
                 "store_processed": False,
+                # kombu polls the folder once a second by default; an ingest queues a signing
+                # task per batch, and that second per task was most of the signing time.
+                "polling_interval": settings.CELERY_BROKER_POLLING_INTERVAL,
             }
         )
     beat_schedule: dict[str, dict[str, Any]] = {}

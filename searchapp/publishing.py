@@ -29,6 +29,7 @@ __all__ = [
     "TASK_CLUSTERS",
     "TASK_PRUNE",
     "TASK_REBUILD_CHUNK",
+    "TASK_SIGN_DOCUMENTS",
     "TASK_SIGN_PENDING",
     "TASK_UPLOAD_IMPORT",
     "publish",
@@ -37,6 +38,7 @@ __all__ = [
 
 TASK_REBUILD_CHUNK = "searchapp.rebuild_chunk"
 TASK_SIGN_PENDING = "searchapp.sign_pending"
+TASK_SIGN_DOCUMENTS = "searchapp.sign_documents"
 TASK_CLUSTERS = "searchapp.clusters_recompute"
 TASK_PRUNE = "searchapp.signature_sets_prune"
 TASK_CATCH_UP = "searchapp.catch_up"

@@ -195,6 +195,8 @@ AXES_ENABLED = env_bool("AXES_ENABLED", True)
 # --- Celery --------------------------------------------------------------------------------
 CELERY_BROKER_URL = env_str("CELERY_BROKER_URL", "filesystem://")
 CELERY_BROKER_FOLDER = Path(env_str("CELERY_BROKER_FOLDER", str(VAR_DIR / "broker")))
+# How often a worker looks for new tasks in the filesystem broker's folder (seconds).
+CELERY_BROKER_POLLING_INTERVAL = env_float("CELERY_BROKER_POLLING_INTERVAL", 0.1, minimum=0.01)
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_WORKER_CONCURRENCY = env_int("CELERY_WORKER_CONCURRENCY", 1, minimum=1)
 CELERY_VISIBILITY_TIMEOUT = env_int("CELERY_VISIBILITY_TIMEOUT", 300, minimum=5)

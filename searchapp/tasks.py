@@ -12,7 +12,7 @@ from celery import Task, shared_task
 from django.conf import settings
 
 from searchapp import publishing
-from searchapp.services.catchup import catch_up, pending_documents_sign
+from searchapp.services.catchup import batch_documents_sign, catch_up, pending_documents_sign
 from searchapp.services.clusters import job_clusters_run
 from searchapp.services.jobs import job_chunk_fail, job_chunk_run, jobs_resume_unfinished
 from searchapp.services.signature_sets import signature_sets_prune
@@ -53,6 +53,11 @@ def rebuild_chunk_task(self: Task, chunk_id: int) -> str:
 @shared_task(name=publishing.TASK_SIGN_PENDING, acks_late=True, reject_on_worker_lost=True)
 def sign_pending_task() -> int:
     return pending_documents_sign()
+
+
+@shared_task(name=publishing.TASK_SIGN_DOCUMENTS, acks_late=True, reject_on_worker_lost=True)
+def sign_documents_task(document_ids: list[int]) -> int:
+    return batch_documents_sign(document_ids=document_ids)
 
 
 @shared_task(name=publishing.TASK_CATCH_UP, acks_late=True, reject_on_worker_lost=True)

@@ -15,13 +15,28 @@ Everything published here is idempotent, so a duplicate costs time, never correc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.utils import timezone
 
 from searchapp.services.clusters import clusters_publish_unpublished, clusters_schedule
 from searchapp.services.jobs import jobs_publish_unpublished, jobs_resume_unfinished
-from searchapp.services.signing import signatures_schedule_pending, signatures_sign_pending
+from searchapp.services.signing import (
+    signatures_schedule_pending,
+    signatures_sign_documents,
+    signatures_sign_pending,
+)
 
-__all__ = ["CatchUp", "catch_up", "catch_up_on_worker_start", "pending_documents_sign"]
+__all__ = [
+    "CatchUp",
+    "batch_documents_sign",
+    "catch_up",
+    "catch_up_on_worker_start",
+    "pending_documents_sign",
+]
 
 
 @dataclass(frozen=True)
@@ -31,19 +46,32 @@ class CatchUp:
     documents_signed: int
 
 
-def pending_documents_sign() -> int:
+def pending_documents_sign(*, older_than: datetime | None = None) -> int:
     """Sign the pending documents inline and, if any were signed, schedule the clusters."""
-    signed = signatures_sign_pending()
+    signed = signatures_sign_pending(older_than=older_than)
+    if signed:
+        clusters_schedule()
+    return signed
+
+
+def batch_documents_sign(*, document_ids: Sequence[int]) -> int:
+    """Sign one ingest batch's documents (the task it queued) and update the clusters."""
+    signed = signatures_sign_documents(document_ids=document_ids)
     if signed:
         clusters_schedule()
     return signed
 
 
 def catch_up() -> CatchUp:
-    """The periodic catch-up (see the module docstring)."""
+    """The periodic catch-up (see the module docstring).
+
+    Documents written during the last catch-up period are left to the signing tasks their
+    ingest queued: signing them here too would double the work of a large ingest.
+    """
     chunks = jobs_publish_unpublished()
     cluster_jobs = clusters_publish_unpublished()
-    return CatchUp(chunks, cluster_jobs, pending_documents_sign())
+    grace = timezone.now() - timedelta(seconds=settings.SIGNATURE_CATCHUP_SECONDS)
+    return CatchUp(chunks, cluster_jobs, pending_documents_sign(older_than=grace))
 
 
 def catch_up_on_worker_start() -> int:

@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
@@ -24,7 +26,7 @@ from searchapp.services.search_index import (
     search_index_session,
     search_index_sync,
 )
-from searchapp.services.signing import signatures_schedule_pending
+from searchapp.services.signing import signatures_schedule_documents
 
 __all__ = ["IngestReport", "IngestWriteError", "corpus_get_or_create", "documents_ingest"]
 
@@ -81,9 +83,9 @@ def corpus_get_or_create(*, name: str, description: str = "") -> Corpus:
     return corpus
 
 
-def _schedule_signatures() -> None:
+def _schedule_signatures(document_ids: list[int]) -> None:
     try:
-        signatures_schedule_pending()
+        signatures_schedule_documents(document_ids)
     except Exception:  # a broker outage must not undo an ingest that already committed
         logger.exception("could not schedule signature work; documents stay pending")
 
@@ -97,24 +99,14 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                 "id", "external_id", "title", "url", "text", "content_hash", "needs_signature"
             )
         }
-        to_create: list[Document] = []
+        to_create: list[tuple[str, Record, str]] = []
         to_update: list[Document] = []
         unchanged = 0
         for external_id, record in batch.items():
             content_hash = Document.hash_content(record.title, record.text)
             doc = existing.get(external_id)
             if doc is None:
-                to_create.append(
-                    Document(
-                        corpus=corpus,
-                        external_id=external_id,
-                        title=record.title,
-                        url=record.url,
-                        text=record.text,
-                        content_hash=content_hash,
-                        needs_signature=True,
-                    )
-                )
+                to_create.append((external_id, record, content_hash))
             elif doc.content_hash == content_hash and doc.url == record.url:
                 unchanged += 1
             else:
@@ -128,7 +120,7 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                 )
                 doc.updated_at = now
                 to_update.append(doc)
-        Document.objects.bulk_create(to_create, batch_size=500)
+        created_ids = _insert_documents(corpus, to_create, now)
         if to_update:
             Document.objects.bulk_update(
                 to_update,
@@ -136,13 +128,60 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                 batch_size=200,
             )
         # In the same transaction: the search index learns of exactly what was written.
-        search_index_changed_ids([doc.pk for doc in (*to_create, *to_update)])
+        search_index_changed_ids([*created_ids, *(doc.pk for doc in to_update)])
         # Counted once written, so a batch that fails adds nothing to the report.
         report.created += len(to_create)
         report.updated += len(to_update)
         report.unchanged += unchanged
-        if to_create or any(doc.needs_signature for doc in to_update):
-            transaction.on_commit(_schedule_signatures)
+        to_sign = [*created_ids, *(doc.pk for doc in to_update if doc.needs_signature)]
+        if to_sign:
+            # This batch's own ids: each batch is signed once, by whichever worker takes it.
+            transaction.on_commit(lambda: _schedule_signatures(to_sign))
+
+
+# Rows per INSERT statement: 9 parameters each, well under SQLite's 32,766 variables.
+_INSERT_ROWS = 500
+_INSERT_COLUMNS = (
+    "corpus_id, external_id, title, url, text, content_hash, needs_signature, "
+    "created_at, updated_at"
+)
+
+
+def _insert_documents(
+    corpus: Corpus, rows: list[tuple[str, Record, str]], now: datetime
+) -> list[int]:
+    """INSERT the new documents with plain multi-row statements; returns their ids.
+
+    Django's bulk_create spent more time compiling the statement (a prepared value per field
+    per row) than the database spent running it: this is the same INSERT, built once.
+    """
+    if not rows:
+        return []
+    stamp = connection.ops.adapt_datetimefield_value(now)
+    table = Document._meta.db_table
+    ids: list[int] = []
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), _INSERT_ROWS):
+            part = rows[start : start + _INSERT_ROWS]
+            values = ", ".join(["(%s, %s, %s, %s, %s, %s, %s, %s, %s)"] * len(part))
+            params: list[Any] = []
+            for external_id, record, content_hash in part:
+                params += [
+                    corpus.pk,
+                    external_id,
+                    record.title,
+                    record.url,
+                    record.text,
+                    content_hash,
+                    True,
+                    stamp,
+                    stamp,
+                ]
+            cursor.execute(
+                f"INSERT INTO {table} ({_INSERT_COLUMNS}) VALUES {values} RETURNING id", params
+            )
+            ids += [int(row[0]) for row in cursor.fetchall()]
+    return ids
 
 
 def _where(record: Record) -> str:

@@ -11,6 +11,7 @@ harmlessly.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 
 from django.db.models import Exists, OuterRef, Q
 
@@ -23,7 +24,9 @@ __all__ = [
     "documents_refresh_pending",
     "documents_sign",
     "documents_sign_range",
+    "signatures_schedule_documents",
     "signatures_schedule_pending",
+    "signatures_sign_documents",
     "signatures_sign_pending",
 ]
 
@@ -128,9 +131,12 @@ def documents_refresh_pending(*, document_ids: Sequence[int] | None = None) -> i
     return pending
 
 
-def _pending_ids(limit: int | None) -> list[int]:
+def _pending_ids(limit: int | None, *, older_than: datetime | None = None) -> list[int]:
     """Documents whose signature is missing or stale in an active set (flagged or not)."""
-    qs = Document.objects.filter(needs_signature=True).order_by("pk").values_list("pk", flat=True)
+    documents = Document.objects.all()
+    if older_than is not None:
+        documents = documents.filter(updated_at__lt=older_than)
+    qs = documents.filter(needs_signature=True).order_by("pk").values_list("pk", flat=True)
     ids = list(qs[:limit] if limit else qs)
     for set_id in SignatureSet.objects.filter(state=SignatureSet.State.ACTIVE).values_list(
         "pk", flat=True
@@ -139,7 +145,7 @@ def _pending_ids(limit: int | None) -> list[int]:
             break
         # Unflagged documents without a current row (e.g. added while this set was building).
         missing = (
-            Document.objects.filter(needs_signature=False)
+            documents.filter(needs_signature=False)
             .exclude(_signed_currently(set_id))
             .order_by("pk")
             .values_list("pk", flat=True)
@@ -148,13 +154,37 @@ def _pending_ids(limit: int | None) -> list[int]:
     return sorted(set(ids))
 
 
-def signatures_sign_pending(*, limit: int | None = None) -> int:
+def signatures_sign_pending(
+    *, limit: int | None = None, older_than: datetime | None = None
+) -> int:
     """Sign, inline, the documents without a current signature in every active set.
 
     BUILDING sets are signed too for the flagged documents (an edit during a rebuild whose chunk
-    already passed must not leave the new set stale). Returns the number of documents signed.
+    already passed must not leave the new set stale). ``older_than`` leaves out documents
+    written after that moment: the periodic catch-up passes it so that it does not sign, a
+    second time, batches an ingest has just queued for the workers. Returns the number of
+    documents signed.
     """
-    ids = _pending_ids(limit)
+    ids = _pending_ids(limit, older_than=older_than)
+    return _sign_ids(ids)
+
+
+def signatures_sign_documents(*, document_ids: Sequence[int]) -> int:
+    """Sign these documents, where still pending, in every active (and building) set.
+
+    The task an ingest batch queues with its own ids: each batch is signed once, by one
+    worker, so two workers never sign the same documents. Returns how many were signed.
+    """
+    ids: list[int] = []
+    wanted = sorted({int(i) for i in document_ids})
+    for start in range(0, len(wanted), _ID_BATCH):
+        ids += Document.objects.filter(
+            pk__in=wanted[start : start + _ID_BATCH], needs_signature=True
+        ).values_list("pk", flat=True)
+    return _sign_ids(ids)
+
+
+def _sign_ids(ids: list[int]) -> int:
     if not ids:
         return 0
     sets = list(
@@ -170,6 +200,12 @@ def signatures_sign_pending(*, limit: int | None = None) -> int:
             documents_sign(signature_set=signature_set, document_ids=part)
         documents_refresh_pending(document_ids=part)
     return len(ids)
+
+
+def signatures_schedule_documents(document_ids: Sequence[int]) -> bool:
+    """Queue the signing of these documents (an ingest batch); never raises when the broker is
+    down: the documents stay pending and the catch-up signs them."""
+    return publishing.publish(publishing.TASK_SIGN_DOCUMENTS, [int(i) for i in document_ids])
 
 
 def signatures_schedule_pending() -> bool:

@@ -98,16 +98,20 @@ def test_ingested_text_is_searchable_and_an_update_replaces_it_in_the_index() ->
     assert len(backend.search("balloon", limit=10).hits) == 1
 
 
-def test_signature_work_is_scheduled_once_the_batch_commits(
+def test_each_batch_queues_the_signing_of_its_own_documents_once_it_commits(
     monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks
 ) -> None:  # type: ignore[no-untyped-def]
-    calls: list[int] = []
-    monkeypatch.setattr(ingest_service, "_schedule_signatures", lambda: calls.append(1))
+    calls: list[list[int]] = []
+    monkeypatch.setattr(ingest_service, "_schedule_signatures", calls.append)
     corpus = corpus_get_or_create(name="news")
     with django_capture_on_commit_callbacks(execute=True):
         documents_ingest(corpus=corpus, records=[rec("a", "x"), rec("b", "y")], batch_size=1)
         assert calls == []  # nothing is queued before the transaction commits
-    assert calls == [1, 1]
+    ids = dict(corpus.documents.values_list("external_id", "id"))
+    assert calls == [[ids["a"]], [ids["b"]]]  # one task per batch, with that batch's ids
+    with django_capture_on_commit_callbacks(execute=True):
+        documents_ingest(corpus=corpus, records=[rec("a", "x"), rec("b", "changed")])
+    assert calls[-1] == [ids["b"]]  # an unchanged document is not signed again
 
 
 def test_a_corpus_needs_a_name() -> None:
