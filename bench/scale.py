@@ -29,6 +29,7 @@ with --keep); Redis db 14 as the broker. SQLite: a temporary directory (kept wit
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -59,10 +60,8 @@ def percentile(values: list[float], q: float) -> float:
 def peak_rss_mb(pid: int) -> float:
     """VmHWM of a process and its children (a worker's prefork pool), in MB."""
     pids = [pid]
-    try:
+    with contextlib.suppress(OSError):
         pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except OSError:
-        pass
     peak = 0
     for p in pids:
         try:
