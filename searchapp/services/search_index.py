@@ -161,10 +161,13 @@ class IndexSession:
         """Apply pending rows (all of them, or until ``max_documents`` were re-added)."""
         added = 0
         while max_documents is None or added < max_documents:
+            # With a budget, take no more rows than documents still allowed: a row names at
+            # least one document (deletes re-add none, so they go in rounds all the same).
+            take = ROWS_PER_ROUND if max_documents is None else max_documents - added
             rows = list(
                 SearchIndexChange.objects.filter(id__gt=self._after)
                 .order_by("id")
-                .values_list("id", "first_id", "last_id")[:ROWS_PER_ROUND]
+                .values_list("id", "first_id", "last_id")[: min(ROWS_PER_ROUND, take)]
             )
             if not rows:
                 break

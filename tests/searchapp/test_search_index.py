@@ -1,0 +1,280 @@
+"""The search index follows the database through ingest, edits, deletes, crashes and reindexes.
+
+The database is the source of truth: whatever happened, a search must show what the database
+holds now. Each test changes documents through a real door (ingest service, model save, the
+delete service, the reindex command) and then asks the search backend or the API.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+from django.core.management import call_command
+from django.test import Client
+from factories import make_corpus, make_document
+
+from searchapp.ingest import Record
+from searchapp.models import Document, SearchIndexChange
+from searchapp.search import get_backend
+from searchapp.search.text_index import IndexedDocument, open_index
+from searchapp.services import search_index
+from searchapp.services.corpus_admin import corpus_delete, documents_delete
+from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+
+pytestmark = pytest.mark.django_db
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def rec(external_id: str, text: str, title: str = "") -> Record:
+    return Record(external_id=external_id, title=title, text=text, url="", source="t", line=None)
+
+
+def found(query: str, **kwargs: object) -> list[str]:
+    result = get_backend().search(query, limit=50, **kwargs)  # type: ignore[arg-type]
+    external = dict(Document.objects.values_list("id", "external_id"))
+    return [external.get(h.document_id, f"gone:{h.document_id}") for h in result.hits]
+
+
+def index_size() -> int:
+    return open_index(settings.SEARCH_INDEX_DIR).searcher().num_docs
+
+
+# --- writes reach the index ------------------------------------------------------------------
+
+
+def test_ingest_update_and_delete_are_reflected_in_search() -> None:
+    corpus = corpus_get_or_create(name="news")
+    documents_ingest(
+        corpus=corpus,
+        records=[rec("a", "zeppelin over the harbour"), rec("b", "zeppelin in the hangar")],
+    )
+    assert sorted(found("zeppelin")) == ["a", "b"]
+    documents_ingest(corpus=corpus, records=[rec("a", "balloon over the harbour")])
+    assert found("zeppelin") == ["b"] and found("balloon") == ["a"]
+    documents_delete(document_ids=[Document.objects.get(external_id="b").pk])
+    assert found("zeppelin") == [] and found("hangar") == []
+    assert index_size() == 1
+    assert not SearchIndexChange.objects.exists()  # every change applied, none left behind
+
+
+def test_a_document_saved_or_deleted_one_at_a_time_reaches_the_index() -> None:
+    doc = make_document(external_id="x", text="the lighthouse keeper")
+    assert found("lighthouse") == ["x"]
+    doc.text = "the harbour master"
+    doc.save()
+    assert found("lighthouse") == [] and found("harbour") == ["x"]
+    other = make_corpus("other")
+    doc.corpus = other
+    doc.save()
+    assert found("harbour", corpus_id=other.pk) == ["x"]
+    doc.delete()
+    assert found("harbour") == [] and index_size() == 0
+
+
+def test_deleting_a_corpus_removes_its_documents_from_search() -> None:
+    keep, drop = corpus_get_or_create(name="keep"), corpus_get_or_create(name="drop")
+    documents_ingest(corpus=keep, records=[rec("k", "orchard apples")])
+    documents_ingest(corpus=drop, records=[rec(f"d{i}", f"orchard pears {i}") for i in range(30)])
+    assert len(found("orchard")) == 31
+    corpus_delete(corpus=drop)
+    assert found("orchard") == ["k"]
+
+
+def test_a_search_catches_up_a_bounded_amount_and_the_next_ones_finish(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(search_index, "CATCH_UP_DOCUMENTS", 10)
+    corpus = make_corpus()
+    for i in range(25):  # one outbox row per saved document
+        make_document(corpus=corpus, external_id=f"d{i}", text=f"meadow {i}")
+    counts = [len(found("meadow")) for _ in range(4)]
+    assert counts[0] < 25 and counts[-1] == 25  # never a long wait, never a lost document
+    assert counts == sorted(counts)
+
+
+# --- crashes ---------------------------------------------------------------------------------
+
+
+def test_a_sync_that_fails_midway_changes_nothing_and_the_next_one_applies_everything(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    corpus = make_corpus()
+    for i in range(5):
+        make_document(corpus=corpus, external_id=f"d{i}", text=f"glacier {i}")
+    search_index.search_index_sync()
+    Document.objects.filter(external_id="d0").delete()
+    make_document(corpus=corpus, external_id="new", text="glacier melt")
+    real_add = search_index.Writer.add
+
+    def crash(self, documents):  # type: ignore[no-untyped-def]
+        real_add(self, documents)
+        raise RuntimeError("killed between the index write and its commit")
+
+    monkeypatch.setattr(search_index.Writer, "add", crash)
+    with pytest.raises(RuntimeError):
+        search_index.search_index_sync()
+    monkeypatch.undo()
+    pending = SearchIndexChange.objects.count()
+    assert pending == 2  # the rows stay until an index commit covers them
+    searcher = open_index(settings.SEARCH_INDEX_DIR).searcher()
+    assert searcher.num_docs == 5  # the uncommitted work was rolled back: the old index
+    report = search_index.search_index_sync()
+    assert report.changes == 2
+    assert sorted(found("glacier")) == ["d1", "d2", "d3", "d4", "new"]
+
+
+def test_applying_a_change_twice_gives_the_same_index() -> None:
+    make_document(external_id="a", text="quarry stone")
+    search_index.search_index_sync()
+    # As after a crash between the index commit and the outbox delete: the row comes back.
+    doc_id = Document.objects.get().pk
+    search_index.search_index_changed(first_id=doc_id, last_id=doc_id)
+    search_index.search_index_sync()
+    assert found("quarry") == ["a"] and index_size() == 1
+
+
+def test_a_reindex_that_fails_leaves_the_old_index_serving(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    corpus = make_corpus()
+    for i in range(30):
+        make_document(corpus=corpus, external_id=f"d{i}", text=f"canal lock {i}")
+    assert len(found("canal")) == 30
+    monkeypatch.setattr(search_index, "READ_CHUNK", 10)
+    real_add = search_index.Writer.add
+    calls = {"n": 0}
+
+    def dies_on_second_chunk(self, documents):  # type: ignore[no-untyped-def]
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt("operator pressed Ctrl-C")
+        return real_add(self, documents)
+
+    monkeypatch.setattr(search_index.Writer, "add", dies_on_second_chunk)
+    with pytest.raises(KeyboardInterrupt):
+        call_command("reindex", "--no-progress")
+    monkeypatch.setattr(search_index.Writer, "add", real_add)
+    assert len(found("canal")) == 30
+    generations = sorted(p.name for p in Path(settings.SEARCH_INDEX_DIR).glob("gen-*"))
+    assert len(generations) == 1  # the partial one was removed
+    call_command("reindex", "--no-progress")
+    assert len(found("canal")) == 30
+    assert len(list(Path(settings.SEARCH_INDEX_DIR).glob("gen-*"))) == 1
+
+
+def test_a_reindex_keeps_changes_recorded_after_it_began() -> None:
+    make_document(external_id="old", text="ferry timetable")
+    late: list[int] = []
+    real = search_index._documents_between
+
+    def and_meanwhile(first: int, last: int):  # type: ignore[no-untyped-def]
+        yield from real(first, last)
+        if not late:  # another writer commits while the reindex is reading
+            late.append(make_document(external_id="late", text="ferry strike").pk)
+
+    search_index._documents_between = and_meanwhile  # type: ignore[assignment]
+    try:
+        call_command("reindex", "--no-progress")
+    finally:
+        search_index._documents_between = real  # type: ignore[assignment]
+    assert SearchIndexChange.objects.filter(first_id=late[0]).exists()
+    assert sorted(found("ferry")) == ["late", "old"]
+
+
+@pytest.mark.slow
+def test_a_killed_reindex_process_leaves_a_working_index(tmp_path: Path) -> None:
+    """A real ``manage.py reindex`` killed with SIGKILL while it writes the new generation."""
+    env = dict(
+        os.environ,
+        DEBUG="1",
+        DATABASE_URL=f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        VAR_DIR=str(tmp_path),
+        SEARCH_INDEX_DIR=str(tmp_path / "index"),
+        CELERY_TASK_ALWAYS_EAGER="1",
+        SIGNATURE_CATCHUP_SECONDS="0",
+    )
+    env.pop("CELERY_BROKER_URL", None)
+    corpus_file = tmp_path / "docs.jsonl"
+    with corpus_file.open("w") as out:
+        for i in range(40_000):
+            out.write(f'{{"id": "d{i}", "text": "river crossing number {i} {"word " * 40}"}}\n')
+
+    def manage(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+
+    manage("migrate", "-v0")
+    manage("ingest", str(corpus_file), "--no-progress")
+    before = (tmp_path / "index" / "CURRENT").read_text()
+    process = subprocess.Popen(
+        [sys.executable, "manage.py", "reindex", "--no-progress"], cwd=ROOT, env=env
+    )
+    deadline = time.monotonic() + 60
+    while len(list((tmp_path / "index").glob("gen-*"))) < 2:  # the new generation is begun
+        assert process.poll() is None and time.monotonic() < deadline
+        time.sleep(0.02)
+    time.sleep(0.3)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert (tmp_path / "index" / "CURRENT").read_text() == before
+    check = (
+        "from searchapp.search import get_backend; "
+        "r = get_backend().search('river crossing', limit=5); print(r.total_matches)"
+    )
+    assert manage("shell", "-c", check).stdout.split()[-1] == "40000"
+    manage("reindex", "--no-progress")
+    assert (tmp_path / "index" / "CURRENT").read_text() != before
+    assert len(list((tmp_path / "index").glob("gen-*"))) == 1
+    assert manage("shell", "-c", check).stdout.split()[-1] == "40000"
+
+
+# --- the same ranking on every database ------------------------------------------------------
+
+RANKED_CORPUS = [
+    # (external id, title, text): built so that BM25's order is fixed by construction.
+    ("title-both", "Tidal turbine trial", "The tidal turbine trial began at dawn."),
+    ("text-both", "Weekly notes", "A tidal turbine was lowered into the channel."),
+    ("text-rare", "Weekly notes", "The tidal range was the largest this year."),
+    ("text-one", "Harbour news", "A turbine part arrived by ferry on Monday morning."),
+    ("neither", "Harbour news", "The ferry timetable changes on Monday morning."),
+]
+
+
+def test_the_api_ranks_a_small_named_corpus_the_same_way_on_every_database() -> None:
+    corpus = make_corpus("ranked")
+    for external_id, title, text in RANKED_CORPUS:
+        make_document(corpus=corpus, external_id=external_id, title=title, text=text)
+    body = Client().get("/api/search", {"q": "tidal turbine", "group": "none"}).json()
+    external = dict(Document.objects.values_list("id", "external_id"))
+    ranked = [external[g["representative"]["id"]] for g in body["groups"]]
+    # Both words before one; in the title too before the text only; then the shorter text.
+    assert ranked == ["title-both", "text-both", "text-rare", "text-one"]
+    assert body["total_matches"] == 4
+    scores = [g["representative"]["score"] for g in body["groups"]]
+    assert scores == sorted(scores, reverse=True) and len(set(scores)) == 4
+
+
+def test_an_index_built_elsewhere_is_replaced_by_a_reindex(tmp_path: Path) -> None:
+    # The index directory pointed at a copy made for another database: a reindex makes it
+    # this database's again (the documented remedy).
+    stray = open_index(settings.SEARCH_INDEX_DIR)
+    with stray.writer() as writer:
+        writer.add([IndexedDocument(id=999_999, corpus_id=1, title="", text="phantom words")])
+        writer.commit()
+    make_document(external_id="real", text="real words")
+    call_command("reindex", "--no-progress")
+    assert found("words") == ["real"]
