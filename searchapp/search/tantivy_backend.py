@@ -3,8 +3,8 @@
 The parsed query (searchapp.search.query: words, "phrases", -exclusions, OR or AND) is built
 into tantivy query objects directly, never through tantivy's query-string parser, so nothing a
 person types reaches the index as syntax. Each word is analyzed by the index's own analyzer
-(searchapp.search.text_index.analyze) and searched in the title, boosted by TITLE_BOOST, and
-in the text. For OR queries (the default) every clause sits in one flat disjunction of term
+(searchapp.search.text_index.analyze) and searched in the title (times TITLE_BOOST) and in
+the text; a document's score is the sum of both fields' BM25. For OR queries (the default) every clause sits in one flat disjunction of term
 queries, the shape tantivy's block-max WAND prunes.
 
 Snippets are cut from the documents' text as stored in the database (the index keeps no
@@ -27,9 +27,10 @@ from searchapp.search.text_index import CORPUS, SCHEMA, TEXT, TITLE, analyze, op
 
 __all__ = ["SNIPPET_CHARS", "TITLE_BOOST", "TantivyBackend", "compile_query"]
 
-# A word in the title counts this much more than in the text; chosen on Cranfield
-# (bench/ranking_cranfield.py --title-boost).
-TITLE_BOOST = 2.0
+# A title word's BM25 score is multiplied by this. Titles already weigh more through BM25's
+# length normalisation (a short field); on Cranfield x1 gave nDCG@10 0.380, x2 0.364, x5 0.344
+# (bench/ranking_cranfield.py, BENCHMARKS.md), so no extra boost.
+TITLE_BOOST = 1.0
 SNIPPET_CHARS = 180
 # The snippet is cut from the first characters of the text (bounded work on huge documents).
 SNIPPET_SOURCE_CHARS = 20_000
@@ -45,7 +46,10 @@ def _unit(tokens: list[str], field: str) -> tantivy.Query:
 
 
 def _both_fields(tokens: list[str]) -> list[tantivy.Query]:
-    return [Query.boost_query(_unit(tokens, TITLE), TITLE_BOOST), _unit(tokens, TEXT)]
+    title = _unit(tokens, TITLE)
+    if TITLE_BOOST != 1.0:
+        title = Query.boost_query(title, TITLE_BOOST)
+    return [title, _unit(tokens, TEXT)]
 
 
 def compile_query(parsed: ParsedQuery, *, corpus_id: int | None = None) -> tantivy.Query | None:
