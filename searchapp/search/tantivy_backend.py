@@ -4,8 +4,8 @@ The parsed query (searchapp.search.query: words, "phrases", -exclusions, OR or A
 into tantivy query objects directly, never through tantivy's query-string parser, so nothing a
 person types reaches the index as syntax. Each word is analyzed by the index's own analyzer
 (searchapp.search.text_index.analyze) and searched in the title (times TITLE_BOOST) and in
-the text; a document's score is the sum of both fields' BM25. For OR queries (the default) every clause sits in one flat disjunction of term
-queries, the shape tantivy's block-max WAND prunes.
+the text; a document's score is the sum of both fields' BM25. For OR queries (the default)
+every clause sits in one flat disjunction of term queries, the shape block-max WAND prunes.
 
 Snippets are cut from the documents' text as stored in the database (the index keeps no
 copy), by tantivy's snippet generator, and escaped here piece by piece: only the <mark> tags
