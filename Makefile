@@ -28,6 +28,7 @@ run: export DEBUG ?= 1
 run: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput
 	$(PY) manage.py generate_demo_corpus --if-empty
+	$(PY) manage.py reindex --pending
 	$(PY) manage.py rebuild_signatures --method all --wait --if-missing
 	HOST=$(HOST) PORT=$(PORT) bash bin/serve
 
