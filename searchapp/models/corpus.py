@@ -22,7 +22,12 @@ class Corpus(models.Model):
 
 
 class Document(models.Model):
-    corpus = models.ForeignKey(Corpus, on_delete=models.CASCADE, related_name="documents")
+    # No index of its own: the unique (corpus, external_id) index leads with it. With both,
+    # SQLite's planner took the single-column one for ingest's "which of these ids exist?"
+    # lookup and scanned the whole corpus per batch (quadratic ingest).
+    corpus = models.ForeignKey(
+        Corpus, on_delete=models.CASCADE, related_name="documents", db_index=False
+    )
     external_id = models.CharField(max_length=255)
     title = models.CharField(max_length=1000, blank=True)
     url = models.CharField(max_length=2000, blank=True)

@@ -22,7 +22,11 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from searchapp.services.clusters import clusters_publish_unpublished, clusters_schedule
+from searchapp.services.clusters import (
+    clusters_after_signing,
+    clusters_publish_unpublished,
+    clusters_schedule,
+)
 from searchapp.services.jobs import jobs_publish_unpublished, jobs_resume_unfinished
 from searchapp.services.signing import (
     signatures_schedule_pending,
@@ -55,10 +59,12 @@ def pending_documents_sign(*, older_than: datetime | None = None) -> int:
 
 
 def batch_documents_sign(*, document_ids: Sequence[int]) -> int:
-    """Sign one ingest batch's documents (the task it queued) and update the clusters."""
+    """Sign one ingest batch's documents (the task it queued) and update the clusters in place
+    (``clusters_after_signing``: incremental, so a 1M-document ingest does not recompute the
+    corpus-wide clusters after every batch)."""
     signed = signatures_sign_documents(document_ids=document_ids)
     if signed:
-        clusters_schedule()
+        clusters_after_signing(document_ids=document_ids)
     return signed
 
 
