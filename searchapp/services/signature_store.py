@@ -291,6 +291,16 @@ def _store_orm(signature_set: SignatureSet, signed: SignedBatch) -> None:
     signature_table = Signature._meta.db_table
     bandkey_table = BandKey._meta.db_table
     with transaction.atomic(), connection.cursor() as cursor:
+        resigned: list[int] = []
+        for start in range(0, len(ids), _ID_BATCH):
+            part = ids[start : start + _ID_BATCH]
+            marks = ", ".join(["%s"] * len(part))
+            cursor.execute(
+                f"SELECT document_id FROM {signature_table} "
+                f"WHERE signature_set_id = %s AND document_id IN ({marks})",
+                [set_id, *part],
+            )
+            resigned += [int(row[0]) for row in cursor.fetchall()]
         cursor.executemany(
             f"INSERT INTO {signature_table} "
             "(signature_set_id, document_id, data, fingerprint, is_empty, content_hash) "
@@ -300,15 +310,17 @@ def _store_orm(signature_set: SignatureSet, signed: SignedBatch) -> None:
             "is_empty = excluded.is_empty, content_hash = excluded.content_hash",
             sig_rows,
         )
-        # Replace the documents' keys (no unique constraint on BandKey; SQLite serialises
-        # writers, and a document signed for the first time has none to delete).
-        for start in range(0, len(ids), _ID_BATCH):
-            part = ids[start : start + _ID_BATCH]
+        # Replace the keys of documents signed before (no unique constraint on BandKey; SQLite
+        # serialises writers); a document signed for the first time has none to delete.
+        for start in range(0, len(resigned), _ID_BATCH):
+            part = resigned[start : start + _ID_BATCH]
             marks = ", ".join(["%s"] * len(part))
+            # "+signature_set_id": never drive this delete by the (set, band, key) index, whose
+            # first column matches the whole set; the document index finds the rows.
             cursor.execute(
-                f"DELETE FROM {bandkey_table} WHERE signature_set_id = %s "
-                f"AND document_id IN ({marks})",
-                [set_id, *part],
+                f"DELETE FROM {bandkey_table} WHERE document_id IN ({marks}) "
+                "AND +signature_set_id = %s",
+                [*part, set_id],
             )
         cursor.executemany(
             f"INSERT INTO {bandkey_table} (signature_set_id, document_id, band, key) "
