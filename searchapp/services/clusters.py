@@ -54,6 +54,7 @@ from django.utils import timezone
 from dedup.group import clusters as connected_components
 from searchapp import publishing, signature_codec
 from searchapp.models import BandKey, Cluster, ClusterMember, Job, Signature, SignatureSet
+from searchapp.services.planner_stats import planner_stats_rows_added
 from searchapp.signature_codec import DecodedSignatures
 
 logger = logging.getLogger(__name__)
@@ -238,6 +239,8 @@ def clusters_recompute(*, signature_set: SignatureSet) -> int:
                 for i, s in zip(component.tolist(), sims.tolist(), strict=True)
             )
         ClusterMember.objects.bulk_create(members, batch_size=2000)
+    planner_stats_rows_added(Cluster._meta.db_table, len(clusters))
+    planner_stats_rows_added(ClusterMember._meta.db_table, len(members))
     return len(components)
 
 

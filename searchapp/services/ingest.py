@@ -20,6 +20,7 @@ from django.utils import timezone
 
 from searchapp.ingest import Record, RecordError, record_problem
 from searchapp.models import Corpus, Document
+from searchapp.services.planner_stats import planner_stats_rows_added
 from searchapp.services.search_index import (
     IndexSession,
     search_index_changed_ids,
@@ -121,6 +122,7 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                 doc.updated_at = now
                 to_update.append(doc)
         created_ids = _insert_documents(corpus, to_create, now)
+        planner_stats_rows_added(Document._meta.db_table, len(created_ids))
         if to_update:
             Document.objects.bulk_update(
                 to_update,

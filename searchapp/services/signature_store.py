@@ -33,6 +33,7 @@ from dedup.minhash import MinHasher, signature_to_bytes
 from dedup.shingle import ShingleSpec, shingle_batch
 from dedup.simhash import SimHasher
 from searchapp.models import BandKey, Signature, SignatureSet
+from searchapp.services.planner_stats import planner_stats_rows_added
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +84,8 @@ def signatures_store(*, signature_set: SignatureSet, signed: SignedBatch) -> Non
         _store_postgresql(signature_set, signed)
     else:
         _store_orm(signature_set, signed)
+    planner_stats_rows_added(Signature._meta.db_table, len(signed.document_ids))
+    planner_stats_rows_added(BandKey._meta.db_table, int(signed.keys.size))
 
 
 _SIGNATURE_STAGE = (

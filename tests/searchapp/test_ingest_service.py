@@ -169,3 +169,28 @@ def test_a_batch_the_database_refuses_is_reported_with_its_file_and_lines(
     ):
         documents_ingest(corpus="fresh", records=[rec("a", "x", line=1), rec("b", "y", line=2)])
     assert not Corpus.objects.filter(name="fresh").exists()
+
+
+def test_a_growing_corpus_gets_planner_statistics_on_postgresql() -> None:
+    """Without statistics PostgreSQL scanned the whole corpus for every ingest batch."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite's statistics are written by migration 0008")
+    from searchapp.services import planner_stats
+
+    planner_stats._added.clear()
+    planner_stats._size_then.clear()
+
+    def analyzed() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT reltuples FROM pg_class WHERE relname = 'searchapp_document'"
+            )
+            return int(cursor.fetchone()[0])
+
+    corpus = corpus_get_or_create(name="news")
+    documents_ingest(corpus=corpus, records=[rec(f"d{i}", f"text {i}") for i in range(900)])
+    assert analyzed() <= 0  # not yet: the first ANALYZE comes at 1,000 rows
+    documents_ingest(corpus=corpus, records=[rec(f"e{i}", f"text {i}") for i in range(200)])
+    assert analyzed() == 1100  # analyzed once it passed 1,000; the next at 2,200
