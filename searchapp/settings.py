@@ -249,7 +249,9 @@ SIGNATURE_CHUNK_SIZE = env_int("SIGNATURE_CHUNK_SIZE", 2000, minimum=10)
 # The full-text index (tantivy) of this server: derived from the database, rebuilt from it by
 # `manage.py reindex`. One directory per database; keep it on a local disk.
 SEARCH_INDEX_DIR = Path(env_str("SEARCH_INDEX_DIR", str(VAR_DIR / "search-index")))
-INGEST_BATCH_SIZE = env_int("INGEST_BATCH_SIZE", 500, minimum=1)
+# Records per ingest transaction; each batch is then signed by one worker task. 2,000 keeps
+# per-task costs (a connection, the pending-flag refresh) small at a million documents.
+INGEST_BATCH_SIZE = env_int("INGEST_BATCH_SIZE", 2000, minimum=1)
 # The longest JSON line, CSV row or .txt/.md/.html file read; longer ones are skipped as bad
 # records without being read whole, so ingest memory does not grow with the input.
 INGEST_MAX_RECORD_BYTES = env_int("INGEST_MAX_RECORD_BYTES", 16 * 1024 * 1024, minimum=1024)

@@ -693,7 +693,10 @@ def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
 
     Per active set, the first rule that applies:
 
-    1. More than ``INCREMENTAL_MAX_DOCUMENTS`` documents, or a set never clustered
+    1. More than ``INCREMENTAL_MAX_DOCUMENTS`` documents, a bulk load under way (more than that
+       many documents still waiting to be signed: one recompute once they are signed costs
+       less than an update per batch, and the recompute waits for them, see
+       ``job_clusters_run``), or a set never clustered
        (``_ever_clustered``: no Cluster row and no CLUSTERS job ever DONE for it, e.g. just
        activated by a rebuild whose recompute has not finished): the debounced full recompute
        is queued (``clusters_schedule``), as before.
@@ -708,10 +711,11 @@ def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
     ids = sorted({int(i) for i in document_ids})
     if not ids:
         return
+    bulk = _bulk_load_in_progress()
     for signature_set in SignatureSet.objects.filter(state=SignatureSet.State.ACTIVE).order_by(
         "pk"
     ):
-        if len(ids) > INCREMENTAL_MAX_DOCUMENTS or not _ever_clustered(signature_set):
+        if len(ids) > INCREMENTAL_MAX_DOCUMENTS or bulk or not _ever_clustered(signature_set):
             clusters_schedule(signature_set_id=signature_set.pk)
             continue
         # Checked before the update: a recompute that started reading after the signing
@@ -732,8 +736,31 @@ def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
             clusters_schedule(signature_set_id=signature_set.pk)
 
 
+def _bulk_load_in_progress() -> bool:
+    """More than INCREMENTAL_MAX_DOCUMENTS documents wait to be signed (an ingest of many)."""
+    from searchapp.models import Document
+
+    backlog = Document.objects.filter(needs_signature=True).values("pk")
+    return backlog[INCREMENTAL_MAX_DOCUMENTS : INCREMENTAL_MAX_DOCUMENTS + 1].exists()
+
+
+# While a bulk load is being signed, a queued recompute waits this long and looks again.
+BULK_LOAD_RETRY_SECONDS = 15
+
+
 def job_clusters_run(*, job_id: int) -> int:
-    """Run a queued CLUSTERS job: recompute the set's clusters if the set is still active."""
+    """Run a queued CLUSTERS job: recompute the set's clusters if the set is still active.
+
+    While a bulk load is being signed the job stays QUEUED (absorbing further requests) and is
+    published again for later: recomputing a million-document corpus while half of it is
+    unsigned would only be redone, and would take a worker from the signing.
+    """
+    if (
+        not settings.CELERY_TASK_ALWAYS_EAGER  # inline tasks would call themselves back at once
+        and _bulk_load_in_progress()
+        and _publish(job_id, countdown=BULK_LOAD_RETRY_SECONDS)
+    ):
+        return 0
     updated = Job.objects.filter(pk=job_id, state=Job.State.QUEUED).update(
         state=Job.State.RUNNING, started_at=timezone.now()
     )

@@ -492,6 +492,36 @@ def test_after_signing_a_batch_beyond_the_limit_gets_the_full_recompute(
     assert Job.objects.filter(kind=Job.Kind.CLUSTERS, signature_set=sset, state="queued").exists()
 
 
+def test_during_a_bulk_load_clusters_wait_for_one_recompute_after_it(
+    signed_news, monkeypatch, settings
+) -> None:  # type: ignore[no-untyped-def]
+    _, sset = signed_news
+    monkeypatch.setattr(clusters, "INCREMENTAL_MAX_DOCUMENTS", 2)
+    mirror = make_document(external_id="m0", text=SOLAR_STORY)
+    backlog = [make_document(external_id=f"b{i}", text=f"unsigned {i}") for i in range(3)]
+    documents_sign(signature_set=sset, document_ids=[mirror.pk])
+    Document.objects.filter(pk=mirror.pk).update(needs_signature=False)
+    published: list[tuple[int, float | None]] = []
+
+    def publish(job_id: int, countdown: float | None) -> bool:
+        published.append((job_id, countdown))
+        return True
+
+    monkeypatch.setattr(clusters, "_publish", publish)
+    clusters_after_signing(document_ids=[mirror.pk])
+    # Three documents still wait to be signed (more than the limit): no per-batch update ...
+    assert not ClusterMember.objects.filter(document=mirror).exists()
+    (job,) = Job.objects.filter(kind=Job.Kind.CLUSTERS, signature_set=sset, state="queued")
+    # ... and the recompute, when it comes up, waits for the backlog instead of running.
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    assert clusters.job_clusters_run(job_id=job.pk) == 0
+    job.refresh_from_db()
+    assert job.state == "queued" and published[-1] == (job.pk, clusters.BULK_LOAD_RETRY_SECONDS)
+    Document.objects.filter(pk__in=[d.pk for d in backlog]).update(needs_signature=False)
+    assert clusters.job_clusters_run(job_id=job.pk) > 0  # the backlog is signed: it runs
+    assert cluster_of(mirror) is not None
+
+
 def test_after_signing_during_a_running_recompute_another_one_follows(
     signed_news, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]
