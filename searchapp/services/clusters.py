@@ -736,12 +736,24 @@ def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
             clusters_schedule(signature_set_id=signature_set.pk)
 
 
-def _bulk_load_in_progress() -> bool:
-    """More than INCREMENTAL_MAX_DOCUMENTS documents wait to be signed (an ingest of many)."""
+def _backlog_above(limit: int) -> bool:
+    """More than ``limit`` documents wait to be signed."""
     from searchapp.models import Document
 
     backlog = Document.objects.filter(needs_signature=True).values("pk")
-    return backlog[INCREMENTAL_MAX_DOCUMENTS : INCREMENTAL_MAX_DOCUMENTS + 1].exists()
+    return backlog[limit : limit + 1].exists()
+
+
+def _bulk_load_in_progress() -> bool:
+    """More than INCREMENTAL_MAX_DOCUMENTS documents wait to be signed (an ingest of many)."""
+    return _backlog_above(INCREMENTAL_MAX_DOCUMENTS)
+
+
+# A queued recompute waits while more documents than this wait to be signed: during a bulk
+# load the backlog hovers around what the workers have not reached yet, and a recompute run
+# whenever it dipped under INCREMENTAL_MAX_DOCUMENTS took a worker from signing for a minute
+# at a million documents, three times in one load.
+RECOMPUTE_WAITS_FOR_BACKLOG = 5000
 
 
 # While a bulk load is being signed, a queued recompute waits this long and looks again.
@@ -757,7 +769,7 @@ def job_clusters_run(*, job_id: int) -> int:
     """
     if (
         not settings.CELERY_TASK_ALWAYS_EAGER  # inline tasks would call themselves back at once
-        and _bulk_load_in_progress()
+        and _backlog_above(RECOMPUTE_WAITS_FOR_BACKLOG)
         and _publish(job_id, countdown=BULK_LOAD_RETRY_SECONDS)
     ):
         return 0

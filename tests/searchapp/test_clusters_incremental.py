@@ -497,6 +497,7 @@ def test_during_a_bulk_load_clusters_wait_for_one_recompute_after_it(
 ) -> None:  # type: ignore[no-untyped-def]
     _, sset = signed_news
     monkeypatch.setattr(clusters, "INCREMENTAL_MAX_DOCUMENTS", 2)
+    monkeypatch.setattr(clusters, "RECOMPUTE_WAITS_FOR_BACKLOG", 2)
     mirror = make_document(external_id="m0", text=SOLAR_STORY)
     backlog = [make_document(external_id=f"b{i}", text=f"unsigned {i}") for i in range(3)]
     documents_sign(signature_set=sset, document_ids=[mirror.pk])
