@@ -9,7 +9,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-engine test-app test-postgres test-browser lint demo bench bench-engine bench-search bench-ranking bench-pipeline clean
+.PHONY: run test test-engine test-app test-postgres test-browser lint demo bench bench-engine bench-search bench-ranking bench-pipeline bench-scale clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -54,6 +54,10 @@ test-browser: $(VENV)/.installed-dev
 ## bench-pipeline: rebuild N docs with 1 then 2 workers on PostgreSQL + Redis (own database, dropped after).
 bench-pipeline: $(VENV)/.installed-dev
 	$(PY) bench/pipeline_scale.py --docs $${DOCS:-100000}
+
+## bench-scale: generate, ingest, sign, cluster and search N docs (DB=sqlite|postgresql; see BENCHMARKS.md).
+bench-scale: $(VENV)/.installed-dev
+	$(PY) bench/scale.py --docs $${DOCS:-100000} --database $${DB:-sqlite}
 
 bench-engine: $(VENV)/.installed-dev
 	$(PY) bench/dedup_bench.py

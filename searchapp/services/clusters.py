@@ -211,36 +211,53 @@ def _lock_clusters(signature_set: SignatureSet) -> None:
     )
 
 
+# Rows per multi-row INSERT ... RETURNING (3 parameters each; SQLite allows 32,766).
+_INSERT_ROWS = 2000
+
+
 def clusters_recompute(*, signature_set: SignatureSet) -> int:
     """Replace the set's corpus-wide clusters; returns the number of clusters."""
     pairs = _candidate_pairs(signature_set)
     doc_ids, matrix = _load(signature_set, np.unique(pairs))
     edges = _verified(signature_set, pairs, doc_ids, matrix)
     components = connected_components(len(doc_ids), edges) if len(edges) else []
-    with transaction.atomic():
-        _lock_clusters(signature_set)
-        ClusterMember.objects.filter(signature_set=signature_set).delete()
-        Cluster.objects.filter(signature_set=signature_set).delete()
-        clusters = Cluster.objects.bulk_create(
-            Cluster(signature_set=signature_set, representative_id=int(doc_ids[c[0]]), size=len(c))
-            for c in components
+    # Everything but the writes is computed before the transaction: on SQLite it holds the one
+    # write lock, and at a million documents (130k clusters) building model instances inside
+    # it kept other writers waiting past their timeout.
+    representatives = [int(doc_ids[c[0]]) for c in components]
+    member_rows: list[tuple[int, int, float]] = []  # (representative, document, similarity)
+    for component in components:
+        sims = matrix.similarities(np.full(len(component), component[0]), component)
+        rep = int(doc_ids[component[0]])
+        member_rows.extend(
+            (rep, int(doc_ids[i]), float(sim))
+            for i, sim in zip(component.tolist(), sims.tolist(), strict=True)
         )
-        members: list[ClusterMember] = []
-        for cluster, component in zip(clusters, components, strict=True):
-            rep = np.full(len(component), component[0])
-            sims = matrix.similarities(rep, component)
-            members.extend(
-                ClusterMember(
-                    cluster=cluster,
-                    signature_set=signature_set,
-                    document_id=int(doc_ids[i]),
-                    similarity=float(s),
-                )
-                for i, s in zip(component.tolist(), sims.tolist(), strict=True)
+    cluster_table = connection.ops.quote_name(Cluster._meta.db_table)
+    member_table = connection.ops.quote_name(ClusterMember._meta.db_table)
+    with transaction.atomic(), connection.cursor() as cursor:
+        _lock_clusters(signature_set)
+        for table in (member_table, cluster_table):
+            cursor.execute(f"DELETE FROM {table} WHERE signature_set_id = %s", [signature_set.pk])
+        cluster_of: dict[int, int] = {}
+        now = connection.ops.adapt_datetimefield_value(timezone.now())
+        for start in range(0, len(components), _INSERT_ROWS):
+            stop = start + _INSERT_ROWS
+            part = list(zip(representatives[start:stop], components[start:stop], strict=True))
+            values = ", ".join(["(%s, %s, %s, %s)"] * len(part))
+            cursor.execute(
+                f"INSERT INTO {cluster_table} (signature_set_id, representative_id, size, "
+                f"created_at) VALUES {values} RETURNING id, representative_id",
+                [x for rep, comp in part for x in (signature_set.pk, rep, len(comp), now)],
             )
-        ClusterMember.objects.bulk_create(members, batch_size=2000)
-    planner_stats_rows_added(Cluster._meta.db_table, len(clusters))
-    planner_stats_rows_added(ClusterMember._meta.db_table, len(members))
+            cluster_of.update({int(rep): int(pk) for pk, rep in cursor.fetchall()})
+        cursor.executemany(
+            f"INSERT INTO {member_table} (cluster_id, signature_set_id, document_id, similarity) "
+            "VALUES (%s, %s, %s, %s)",
+            [(cluster_of[rep], signature_set.pk, doc, sim) for rep, doc, sim in member_rows],
+        )
+    planner_stats_rows_added(Cluster._meta.db_table, len(components))
+    planner_stats_rows_added(ClusterMember._meta.db_table, len(member_rows))
     return len(components)
 
 
