@@ -87,6 +87,9 @@ def main() -> int:
     args = parser.parse_args()
     os.environ.setdefault("DEBUG", "1")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
+    import django
+
+    django.setup()  # the backend module imports the models (for snippets; unused here)
     from scale import generate, make_queries
 
     jsonl = args.jsonl or Path(tempfile.gettempdir()) / f"scale-demo-{args.docs}.jsonl"
