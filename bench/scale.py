@@ -30,7 +30,6 @@ with --keep); Redis db 14 as the broker. SQLite: a temporary directory (kept wit
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import random
@@ -47,6 +46,7 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
 PY = sys.executable
 PG_ADMIN = os.environ.get("BENCH_PG_ADMIN_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 REDIS_URL = os.environ.get("BENCH_REDIS_URL", "redis://127.0.0.1:6379/14")
@@ -60,18 +60,9 @@ def percentile(values: list[float], q: float) -> float:
 
 def peak_rss_mb(pid: int) -> float:
     """VmHWM of a process and its children (a worker's prefork pool), in MB."""
-    pids = [pid]
-    with contextlib.suppress(OSError):
-        pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    peak = 0
-    for p in pids:
-        try:
-            for line in Path(f"/proc/{p}/status").read_text().splitlines():
-                if line.startswith("VmHWM:"):
-                    peak = max(peak, int(line.split()[1]))
-        except OSError:
-            pass
-    return peak / 1024
+    from pipeline_scale import peak_rss_kb
+
+    return peak_rss_kb(pid) / 1024
 
 
 def generate(path: Path, n: int, seed: int) -> None:
