@@ -192,9 +192,18 @@ class TextIndex:
             return self._index
 
     def searcher(self) -> tantivy.Searcher:
-        index = self.index()
-        index.reload()  # picks up commits made by other processes
-        return index.searcher()
+        try:
+            index = self.index()
+            index.reload()  # picks up commits made by other processes
+            return index.searcher()
+        except (OSError, ValueError):
+            # A reindex switched generations and removed the old one between our look at
+            # CURRENT and the reload: open the current generation afresh.
+            with self._lock:
+                self._generation, self._index = None, None
+            index = self.index()
+            index.reload()
+            return index.searcher()
 
     # --- writing -------------------------------------------------------------------------
 
