@@ -208,14 +208,27 @@ class TextIndex:
     # --- writing -------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _write_lock(self, *, wait: bool) -> Iterator[IO[str]]:
+    def _write_lock(self, *, wait: bool, patience: float = 0.0) -> Iterator[IO[str]]:
+        """The write lock; without ``wait``, tries for ``patience`` seconds, then IndexBusy."""
         self.root.mkdir(parents=True, exist_ok=True)
         with (self.root / "write.lock").open("a") as handle:
-            flags = fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB
-            try:
-                fcntl.flock(handle, flags)
-            except BlockingIOError:
-                raise IndexBusy(f"the search index at {self.root} is being written") from None
+            if wait:
+                fcntl.flock(handle, fcntl.LOCK_EX)
+            else:
+                # A long writer (an ingest, a reindex) holds the lock for minutes: not waited for.
+                if (self.root / "long-writer").exists():
+                    patience = 0.0
+                give_up = time.monotonic() + patience
+                while True:
+                    try:
+                        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                        break
+                    except BlockingIOError:
+                        if time.monotonic() >= give_up:
+                            raise IndexBusy(
+                                f"the search index at {self.root} is being written"
+                            ) from None
+                        time.sleep(0.02)
             try:
                 yield handle
             finally:
@@ -226,21 +239,29 @@ class TextIndex:
         self,
         *,
         wait: bool = True,
+        patience: float = 0.0,
+        long: bool = False,
         heap_bytes: int = WRITER_HEAP_BYTES,
         threads: int = WRITER_THREADS,
     ) -> Iterator[Writer]:
         """The index's one writer, under the write lock; uncommitted work is rolled back.
 
-        Raises IndexBusy when ``wait`` is False and another process is writing.
+        Raises IndexBusy when ``wait`` is False and another process (or thread) is still
+        writing after ``patience`` seconds.
         """
         index = self.index()
-        with self._write_lock(wait=wait):
+        with self._write_lock(wait=wait, patience=patience):
             index = self.index()  # a reindex may have switched generations meanwhile
+            marker = self.root / "long-writer"
+            if long:
+                marker.write_text(f"{os.getpid()}\n")
             writer = Writer(index, heap_bytes=heap_bytes, threads=threads)
             try:
                 yield writer
             finally:
                 writer.close()
+                if long:
+                    marker.unlink(missing_ok=True)
 
     @contextlib.contextmanager
     def rebuild(
@@ -254,6 +275,8 @@ class TextIndex:
         """
         self.root.mkdir(parents=True, exist_ok=True)
         with self._write_lock(wait=True):
+            marker = self.root / "long-writer"
+            marker.write_text(f"{os.getpid()}\n")
             current = self._current_name()
             for stale in self.root.glob("gen-*"):  # left by a killed rebuild
                 if stale.name != current:
@@ -266,9 +289,11 @@ class TextIndex:
             except BaseException:
                 writer.close()
                 shutil.rmtree(path, ignore_errors=True)
+                marker.unlink(missing_ok=True)
                 raise
             writer.close()
             self._switch(name)
+            marker.unlink(missing_ok=True)
             if current is not None:
                 # Processes still reading the old files keep them open until they notice.
                 shutil.rmtree(self.root / current, ignore_errors=True)

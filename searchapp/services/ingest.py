@@ -284,7 +284,7 @@ def documents_ingest(
         transaction.on_commit(_sync_search_index)
         read_all()
         return report
-    with search_index_session() as session:
+    with search_index_session(long=True) as session:
         if session is None:  # another process is writing the index: it applies our batches too
             logger.info("the search index is busy; its writer applies this ingest's documents")
         else:

@@ -193,20 +193,28 @@ class IndexSession:
 def search_index_session(
     *,
     wait: bool = False,
+    patience: float = 0.0,
     commit_every: int = 50_000,
     heap_bytes: int = WRITER_HEAP_BYTES,
     threads: int = WRITER_THREADS,
     apply_rest: bool = True,
+    long: bool = False,
 ) -> Iterator[IndexSession | None]:
     """``with search_index_session() as session:`` holds the index's writer for the block and
     (with ``apply_rest``) applies what is still pending when it ends. Gives None when another
     process is writing and ``wait`` is False: the outbox is then left to that writer or to the
     next sync. An exception in the block rolls back the index's uncommitted work (the outbox
-    keeps it)."""
+    keeps it). ``long`` (an ingest) tells searches not to wait for this writer."""
     with contextlib.ExitStack() as stack:
         try:
             writer = stack.enter_context(
-                _index().writer(wait=wait, heap_bytes=heap_bytes, threads=threads)
+                _index().writer(
+                    wait=wait,
+                    patience=patience,
+                    long=long,
+                    heap_bytes=heap_bytes,
+                    threads=threads,
+                )
             )
         except IndexBusy:
             yield None
@@ -218,10 +226,13 @@ def search_index_session(
         session.commit()
 
 
-def search_index_sync(*, max_documents: int | None = None, wait: bool = True) -> SyncReport:
+def search_index_sync(
+    *, max_documents: int | None = None, wait: bool = True, patience: float = 0.0
+) -> SyncReport:
     """Apply pending outbox rows to the index and commit; see the module docstring."""
     with search_index_session(
         wait=wait,
+        patience=patience,
         commit_every=max_documents or 50_000,
         heap_bytes=50_000_000,
         threads=1,
@@ -237,6 +248,10 @@ def search_index_sync(*, max_documents: int | None = None, wait: bool = True) ->
 # Documents a search re-indexes before it runs, at most; the rest is left to later searches,
 # the next ingest batch or the periodic catch-up (a search never waits minutes).
 CATCH_UP_DOCUMENTS = 5000
+# A search whose catch-up finds another sync under way (a search a moment earlier) waits this
+# long for it, so that it sees what that sync applies; a long writer (an ingest) is not waited
+# for beyond it.
+CATCH_UP_PATIENCE_SECONDS = 2.0
 
 
 def search_index_catch_up() -> SyncReport | None:
@@ -244,7 +259,9 @@ def search_index_catch_up() -> SyncReport | None:
     if not SearchIndexChange.objects.exists():
         return None
     try:
-        report = search_index_sync(max_documents=CATCH_UP_DOCUMENTS, wait=False)
+        report = search_index_sync(
+            max_documents=CATCH_UP_DOCUMENTS, wait=False, patience=CATCH_UP_PATIENCE_SECONDS
+        )
     except Exception:  # a search still answers from the index as it is
         logger.exception("could not bring the search index up to date")
         return None

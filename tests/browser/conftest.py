@@ -35,6 +35,14 @@ CHROMIUM_ARGS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def _own_search_index(settings, tmp_path_factory: pytest.TempPathFactory) -> None:  # type: ignore[no-untyped-def]
+    # An empty search index per test, like the database: the live server's thread reads the
+    # setting per request. Without it the tests shared var/search-index, and documents of an
+    # earlier test (or an earlier run) with the same ids answered searches.
+    settings.SEARCH_INDEX_DIR = tmp_path_factory.mktemp("search-index")
+
+
 @pytest.fixture(scope="session")
 def browser() -> Iterator[object]:
     if not CHROMIUM.exists():
