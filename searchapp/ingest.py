@@ -59,8 +59,8 @@ __all__ = [
 MAX_ID_CHARS = 255
 MAX_TITLE_CHARS = 1000
 MAX_URL_CHARS = 2000
-# Longer texts are refused: PostgreSQL's tsvector is capped at 1 MB and nothing a person reads
-# in a result list is that long.
+# Longer texts are refused: nothing a person reads in a result list is that long, and one such
+# document would dominate memory while a batch is signed and indexed.
 MAX_TEXT_CHARS = 2_000_000
 # Real text compresses 3-10x; a ratio above this is a zip bomb, not a document.
 MAX_COMPRESSION_RATIO = 100

@@ -1,8 +1,8 @@
 """Django settings, read from the environment (every variable is listed in README.md).
 
-Defaults are the embedded set-up a fresh machine needs: SQLite (with FTS5) and a Celery broker
-that needs no server (kombu's filesystem transport under ``var/``). Production points
-DATABASE_URL at PostgreSQL and CELERY_BROKER_URL at Redis or RabbitMQ.
+Defaults are the embedded set-up a fresh machine needs: SQLite, a tantivy search index and a
+Celery broker that needs no server (kombu's filesystem transport under ``var/``). Production
+points DATABASE_URL at PostgreSQL and CELERY_BROKER_URL at Redis or RabbitMQ.
 """
 
 from __future__ import annotations

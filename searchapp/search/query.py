@@ -1,9 +1,9 @@
 """Parse what a person typed into a safe, vendor-neutral query.
 
-The grammar is the web-search one people already know (and PostgreSQL's websearch_to_tsquery
-reads): words, "quoted phrases", -excluded words, and OR. Everything else (FTS5 operators,
-column filters, ``*``, ``^``, ``:``, brackets, unbalanced quotes) is reduced to plain words, so
-no input can reach the database as syntax: each backend compiles only the words kept here.
+The grammar is the web-search one people already know: words, "quoted phrases", -excluded
+words, and OR. Everything else (search-engine operators, column filters, ``*``, ``^``, ``:``,
+brackets, unbalanced quotes) is reduced to plain words, so no input can reach the index as
+syntax: the backend compiles only the words kept here.
 
 Matching semantics: by default the positive words are OR-ed and bm25 ranks documents holding
 more (and rarer) words first. On Cranfield's natural-language queries this beats AND-ing every
