@@ -55,6 +55,7 @@ from dedup.group import clusters as connected_components
 from searchapp import publishing, signature_codec
 from searchapp.models import BandKey, Cluster, ClusterMember, Job, Signature, SignatureSet
 from searchapp.services.planner_stats import planner_stats_rows_added
+from searchapp.services.sql_rows import insert_rows
 from searchapp.signature_codec import DecodedSignatures
 
 logger = logging.getLogger(__name__)
@@ -211,10 +212,6 @@ def _lock_clusters(signature_set: SignatureSet) -> None:
     )
 
 
-# Rows per multi-row INSERT ... RETURNING (3 parameters each; SQLite allows 32,766).
-_INSERT_ROWS = 2000
-
-
 def clusters_recompute(*, signature_set: SignatureSet) -> int:
     """Replace the set's corpus-wide clusters; returns the number of clusters."""
     pairs = _candidate_pairs(signature_set)
@@ -239,18 +236,18 @@ def clusters_recompute(*, signature_set: SignatureSet) -> int:
         _lock_clusters(signature_set)
         for table in (member_table, cluster_table):
             cursor.execute(f"DELETE FROM {table} WHERE signature_set_id = %s", [signature_set.pk])
-        cluster_of: dict[int, int] = {}
         now = connection.ops.adapt_datetimefield_value(timezone.now())
-        for start in range(0, len(components), _INSERT_ROWS):
-            stop = start + _INSERT_ROWS
-            part = list(zip(representatives[start:stop], components[start:stop], strict=True))
-            values = ", ".join(["(%s, %s, %s, %s)"] * len(part))
-            cursor.execute(
-                f"INSERT INTO {cluster_table} (signature_set_id, representative_id, size, "
-                f"created_at) VALUES {values} RETURNING id, representative_id",
-                [x for rep, comp in part for x in (signature_set.pk, rep, len(comp), now)],
-            )
-            cluster_of.update({int(rep): int(pk) for pk, rep in cursor.fetchall()})
+        created = insert_rows(
+            Cluster._meta.db_table,
+            ("signature_set_id", "representative_id", "size", "created_at"),
+            [
+                (signature_set.pk, rep, len(comp), now)
+                for rep, comp in zip(representatives, components, strict=True)
+            ],
+            returning="representative_id, id",
+        )
+        # A representative heads one cluster of the set: it names its cluster's new id.
+        cluster_of = {int(rep): int(pk) for rep, pk in created}
         cursor.executemany(
             f"INSERT INTO {member_table} (cluster_id, signature_set_id, document_id, similarity) "
             "VALUES (%s, %s, %s, %s)",
