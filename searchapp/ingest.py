@@ -123,6 +123,8 @@ def _field_problem(name: str, value: object) -> str | None:
         return f"invalid {name!r} (a string is required, not {type(value).__name__})"
     if "\x00" in value:
         return f"{name!r} holds a NUL character, which the database cannot store"
+    if value.isascii():  # no surrogate can be there; spares the search over long texts
+        return None
     found = _LONE_SURROGATE.search(value)
     if found:
         return (

@@ -55,7 +55,7 @@ from dedup.group import clusters as connected_components
 from searchapp import publishing, signature_codec
 from searchapp.models import BandKey, Cluster, ClusterMember, Job, Signature, SignatureSet
 from searchapp.services.planner_stats import planner_stats_rows_added
-from searchapp.services.sql_rows import insert_rows
+from searchapp.services.sql_rows import copy_rows, insert_rows
 from searchapp.signature_codec import DecodedSignatures
 
 logger = logging.getLogger(__name__)
@@ -237,20 +237,19 @@ def clusters_recompute(*, signature_set: SignatureSet) -> int:
         for table in (member_table, cluster_table):
             cursor.execute(f"DELETE FROM {table} WHERE signature_set_id = %s", [signature_set.pk])
         now = connection.ops.adapt_datetimefield_value(timezone.now())
-        created = insert_rows(
+        cluster_ids = insert_rows(
             Cluster._meta.db_table,
             ("signature_set_id", "representative_id", "size", "created_at"),
             [
                 (signature_set.pk, rep, len(comp), now)
                 for rep, comp in zip(representatives, components, strict=True)
             ],
-            returning="representative_id, id",
+            match="representative_id",  # a representative heads one cluster of the set
         )
-        # A representative heads one cluster of the set: it names its cluster's new id.
-        cluster_of = {int(rep): int(pk) for rep, pk in created}
-        cursor.executemany(
-            f"INSERT INTO {member_table} (cluster_id, signature_set_id, document_id, similarity) "
-            "VALUES (%s, %s, %s, %s)",
+        cluster_of = dict(zip(representatives, cluster_ids, strict=True))
+        copy_rows(
+            ClusterMember._meta.db_table,
+            ("cluster_id", "signature_set_id", "document_id", "similarity"),
             [(cluster_of[rep], signature_set.pk, doc, sim) for rep, doc, sim in member_rows],
         )
     planner_stats_rows_added(Cluster._meta.db_table, len(components))

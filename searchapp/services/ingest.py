@@ -91,15 +91,27 @@ def _schedule_signatures(document_ids: list[int]) -> None:
         logger.exception("could not schedule signature work; documents stay pending")
 
 
+def _existing_documents(corpus: Corpus, external_ids: list[str]) -> Iterable[Document]:
+    """The corpus's documents with these external ids (title and text deferred: an update
+    replaces them, and comparing needs only the content hash)."""
+    if connection.vendor == "postgresql":
+        # One array parameter: psycopg re-parses a statement of 2,000 placeholders in Python
+        # on every call (Django binds on the client), which was a tenth of an ingest.
+        where, params = "external_id = ANY(%s)", [external_ids]
+    else:
+        where, params = f"external_id IN ({', '.join(['%s'] * len(external_ids))})", external_ids
+    return Document.objects.raw(
+        "SELECT id, external_id, url, content_hash, needs_signature "
+        f"FROM {connection.ops.quote_name(Document._meta.db_table)} "
+        f"WHERE corpus_id = %s AND {where}",
+        [corpus.pk, *params],
+    )
+
+
 def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport) -> None:
     now = timezone.now()
     with transaction.atomic():
-        existing = {
-            doc.external_id: doc
-            for doc in Document.objects.filter(corpus=corpus, external_id__in=list(batch)).only(
-                "id", "external_id", "title", "url", "text", "content_hash", "needs_signature"
-            )
-        }
+        existing = {doc.external_id: doc for doc in _existing_documents(corpus, list(batch))}
         to_create: list[tuple[str, Record, str]] = []
         to_update: list[Document] = []
         unchanged = 0
@@ -150,21 +162,17 @@ _INSERT_COLUMNS = (
 def _insert_documents(
     corpus: Corpus, rows: list[tuple[str, Record, str]], now: datetime
 ) -> list[int]:
-    """INSERT the new documents with plain multi-row statements; returns their ids in the
-    order of ``rows`` (matched back by external id, unique within the corpus and batch)."""
+    """INSERT the new documents in bulk; returns their ids in the order of ``rows``."""
     stamp = connection.ops.adapt_datetimefield_value(now)
-    returned = dict(
-        insert_rows(
-            Document._meta.db_table,
-            _INSERT_COLUMNS,
-            [
-                (corpus.pk, external_id, r.title, r.url, r.text, content_hash, True, stamp, stamp)
-                for external_id, r, content_hash in rows
-            ],
-            returning="external_id, id",
-        )
+    return insert_rows(
+        Document._meta.db_table,
+        _INSERT_COLUMNS,
+        [
+            (corpus.pk, external_id, r.title, r.url, r.text, content_hash, True, stamp, stamp)
+            for external_id, r, content_hash in rows
+        ],
+        match="external_id",  # unique within the corpus and so within the batch
     )
-    return [int(returned[external_id]) for external_id, _record, _hash in rows]
 
 
 def _where(record: Record) -> str:
