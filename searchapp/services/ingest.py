@@ -94,12 +94,15 @@ def _schedule_signatures(document_ids: list[int]) -> None:
 def _existing_documents(corpus: Corpus, external_ids: list[str]) -> Iterable[Document]:
     """The corpus's documents with these external ids (title and text deferred: an update
     replaces them, and comparing needs only the content hash)."""
+    params: list[object]
     if connection.vendor == "postgresql":
         # One array parameter: psycopg re-parses a statement of 2,000 placeholders in Python
         # on every call (Django binds on the client), which was a tenth of an ingest.
         where, params = "external_id = ANY(%s)", [external_ids]
     else:
-        where, params = f"external_id IN ({', '.join(['%s'] * len(external_ids))})", external_ids
+        where, params = f"external_id IN ({', '.join(['%s'] * len(external_ids))})", [
+            *external_ids
+        ]
     return Document.objects.raw(
         "SELECT id, external_id, url, content_hash, needs_signature "
         f"FROM {connection.ops.quote_name(Document._meta.db_table)} "

@@ -10,7 +10,7 @@ harmlessly.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
 from django.db.models import Exists, OuterRef, Q
@@ -155,7 +155,10 @@ def _pending_ids(limit: int | None, *, older_than: datetime | None = None) -> li
 
 
 def signatures_sign_pending(
-    *, limit: int | None = None, older_than: datetime | None = None
+    *,
+    limit: int | None = None,
+    older_than: datetime | None = None,
+    progress: Callable[[int, int], object] | None = None,  # (signed so far, total)
 ) -> int:
     """Sign, inline, the documents without a current signature in every active set.
 
@@ -166,7 +169,7 @@ def signatures_sign_pending(
     documents signed.
     """
     ids = _pending_ids(limit, older_than=older_than)
-    return _sign_ids(ids)
+    return _sign_ids(ids, progress=progress)
 
 
 def signatures_sign_documents(*, document_ids: Sequence[int]) -> int:
@@ -184,7 +187,7 @@ def signatures_sign_documents(*, document_ids: Sequence[int]) -> int:
     return _sign_ids(ids)
 
 
-def _sign_ids(ids: list[int]) -> int:
+def _sign_ids(ids: list[int], *, progress: Callable[[int, int], object] | None = None) -> int:
     if not ids:
         return 0
     sets = list(
@@ -199,6 +202,8 @@ def _sign_ids(ids: list[int]) -> int:
         for signature_set in sets:
             documents_sign(signature_set=signature_set, document_ids=part)
         documents_refresh_pending(document_ids=part)
+        if progress is not None:
+            progress(start + len(part), len(ids))
     return len(ids)
 
 

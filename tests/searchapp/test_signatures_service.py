@@ -254,3 +254,14 @@ def test_corpus_clusters_fold_the_family_under_its_first_document(
     # Recomputing replaces rather than duplicates.
     assert clusters_recompute(signature_set=sset) == n
     assert Cluster.objects.filter(signature_set=sset).count() == n
+
+
+def test_signing_pending_reports_its_progress_up_to_the_total(corpus_with_family) -> None:
+    corpus, docs = corpus_with_family
+    signature_set_build_inline(method="minhash")
+    for i in range(3):
+        _doc(corpus, f"late-{i}", docs[0].text + f" appendix {i}")
+    seen: list[tuple[int, int]] = []
+    assert signatures_sign_pending(progress=lambda done, total: seen.append((done, total))) == 3
+    assert seen and seen[-1] == (3, 3)
+    assert [done for done, _ in seen] == sorted(done for done, _ in seen)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
+from tqdm import tqdm
 
 from searchapp.selectors.signatures import active_signature_sets
 from searchapp.services.clusters import clusters_recompute
@@ -20,13 +22,25 @@ class Command(BaseCommand):
         parser.add_argument(
             "--clusters", action="store_true", help="recompute corpus-wide clusters afterwards"
         )
+        parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["queue"]:
             ok = signatures_schedule_pending()
             self.stdout.write("queued" if ok else "broker unreachable: documents stay pending")
             return
-        signed = signatures_sign_pending(limit=options["limit"])
+        with tqdm(
+            unit="doc",
+            desc="sign",
+            disable=options["no_progress"] or not sys.stderr.isatty(),
+            file=sys.stderr,
+        ) as bar:
+
+            def progress(done: int, total: int) -> None:
+                bar.total = total
+                bar.update(done - bar.n)
+
+            signed = signatures_sign_pending(limit=options["limit"], progress=progress)
         self.stdout.write(f"signed {signed} documents")
         if options["clusters"]:
             for method, sset in active_signature_sets().items():
