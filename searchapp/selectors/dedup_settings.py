@@ -7,8 +7,15 @@ signatures switch together. Before any set exists the environment's defaults app
 
 from __future__ import annotations
 
-from searchapp.models import SignatureSet
+from searchapp import grouping_params as gp
+from searchapp.models import DedupSettings, SignatureSet
 from searchapp.selectors import signatures
+
+
+def representative_rule() -> str:
+    """Which member represents a folded group: staff's choice, in force at once (no rebuild)."""
+    rule = DedupSettings.objects.filter(pk=1).values_list("representative_rule", flat=True).first()
+    return rule if rule in gp.REPRESENTATIVE_RULES else gp.REPRESENTATIVE_RULE_DEFAULT
 
 
 def default_threshold() -> float:
