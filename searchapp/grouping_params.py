@@ -39,12 +39,12 @@ __all__ = [
     "MAX_DISTANCE_MAX",
     "MAX_DISTANCE_MIN",
     "METHODS",
+    "METHOD_EXPLANATIONS",
     "METHOD_LABELS",
     "NUM_PERM_MAX",
     "NUM_PERM_MIN",
     "PAGE_MAX",
     "PER_PAGE_MAX",
-    "METHOD_EXPLANATIONS",
     "QUERY_MAX_LENGTH",
     "REPRESENTATIVE_RULES",
     "REPRESENTATIVE_RULE_DEFAULT",
@@ -89,7 +89,6 @@ METHOD_EXPLANATIONS: dict[str, str] = {
 }
 
 # Which member of a folded group represents it (the others are folded beneath it).
-RepresentativeRule = Literal["rank", "url", "earliest", "staff"]
 REPRESENTATIVE_RULES: dict[str, str] = {
     "rank": "The best-ranked result",
     "url": "A result with a URL (the best-ranked of those), else the best-ranked",

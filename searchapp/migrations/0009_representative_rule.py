@@ -5,25 +5,39 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('searchapp', '0008_sqlite_planner_stats'),
+        ("searchapp", "0008_sqlite_planner_stats"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='dedupsettings',
-            name='representative_rule',
-            field=models.CharField(choices=[('rank', 'The best-ranked result'), ('url', 'A result with a URL (the best-ranked of those), else the best-ranked'), ('earliest', 'The earliest added (the best-ranked among equals)'), ('staff', 'The one staff chose in a “same as” decision, else the best-ranked')], default='rank', max_length=16),
+            model_name="dedupsettings",
+            name="representative_rule",
+            field=models.CharField(
+                choices=[
+                    ("rank", "The best-ranked result"),
+                    ("url", "A result with a URL (the best-ranked of those), else the best-ranked"),
+                    ("earliest", "The earliest added (the best-ranked among equals)"),
+                    ("staff", "The one staff chose in a “same as” decision, else the best-ranked"),
+                ],
+                default="rank",
+                max_length=16,
+            ),
         ),
         migrations.AddField(
-            model_name='duplicatedecision',
-            name='preferred',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='searchapp.document'),
+            model_name="duplicatedecision",
+            name="preferred",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="searchapp.document",
+            ),
         ),
         migrations.AlterField(
-            model_name='dedupsettings',
-            name='simhash_max_distance',
+            model_name="dedupsettings",
+            name="simhash_max_distance",
             field=models.PositiveSmallIntegerField(default=6),
         ),
     ]
