@@ -3,8 +3,8 @@
 Query flow (a fixed number of queries whatever the number of hits): the full-text backend
 returns the top ``limit`` hit ids with snippets → one query loads those documents → one query
 the active signature set → one query the hits' stored signatures → one query the staff
-decisions among the hits → one query the representative rule (and, for "earliest", one the
-hits' dates) → ``dedup.group_ranked`` (MinHash) or ``group_ranked_simhash``, which compare every
+decisions among the hits and the representative rule (and, for "earliest", one the hits'
+dates) → ``dedup.group_ranked`` (MinHash) or ``group_ranked_simhash``, which compare every
 pair of hits exactly on their signatures (no banding: nothing within the threshold is missed).
 
 The representative of a group follows the staff's rule (``grouping_params.REPRESENTATIVE_RULES``):
@@ -30,9 +30,8 @@ from django.utils.safestring import SafeString
 from dedup import group_ranked, group_ranked_simhash
 from searchapp import grouping_params as gp
 from searchapp import signature_codec
-from searchapp.models import Document, DuplicateDecision
+from searchapp.models import DedupSettings, Document, DuplicateDecision
 from searchapp.search import BackendResult, get_backend
-from searchapp.selectors.dedup_settings import representative_rule
 from searchapp.selectors.signatures import (
     active_signature_set,
     default_max_distance,
@@ -206,23 +205,33 @@ def _load_hits(result: BackendResult) -> list[Hit]:
 
 def _decision_pairs(
     ids: list[int],
-) -> tuple[list[tuple[int, int]], list[tuple[int, int]], set[int]]:
-    """Forbid pairs, force pairs (positions) and the positions staff preferred in a "same as"."""
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]], set[int], str]:
+    """Forbid pairs, force pairs (positions), the positions staff preferred in a "same as", and
+    the representative rule in force."""
     position = {doc_id: i for i, doc_id in enumerate(ids)}
     forbid: list[tuple[int, int]] = []
     force: list[tuple[int, int]] = []
     preferred: set[int] = set()
+    rule = gp.REPRESENTATIVE_RULE_DEFAULT
     table = DuplicateDecision._meta.db_table
+    settings_table = DedupSettings._meta.db_table
     marks = ", ".join(["%s"] * len(ids))
     # Raw SQL: the ORM spends longer compiling two 100-item IN lists than the database runs it.
+    # The settings row rides along (its rule in the verdict column) to save a round trip.
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT doc_a_id, doc_b_id, verdict, preferred_id FROM {table} "
-            f"WHERE doc_a_id IN ({marks}) AND doc_b_id IN ({marks})",
+            f"WHERE doc_a_id IN ({marks}) AND doc_b_id IN ({marks}) "
+            f"UNION ALL SELECT NULL, NULL, representative_rule, NULL FROM {settings_table} "
+            "WHERE id = 1",
             [*ids, *ids],
         )
         rows = cursor.fetchall()
     for a, b, verdict, chosen in rows:
+        if a is None:
+            if verdict in gp.REPRESENTATIVE_RULES:
+                rule = verdict
+            continue
         pair = (position[a], position[b])
         if verdict == DuplicateDecision.Verdict.NOT_DUPLICATE:
             forbid.append(pair)
@@ -230,7 +239,7 @@ def _decision_pairs(
             force.append(pair)
             if chosen in position:
                 preferred.add(position[chosen])
-    return forbid, force, preferred
+    return forbid, force, preferred, rule
 
 
 def _preference(
@@ -300,8 +309,8 @@ def _fold(
     )
     if valid.sum() < 2:
         return singletons, pending, threshold, max_distance
-    forbid, force, preferred = _decision_pairs(ids)
-    prefer, reason = _preference(hits, representative_rule(), preferred)
+    forbid, force, preferred, rule = _decision_pairs(ids)
+    prefer, reason = _preference(hits, rule, preferred)
     positions = np.flatnonzero(valid)
     decoded = signature_codec.decode_rows(signature_set, [stored[ids[i]] for i in positions])
     if method == "minhash":
