@@ -155,14 +155,18 @@ def _fold(
     """
     forbidden = _partners(forbid)
     assigned = np.zeros(n, dtype=bool)
+    # Most hits of a result list have no near-duplicate: they skip the row scan below.
+    has_near = (near.any(axis=1) & ok).tolist()
+    taken = [False] * n
     reps: list[int] = []
     members: list[list[int]] = []
     for rep in prefer.tolist():
-        if assigned[rep]:
+        if taken[rep]:
             continue
+        taken[rep] = True
         assigned[rep] = True
         joined: list[int] = []
-        if ok[rep]:
+        if has_near[rep]:
             candidates = np.flatnonzero(near[rep] & ~assigned).tolist()
             if forbidden:
                 in_group = {rep}
@@ -173,6 +177,8 @@ def _fold(
             else:
                 joined = candidates
             assigned[joined] = True
+            for j in joined:
+                taken[j] = True
         reps.append(rep)
         members.append(joined)
     group_of = np.empty(n, dtype=np.int64)
