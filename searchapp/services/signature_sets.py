@@ -136,7 +136,8 @@ SIMHASH_DEFAULT_SHINGLE = "word:2"
 
 def _simhash_blocks(max_distance: int) -> int:
     # B = k + 2 blocks: C(k + 2, 2) tables keyed on 2/(k+2) of the bits (10 tables of ~26 bits for
-    # k = 3), few chance collisions per table at a million documents, few rows per document.
+    # k = 3; 28 tables of 16 bits at the default k = 6, where a million documents put ~15 in each
+    # bucket by chance: more candidate pairs for the cluster recompute to verify).
     return min(FINGERPRINT_BITS, max_distance + 2)
 
 
