@@ -21,7 +21,6 @@ __all__ = [
     "SettingsInForce",
     "default_max_distance",
     "default_threshold",
-    "representative_rule",
     "settings_in_force",
 ]
 
@@ -90,12 +89,6 @@ def settings_in_force() -> SettingsInForce:
         pending_job=pending_job,
         pending=pending,
     )
-
-
-def representative_rule() -> str:
-    """Which member represents a folded group: staff's choice, in force at once (no rebuild)."""
-    rule = DedupSettings.objects.filter(pk=1).values_list("representative_rule", flat=True).first()
-    return rule if rule in gp.REPRESENTATIVE_RULES else gp.REPRESENTATIVE_RULE_DEFAULT
 
 
 def default_threshold() -> float:
