@@ -7,7 +7,7 @@ A pure library: standard library + numpy only, never Django. The public API is l
 from __future__ import annotations
 
 from dedup.explain import shared_passages
-from dedup.group import Group, clusters, group_ranked, group_ranked_simhash
+from dedup.group import Group, clusters, group_ranked, group_ranked_simhash, min_equal_slots
 from dedup.lsh import (
     LSHParams,
     band_keys,
@@ -74,6 +74,7 @@ __all__ = [
     "hamming_pairs",
     "is_empty",
     "jaccard",
+    "min_equal_slots",
     "normalize",
     "optimal_params",
     "s_curve",

@@ -1,10 +1,13 @@
 """Folding a ranked result list into groups, and corpus-wide clusters.
 
-``group_ranked`` is what a search page calls on its hits' MinHash signatures: every group's
-representative is its best-ranked member and every member is within the threshold *of that
-representative* (no chaining through intermediates, so a group never drifts away from what its
-representative says). Candidates come from LSH banding over the hits' own signatures, built at
-query time; each candidate is verified by the signature estimate (fraction of equal slots).
+``group_ranked`` is what a search page calls on its hits' MinHash signatures. A result list is
+short (at most a thousand hits), so every pair of hits is compared on its signatures, exactly:
+no query-time banding, so no pair at or above the threshold is ever missed. Representatives
+are tried in a stated order (rank order unless the caller passes ``prefer``); each one not yet
+folded folds every later hit within the threshold *of itself* (no chaining through
+intermediates, so a group never drifts away from what its representative says). Staff
+decisions are applied on top: "same as" merges the two groups, "not a duplicate" keeps a pair
+apart; neither undoes an unrelated fold.
 
 ``clusters`` is the corpus-wide view: connected components of verified pairs (union-find), where
 chaining is what one wants.
@@ -12,25 +15,21 @@ chaining is what one wants.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 
 import numpy as np
 
-from dedup.lsh import band_keys, optimal_params
 from dedup.minhash import EMPTY_VALUE
-from dedup.simhash import FINGERPRINT_BITS, hamming_pairs, key_collision_pairs
+from dedup.simhash import FINGERPRINT_BITS
 
-__all__ = ["Group", "clusters", "group_ranked", "group_ranked_simhash"]
+__all__ = ["Group", "clusters", "group_ranked", "group_ranked_simhash", "min_equal_slots"]
 
-# Below this many hits all pairs are compared directly: (n, n, P) booleans stay small.
-_DENSE_MAX = 64
-# Query-time banding favours recall: a false candidate costs one verification, a missed one
-# leaves a duplicate unfolded on the page.
-_FP_WEIGHT = 0.2
-_FN_WEIGHT = 0.8
+# Rows per block of the all-pairs comparison: a (64, 1000, 128) block of uint8 is 8 MB.
+_CHUNK_ROWS = 64
+# Thresholds are compared with this slack so that a similarity computed as k / P and a threshold
+# typed as a decimal agree on their last bit (0.8 * 128 = 102.4000000000001).
+_EPS = 1e-9
 
 _U64 = np.uint64
 
@@ -41,17 +40,26 @@ class Group:
 
     ``representative`` and ``members`` are positions in the ranked list; members exclude the
     representative and are in rank order; ``similarities[i]`` is the estimated similarity of
-    ``members[i]`` to the representative.
+    ``members[i]`` to the representative. ``decided`` is True when a "same as" decision merged
+    this group with another (some members may then be below the threshold).
     """
 
     representative: int
     members: tuple[int, ...] = ()
     similarities: tuple[float, ...] = ()
+    decided: bool = False
 
     @property
     def size(self) -> int:
         """Number of results in the group, representative included."""
         return 1 + len(self.members)
+
+
+def min_equal_slots(threshold: float, num_perm: int) -> int:
+    """The fewest equal slots of ``num_perm`` that reach ``threshold``: a pair is within the
+    threshold exactly when ``equal_slots / num_perm >= threshold`` (with float slack), the same
+    test whoever makes it."""
+    return max(0, int(np.ceil(float(threshold) * num_perm - _EPS * num_perm)))
 
 
 def _check_valid(valid: np.ndarray | None, n: int) -> np.ndarray:
@@ -77,6 +85,20 @@ def _check_pairs(pairs: Iterable[tuple[int, int]] | np.ndarray, n: int, name: st
     return arr
 
 
+def _check_prefer(prefer: Iterable[int] | np.ndarray | None, n: int) -> np.ndarray:
+    if prefer is None:
+        return np.arange(n, dtype=np.int64)
+    arr = np.asarray(list(prefer) if not isinstance(prefer, np.ndarray) else prefer)
+    if arr.size == 0 and n == 0:
+        return np.empty(0, dtype=np.int64)
+    if arr.shape != (n,) or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"prefer must be {n} integer positions, got shape {arr.shape}")
+    arr = arr.astype(np.int64)
+    if not np.array_equal(np.sort(arr), np.arange(n)):
+        raise ValueError(f"prefer must list every position in [0, {n}) exactly once")
+    return arr
+
+
 def _partners(pairs: np.ndarray) -> dict[int, set[int]]:
     out: dict[int, set[int]] = {}
     for a, b in pairs.tolist():
@@ -85,144 +107,116 @@ def _partners(pairs: np.ndarray) -> dict[int, set[int]]:
     return out
 
 
-@lru_cache(maxsize=16)
-def _row_multipliers(num_perm: int) -> np.ndarray:
-    """Odd 64-bit multipliers: sum(slot * m) mod 2^64 keys a whole signature row. Any
-    collision is caught by comparing the rows, so a linear hash is enough here."""
-    rng = np.random.default_rng(0x5EED_6A0F)
-    return rng.integers(0, 2**63, size=num_perm, dtype=np.uint64) * _U64(2) + _U64(1)
+def _minhash_near(sig: np.ndarray, ok: np.ndarray, need: int) -> np.ndarray:
+    """(n, n) bool: the pairs of distinct valid rows with at least ``need`` equal slots.
 
-
-def _classes(keys: np.ndarray, ok: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Collapse valid rows with equal ``keys`` into classes.
-
-    Returns ``class_of`` (n,) int64, -1 for rows that are not ``ok``, classes numbered by their
-    best-ranked row, and ``proxy`` (n_classes,) that best-ranked row of each class. Identical
-    copies are common in result lists (syndication); collapsing them first keeps the
-    candidate search linear instead of quadratic in the number of copies.
+    The all-pairs pass compares the low byte of every slot (4x less memory traffic than uint32):
+    equal slots stay equal, so its count is an upper bound and no pair is lost; the few pairs it
+    keeps are then counted exactly on the full slots.
     """
-    n = len(keys)
-    rows = np.flatnonzero(ok)
-    class_of = np.full(n, -1, dtype=np.int64)
-    if len(rows) == 0:
-        return class_of, rows
-    _, first, inverse = np.unique(keys[rows], return_index=True, return_inverse=True)
-    # np.unique numbers classes by key; renumber them by best-ranked row.
-    order = np.argsort(rows[first], kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    class_of[rows] = rank[inverse.reshape(-1)]
-    return class_of, rows[first][order]
+    n = len(sig)
+    low = np.ascontiguousarray(sig.astype(np.uint8))
+    upper = np.zeros((n, n), dtype=np.int16)
+    for start in range(0, n, _CHUNK_ROWS):
+        block = low[start : start + _CHUNK_ROWS]
+        upper[start : start + len(block)] = (block[:, None, :] == low[None, :, :]).sum(
+            axis=2, dtype=np.int16
+        )
+    upper[~ok] = 0
+    upper[:, ~ok] = 0
+    np.fill_diagonal(upper, 0)
+    ia, ib = np.nonzero(np.triu(upper >= max(need, 1), 1))
+    near = np.zeros((n, n), dtype=bool)
+    for start in range(0, len(ia), 4096):
+        a, b = ia[start : start + 4096], ib[start : start + 4096]
+        within = np.count_nonzero(sig[a] == sig[b], axis=1) >= need
+        near[a[within], b[within]] = True
+        near[b[within], a[within]] = True
+    return near
 
 
-def _greedy(
+def _fold(
     n: int,
-    class_of: np.ndarray,
-    proxy: np.ndarray,
-    class_pairs: np.ndarray,
-    class_sims: np.ndarray,
+    ok: np.ndarray,
+    near: np.ndarray,
+    prefer: np.ndarray,
     forbid: np.ndarray,
     force: np.ndarray,
-    similarity_of: Callable[[int, int], float],
+    similarity: Callable[[int, np.ndarray], np.ndarray],
 ) -> list[Group]:
-    """Greedy grouping in rank order.
+    """Greedy folding in ``prefer`` order, then "same as" merges.
 
-    ``class_of`` puts identical rows in one class (similarity 1.0; -1: never groups) and
-    ``proxy`` is each class's best-ranked row;
-    ``class_pairs`` (c1 < c2) with ``class_sims`` are the verified class pairs at or above the
-    threshold. Each hit not yet grouped becomes a representative; later ungrouped hits of its
-    class or of a class paired with it join. A forced partner of any group member joins too (an
-    explicit decision, so it may chain); a hit never joins a group holding a forbidden partner.
+    Each hit not yet folded becomes a representative and folds every unfolded valid hit ``near``
+    it, in rank order, skipping a hit forbidden with someone already in the group. Then each
+    forced pair (in order of its positions) merges the two groups holding it, unless that would
+    put a forbidden pair together; the merged group is represented by whichever of the two
+    representatives comes first in ``prefer``. Groups come back ordered by their best-ranked
+    member.
     """
-    class_list = class_of.tolist()
-    proxy_list = proxy.tolist()
-    # Member lists only for classes of several identical rows, adjacency only for classes with
-    # a verified partner: a result page is mostly singletons, and they stay cheap.
-    sizes = np.bincount(class_of[class_of >= 0], minlength=len(proxy_list))
-    members: dict[int, list[int]] = {}
-    for i in np.flatnonzero((class_of >= 0) & (sizes[np.maximum(class_of, 0)] > 1)).tolist():
-        members.setdefault(class_list[i], []).append(i)
-    adjacent: dict[int, list[tuple[int, float]]] = {}
-    for (c1, c2), sim in zip(class_pairs.tolist(), class_sims.tolist(), strict=True):
-        adjacent.setdefault(c1, []).append((c2, sim))
-        adjacent.setdefault(c2, []).append((c1, sim))
     forbidden = _partners(forbid)
-    forced = _partners(force)
-    assigned = [False] * n
-    groups: list[Group] = []
-    for rep in range(n):
-        if assigned[rep]:
+    assigned = np.zeros(n, dtype=bool)
+    # Most hits of a result list have no near-duplicate: they skip the row scan below.
+    has_near = (near.any(axis=1) & ok).tolist()
+    taken = [False] * n
+    reps: list[int] = []
+    members: list[list[int]] = []
+    for rep in prefer.tolist():
+        if taken[rep]:
             continue
+        taken[rep] = True
         assigned[rep] = True
-        c = class_list[rep]
-        if c < 0 or (c not in members and c not in adjacent and rep not in forced):
-            groups.append(Group(rep))
-            continue
-        known: dict[int, float] = {}
-        for j in members.get(c, ()):
-            if not assigned[j]:
-                known[j] = 1.0
-        for c2, sim in adjacent.get(c, ()):
-            for j in members.get(c2, (proxy_list[c2],)):
-                if not assigned[j]:
-                    known[j] = sim
-        heap = list(known)
-        heap.extend(j for j in forced.get(rep, ()) if not assigned[j])
-        if not heap:
-            groups.append(Group(rep))
-            continue
-        heapq.heapify(heap)
-        group_members: list[int] = []
-        in_group = {rep}
-        while heap:
-            j = heapq.heappop(heap)
-            if assigned[j] or class_list[j] < 0:
+        joined: list[int] = []
+        if has_near[rep]:
+            candidates = np.flatnonzero(near[rep] & ~assigned).tolist()
+            if forbidden:
+                in_group = {rep}
+                for j in candidates:
+                    if not forbidden.get(j, set()) & in_group:
+                        joined.append(j)
+                        in_group.add(j)
+            else:
+                joined = candidates
+            assigned[joined] = True
+            for j in joined:
+                taken[j] = True
+        reps.append(rep)
+        members.append(joined)
+    group_of = np.empty(n, dtype=np.int64)
+    for g, (rep, joined) in enumerate(zip(reps, members, strict=True)):
+        group_of[rep] = g
+        group_of[joined] = g
+    decided = [False] * len(reps)
+    if len(force):
+        rank_in_prefer = np.empty(n, dtype=np.int64)
+        rank_in_prefer[prefer] = np.arange(n)
+        lo = np.minimum(force[:, 0], force[:, 1])
+        hi = np.maximum(force[:, 0], force[:, 1])
+        for a, b in sorted(set(zip(lo.tolist(), hi.tolist(), strict=True))):
+            if not (ok[a] and ok[b]):
                 continue
-            if forbidden and forbidden.get(j, set()) & in_group:
+            ga, gb = int(group_of[a]), int(group_of[b])
+            if ga == gb:
                 continue
-            assigned[j] = True
-            group_members.append(j)
-            in_group.add(j)
-            for f in forced.get(j, ()):
-                if not assigned[f]:
-                    heapq.heappush(heap, f)
-        group_members.sort()
-        groups.append(
-            Group(
-                rep,
-                tuple(group_members),
-                tuple(known[j] if j in known else similarity_of(rep, j) for j in group_members),
+            union = [reps[ga], *members[ga], reps[gb], *members[gb]]
+            if forbidden and any(forbidden.get(x, set()) & set(union) for x in union):
+                continue  # forbid wins over force
+            keep, gone = (
+                (ga, gb) if rank_in_prefer[reps[ga]] < rank_in_prefer[reps[gb]] else (gb, ga)
             )
-        )
+            members[keep] = [*members[keep], reps[gone], *members[gone]]
+            group_of[[reps[gone], *members[gone]]] = keep
+            reps[gone] = -1
+            members[gone] = []
+            decided[keep] = True
+    groups: list[Group] = []
+    for rep, joined, was_decided in zip(reps, members, decided, strict=True):
+        if rep < 0:
+            continue
+        joined = sorted(joined)
+        sims = similarity(rep, np.asarray(joined, dtype=np.int64)).tolist() if joined else []
+        groups.append(Group(rep, tuple(joined), tuple(sims), was_decided))
+    groups.sort(key=lambda g: min((g.representative, *g.members)))
     return groups
-
-
-def _unique_pairs(pairs: np.ndarray, n: int) -> np.ndarray:
-    """Pairs with i < j, self-pairs dropped, unique and lexicographically sorted."""
-    lo = np.minimum(pairs[:, 0], pairs[:, 1])
-    hi = np.maximum(pairs[:, 0], pairs[:, 1])
-    distinct = lo != hi
-    code = np.unique(lo[distinct] * np.int64(n) + hi[distinct])
-    return np.stack([code // n, code % n], axis=1)
-
-
-def _signature_candidates(sig: np.ndarray, threshold: float) -> np.ndarray:
-    """Unique pairs (i < j) of rows sharing at least one LSH band (every pair if few rows)."""
-    n = len(sig)
-    if n < 2:
-        return np.empty((0, 2), dtype=np.int64)
-    if n <= _DENSE_MAX:
-        a, b = np.triu_indices(n, 1)
-        return np.stack([a, b], axis=1).astype(np.int64)
-    params = optimal_params(threshold, sig.shape[1], fp_weight=_FP_WEIGHT, fn_weight=_FN_WEIGHT)
-    keys = band_keys(sig, params).ravel()
-    owner = np.repeat(np.arange(n, dtype=np.int64), params.bands)
-    # Unstable sort is fine (pairs are deduplicated) and ~4x faster than a stable one here.
-    order = np.argsort(keys)
-    found = list(key_collision_pairs(owner[order], keys[order]))
-    if not found:
-        return np.empty((0, 2), dtype=np.int64)
-    return _unique_pairs(np.concatenate(found), n)
 
 
 def group_ranked(
@@ -232,28 +226,33 @@ def group_ranked(
     valid: np.ndarray | None = None,
     forbid: Iterable[tuple[int, int]] | np.ndarray = (),
     force: Iterable[tuple[int, int]] | np.ndarray = (),
+    prefer: Iterable[int] | np.ndarray | None = None,
 ) -> list[Group]:
     """Fold a ranked list by MinHash signatures.
 
     Parameters:
         signatures: (n, P) uint32, row i = the i-th best-ranked hit.
         threshold: minimum estimated Jaccard (fraction of equal slots) to the representative,
-            in (0, 1].
+            in (0, 1]; a pair is within it when ``min_equal_slots(threshold, P)`` slots agree.
         valid: optional (n,) bool; False rows (no signature yet) are singleton groups. Rows
             that are an empty document's signature (every slot EMPTY_VALUE) never group either.
         forbid: position pairs that must never share a group (e.g. marked "not a duplicate").
-        force: position pairs grouped even below the threshold (marked "duplicate"); reported
-            with their estimated similarity. Forbid wins over force.
+        force: position pairs whose groups are merged even below the threshold (marked "same
+            as"); members are reported with their estimated similarity to the merged group's
+            representative. Forbid wins over force. A forced pair never removes a fold.
+        prefer: optional permutation of the positions: the order in which hits are tried as
+            representatives (default: rank order, so the best-ranked member represents). A
+            caller preferring, say, hits with a URL puts them first.
 
-    Returns groups ordered by their representative's rank; each representative is the
-    best-ranked member, members are in rank order.
+    Returns groups ordered by their best-ranked member; members are in rank order. Every
+    member (other than by a "same as" merge) is within the threshold of its representative,
+    and every hit within the threshold of a representative tried before it is folded (into
+    that group or an earlier one; a "not a duplicate" decision may keep it out).
 
-    Error: identical signatures always group; other pairs are only seen if they share one of
-    ``b`` bands of ``r`` rows (probability ``1 - (1 - s^r)^b`` for Jaccard s, with b, r from
-    ``dedup.lsh.optimal_params`` weighted towards recall: 12 x 10 at 0.8, missing a 0.9 pair
-    with probability ~1e-7); with 64 distinct signatures or fewer every pair is compared. The
-    estimate of s from P slots has standard error ``sqrt(s (1 - s) / P)`` (Broder 1997),
-    about 0.035 at s = 0.8, P = 128.
+    Cost: every pair is compared (n^2 P / 2 byte comparisons, vectorised in blocks): about
+    0.3 ms for 100 hits and 40 ms for 1,000 at P = 128 (bench/group_bench.py). The estimate of
+    Jaccard s from P slots has standard error ``sqrt(s (1 - s) / P)`` (Broder 1997), about
+    0.035 at s = 0.8, P = 128.
     """
     sig = np.asarray(signatures)
     if sig.ndim != 2:
@@ -267,26 +266,19 @@ def group_ranked(
     ok = _check_valid(valid, n)
     forbid_arr = _check_pairs(forbid, n, "forbid")
     force_arr = _check_pairs(force, n, "force")
+    order = _check_prefer(prefer, n)
     # An empty document's signature is all EMPTY_VALUE: equal to every other empty one, yet
     # nothing is known about it, so it never groups.
     ok = ok & ~np.all(sig == EMPTY_VALUE, axis=1) if num_perm else np.zeros(n, dtype=bool)
-    if n and num_perm:
-        whole = (sig.astype(_U64) * _row_multipliers(num_perm)).sum(axis=1, dtype=_U64)
-        class_of, proxy = _classes(whole, ok)
-        if not np.array_equal(sig[ok], sig[proxy[class_of[ok]]]):
-            # A 64-bit key collision between different signatures (~2^-64): no collapsing.
-            class_of, proxy = _classes(np.arange(n, dtype=np.int64), ok)
-    else:
-        class_of, proxy = _classes(np.arange(n, dtype=np.int64), ok)
+    if n == 0:
+        return []
+    near = _minhash_near(sig, ok, max(1, min_equal_slots(threshold, num_perm)))
 
-    def similarity_of(a: int, b: int) -> float:
-        return float(np.count_nonzero(sig[a] == sig[b])) / num_perm
+    def similarity(rep: int, js: np.ndarray) -> np.ndarray:
+        exact = np.count_nonzero(sig[js] == sig[rep], axis=1)
+        return exact / num_perm
 
-    psig = sig[proxy]
-    cand = _signature_candidates(psig, threshold)
-    sims = np.count_nonzero(psig[cand[:, 0]] == psig[cand[:, 1]], axis=1) / max(num_perm, 1)
-    keep = sims >= threshold
-    return _greedy(n, class_of, proxy, cand[keep], sims[keep], forbid_arr, force_arr, similarity_of)
+    return _fold(n, ok, near, order, forbid_arr, force_arr, similarity)
 
 
 def group_ranked_simhash(
@@ -296,30 +288,41 @@ def group_ranked_simhash(
     valid: np.ndarray | None = None,
     forbid: Iterable[tuple[int, int]] | np.ndarray = (),
     force: Iterable[tuple[int, int]] | np.ndarray = (),
+    prefer: Iterable[int] | np.ndarray | None = None,
 ) -> list[Group]:
     """Fold a ranked list by 64-bit SimHash fingerprints.
 
     Same rules as ``group_ranked``, with "within the threshold" meaning Hamming distance to the
-    representative <= ``max_distance``; similarities are ``1 - distance / 64``. Exact: the
-    block tables of ``hamming_pairs`` miss no pair. ``valid`` must exclude empty documents
-    (their fingerprint 0 is also a legitimate fingerprint).
+    representative <= ``max_distance``; similarities are ``1 - distance / 64``. Every pair is
+    compared (one XOR and popcount each). ``valid`` must exclude empty documents (their
+    fingerprint 0 is also a legitimate fingerprint).
     """
     fps = np.asarray(fingerprints)
     if fps.ndim != 1:
         raise ValueError(f"fingerprints must be 1-d, got shape {fps.shape}")
+    if isinstance(max_distance, bool) or not isinstance(max_distance, int | np.integer):
+        raise ValueError(f"max_distance must be an integer, got {max_distance!r}")
+    if not 0 <= max_distance <= FINGERPRINT_BITS:
+        raise ValueError(f"max_distance must be in [0, {FINGERPRINT_BITS}], got {max_distance}")
     fps = fps.astype(_U64, copy=False)
     n = len(fps)
     ok = _check_valid(valid, n)
     forbid_arr = _check_pairs(forbid, n, "forbid")
     force_arr = _check_pairs(force, n, "force")
-    class_of, proxy = _classes(fps, ok)
-    pairs, dist = hamming_pairs(fps[proxy], max_distance)
-    sims = 1.0 - dist / FINGERPRINT_BITS
+    order = _check_prefer(prefer, n)
+    near = np.zeros((n, n), dtype=bool)
+    for start in range(0, n, 4 * _CHUNK_ROWS):
+        block = fps[start : start + 4 * _CHUNK_ROWS]
+        near[start : start + len(block)] = (
+            np.bitwise_count(block[:, None] ^ fps[None, :]) <= max_distance
+        )
+    near &= ok[:, None] & ok[None, :]
+    np.fill_diagonal(near, False)
 
-    def similarity_of(a: int, b: int) -> float:
-        return 1.0 - (int(fps[a]) ^ int(fps[b])).bit_count() / FINGERPRINT_BITS
+    def similarity(rep: int, js: np.ndarray) -> np.ndarray:
+        return 1.0 - np.bitwise_count(fps[js] ^ fps[rep]).astype(np.float64) / FINGERPRINT_BITS
 
-    return _greedy(n, class_of, proxy, pairs, sims, forbid_arr, force_arr, similarity_of)
+    return _fold(n, ok, near, order, forbid_arr, force_arr, similarity)
 
 
 def clusters(n: int, pairs: np.ndarray) -> list[np.ndarray]:

@@ -66,6 +66,9 @@ class MemberOut(HitOut):
 class GroupOut(Schema):
     representative: HitOut
     members: list[MemberOut]
+    representative_reason: str = Field(
+        "", description="why this member represents the group (empty for a group of one)"
+    )
 
 
 class SearchOut(Schema):
@@ -195,6 +198,7 @@ def _search_out(page: SearchPage) -> dict[str, object]:
             {
                 "representative": _hit(group.representative),
                 "members": [{**_hit(m.hit), "similarity": m.similarity} for m in group.members],
+                "representative_reason": group.reason,
             }
             for group in page.groups
         ],

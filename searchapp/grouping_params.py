@@ -12,6 +12,10 @@ Why these ranges:
 * threshold [0.5, 1.0]: below 0.5 estimated Jaccard, "near-duplicate" stops meaning anything a
   reader would fold (two unrelated news stories on one topic reach 0.2-0.3 on word 5-shingles);
   1.0 folds exact shingle-set copies only.
+* SimHash default distance 6: calibrated on the demo corpus, Clough-Stevenson, McCormick and
+  Reuters against MinHash at its default 0.8 (``bench/simhash_calibration.py``, BENCHMARKS.md):
+  k = 6 has the best mean F1 against MinHash's pairs (0.79); Manku et al.'s k = 3 is tuned for
+  long web pages and folded a tenth of MinHash's pairs on the short demo stories.
 * SimHash distance [0, 16] bits of 64 (a quarter of the bits): the stored sets index every
   fingerprint in C(k + 2, 2) block tables (``dedup.block_keys``), 153 rows per document at
   k = 16 with keys of about 7 bits; beyond that the tables stop being selective and their cost
@@ -35,12 +39,15 @@ __all__ = [
     "MAX_DISTANCE_MAX",
     "MAX_DISTANCE_MIN",
     "METHODS",
+    "METHOD_EXPLANATIONS",
     "METHOD_LABELS",
     "NUM_PERM_MAX",
     "NUM_PERM_MIN",
     "PAGE_MAX",
     "PER_PAGE_MAX",
     "QUERY_MAX_LENGTH",
+    "REPRESENTATIVE_RULES",
+    "REPRESENTATIVE_RULE_DEFAULT",
     "SHINGLE_SIZE_MAX",
     "SHINGLE_SIZE_MIN",
     "THRESHOLD_MAX",
@@ -53,6 +60,7 @@ __all__ = [
     "check_int",
     "check_max_distance",
     "check_method",
+    "check_representative_rule",
     "check_threshold",
     "clamp_max_distance",
     "clamp_threshold",
@@ -67,6 +75,27 @@ METHOD_LABELS: dict[str, str] = {
     "simhash": "SimHash",
     "none": "None (no folding)",
 }
+# One line each, shown next to the method choice on the search page.
+METHOD_EXPLANATIONS: dict[str, str] = {
+    "minhash": (
+        "Folds results sharing at least the threshold's fraction of their 5-word phrases "
+        "(estimated Jaccard similarity from 128 MinHash values)."
+    ),
+    "simhash": (
+        "Folds results whose 64-bit SimHash fingerprints of 2-word phrases differ in at most the "
+        "given number of bits (similarity 1 - bits/64): overall word make-up, not shared passages."
+    ),
+    "none": "Shows every result on its own, in rank order.",
+}
+
+# Which member of a folded group represents it (the others are folded beneath it).
+REPRESENTATIVE_RULES: dict[str, str] = {
+    "rank": "The best-ranked result",
+    "url": "A result with a URL (the best-ranked of those), else the best-ranked",
+    "earliest": "The earliest added (the best-ranked among equals)",
+    "staff": "The one staff chose in a “same as” decision, else the best-ranked",
+}
+REPRESENTATIVE_RULE_DEFAULT = "rank"
 
 THRESHOLD_MIN = 0.5
 THRESHOLD_MAX = 1.0
@@ -75,7 +104,7 @@ DEFAULT_THRESHOLD = 0.8
 
 MAX_DISTANCE_MIN = 0
 MAX_DISTANCE_MAX = 16
-DEFAULT_MAX_DISTANCE = 3  # Manku et al. (2007): k = 3 on 64-bit fingerprints
+DEFAULT_MAX_DISTANCE = 6  # calibrated against MinHash at 0.8 (see the module docstring)
 
 NUM_PERM_MIN = 16
 NUM_PERM_MAX = 1024
@@ -108,6 +137,15 @@ def check_method(value: object, *, field: str = "method") -> str:
     """``value`` if it is a signature method (minhash, simhash), else ParameterError."""
     if value not in METHODS:
         raise ParameterError(field, f"must be one of {', '.join(METHODS)}, got {value!r}")
+    return str(value)
+
+
+def check_representative_rule(value: object, *, field: str = "representative_rule") -> str:
+    """``value`` if it names a representative rule (rank, url, earliest, staff)."""
+    if value not in REPRESENTATIVE_RULES:
+        raise ParameterError(
+            field, f"must be one of {', '.join(REPRESENTATIVE_RULES)}, got {value!r}"
+        )
     return str(value)
 
 

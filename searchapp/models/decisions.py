@@ -18,6 +18,11 @@ class DuplicateDecision(models.Model):
     doc_b = models.ForeignKey("searchapp.Document", on_delete=models.CASCADE, related_name="+")
     verdict = models.CharField(max_length=16, choices=Verdict.choices)
     note = models.CharField(max_length=500, blank=True)
+    # For "same as": the one of the two staff want to represent a folded group (None: no choice);
+    # search uses it when the representative rule is "staff".
+    preferred = models.ForeignKey(
+        "searchapp.Document", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
     decided_by = models.ForeignKey(
         "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -47,6 +52,12 @@ class DedupSettings(models.Model):
     threshold = models.FloatField(default=grouping_params.DEFAULT_THRESHOLD)
     simhash_max_distance = models.PositiveSmallIntegerField(
         default=grouping_params.DEFAULT_MAX_DISTANCE
+    )
+    # Applies to search at once (no rebuild): it only picks which member of a group is shown.
+    representative_rule = models.CharField(
+        max_length=16,
+        choices=list(grouping_params.REPRESENTATIVE_RULES.items()),
+        default=grouping_params.REPRESENTATIVE_RULE_DEFAULT,
     )
     updated_at = models.DateTimeField(auto_now=True)
     updated_by = models.ForeignKey(

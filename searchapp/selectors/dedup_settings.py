@@ -1,14 +1,94 @@
-"""The grouping defaults in force: those of the active signature sets staff chose.
+"""The grouping settings in force: one source of truth, the active signature sets.
 
-Staff change the threshold (and SimHash distance) on the settings page; the change takes
-effect for search when the rebuild it starts activates the new set, so searches and the new
-signatures switch together. Before any set exists the environment's defaults apply.
+Staff change the threshold (and SimHash distance, shingles, permutations) on the settings page;
+the change takes effect for search when the rebuild it starts activates the new set, so
+searches and the new signatures switch together. Until then (and for good if the rebuild is
+cancelled or fails) the active set's values are the ones in force, and every page shows those:
+the search form's defaults, the document page, the report and the settings page's "In force"
+line all read them here. Before any set exists the environment's defaults apply. The
+representative rule needs no rebuild and applies at once.
 """
 
 from __future__ import annotations
 
-from searchapp.models import SignatureSet
+from dataclasses import dataclass
+
+from searchapp import grouping_params as gp
+from searchapp.models import DedupSettings, Job, SignatureSet
 from searchapp.selectors import signatures
+
+__all__ = [
+    "SettingsInForce",
+    "default_max_distance",
+    "default_threshold",
+    "settings_in_force",
+]
+
+
+@dataclass(frozen=True)
+class SettingsInForce:
+    """What search uses now, and what staff saved that is not in force yet (a running rebuild)."""
+
+    method: str
+    shingle: str
+    num_perm: int
+    threshold: float
+    simhash_max_distance: int
+    representative_rule: str
+    pending_job: Job | None  # the rebuild that will bring the saved values into force
+    pending: dict[str, object]  # field -> saved value that differs from the one in force
+
+    def get_method_display(self) -> str:
+        return gp.METHOD_LABELS.get(self.method, self.method)
+
+    def get_representative_rule_display(self) -> str:
+        return gp.REPRESENTATIVE_RULES.get(self.representative_rule, self.representative_rule)
+
+
+def settings_in_force() -> SettingsInForce:
+    """The settings in force (from the active sets), and the saved ones waiting for a rebuild."""
+    saved = DedupSettings.objects.filter(pk=1).first() or DedupSettings(pk=1)
+    sets = signatures.active_signature_sets()
+    minhash, simhash = sets.get("minhash"), sets.get("simhash")
+    threshold = signatures.default_threshold(minhash)
+    distance = signatures.default_max_distance(simhash)
+    num_perm = int(minhash.params.get("num_perm", saved.num_perm)) if minhash else saved.num_perm
+    chosen = minhash if saved.method == "minhash" else simhash
+    shingle = str(chosen.params.get("shingle", saved.shingle)) if chosen else saved.shingle
+    rule = saved.representative_rule
+    if rule not in gp.REPRESENTATIVE_RULES:
+        rule = gp.REPRESENTATIVE_RULE_DEFAULT
+    in_force = {
+        "shingle": shingle,
+        "num_perm": num_perm,
+        "threshold": threshold,
+        "simhash_max_distance": distance,
+    }
+    pending_job = (
+        Job.objects.filter(
+            kind=Job.Kind.REBUILD, state__in=[Job.State.QUEUED, Job.State.RUNNING]
+        )
+        .order_by("-id")
+        .first()
+    )
+    pending: dict[str, object] = {}
+    if pending_job is not None:
+        for field, value in in_force.items():
+            wanted = getattr(saved, field)
+            if field == "threshold":
+                wanted = gp.clamp_threshold(wanted)
+            if wanted != value:
+                pending[field] = wanted
+    return SettingsInForce(
+        method=saved.method,
+        shingle=shingle,
+        num_perm=num_perm,
+        threshold=threshold,
+        simhash_max_distance=distance,
+        representative_rule=rule,
+        pending_job=pending_job,
+        pending=pending,
+    )
 
 
 def default_threshold() -> float:
@@ -19,7 +99,7 @@ def default_threshold() -> float:
 
 
 def default_max_distance() -> int:
-    """SimHash Hamming distance of the active set, else 3."""
+    """SimHash Hamming distance of the active set, else grouping_params.DEFAULT_MAX_DISTANCE."""
     return signatures.default_max_distance(
         signatures.active_signature_set(SignatureSet.Method.SIMHASH)
     )

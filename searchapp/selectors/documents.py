@@ -1,22 +1,32 @@
 """Reads for the document page and the "why?" view.
 
-Near-duplicates of one document across the whole corpus come from the stored band keys of the
-active signature set (one query: rows sharing any (band, key) with the document), verified by
-the signature estimate; nothing is re-shingled except for the two texts of an explanation.
+Near-duplicates of one document across the whole corpus: in a set of up to
+``EXHAUSTIVE_MAX_DOCUMENTS`` signed documents every one is compared with it; in a larger set the
+candidates are the documents sharing a stored band key with it (one query) plus its cluster's
+members. Each is verified by the signature estimate against the same threshold, with the same
+formula, as search groups and "why?"; nothing is re-shingled except for the two texts of an
+explanation.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db.models import Exists, OuterRef
+from django.db.models import Exists, F, OuterRef
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from dedup import ShingleSpec, jaccard, shingle_set
 from searchapp import grouping_params as gp
 from searchapp import signature_codec
-from searchapp.models import BandKey, Cluster, ClusterMember, Document, SignatureSet
+from searchapp.models import (
+    BandKey,
+    Cluster,
+    ClusterMember,
+    Document,
+    Signature,
+    SignatureSet,
+)
 from searchapp.selectors.signatures import (
     StoredSignature,
     active_signature_set,
@@ -37,6 +47,9 @@ __all__ = [
 # thousands of rows.
 MAX_CANDIDATES = 2000
 MAX_CLUSTER_MEMBERS = 200
+# Up to this many signed documents in the set, the document page compares its document with all
+# of them (about 10 ms per thousand on SQLite): exact, like a search's folding.
+EXHAUSTIVE_MAX_DOCUMENTS = 5000
 
 
 @dataclass
@@ -72,6 +85,43 @@ def _similarities(
     return {doc_id: float(v) for doc_id, v in zip(ids, values, strict=True)}
 
 
+def _candidates(
+    signature_set: SignatureSet, document_id: int, cluster_ids: list[int]
+) -> dict[int, StoredSignature]:
+    """The signatures to compare the document with: every signed document of a small corpus,
+    else those sharing a band key with it plus its cluster's members.
+
+    Banding finds a pair at similarity s with probability ``1 - (1 - s^r)^b``, so a copy a
+    search folds (all pairs compared exactly) or the cluster reaches (through a third copy) can
+    be missing from the document's own buckets; comparing the whole set where it is cheap, and
+    the cluster's members always, makes the list hold what the page's cluster and a search
+    group hold.
+    """
+    signed = Signature.objects.filter(
+        signature_set=signature_set,
+        is_empty=False,
+        content_hash=F("document__content_hash"),
+    ).exclude(document_id=document_id)
+    if signed[: EXHAUSTIVE_MAX_DOCUMENTS + 1].count() <= EXHAUSTIVE_MAX_DOCUMENTS:
+        rows = signed.values_list("document_id", "data", "fingerprint", "is_empty", "content_hash")
+        return {row[0]: StoredSignature(*row) for row in rows}
+    shares_a_key = BandKey.objects.filter(
+        signature_set=signature_set,
+        document_id=document_id,
+        band=OuterRef("band"),
+        key=OuterRef("key"),
+    )
+    candidate_ids = list(
+        BandKey.objects.filter(signature_set=signature_set)
+        .filter(Exists(shares_a_key))
+        .exclude(document_id=document_id)
+        .values_list("document_id", flat=True)
+        .distinct()[:MAX_CANDIDATES]
+    )
+    ids = list(dict.fromkeys([*cluster_ids, *candidate_ids]))
+    return signatures_for_documents(signature_set=signature_set, document_ids=ids)
+
+
 def document_detail(
     *, document_id: int, method: str = "minhash", threshold: float | None = None
 ) -> DocumentDetail:
@@ -104,35 +154,12 @@ def document_detail(
     cutoff = signature_codec.min_similarity(
         method, threshold=detail.threshold, max_distance=detail.max_distance
     )
-    if not own.is_empty:
-        shares_a_key = BandKey.objects.filter(
-            signature_set=signature_set,
-            document_id=document.id,
-            band=OuterRef("band"),
-            key=OuterRef("key"),
-        )
-        candidate_ids = list(
-            BandKey.objects.filter(signature_set=signature_set)
-            .filter(Exists(shares_a_key))
-            .exclude(document_id=document.id)
-            .values_list("document_id", flat=True)
-            .distinct()[:MAX_CANDIDATES]
-        )
-        others = signatures_for_documents(signature_set=signature_set, document_ids=candidate_ids)
-        similarity = {
-            d: s for d, s in _similarities(signature_set, own, others).items() if s >= cutoff
-        }
-        docs = Document.objects.filter(id__in=list(similarity)).only(
-            "id", "external_id", "title", "url", "corpus_id"
-        )
-        detail.near_duplicates = sorted(
-            ((d, similarity[d.id]) for d in docs), key=lambda p: (-p[1], p[0].id)
-        )
     membership = (
         ClusterMember.objects.filter(signature_set=signature_set, document_id=document.id)
         .select_related("cluster")
         .first()
     )
+    cluster_ids: list[int] = []
     if membership is not None:
         detail.cluster = membership.cluster
         rows = (
@@ -149,6 +176,18 @@ def document_detail(
             .order_by("-similarity", "document_id")[:MAX_CLUSTER_MEMBERS]
         )
         detail.cluster_members = [(row.document, row.similarity) for row in rows]
+        cluster_ids = [doc.id for doc, _ in detail.cluster_members]
+    if not own.is_empty:
+        others = _candidates(signature_set, document.id, cluster_ids)
+        similarity = {
+            d: s for d, s in _similarities(signature_set, own, others).items() if s >= cutoff
+        }
+        docs = Document.objects.filter(id__in=list(similarity)).only(
+            "id", "external_id", "title", "url", "corpus_id"
+        )
+        detail.near_duplicates = sorted(
+            ((d, similarity[d.id]) for d in docs), key=lambda p: (-p[1], p[0].id)
+        )
     return detail
 
 

@@ -3,7 +3,13 @@
 Query flow (a fixed number of queries whatever the number of hits): the full-text backend
 returns the top ``limit`` hit ids with snippets → one query loads those documents → one query
 the active signature set → one query the hits' stored signatures → one query the staff
-decisions among the hits → ``dedup.group_ranked`` (MinHash) or ``group_ranked_simhash``.
+decisions among the hits and the representative rule (and, for "earliest", one the hits'
+dates) → ``dedup.group_ranked`` (MinHash) or ``group_ranked_simhash``, which compare every
+pair of hits exactly on their signatures (no banding: nothing within the threshold is missed).
+
+The representative of a group follows the staff's rule (``grouping_params.REPRESENTATIVE_RULES``):
+hits are tried as representatives in that rule's order, so every member is within the threshold
+of the representative shown, and each group says why its representative was picked.
 Nothing is shingled at query time: a hit without a stored signature (ingested a moment ago) is
 shown on its own and counted in ``pending``.
 """
@@ -12,7 +18,9 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import numpy as np
 from django.conf import settings
@@ -22,7 +30,7 @@ from django.utils.safestring import SafeString
 from dedup import group_ranked, group_ranked_simhash
 from searchapp import grouping_params as gp
 from searchapp import signature_codec
-from searchapp.models import Document, DuplicateDecision
+from searchapp.models import DedupSettings, Document, DuplicateDecision
 from searchapp.search import BackendResult, get_backend
 from searchapp.selectors.signatures import (
     active_signature_set,
@@ -69,6 +77,7 @@ class Member:
 class ResultGroup:
     representative: Hit
     members: list[Member]
+    reason: str = ""  # why this member represents the group (empty for a group of one)
 
     @property
     def size(self) -> int:
@@ -150,13 +159,15 @@ def _check_params(
 # --- grouping --------------------------------------------------------------------------------
 
 
+# (representative position, [(member position, similarity)], why the representative)
+_FoldedGroup = tuple[int, list[tuple[int, float]], str]
+
+
 @dataclass(frozen=True)
 class _Folded:
     result: BackendResult
     hits: list[Hit]
-    groups: list[
-        tuple[int, list[tuple[int, float]]]
-    ]  # (representative position, [(position, sim)])
+    groups: list[_FoldedGroup]
     pending: int
     threshold: float | None
     max_distance: int | None
@@ -192,35 +203,93 @@ def _load_hits(result: BackendResult) -> list[Hit]:
     return hits
 
 
-def _decision_pairs(ids: list[int]) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+def _decision_pairs(
+    ids: list[int],
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]], set[int], str]:
+    """Forbid pairs, force pairs (positions), the positions staff preferred in a "same as", and
+    the representative rule in force."""
     position = {doc_id: i for i, doc_id in enumerate(ids)}
     forbid: list[tuple[int, int]] = []
     force: list[tuple[int, int]] = []
+    preferred: set[int] = set()
+    rule = gp.REPRESENTATIVE_RULE_DEFAULT
     table = DuplicateDecision._meta.db_table
+    settings_table = DedupSettings._meta.db_table
     marks = ", ".join(["%s"] * len(ids))
     # Raw SQL: the ORM spends longer compiling two 100-item IN lists than the database runs it.
+    # The settings row rides along (its rule in the verdict column) to save a round trip.
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT doc_a_id, doc_b_id, verdict FROM {table} "
-            f"WHERE doc_a_id IN ({marks}) AND doc_b_id IN ({marks})",
+            f"SELECT doc_a_id, doc_b_id, verdict, preferred_id FROM {table} "
+            f"WHERE doc_a_id IN ({marks}) AND doc_b_id IN ({marks}) "
+            f"UNION ALL SELECT NULL, NULL, representative_rule, NULL FROM {settings_table} "
+            "WHERE id = 1",
             [*ids, *ids],
         )
         rows = cursor.fetchall()
-    for a, b, verdict in rows:
+    for a, b, verdict, chosen in rows:
+        if a is None:
+            if verdict in gp.REPRESENTATIVE_RULES:
+                rule = verdict
+            continue
         pair = (position[a], position[b])
         if verdict == DuplicateDecision.Verdict.NOT_DUPLICATE:
             forbid.append(pair)
         elif verdict == DuplicateDecision.Verdict.SAME_AS:
             force.append(pair)
-    return forbid, force
+            if chosen in position:
+                preferred.add(position[chosen])
+    return forbid, force, preferred, rule
+
+
+def _preference(
+    hits: list[Hit], rule: str, preferred: set[int]
+) -> tuple[list[int], Callable[[int, list[int], bool], str]]:
+    """The order hits are tried as representatives under ``rule``, and the sentence saying why a
+    representative was picked (given its position, its members' positions, whether a "same as"
+    decision merged the group)."""
+    n = len(hits)
+    added: dict[int, datetime] = {}
+    if rule == "url":
+        order = sorted(range(n), key=lambda i: (not hits[i].url, i))
+    elif rule == "earliest":
+        added = dict(
+            Document.objects.filter(id__in=[h.id for h in hits]).values_list("id", "created_at")
+        )
+        far = datetime.max.replace(tzinfo=UTC)
+        order = sorted(range(n), key=lambda i: (added.get(hits[i].id, far), i))
+    elif rule == "staff":
+        order = sorted(range(n), key=lambda i: (i not in preferred, i))
+    else:
+        order = list(range(n))
+
+    def reason(rep: int, members: list[int], decided: bool) -> str:
+        best = rep < min(members)
+        if rule == "url" and hits[rep].url:
+            text = "Has a URL" + (" and is the best-ranked" if best else "; ranked lower")
+        elif rule == "earliest" and hits[rep].id in added:
+            when = added[hits[rep].id].strftime("%Y-%m-%d %H:%M")
+            text = f"Added first ({when} UTC)" + ("" if best else "; ranked lower")
+        elif rule == "staff" and rep in preferred:
+            text = "Chosen by staff in a “same as” decision"
+        else:
+            text = {
+                "url": "Best-ranked; none of the group has a URL",
+                "staff": "Best-ranked; staff chose none of the group",
+            }.get(rule, "Best-ranked of the group")
+        if decided:
+            text += "; grouped with others by a staff “same as” decision"
+        return text + "."
+
+    return order, reason
 
 
 def _fold(
     hits: list[Hit], method: str, threshold: float | None, max_distance: int | None
-) -> tuple[list[tuple[int, list[tuple[int, float]]]], int, float | None, int | None]:
+) -> tuple[list[_FoldedGroup], int, float | None, int | None]:
     """Groups over hit positions, hits without a signature, the threshold and distance used."""
     n = len(hits)
-    singletons: list[tuple[int, list[tuple[int, float]]]] = [(i, []) for i in range(n)]
+    singletons: list[_FoldedGroup] = [(i, [], "") for i in range(n)]
     if method == "none":
         return singletons, 0, None, None
     signature_set = active_signature_set(method)
@@ -240,7 +309,8 @@ def _fold(
     )
     if valid.sum() < 2:
         return singletons, pending, threshold, max_distance
-    forbid, force = _decision_pairs(ids)
+    forbid, force, preferred, rule = _decision_pairs(ids)
+    prefer, reason = _preference(hits, rule, preferred)
     positions = np.flatnonzero(valid)
     decoded = signature_codec.decode_rows(signature_set, [stored[ids[i]] for i in positions])
     if method == "minhash":
@@ -251,6 +321,7 @@ def _fold(
             valid=valid,
             forbid=forbid,
             force=force,
+            prefer=prefer,
         )
     else:
         assert max_distance is not None
@@ -260,13 +331,16 @@ def _fold(
             valid=valid,
             forbid=forbid,
             force=force,
+            prefer=prefer,
         )
-    folded = [
+    # Groups come ordered by their best-ranked member: the page keeps the ranking's order.
+    folded: list[_FoldedGroup] = [
         (
             g.representative,
             [(int(m), float(s)) for m, s in zip(g.members, g.similarities, strict=True)],
+            reason(g.representative, list(g.members), g.decided) if g.members else "",
         )
-        for g in sorted(groups, key=lambda g: g.representative)
+        for g in groups
     ]
     return folded, pending, threshold, max_distance
 
@@ -304,7 +378,7 @@ def _page(
     query: str,
     group: str,
     threshold: float | None,
-    groups: list[tuple[int, list[tuple[int, float]]]],
+    groups: list[_FoldedGroup],
     page: int,
     per_page: int,
     limit: int,
@@ -318,8 +392,9 @@ def _page(
         ResultGroup(
             representative=hits[rep],
             members=[Member(hit=hits[pos], similarity=sim) for pos, sim in members],
+            reason=why,
         )
-        for rep, members in window
+        for rep, members, why in window
     ]
     return SearchPage(
         query=query,
@@ -427,9 +502,7 @@ def compare_search(
         per_page=per_page,
         limit=limit,
     )
-    singletons: list[tuple[int, list[tuple[int, float]]]] = [
-        (i, []) for i in range(len(folded.hits))
-    ]
+    singletons: list[_FoldedGroup] = [(i, [], "") for i in range(len(folded.hits))]
     ungrouped = _page(
         folded,
         query=query,
@@ -441,7 +514,7 @@ def compare_search(
         limit=limit,
     )
     group_of = {}
-    for index, (rep, members) in enumerate(folded.groups):
+    for index, (rep, members, _why) in enumerate(folded.groups):
         group_of[rep] = index
         for pos, _sim in members:
             group_of[pos] = index

@@ -25,8 +25,13 @@ def decision_record(
     verdict: str,
     note: str = "",
     decided_by: Any = None,
+    preferred_id: int | None = None,
 ) -> DuplicateDecision:
-    """Record (or change) the verdict on a pair; the pair may be given in either order."""
+    """Record (or change) the verdict on a pair; the pair may be given in either order.
+
+    ``preferred_id`` (one of the two, "same as" only) is the document staff want to represent
+    the pair's group in search when the representative rule is "staff".
+    """
     if verdict not in DuplicateDecision.Verdict.values:
         raise DecisionError(
             f"Unknown verdict {verdict!r}: "
@@ -36,6 +41,11 @@ def decision_record(
     if a == b:
         raise DecisionError("A decision needs two different documents.")
     a, b = min(a, b), max(a, b)
+    if preferred_id is not None:
+        if verdict != DuplicateDecision.Verdict.SAME_AS:
+            raise DecisionError("Only a “same as” decision can name the preferred document.")
+        if int(preferred_id) not in (a, b):
+            raise DecisionError(f"The preferred document must be {a} or {b}.")
     found = set(Document.objects.filter(pk__in=(a, b)).values_list("pk", flat=True))
     missing = sorted({a, b} - found)
     if missing:
@@ -45,7 +55,12 @@ def decision_record(
         decision, _ = DuplicateDecision.objects.update_or_create(
             doc_a_id=a,
             doc_b_id=b,
-            defaults={"verdict": verdict, "note": note[:500], "decided_by": user},
+            defaults={
+                "verdict": verdict,
+                "note": note[:500],
+                "decided_by": user,
+                "preferred_id": None if preferred_id is None else int(preferred_id),
+            },
         )
     return decision
 

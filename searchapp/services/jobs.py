@@ -54,7 +54,11 @@ from django.utils import timezone
 from searchapp import publishing
 from searchapp.models import Document, Job, JobChunk, SignatureSet
 from searchapp.services.clusters import clusters_schedule
-from searchapp.services.signature_sets import signature_set_activate, signature_set_create
+from searchapp.services.signature_sets import (
+    dedup_settings_follow_active,
+    signature_set_activate,
+    signature_set_create,
+)
 from searchapp.services.signing import (
     documents_refresh_pending,
     documents_sign_range,
@@ -297,6 +301,7 @@ def job_chunk_fail(*, chunk_id: int, error: str) -> None:
                 SignatureSet.objects.filter(
                     pk=job.signature_set_id, state=SignatureSet.State.BUILDING
                 ).update(state=SignatureSet.State.FAILED)
+                dedup_settings_follow_active(signature_set_id=job.signature_set_id)
         job.save(update_fields=fields)
     logger.error("rebuild job %s: chunk %s failed: %s", chunk.job_id, chunk.index, error)
 
@@ -315,6 +320,7 @@ def job_cancel(*, job: Job) -> Job:
                 SignatureSet.objects.filter(
                     pk=locked.signature_set_id, state=SignatureSet.State.BUILDING
                 ).update(state=SignatureSet.State.CANCELLED)
+                dedup_settings_follow_active(signature_set_id=locked.signature_set_id)
     if locked.state == Job.State.CANCELLED:
         transaction.on_commit(lambda: publishing.publish(publishing.TASK_PRUNE))
     return locked

@@ -87,3 +87,18 @@ def dedup_settings_update(
         obj.save()
         job = signature_set_rebuild(method=method, params=None, created_by=user)
     return obj, job
+
+
+def representative_rule_update(*, rule: str, updated_by: Any = None) -> DedupSettings:
+    """Store which member represents a folded group (``grouping_params.REPRESENTATIVE_RULES``).
+
+    Search reads it on every request, so it applies at once; no signatures change.
+    """
+    rule = gp.check_representative_rule(rule)
+    user = updated_by if getattr(updated_by, "is_authenticated", False) else None
+    with transaction.atomic():
+        obj = DedupSettings.load()
+        obj.representative_rule = rule
+        obj.updated_by = user
+        obj.save(update_fields=["representative_rule", "updated_by", "updated_at"])
+    return obj

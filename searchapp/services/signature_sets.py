@@ -43,6 +43,7 @@ from searchapp.services.signing import (
 
 __all__ = [
     "SIMHASH_DEFAULT_SHINGLE",
+    "dedup_settings_follow_active",
     "signature_params_check",
     "signature_params_default",
     "signature_set_activate",
@@ -68,6 +69,33 @@ def _int_param(params: dict[str, Any], name: str, *, minimum: int, maximum: int)
 def _dedup_settings() -> DedupSettings:
     # Reading must not create the singleton row (a read path); unsaved defaults are the same.
     return DedupSettings.objects.filter(pk=1).first() or DedupSettings(pk=1)
+
+
+def dedup_settings_follow_active(*, signature_set_id: int | None) -> None:
+    """A rebuild ended without activating its set (cancelled, failed): the saved settings of
+    that set's method go back to the active set's, so no page shows, and no later rebuild
+    quietly applies, values that never came into force (issue 11: settings said 0.80 while
+    search used 0.70). Call inside the transaction that ends the job."""
+    if signature_set_id is None:
+        return
+    method = SignatureSet.objects.filter(pk=signature_set_id).values_list("method", flat=True)
+    active = SignatureSet.objects.filter(
+        method__in=method, state=SignatureSet.State.ACTIVE
+    ).first()
+    row = DedupSettings.objects.select_for_update().filter(pk=1).first()
+    if active is None or row is None:
+        return
+    params = active.params
+    if active.method == "minhash":
+        row.threshold = gp.clamp_threshold(params.get("threshold"), row.threshold)
+        row.num_perm = int(params.get("num_perm", row.num_perm))
+    else:
+        row.simhash_max_distance = gp.clamp_max_distance(
+            params.get("max_distance"), row.simhash_max_distance
+        )
+    if row.method == active.method:
+        row.shingle = str(params.get("shingle", row.shingle))
+    row.save(update_fields=["threshold", "num_perm", "simhash_max_distance", "shingle"])
 
 
 def signature_params_default(method: str) -> dict[str, Any]:
@@ -108,7 +136,8 @@ SIMHASH_DEFAULT_SHINGLE = "word:2"
 
 def _simhash_blocks(max_distance: int) -> int:
     # B = k + 2 blocks: C(k + 2, 2) tables keyed on 2/(k+2) of the bits (10 tables of ~26 bits for
-    # k = 3), few chance collisions per table at a million documents, few rows per document.
+    # k = 3; 28 tables of 16 bits at the default k = 6, where a million documents put ~15 in each
+    # bucket by chance: more candidate pairs for the cluster recompute to verify).
     return min(FINGERPRINT_BITS, max_distance + 2)
 
 

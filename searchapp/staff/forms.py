@@ -54,7 +54,9 @@ class DedupSettingsForm(forms.Form):
     )
 
     @classmethod
-    def initial_from(cls, obj: DedupSettings) -> dict[str, Any]:
+    def initial_from(cls, obj: Any) -> dict[str, Any]:
+        """Initial values from anything with the settings' fields (DedupSettings, or the
+        settings in force: ``selectors.dedup_settings.settings_in_force()``)."""
         kind, _, k = obj.shingle.partition(":")
         return {
             "method": obj.method,
@@ -71,6 +73,14 @@ class DedupSettingsForm(forms.Form):
         return f"{self.cleaned_data['shingle_kind']}:{self.cleaned_data['shingle_size']}"
 
 
+class RepresentativeRuleForm(forms.Form):
+    rule = forms.ChoiceField(
+        label="Represent each folded group by",
+        choices=list(gp.REPRESENTATIVE_RULES.items()),
+        widget=forms.RadioSelect,
+    )
+
+
 class DecisionForm(forms.Form):
     # Bounded like the URL ids: a larger number would overflow the database driver (a 500).
     a = forms.IntegerField(min_value=1, max_value=MAX_ID)
@@ -78,6 +88,8 @@ class DecisionForm(forms.Form):
     verdict = forms.ChoiceField(choices=[*DuplicateDecision.Verdict.choices, ("clear", "Clear")])
     note = forms.CharField(max_length=500, required=False)
     next = forms.CharField(max_length=2000, required=False)
+    # "Same as" only: which of the two represents their group when the rule is "staff".
+    preferred = forms.IntegerField(min_value=1, max_value=MAX_ID, required=False)
 
     def clean(self) -> dict[str, Any]:
         super().clean()

@@ -13,6 +13,7 @@ urlpatterns = [
     path("upload/", views.upload, name="upload"),
     path("jobs/<id:job_id>/", views.job_detail, name="job"),
     path("settings/", views.dedup_settings, name="settings"),
+    path("settings/representative/", views.representative_rule, name="representative_rule"),
     path("settings/preview/", views.dedup_settings_preview, name="settings_preview"),
     path("duplicates/", views.report, name="report"),
     path("duplicates/export.csv", views.report_csv, name="report_csv"),

@@ -23,12 +23,18 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from searchapp.grouping_params import METHODS
-from searchapp.models import DedupSettings, Document, Job
+from searchapp.grouping_params import METHODS, REPRESENTATIVE_RULES
+from searchapp.models import Document, Job
 from searchapp.selectors import reports
+from searchapp.selectors.dedup_settings import settings_in_force
 from searchapp.services import decisions as decision_services
 from searchapp.services import settings_change, uploads
-from searchapp.staff.forms import DecisionForm, DedupSettingsForm, UploadForm
+from searchapp.staff.forms import (
+    DecisionForm,
+    DedupSettingsForm,
+    RepresentativeRuleForm,
+    UploadForm,
+)
 
 
 def staff_required(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
@@ -129,7 +135,8 @@ def _preview(form: DedupSettingsForm) -> tuple[settings_change.LSHPreview | None
 @staff_required
 @require_http_methods(["GET", "POST"])
 def dedup_settings(request: HttpRequest) -> HttpResponse:
-    current = DedupSettings.load()
+    # What search uses now (the active sets), never a saved value whose rebuild did not finish.
+    current = settings_in_force()
     if request.method == "POST":
         form = DedupSettingsForm(request.POST)
         preview, preview_error = _preview(form)
@@ -166,7 +173,13 @@ def dedup_settings(request: HttpRequest) -> HttpResponse:
         return render(
             request,
             "staff/settings.html",
-            {"form": form, "preview": preview, "preview_error": preview_error, "current": current},
+            {
+                "form": form,
+                "preview": preview,
+                "preview_error": preview_error,
+                "current": current,
+                "rule_form": RepresentativeRuleForm(initial={"rule": current.representative_rule}),
+            },
             status=400,
         )
     form = DedupSettingsForm(initial=DedupSettingsForm.initial_from(current))
@@ -185,8 +198,28 @@ def dedup_settings(request: HttpRequest) -> HttpResponse:
             "preview": preview,
             "current": current,
             "job": job,
+            "rule_form": RepresentativeRuleForm(initial={"rule": current.representative_rule}),
         },
     )
+
+
+@staff_required
+@require_POST
+def representative_rule(request: HttpRequest) -> HttpResponse:
+    """Which member represents a folded group; applies to search at once, no rebuild."""
+    form = RepresentativeRuleForm(request.POST)
+    if form.is_valid():
+        settings_change.representative_rule_update(
+            rule=form.cleaned_data["rule"], updated_by=request.user
+        )
+        messages.success(
+            request,
+            "Representative rule saved: "
+            f"{REPRESENTATIVE_RULES[form.cleaned_data['rule']].lower()}; searches use it now.",
+        )
+    else:
+        messages.error(request, "Choose one of the representative rules offered.")
+    return redirect("staff:settings")
 
 
 @staff_required
@@ -368,6 +401,7 @@ def decide(request: HttpRequest) -> HttpResponse:
                 verdict=verdict,
                 note=form.cleaned_data["note"],
                 decided_by=request.user,
+                preferred_id=form.cleaned_data["preferred"],
             )
             messages.success(
                 request,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from django import template
@@ -19,14 +20,32 @@ LOGIN_NEXT_MAX_LENGTH = 1000
 
 @register.filter
 def percent(value: float | None, digits: int = 0) -> str:
-    """0.934 -> "93%" (a similarity shown to people); None -> "—"."""
+    """0.939 -> "93%" (a similarity shown to people); None -> "—".
+
+    Truncated, never rounded up: thresholds are whole percents, so a pair shown as "80%" is
+    always within a threshold of 0.80 (0.797 shows "79%" and is not folded at 0.80), and the
+    group, the document page and "why?" show the same number for the same estimate.
+    """
     if value is None:
         return "—"
     try:
         number = float(value) * 100
     except (TypeError, ValueError):
         return "—"
-    return f"{number:.{int(digits)}f}%"
+    if not math.isfinite(number):
+        return "—"
+    scale = 10 ** int(digits)
+    # The slack keeps 0.29 * 100 = 28.999999999999996 at 29.
+    truncated = math.floor(number * scale + 1e-6) / scale
+    return f"{truncated:.{int(digits)}f}%"
+
+
+@register.simple_tag
+def method_explanations() -> list[tuple[str, str, str]]:
+    """(method, label, one-line explanation) for each way to fold, shown by the method choice."""
+    from searchapp import grouping_params as gp
+
+    return [(m, gp.METHOD_LABELS[m], gp.METHOD_EXPLANATIONS[m]) for m in gp.GROUP_METHODS]
 
 
 @register.filter

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dedup.group import Group, clusters, group_ranked, group_ranked_simhash
+from dedup.group import Group, clusters, group_ranked, group_ranked_simhash, min_equal_slots
 from dedup.minhash import EMPTY_VALUE, MinHasher
 from dedup.shingle import shingle_batch
 
@@ -49,38 +49,53 @@ def reference_groups(
     ok: np.ndarray,
     forbid: list[tuple[int, int]] = (),
     force: list[tuple[int, int]] = (),
+    prefer: list[int] | None = None,
 ) -> list[Group]:
-    """The documented rule stated plainly: the best-ranked ungrouped hit takes every later
-    ungrouped hit within the threshold of itself, plus (transitively) forced partners of its
-    members, in rank order, skipping any hit forbidden with someone already in the group."""
+    """The documented rule stated plainly: hits are tried as representatives in ``prefer``
+    order (rank order by default); one not yet folded takes every unfolded valid hit within the
+    threshold of itself, in rank order, skipping any hit forbidden with someone already in the
+    group. Then each forced pair, in position order, merges the two groups holding it unless a
+    forbidden pair would end up together; the representative tried first represents."""
     n = len(sim)
+    order = list(range(n)) if prefer is None else list(prefer)
     banned = {frozenset(p) for p in forbid}
-    forced = {frozenset(p) for p in force}
     assigned = [False] * n
-    out = []
-    for rep in range(n):
+    found: list[list[int]] = []
+    for rep in order:
         if assigned[rep]:
             continue
         assigned[rep] = True
-        if not ok[rep]:
-            out.append(Group(rep))
-            continue
         group = [rep]
-        pending = {j for j in range(n) if sim[rep, j] >= threshold and j != rep}
-        pending |= {j for j in range(n) if frozenset((rep, j)) in forced}
-        while True:
-            choices = [j for j in pending if not assigned[j] and ok[j]]
-            choices = [j for j in choices if all(frozenset((j, g)) not in banned for g in group)]
-            if not choices:
-                break
-            j = min(choices)
-            assigned[j] = True
-            group.append(j)
-            pending |= {f for f in range(n) if frozenset((j, f)) in forced}
-            pending.discard(j)
-        members = sorted(group[1:])
-        out.append(Group(rep, tuple(members), tuple(float(sim[rep, j]) for j in members)))
-    return out
+        if ok[rep]:
+            for j in range(n):
+                if assigned[j] or not ok[j] or sim[rep, j] < threshold:
+                    continue
+                if any(frozenset((j, g)) in banned for g in group):
+                    continue
+                assigned[j] = True
+                group.append(j)
+        found.append(group)
+    decided: set[int] = set()
+    for a, b in sorted({(min(p), max(p)) for p in force}):
+        if not (ok[a] and ok[b]):
+            continue
+        ga = next(g for g in found if a in g)
+        gb = next(g for g in found if b in g)
+        if ga is gb:
+            continue
+        union = ga + gb
+        if any(frozenset((x, y)) in banned for x in union for y in union):
+            continue
+        keep, gone = (ga, gb) if order.index(ga[0]) < order.index(gb[0]) else (gb, ga)
+        keep.extend(gone)
+        found.remove(gone)
+        decided.add(keep[0])
+    out = []
+    for group in found:
+        rep, members = group[0], sorted(group[1:])
+        sims = tuple(float(sim[rep, j]) for j in members)
+        out.append(Group(rep, tuple(members), sims, rep in decided))
+    return sorted(out, key=lambda g: min((g.representative, *g.members)))
 
 
 def covers_every_hit_once(groups: list[Group], n: int) -> bool:
@@ -346,3 +361,139 @@ def test_threshold_one_folds_exact_copies_in_a_list_longer_than_the_all_pairs_li
     folded = {g.representative: sorted(g.members) for g in groups if g.members}
     assert folded == {3: [90, 91]}
     assert all(s == 1.0 for g in groups for s in g.similarities)
+
+
+def random_result_list(rng: np.random.Generator, n: int) -> np.ndarray:
+    """n signatures in rank order, many of them partial copies of earlier ones at similarities
+    spread across every threshold (so pairs land just above and just below it)."""
+    sig = rng.integers(0, EMPTY_VALUE - 1, size=(n, P), dtype=np.uint32)
+    for i in range(1, n):
+        if rng.random() < 0.5:
+            sig[i] = with_exact_overlap(sig[rng.integers(0, i)], int(rng.integers(56, P + 1)), rng)
+    return sig
+
+
+class TestNoFoldIsMissed:
+    """Issue 11, item 1: the threshold shown is the threshold applied, to every pair."""
+
+    @settings(max_examples=40, deadline=None, derandomize=True)
+    @given(
+        st.integers(0, 300),
+        st.sampled_from([0.5, 0.7, 0.78, 0.8, 0.82, 0.9, 1.0]),
+        st.integers(0, 2**32 - 1),
+        st.booleans(),
+    )
+    def test_every_member_is_within_and_every_hit_within_an_earlier_representative_is_folded(
+        self, n, threshold, seed, shuffled
+    ):
+        rng = np.random.default_rng(seed)
+        sig = random_result_list(rng, n)
+        prefer = rng.permutation(n) if shuffled else None
+        groups = group_ranked(sig, threshold=threshold, prefer=prefer)
+        assert covers_every_hit_once(groups, n)
+        sim = (sig[:, None, :] == sig[None, :, :]).mean(axis=2)
+        order = list(range(n)) if prefer is None else prefer.tolist()
+        tried = {pos: k for k, pos in enumerate(order)}
+        group_of = {}
+        for g in groups:
+            group_of[g.representative] = g.representative
+            for m, s in zip(g.members, g.similarities, strict=True):
+                group_of[m] = g.representative
+                assert s == sim[g.representative, m] >= threshold
+        reps = {g.representative for g in groups}
+        for hit in range(n):
+            if hit in reps and any(
+                sim[rep, hit] >= threshold and tried[rep] < tried[hit] for rep in reps
+            ):
+                pytest.fail(f"hit {hit} is within {threshold} of an earlier representative")
+
+    @settings(max_examples=25, deadline=None, derandomize=True)
+    @given(st.integers(0, 300), st.integers(0, 12), st.integers(0, 2**32 - 1))
+    def test_simhash_members_are_within_and_nothing_within_is_left_out(self, n, k, seed):
+        rng = np.random.default_rng(seed)
+        fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+        for i in range(1, n):
+            if rng.random() < 0.5:
+                flips = rng.choice(64, size=int(rng.integers(0, 2 * k + 2)), replace=False)
+                fps[i] = fps[rng.integers(0, i)] ^ np.uint64(sum(1 << int(f) for f in flips))
+        groups = group_ranked_simhash(fps, max_distance=k)
+        dist = np.bitwise_count(fps[:, None] ^ fps[None, :])
+        reps = [g.representative for g in groups]
+        for g in groups:
+            for m, s in zip(g.members, g.similarities, strict=True):
+                assert dist[g.representative, m] <= k and s == 1 - dist[g.representative, m] / 64
+        for hit in reps:
+            assert not any(dist[rep, hit] <= k for rep in reps if rep < hit)
+
+    def test_copies_just_above_the_threshold_fold_in_a_long_list(self):
+        # 82% copies (105 of 128 slots) among 400 hits: LSH banding at query time missed about
+        # one in six of them at threshold 0.80; comparing every pair misses none.
+        rng = np.random.default_rng(82)
+        sig = rng.integers(0, EMPTY_VALUE - 1, size=(400, P), dtype=np.uint32)
+        originals = list(range(0, 200, 2))
+        for i in originals:
+            sig[i + 200] = with_exact_overlap(sig[i], 105, rng)
+        groups = group_ranked(sig, threshold=0.80)
+        folded = {g.representative: g.members for g in groups if g.members}
+        assert folded == {i: (i + 200,) for i in originals}
+        assert {s for g in groups for s in g.similarities} == {105 / P}
+        # ...and one slot fewer (104/128 = 0.8125) still folds; 102/128 = 0.797 does not.
+        sig[200] = with_exact_overlap(sig[0], 102, rng)
+        assert group_ranked(sig, threshold=0.80)[0].members == ()
+
+    def test_the_threshold_test_is_the_one_the_similarity_shows(self):
+        assert min_equal_slots(0.8, 128) == 103  # 102/128 = 0.797 is below 0.80
+        assert min_equal_slots(0.5, 128) == 64
+        assert min_equal_slots(1.0, 128) == 128
+        assert min_equal_slots(0.82, 100) == 82
+
+
+class TestDecisionsOnlyAdd:
+    """Issue 11, item 2: "same as" merges groups; it never undoes an unrelated fold."""
+
+    def three_copies(self) -> np.ndarray:
+        # 0: an upload without URL, 1: the original, 2: a third copy 88% to the original but
+        # only 75% to the upload; 3: unrelated.
+        rng = np.random.default_rng(3)
+        original = rng.integers(0, EMPTY_VALUE - 1, P, dtype=np.uint32)
+        upload = with_exact_overlap(original, 105, rng)
+        third = original.copy()
+        differ_from_upload = np.flatnonzero(upload == original)[:13]
+        third[differ_from_upload] += 1  # 115/128 to the original
+        sig = np.stack([upload, original, third, rng.integers(0, 2**31, P, dtype=np.uint32)])
+        assert (sig[1] == sig[2]).sum() == 115 and (sig[0] == sig[2]).sum() < 103
+        return sig
+
+    def test_marking_two_the_same_keeps_the_third_copy_folded(self):
+        sig = self.three_copies()
+        before = group_ranked(sig, threshold=0.8, prefer=[1, 2, 0, 3])
+        assert [(g.representative, g.members) for g in before] == [(1, (0, 2)), (3, ())]
+        after = group_ranked(sig, threshold=0.8, prefer=[1, 2, 0, 3], force=[(0, 1)])
+        assert [(g.representative, g.members) for g in after] == [(1, (0, 2)), (3, ())]
+
+    def test_same_as_merges_two_groups_under_the_representative_tried_first(self):
+        sig = self.three_copies()
+        # In rank order the upload represents and takes the original; the third copy (75% to
+        # the upload) stands alone. "Same as" between it and the original merges the two.
+        plain = group_ranked(sig, threshold=0.8)
+        assert [(g.representative, g.members, g.decided) for g in plain] == [
+            (0, (1,), False),
+            (2, (), False),
+            (3, (), False),
+        ]
+        merged = group_ranked(sig, threshold=0.8, force=[(2, 1)])
+        assert [(g.representative, g.members, g.decided) for g in merged] == [
+            (0, (1, 2), True),
+            (3, (), False),
+        ]
+        assert merged[0].similarities == ((sig[0] == sig[1]).mean(), (sig[0] == sig[2]).mean())
+
+    def test_a_preferred_representative_folds_the_better_ranked_copies(self):
+        sig = self.three_copies()
+        groups = group_ranked(sig, threshold=0.8, prefer=[1, 0, 2, 3])
+        assert [(g.representative, g.members) for g in groups] == [(1, (0, 2)), (3, ())]
+
+    @pytest.mark.parametrize("prefer", [[0, 0, 1], [0, 1], [0, 1, 3], [[0, 1, 2]]])
+    def test_prefer_must_be_a_permutation_of_the_positions(self, prefer):
+        with pytest.raises(ValueError, match="prefer"):
+            group_ranked(np.ones((3, P), dtype=np.uint32), threshold=0.8, prefer=prefer)

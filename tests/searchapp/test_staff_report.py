@@ -77,7 +77,8 @@ def test_the_report_lists_clusters_largest_first_with_representative_members_and
     assert first.members[0].is_representative
     for member in first.members[1:]:
         assert 0.75 <= member.similarity <= 1.0
-        assert f"{member.similarity:.2f}" in html
+        # The same number search and "why?" show: a whole percent, never rounded up.
+        assert f"{int(member.similarity * 100 + 1e-6)}%" in html
     assert "2 clusters holding 6 documents" in html
 
 
