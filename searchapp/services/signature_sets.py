@@ -126,7 +126,8 @@ def signature_params_default(method: str) -> dict[str, Any]:
             "seed": DEFAULT_SEED,
             "weighting": "tf",
             "max_distance": k,
-            "blocks": _simhash_blocks(k),
+            "table_distance": min(k, SIMHASH_TABLE_DISTANCE_MAX),
+            "blocks": _simhash_blocks(min(k, SIMHASH_TABLE_DISTANCE_MAX)),
         }
     return signature_params_check(method, params)
 
@@ -134,11 +135,20 @@ def signature_params_default(method: str) -> dict[str, Any]:
 SIMHASH_DEFAULT_SHINGLE = "word:2"
 
 
-def _simhash_blocks(max_distance: int) -> int:
-    # B = k + 2 blocks: C(k + 2, 2) tables keyed on 2/(k+2) of the bits (10 tables of ~26 bits for
-    # k = 3; 28 tables of 16 bits at the default k = 6, where a million documents put ~15 in each
-    # bucket by chance: more candidate pairs for the cluster recompute to verify).
-    return min(FINGERPRINT_BITS, max_distance + 2)
+# The Hamming distance a SimHash set's stored block tables guarantee to catch (Manku et al.'s k).
+# Folding a result list compares every pair, so it honours any distance; the corpus-wide tables
+# (clusters, a document's near-duplicates) catch pairs within this many bits for certain and
+# farther ones (up to the set's max_distance, verified) when they happen to share a key. Tables
+# for k = 6 would be C(8, 2) = 28 of 16 bits: measured on the generator, 8.9M candidate pairs at
+# 100k documents and 26M at 300k, with 47k buckets past MAX_BUCKET (dropped); for k = 3, 10
+# tables of ~26 bits: 0.3M and 1.9M (BENCHMARKS.md).
+SIMHASH_TABLE_DISTANCE_MAX = 3
+
+
+def _simhash_blocks(table_distance: int) -> int:
+    # B = k + 2 blocks: C(k + 2, 2) tables keyed on 2/(k+2) of the bits (10 tables of ~26 bits
+    # for k = 3).
+    return min(FINGERPRINT_BITS, table_distance + 2)
 
 
 def signature_params_check(method: str, params: dict[str, Any]) -> dict[str, Any]:
@@ -193,12 +203,17 @@ def signature_params_check(method: str, params: dict[str, Any]) -> dict[str, Any
         k = _int_param(
             out, "max_distance", minimum=gp.MAX_DISTANCE_MIN, maximum=gp.MAX_DISTANCE_MAX
         )
-        out.setdefault("blocks", _simhash_blocks(k))
-        blocks = _int_param(out, "blocks", minimum=k + 1, maximum=FINGERPRINT_BITS)
-        if math.comb(blocks, k) > _MAX_SIMHASH_TABLES:
+        # A set stored before table_distance existed built its tables for max_distance.
+        out.setdefault(
+            "table_distance", k if "blocks" in out else min(k, SIMHASH_TABLE_DISTANCE_MAX)
+        )
+        t = _int_param(out, "table_distance", minimum=gp.MAX_DISTANCE_MIN, maximum=k)
+        out.setdefault("blocks", _simhash_blocks(t))
+        blocks = _int_param(out, "blocks", minimum=t + 1, maximum=FINGERPRINT_BITS)
+        if math.comb(blocks, t) > _MAX_SIMHASH_TABLES:
             raise ValueError(
-                f"signature parameters blocks={blocks}, max_distance={k} need "
-                f"{math.comb(blocks, k)} key tables (at most {_MAX_SIMHASH_TABLES})"
+                f"signature parameters blocks={blocks}, table_distance={t} need "
+                f"{math.comb(blocks, t)} key tables (at most {_MAX_SIMHASH_TABLES})"
             )
     return out
 

@@ -74,7 +74,9 @@ def signatures_compute(
         return SignedBatch(ids, hashes, empty, data, None, np.asarray(keys, dtype=np.int64))
     fps = SimHasher(seed=params["seed"], weighting="tf").fingerprints(batch).astype(np.uint64)
     fps[empty] = 0
-    keys = block_keys(fps, max_distance=params["max_distance"], blocks=params["blocks"])
+    # A set stored before table_distance existed built its tables for max_distance.
+    tables_for = params.get("table_distance", params["max_distance"])
+    keys = block_keys(fps, max_distance=tables_for, blocks=params["blocks"])
     return SignedBatch(ids, hashes, empty, [b""] * len(rows), fps.view(np.int64), keys)
 
 

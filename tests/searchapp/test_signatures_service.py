@@ -265,3 +265,18 @@ def test_signing_pending_reports_its_progress_up_to_the_total(corpus_with_family
     assert signatures_sign_pending(progress=lambda done, total: seen.append((done, total))) == 3
     assert seen and seen[-1] == (3, 3)
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)
+
+
+def test_simhash_sets_index_tables_for_at_most_three_bits_whatever_their_distance() -> None:
+    from searchapp.services.signature_sets import signature_params_check
+
+    wide = signature_params_check("simhash", {"max_distance": 8})
+    # Folding honours 8 bits; the stored tables stay the 10 of 26 bits that scale to 1M.
+    assert (wide["max_distance"], wide["table_distance"], wide["blocks"]) == (8, 3, 5)
+    near = signature_params_check("simhash", {"max_distance": 2})
+    assert (near["table_distance"], near["blocks"]) == (2, 4)
+    # A set stored before the split keeps the tables it was built with.
+    old = signature_params_check("simhash", {"max_distance": 6, "blocks": 8})
+    assert (old["table_distance"], old["blocks"]) == (6, 8)
+    with pytest.raises(ValueError, match="table_distance"):
+        signature_params_check("simhash", {"max_distance": 3, "table_distance": 4})
