@@ -127,7 +127,7 @@ def export_view(request: HttpRequest) -> HttpResponse:
     form = SearchForm(request.GET)
     if not form.is_valid():
         problems = [
-            f"{name if name != '__all__' else 'query'}: {' '.join(errors)}"
+            f"{name if name != '__all__' else 'query'}: {' '.join(str(e) for e in errors)}"
             for name, errors in form.errors.items()
         ]
         return _export_error("\n".join(problems))
