@@ -8,6 +8,9 @@ process at start-up with a message naming the variable, instead of silently mean
 from __future__ import annotations
 
 import os
+import secrets
+import sys
+from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -79,3 +82,45 @@ def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise ImproperlyConfigured(f"{name}={value!r} must be one of {', '.join(choices)}")
     return value
+
+
+# Management commands that serve requests: like gunicorn and celery, they need a real SECRET_KEY
+# (or DEBUG=1) and never get the development key file.
+_SERVING_COMMANDS = {"runserver", "testserver", "runserver_plus"}
+
+
+def is_offline_management_command(argv: list[str] | None = None) -> bool:
+    """Whether this process is ``manage.py COMMAND`` for a command that serves nothing.
+
+    ``manage.py createsuperuser``, ``ingest``, ``migrate``... write the database and exit; none
+    of them signs a cookie, a session or a token a server will later trust, so the key they run
+    with does not have to be the production one.
+    """
+    argv = sys.argv if argv is None else argv
+    if not argv or Path(argv[0]).name != "manage.py":
+        return False
+    command = argv[1] if len(argv) > 1 else ""
+    return command not in _SERVING_COMMANDS
+
+
+def development_secret_key(path: Path) -> str:
+    """A random key kept in ``path``, created (mode 0600) the first time it is needed.
+
+    Two processes creating it at once both end up reading the one that won the exclusive
+    create, so every command of a checkout runs with the same key.
+    """
+    try:
+        key = path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        key = ""
+    if key:
+        return key
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return path.read_text(encoding="ascii").strip()
+    key = secrets.token_urlsafe(50)
+    with os.fdopen(fd, "w", encoding="ascii") as handle:
+        handle.write(key + "\n")
+    return key

@@ -14,7 +14,16 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
 from searchapp import grouping_params
-from searchapp.env import env_bool, env_choice, env_float, env_int, env_list, env_str
+from searchapp.env import (
+    development_secret_key,
+    env_bool,
+    env_choice,
+    env_float,
+    env_int,
+    env_list,
+    env_str,
+    is_offline_management_command,
+)
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
@@ -22,7 +31,11 @@ VAR_DIR = Path(env_str("VAR_DIR", str(BASE_DIR / "var")))
 DEBUG = env_bool("DEBUG", False)
 
 _DEV_SECRET_KEY = "dev-insecure-secret-key-change-me"
-SECRET_KEY = env_str("SECRET_KEY", _DEV_SECRET_KEY)
+# The key of the documented `manage.py` commands (createsuperuser, ingest, rebuild_signatures,
+# migrate, ...) in a checkout where neither SECRET_KEY nor DEBUG is set: random, made on first
+# use, private to this checkout (see is_offline_management_command for why that is safe).
+DEV_SECRET_KEY_FILE = VAR_DIR / "dev-secret-key"
+SECRET_KEY = env_str("SECRET_KEY", "") or _DEV_SECRET_KEY
 # The test runner imports these settings before any test code can set variables, so a pytest
 # process is one place the development key is tolerated with DEBUG off.
 _UNDER_PYTEST = "pytest" in sys.modules
@@ -31,11 +44,16 @@ _UNDER_PYTEST = "pytest" in sys.modules
 # (and `make lint`) working without exporting DEBUG=1, which would type-check nothing different.
 _UNDER_MYPY_PLUGIN = "mypy_django_plugin" in sys.modules
 if SECRET_KEY == _DEV_SECRET_KEY and not DEBUG and not (_UNDER_PYTEST or _UNDER_MYPY_PLUGIN):
-    raise ImproperlyConfigured(
-        "SECRET_KEY is not set: refusing to start with the built-in development key "
-        "while DEBUG is off. "
-        "Set SECRET_KEY in the environment (or DEBUG=1 for local development)."
-    )
+    # The servers (gunicorn, celery, runserver) still refuse: production cannot start on a key
+    # nobody chose. A one-off command writing the database needs no shared key.
+    if not env_str("SECRET_KEY", "") and is_offline_management_command():
+        SECRET_KEY = development_secret_key(DEV_SECRET_KEY_FILE)
+    else:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set: refusing to start with the built-in development key "
+            "while DEBUG is off. "
+            "Set SECRET_KEY in the environment (or DEBUG=1 for local development)."
+        )
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])

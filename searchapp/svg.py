@@ -186,6 +186,10 @@ def _place_labels(
     return best[1], best[2]
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def s_curve_svg(*, bands: int, rows: int, threshold: float, points: int = 101) -> SafeString:
     """The S-curve of ``bands`` × ``rows`` as an inline <svg> element.
 
@@ -243,10 +247,10 @@ def s_curve_svg(*, bands: int, rows: int, threshold: float, points: int = 101) -
             for t in ticks
         ),
     )
-    title = f"S-curve for {bands} bands × {rows} rows"
+    title = f"S-curve for {_count(bands, 'band')} × {_count(rows, 'row')}"
     desc = (
-        f"Probability that a pair becomes a candidate against its Jaccard similarity, for {bands} bands of "
-        f"{rows} rows ({bands * rows} permutations). Threshold {threshold:.2f}: a pair at the threshold "
+        f"Probability that a pair becomes a candidate against its Jaccard similarity, for {_count(bands, 'band')} of "
+        f"{_count(rows, 'row')} ({bands * rows} permutations). Threshold {threshold:.2f}: a pair at the threshold "
         f"becomes a candidate with probability {float(params.probability(threshold)):.2f}. "
         f"Knee at similarity {knee:.2f}. Expected false-positive area {params.false_positive_rate(threshold):.4f}, "
         f"false-negative area {params.false_negative_rate(threshold):.4f}."

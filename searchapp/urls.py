@@ -15,6 +15,8 @@ register_converter(DatabaseIdConverter, "id")
 urlpatterns = [
     path("", views.search_view, name="search"),
     path("compare/", views.compare_view, name="compare"),
+    path("export/", views.export_view, name="search-export"),
+    path("favicon.ico", views.favicon_view),
     path("documents/<id:document_id>/", views.document_view, name="document"),
     path("documents/<id:a_id>/why/<id:b_id>/", views.why_view, name="why"),
     path("jobs/<id:job_id>/progress/", views_jobs.job_progress_view, name="job-progress"),

@@ -13,11 +13,14 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.views import redirect_to_login
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import render
+from django.templatetags.static import static
+from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_safe
 
+from searchapp import exports
 from searchapp.forms import CompareForm, DocumentMethodForm, SearchForm
 from searchapp.models import Document
 from searchapp.selectors.documents import document_detail, explain_pair
@@ -72,6 +75,12 @@ def _add_selector_error(form: SearchForm | DocumentMethodForm, error: SearchPara
     form.add_error(field, error.message)
 
 
+@require_safe
+def favicon_view(request: HttpRequest) -> HttpResponse:
+    """/favicon.ico, which browsers ask for on pages that name no icon (the admin's)."""
+    return HttpResponsePermanentRedirect(static("favicon.ico"))
+
+
 @search_login_required
 @require_safe
 def search_view(request: HttpRequest) -> HttpResponse:
@@ -95,6 +104,54 @@ def search_view(request: HttpRequest) -> HttpResponse:
         context={"form": form, "result": result},
         status=status,
     )
+
+
+EXPORT_FORMATS = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
+
+
+def _export_error(message: str) -> HttpResponse:
+    return HttpResponse(message + "\n", status=400, content_type="text/plain; charset=utf-8")
+
+
+@search_login_required
+@require_safe
+def export_view(request: HttpRequest) -> HttpResponse:
+    """The whole folded result list of a search (every page) as CSV or JSON, for download.
+
+    Takes the search page's parameters, so the links under a result list carry them as they
+    are; a bad one is a 400 naming it, in plain text.
+    """
+    export_format = request.GET.get("format", "csv")
+    if export_format not in EXPORT_FORMATS:
+        return _export_error(f"format: must be csv or json, not {export_format[:20]!r}.")
+    form = SearchForm(request.GET)
+    if not form.is_valid():
+        problems = [
+            f"{name if name != '__all__' else 'query'}: {' '.join(str(e) for e in errors)}"
+            for name, errors in form.errors.items()
+        ]
+        return _export_error("\n".join(problems))
+    kwargs = form.selector_kwargs()
+    kwargs.pop("page", None)
+    if not kwargs["query"]:
+        return _export_error("q: enter a query; an export lists a search's results.")
+    try:
+        page = search_grouped(**kwargs, all_groups=True)
+    except SearchParameterError as error:
+        return _export_error(f"{error.field}: {error.message}")
+    if export_format == "csv":
+        body = exports.search_csv(
+            page,
+            document_url=lambda doc_id: request.build_absolute_uri(
+                reverse("document", args=[doc_id])
+            ),
+        )
+    else:
+        body = exports.search_json(page)
+    response = HttpResponse(body, content_type=EXPORT_FORMATS[export_format])
+    filename = exports.export_filename(page.query, export_format)
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
 
 
 @search_login_required

@@ -216,7 +216,7 @@ def explain_pair(*, a_id: int, b_id: int, method: str = "minhash") -> PairExplan
     from dedup.explain import shared_passages
 
     method = gp.check_method(method)
-    docs = Document.objects.in_bulk([a_id, b_id])
+    docs = Document.objects.select_related("corpus").in_bulk([a_id, b_id])
     if a_id not in docs or b_id not in docs:
         missing = a_id if a_id not in docs else b_id
         raise Document.DoesNotExist(f"document {missing} does not exist")

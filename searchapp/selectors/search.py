@@ -112,6 +112,11 @@ class SearchPage:
     def has_next(self) -> bool:
         return self.page < self.num_pages
 
+    @property
+    def folded_on_page(self) -> int:
+        """Results folded under this page's representatives (the "omitted" note counts them)."""
+        return sum(len(group.members) for group in self.groups)
+
 
 @dataclass(frozen=True)
 class Comparison:
@@ -427,11 +432,13 @@ def search_grouped(
     page: int = 1,
     per_page: int | None = None,
     corpus_id: int | None = None,
+    all_groups: bool = False,
 ) -> SearchPage:
     """Search, then fold the top ``limit`` hits into near-duplicate groups; one page of groups.
 
-    Raises SearchParameterError for a parameter out of range; never for what the query says
-    (a query the database cannot use falls back to plain words, with a message).
+    ``all_groups`` returns every group on one page (the exports), whatever ``page`` and
+    ``per_page`` say. Raises SearchParameterError for a parameter out of range; never for what
+    the query says (a query the database cannot use falls back to plain words, with a message).
     """
     _check_query(query)
     group, threshold, max_distance, limit, page, per_page = _check_params(
@@ -450,6 +457,8 @@ def search_grouped(
         limit=limit,
         corpus_id=corpus_id,
     )
+    if all_groups:
+        page, per_page = 1, max(1, len(folded.groups))
     return _page(
         folded,
         query=query,

@@ -31,6 +31,12 @@ class LSHPreview:
     false_negative_rate: float
     svg: SafeString
 
+    @property
+    def knee_label(self) -> str:
+        # Formatted as the curve's own label (searchapp/svg.py): Django's floatformat rounds
+        # half up on the decimal text, so a knee of 0.125 read 0.13 beside the curve's 0.12.
+        return f"{self.knee:.2f}"
+
 
 def lsh_preview(*, threshold: float, num_perm: int) -> LSHPreview:
     """What MinHash + LSH does at ``threshold`` with ``num_perm`` permutations.

@@ -14,6 +14,7 @@ and reason.
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 import zipfile
 from pathlib import Path, PurePath
@@ -157,12 +158,22 @@ def upload_import_by_id(*, job_id: int) -> Job | None:
     return upload_import(job=job) if job is not None else None
 
 
+# The readers word a bad record for a lenient import ("binary file skipped (not text)"); a strict
+# import skips nothing, it imports nothing, so its message and list say only what is wrong.
+_SKIPPED_WORDING = re.compile(r"\s*(?:;\s*the rest of it is skipped|[;,]?\s*skipped\b)")
+
+
+def _as_problems(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{**e, "reason": _SKIPPED_WORDING.sub("", str(e["reason"])).strip()} for e in errors]
+
+
 def _bad_records_message(name: str, errors: list[dict[str, Any]]) -> str:
     shown = "; ".join(f"{_where(e)}: {e['reason']}" for e in errors[:3])
     more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    n = len(errors)
     return (
-        f"{len(errors)} bad record(s) in {name}: {shown}{more}. Nothing was imported "
-        "(fix the file, or tick “skip bad records” to import the rest)."
+        f"Nothing was imported: {name} has {n} bad record{'' if n == 1 else 's'} "
+        f"({shown}{more}). Fix the file, or tick “skip bad records” to import the rest."
     )
 
 
@@ -215,7 +226,8 @@ def upload_import(*, job: Job) -> Job:
 
         strict = not params.get("skip_bad_records")
         if errors and strict:
-            return _fail(job, _bad_records_message(name, errors), errors)
+            problems = _as_problems(errors)
+            return _fail(job, _bad_records_message(name, problems), problems)
         if not records:
             reason = "every record is bad" if errors else "it holds no records"
             return _fail(job, f"{name}: nothing to import, {reason}.", errors)
@@ -235,7 +247,8 @@ def upload_import(*, job: Job) -> Job:
             if refused and strict:
                 transaction.set_rollback(True)
         if refused and strict:
-            return _fail(job, _bad_records_message(name, refused), refused)
+            problems = _as_problems(refused)
+            return _fail(job, _bad_records_message(name, problems), problems)
         corpus = report.corpus
         if corpus is None:
             return _fail(job, f"{name}: nothing to import, every record is bad.", refused)

@@ -49,12 +49,50 @@
       if (link) link.setAttribute("aria-expanded", "true");
       return;
     }
+    // A new page of results (Next, Previous): the reader continues at the top of the list, as
+    // after a page load, not at the bottom where the link was with focus lost on <body>.
+    var from = event.detail && event.detail.requestConfig && event.detail.requestConfig.elt;
+    if (from && from.closest && from.closest(".pagination") && target.id === "results") {
+      var heading = target.querySelector("h2") || target;
+      if (!heading.hasAttribute("tabindex")) heading.setAttribute("tabindex", "-1");
+      heading.focus({ preventScroll: true });
+      target.scrollIntoView({ block: "start" });
+    }
     // Announce the new summary once, not the whole result list.
     var status = document.getElementById("results-status");
     if (status) {
       var summary = target.querySelector(".summary-counts, .form-errors h2");
       status.textContent = summary ? summary.textContent : "";
     }
+  });
+
+  // "N very similar results were omitted — show them": unfold every group of the list in place
+  // (the link's own address, for no JavaScript, repeats the search ungrouped).
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a.show-omitted");
+    if (!link || event.button !== 0 || event.ctrlKey || event.metaKey || event.shiftKey) return;
+    var list = link.closest("#results, main") || document;
+    var groups = list.querySelectorAll("details.similar");
+    if (!groups.length) return;
+    event.preventDefault();
+    groups.forEach(function (details) { details.open = true; });
+    var note = link.closest(".omitted");
+    if (note) {
+      note.textContent = "All similar results are shown, each under the result it is similar to.";
+      note.focus();
+    }
+  });
+
+  // "/" focuses the search box, as on most search sites (not while typing somewhere).
+  document.addEventListener("keydown", function (event) {
+    if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) return;
+    var active = document.activeElement;
+    if (active && (active.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(active.tagName))) return;
+    var box = document.querySelector("input[type='search'][name='q']");
+    if (!box) return;
+    event.preventDefault();
+    box.focus();
+    box.select();
   });
 
   document.addEventListener("DOMContentLoaded", function () {

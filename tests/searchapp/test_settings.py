@@ -85,6 +85,28 @@ def test_production_refuses_the_built_in_secret_key() -> None:
     assert "SECRET_KEY is not set" in result.stderr
 
 
+def test_the_readmes_manage_commands_work_without_debug_or_a_secret_key(tmp_path: Path) -> None:
+    # `manage.py createsuperuser`, `ingest`, ... as the README writes them: no DEBUG, no SECRET_KEY.
+    show_key = ["manage.py", "shell", "-c", "from django.conf import settings; print(settings.SECRET_KEY)"]
+    first = _django(show_key, VAR_DIR=str(tmp_path))
+    assert first.returncode == 0, first.stderr
+    key_file = tmp_path / "dev-secret-key"
+    key = first.stdout.strip().splitlines()[-1]
+    assert key == key_file.read_text().strip()
+    assert len(key) >= 50 and key != "dev-insecure-secret-key-change-me"
+    assert key_file.stat().st_mode & 0o077 == 0  # readable by its owner only
+    second = _django(show_key, VAR_DIR=str(tmp_path))
+    assert second.stdout.strip().splitlines()[-1] == key  # one key per checkout, kept
+
+
+def test_servers_still_refuse_to_start_without_a_secret_key(tmp_path: Path) -> None:
+    # runserver serves requests: like gunicorn and celery it needs SECRET_KEY or DEBUG=1.
+    result = _django(["manage.py", "runserver", "--noreload", "127.0.0.1:0"], VAR_DIR=str(tmp_path))
+    assert result.returncode != 0
+    assert "SECRET_KEY is not set" in result.stderr
+    assert not (tmp_path / "dev-secret-key").exists()
+
+
 def test_production_starts_with_a_real_secret_key() -> None:
     result = _start_django(DEBUG="0", SECRET_KEY="a-long-random-production-secret-key-0123456789")
     assert result.returncode == 0, result.stderr

@@ -1,0 +1,127 @@
+"""axe-core over every page, in the light and the dark colour scheme: zero violations.
+
+axe-core's script comes inside the ``axe-playwright-python`` wheel (the dev extra), so nothing
+is downloaded while the test runs. Each page is checked in the state a reader sees it and, for
+the search page, with its folded groups and a "why?" panel open, so the markup that only shows
+after a click is checked too.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+PASSWORD = "a long staff password 2024"
+
+
+@pytest.fixture
+def site(news_corpus, settings, tmp_path):  # type: ignore[no-untyped-def]
+    """The browser tests' news corpus, clusters for the report, a staff user and two jobs."""
+    from django.contrib.auth.models import User
+
+    from searchapp.models import Job
+    from searchapp.selectors.signatures import active_signature_set
+    from searchapp.services.clusters import clusters_recompute
+
+    settings.MEDIA_ROOT = tmp_path / "media"
+    active = active_signature_set("minhash")
+    assert active is not None
+    clusters_recompute(signature_set=active)
+    User.objects.create_user("editor", password=PASSWORD, is_staff=True)
+    running = Job.objects.create(
+        kind=Job.Kind.REBUILD,
+        state=Job.State.RUNNING,
+        signature_set=active,
+        total=100,
+        done=40,
+        message="Signing documents",
+    )
+    failed = Job.objects.create(
+        kind=Job.Kind.IMPORT,
+        state=Job.State.FAILED,
+        message="news.zip: 1 bad record(s). Nothing was imported.",
+        errors=[{"source": "news.zip/a.jsonl", "line": 3, "reason": "invalid JSON"}],
+        params={"name": "news.zip", "corpus": "news"},
+    )
+    return {"corpus": news_corpus, "running": running.pk, "failed": failed.pk}
+
+
+def _violations(page) -> list[str]:  # type: ignore[no-untyped-def]
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    found = []
+    for violation in results.response["violations"]:
+        targets = "; ".join(", ".join(node["target"]) for node in violation["nodes"][:5])
+        found.append(f"{violation['id']} ({violation['impact']}): {violation['help']} — {targets}")
+    return found
+
+
+def _check(page, url: str, report: dict[str, list[str]], *, prepare=None) -> None:  # type: ignore[no-untyped-def]
+    page.goto(url)
+    page.wait_for_load_state("networkidle")
+    if prepare is not None:
+        prepare(page)
+    found = _violations(page)
+    if found:
+        report[url] = found
+
+
+def _open_groups_and_why(page) -> None:  # type: ignore[no-untyped-def]
+    page.locator("details.similar > summary").first.click()
+    page.get_by_role("link", name=re.compile("^Why is")).first.click()
+    page.locator(".why-panel mark.shared").first.wait_for()
+
+
+def _swagger_rendered(page) -> None:  # type: ignore[no-untyped-def]
+    page.locator(".swagger-ui .opblock").first.wait_for()
+
+
+def _log_in(page, base: str) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{base}/accounts/login/")
+    page.get_by_label("Username").fill("editor")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(f"{base}/")
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_page_has_no_axe_violations(new_page, live_server, site, scheme):  # type: ignore[no-untyped-def]
+    base = live_server.url
+    corpus = site["corpus"]
+    page = new_page(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+    report: dict[str, list[str]] = {}
+
+    # Anonymous: the reader's pages, the login pages, the API docs and a 404.
+    _check(page, f"{base}/", report)
+    _check(page, f"{base}/?q=Grindavik", report, prepare=_open_groups_and_why)
+    _check(page, f"{base}/?q=volcano&limit=5&group=none", report)
+    _check(page, f"{base}/?q=nosuchwordanywhere", report)
+    _check(page, f"{base}/?q=Grindavik&threshold=7", report)  # a form error
+    _check(page, f"{base}/compare/?q=Grindavik", report)
+    _check(page, f"{base}/documents/{corpus.original_id}/", report)
+    _check(page, f"{base}/documents/{corpus.original_id}/why/{corpus.syndicated_id}/", report)
+    _check(page, f"{base}/accounts/login/", report)
+    _check(page, f"{base}/admin/login/", report)
+    _check(page, f"{base}/api/docs", report, prepare=_swagger_rendered)
+    _check(page, f"{base}/no/such/page/", report)
+
+    # Staff: every staff page, the job pages, search with a job running.
+    _log_in(page, base)
+    _check(page, f"{base}/?q=Grindavik", report, prepare=_open_groups_and_why)
+    _check(page, f"{base}/staff/", report)
+    _check(page, f"{base}/staff/upload/", report)
+    _check(page, f"{base}/staff/settings/", report)
+    _check(page, f"{base}/staff/duplicates/", report)
+    _check(
+        page, f"{base}/staff/duplicates/pair/{corpus.original_id}/{corpus.syndicated_id}/", report
+    )
+    _check(page, f"{base}/staff/jobs/{site['running']}/", report)
+    _check(page, f"{base}/staff/jobs/{site['failed']}/", report)
+
+    assert not report, f"axe-core violations ({scheme} scheme):\n" + "\n".join(
+        f"{url}\n  " + "\n  ".join(found) for url, found in report.items()
+    )
