@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
+from datetime import datetime
+from urllib.parse import urlsplit
 
 import numpy as np
 from django.conf import settings
@@ -22,8 +24,8 @@ from django.utils.safestring import SafeString
 from dedup import group_ranked, group_ranked_simhash
 from searchapp import grouping_params as gp
 from searchapp import signature_codec
-from searchapp.models import Document, DuplicateDecision
-from searchapp.search import BackendResult, get_backend
+from searchapp.models import Corpus, Document, DuplicateDecision
+from searchapp.search import SORT_ORDERS, BackendResult, SortOrder, get_backend
 from searchapp.selectors.signatures import (
     active_signature_set,
     default_max_distance,
@@ -55,8 +57,20 @@ class Hit:
     title: str
     url: str
     snippet: SafeString
-    score: float
+    score: float  # 0.0 when sorted by date (the index ranks by the date column, not BM25)
     rank: int
+    date: datetime | None = None
+    corpus: str = ""  # the corpus's name
+
+    @property
+    def host(self) -> str:
+        """The web site the document came from ("" when its url is not an http(s) URL)."""
+        if not self.url.lower().startswith(("http://", "https://")):
+            return ""
+        try:
+            return urlsplit(self.url).hostname or ""
+        except ValueError:  # "http://[broken" and other unparsable addresses
+            return ""
 
 
 @dataclass(frozen=True)
@@ -94,6 +108,9 @@ class SearchPage:
     limit: int
     pending: int
     message: str | None
+    sort: SortOrder = "relevance"  # the order applied (an old index falls back to relevance)
+    corpus_id: int | None = None  # the corpus searched (None: all)
+    suggestion: str | None = None  # "Did you mean …?": the query respelled, when a word is unknown
 
     @property
     def has_previous(self) -> bool:
@@ -120,6 +137,14 @@ def _check_query(query: str) -> None:
         raise SearchParameterError(
             "q", f"must be at most {MAX_QUERY_LENGTH} characters, got {len(query):,}"
         )
+
+
+def _check_sort_and_corpus(sort: str, corpus_id: int | None) -> SortOrder:
+    if sort not in SORT_ORDERS:
+        raise SearchParameterError("sort", f"must be one of {', '.join(SORT_ORDERS)}, got {sort!r}")
+    if corpus_id is not None and not Corpus.objects.filter(pk=corpus_id).exists():
+        raise SearchParameterError("corpus", f"there is no corpus with id {corpus_id}")
+    return sort
 
 
 def _check_params(
@@ -166,11 +191,12 @@ class _Folded:
 
 def _load_hits(result: BackendResult) -> list[Hit]:
     ids = [h.document_id for h in result.hits]
-    # Plain tuples: model instances for 100 rows cost more than the query itself.
+    # Plain tuples: model instances for 100 rows cost more than the query itself. The corpus
+    # name comes by a join in the same query (no query per hit).
     docs = {
         row[0]: row
         for row in Document.objects.filter(id__in=ids).values_list(
-            "id", "external_id", "title", "url"
+            "id", "external_id", "title", "url", "date", "corpus__name"
         )
     }
     hits: list[Hit] = []
@@ -187,6 +213,8 @@ def _load_hits(result: BackendResult) -> list[Hit]:
                 snippet=backend_hit.snippet_html,
                 score=backend_hit.score,
                 rank=len(hits) + 1,
+                date=row[4],
+                corpus=row[5],
             )
         )
     return hits
@@ -279,9 +307,10 @@ def _search_and_fold(
     max_distance: int | None,
     limit: int,
     corpus_id: int | None,
+    sort: SortOrder = "relevance",
 ) -> _Folded:
     started = time.perf_counter()
-    result = get_backend().search(query, limit=limit, corpus_id=corpus_id)
+    result = get_backend().search(query, limit=limit, corpus_id=corpus_id, sort=sort)
     hits = _load_hits(result)
     grouping_started = time.perf_counter()
     groups, pending, threshold, max_distance = _fold(hits, group, threshold, max_distance)
@@ -308,6 +337,7 @@ def _page(
     page: int,
     per_page: int,
     limit: int,
+    corpus_id: int | None = None,
 ) -> SearchPage:
     n_groups = len(groups)
     num_pages = max(1, math.ceil(n_groups / per_page))
@@ -339,6 +369,9 @@ def _page(
         limit=limit,
         pending=folded.pending,
         message=folded.result.message,
+        sort=folded.result.sort,
+        corpus_id=corpus_id,
+        suggestion=folded.result.suggestion,
     )
 
 
@@ -352,13 +385,18 @@ def search_grouped(
     page: int = 1,
     per_page: int | None = None,
     corpus_id: int | None = None,
+    sort: str = "relevance",
 ) -> SearchPage:
     """Search, then fold the top ``limit`` hits into near-duplicate groups; one page of groups.
 
-    Raises SearchParameterError for a parameter out of range; never for what the query says
-    (a query the database cannot use falls back to plain words, with a message).
+    ``sort`` is "relevance" (best first) or "date" (newest first): the top ``limit`` in that
+    order are folded, so a group's representative is its best-ranked or its newest member.
+    ``corpus_id`` searches one corpus only. Raises SearchParameterError for a parameter out of
+    range (or an unknown corpus); never for what the query says (a query whose operators
+    cannot be read falls back to plain words, with a message).
     """
     _check_query(query)
+    checked_sort = _check_sort_and_corpus(sort, corpus_id)
     group, threshold, max_distance, limit, page, per_page = _check_params(
         group or settings.DEDUP_DEFAULT_METHOD,
         threshold,
@@ -374,6 +412,7 @@ def search_grouped(
         max_distance=max_distance,
         limit=limit,
         corpus_id=corpus_id,
+        sort=checked_sort,
     )
     return _page(
         folded,
@@ -384,6 +423,7 @@ def search_grouped(
         page=page,
         per_page=per_page,
         limit=limit,
+        corpus_id=corpus_id,
     )
 
 
@@ -396,11 +436,13 @@ def compare_search(
     limit: int | None = None,
     per_page: int | None = None,
     corpus_id: int | None = None,
+    sort: str = "relevance",
 ) -> Comparison:
     """The same query grouped and ungrouped (one full-text search, one grouping)."""
     if group == "none":
         raise SearchParameterError("group", "compare needs minhash or simhash")
     _check_query(query)
+    checked_sort = _check_sort_and_corpus(sort, corpus_id)
     group, threshold, max_distance, limit, _, per_page = _check_params(
         group,
         threshold,
@@ -416,6 +458,7 @@ def compare_search(
         max_distance=max_distance,
         limit=limit,
         corpus_id=corpus_id,
+        sort=checked_sort,
     )
     grouped = _page(
         folded,
@@ -426,6 +469,7 @@ def compare_search(
         page=1,
         per_page=per_page,
         limit=limit,
+        corpus_id=corpus_id,
     )
     singletons: list[tuple[int, list[tuple[int, float]]]] = [
         (i, []) for i in range(len(folded.hits))
@@ -439,6 +483,7 @@ def compare_search(
         page=1,
         per_page=per_page,
         limit=limit,
+        corpus_id=corpus_id,
     )
     group_of = {}
     for index, (rep, members) in enumerate(folded.groups):

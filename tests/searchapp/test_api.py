@@ -28,7 +28,9 @@ def test_search_returns_groups_with_representatives_and_members(client: Client) 
     folded = [g for g in body["groups"] if g["members"]]
     assert len(folded) == 1
     representative = folded[0]["representative"]
-    assert set(representative) == {"id", "external_id", "title", "url", "snippet", "score", "rank"}
+    assert set(representative) == {
+        "id", "external_id", "title", "url", "snippet", "score", "rank", "date", "corpus", "host"
+    }
     member = folded[0]["members"][0]
     assert 0.7 <= member["similarity"] <= 1.0 and member["rank"] > representative["rank"]
     assert body["total"] == body["n_groups"] + body["n_folded"]

@@ -208,7 +208,7 @@ def test_method_none_lists_every_result_without_folding(
     client: Client, volcano_corpus: VolcanoCorpus
 ) -> None:
     html = _html(client.get("/", {"q": "Grindavik", "group": "none"}))
-    assert "<details" not in html
+    assert '<details class="similar"' not in html
     assert _summary(html) == "3 results · not grouped"
 
 
