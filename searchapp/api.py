@@ -241,8 +241,9 @@ def _unprocessable(field: str, message: str) -> Status:
 
 @api.get(
     "/search",
-    response={200: SearchOut, 401: ErrorOut, 422: ErrorOut},
+    response={200: SearchOut, 401: ErrorOut, 404: ErrorOut, 422: ErrorOut},
     summary="Search, folding near-duplicate results into groups",
+    description="404 when `corpus` names no corpus; 422 for a parameter out of range.",
 )
 def search(request: HttpRequest, params: Query[SearchParams]) -> Status:
     if _login_required(request):
@@ -260,6 +261,8 @@ def search(request: HttpRequest, params: Query[SearchParams]) -> Status:
             corpus_id=params.corpus,
         )
     except SearchParameterError as exc:
+        if exc.field == "corpus":  # a well-formed id of no corpus: a missing resource
+            return Status(404, {"detail": f"Corpus {params.corpus} not found."})
         return _unprocessable(exc.field, exc.message)
     return Status(200, _search_out(page))
 
