@@ -15,8 +15,10 @@ cannot be typed (searchapp.search.query.MIN_PREFIX_CHARS) and ``con*`` cannot ex
 A word no document holds gets a spelling suggestion from the index's own vocabulary: every
 string one edit away (delete, swap, replace, insert; Norvig's candidates, about 54n+25 for n
 letters) is analyzed and looked up in the term dictionary, and the one held by the most
-documents wins. That is a few hundred dictionary look-ups (sub-microsecond each), whatever
-the size of the index, and only for words the index lacks.
+documents wins, once a document holding it confirms the spelling (the dictionary holds stems,
+so "alled" would otherwise pass for "all"). That is a few hundred dictionary look-ups
+(sub-microsecond each) and at most MAX_SUGGESTION_CHECKS small reads, whatever the size of
+the index, and only for words the index lacks.
 
 Snippets are cut from the documents' text as stored in the database (the index keeps no
 copy), by tantivy's snippet generator, and escaped here piece by piece: only the <mark> tags
@@ -80,6 +82,10 @@ SNIPPET_SOURCE_CHARS = 20_000
 MAX_PREFIX_TERMS = 50
 # Words shorter than this get no spelling suggestion (too many words are one edit away).
 MIN_SUGGEST_CHARS = 3
+# Candidate stems whose documents are read to confirm a spelling, at most, and how many
+# documents each (a query and a database read per stem; only for a word no document holds).
+MAX_SUGGESTION_CHECKS = 5
+WITNESS_DOCUMENTS = 3
 
 Occur = tantivy.Occur
 Query = tantivy.Query
@@ -211,20 +217,38 @@ def _documents_with(searcher: tantivy.Searcher, term: str) -> int:
     return int(searcher.doc_freq(TEXT, term)) + int(searcher.doc_freq(TITLE, term))
 
 
+def _words_of_documents_with(searcher: tantivy.Searcher, stem: str) -> set[str]:
+    """The words (folded, unstemmed) of a few documents holding ``stem``."""
+    either = Query.boolean_query(
+        [(Occur.Should, Query.term_query(SCHEMA, f, stem)) for f in (TITLE, TEXT)]
+    )
+    found = searcher.search(either, WITNESS_DOCUMENTS, count=False)
+    ids = searcher.fast_field_values("id", [address for _score, address in found.hits])
+    rows = (
+        Document.objects.filter(id__in=[i for i in ids if i is not None])
+        .annotate(head=Substr("text", 1, SNIPPET_SOURCE_CHARS))
+        .values_list("title", "head")
+    )
+    return {word for title, head in rows for word in fold(f"{title} {head}")}
+
+
 def _correction(searcher: tantivy.Searcher, word: str) -> str | None:
-    counts: dict[str, int] = {}
-    best: tuple[int, str] | None = None
+    # The index holds stems: "alled" and "called" both look up a known stem ("all", "call").
+    # A candidate is kept only if a document holding its stem spells it so, which rejects the
+    # non-words a stem lets through; stems are tried most frequent first.
+    by_stem: dict[str, list[str]] = {}
     for candidate in sorted(_one_edit_away(word)):
         tokens = analyze(candidate)
-        if len(tokens) != 1:
-            continue
-        stem = tokens[0]
-        if stem not in counts:
-            counts[stem] = _documents_with(searcher, stem)
-        n = counts[stem]
-        if n and (best is None or n > best[0]):
-            best = (n, candidate)
-    return best[1] if best else None
+        if len(tokens) == 1:
+            by_stem.setdefault(tokens[0], []).append(candidate)
+    counts = {stem: _documents_with(searcher, stem) for stem in by_stem}
+    known = sorted((stem for stem in by_stem if counts[stem]), key=lambda t: (-counts[t], t))
+    for stem in known[:MAX_SUGGESTION_CHECKS]:
+        spelled = _words_of_documents_with(searcher, stem)
+        for candidate in by_stem[stem]:
+            if candidate in spelled:
+                return candidate
+    return None
 
 
 def suggest_spelling(parsed: ParsedQuery, searcher: tantivy.Searcher) -> str | None:
