@@ -86,6 +86,7 @@ MIN_SUGGEST_CHARS = 3
 # documents each (a query and a database read per stem; only for a word no document holds).
 MAX_SUGGESTION_CHECKS = 5
 WITNESS_DOCUMENTS = 3
+MAX_SUGGESTED_WORDS = 3
 
 Occur = tantivy.Occur
 Query = tantivy.Query
@@ -217,11 +218,17 @@ def _documents_with(searcher: tantivy.Searcher, term: str) -> int:
     return int(searcher.doc_freq(TEXT, term)) + int(searcher.doc_freq(TITLE, term))
 
 
-def _words_of_documents_with(searcher: tantivy.Searcher, stem: str) -> set[str]:
-    """The words (folded, unstemmed) of a few documents holding ``stem``."""
+def _words_of_documents_with(
+    searcher: tantivy.Searcher, stem: str, corpus_id: int | None
+) -> set[str]:
+    """The words (folded, unstemmed) of a few documents holding ``stem`` (in the corpus)."""
     either = Query.boolean_query(
         [(Occur.Should, Query.term_query(SCHEMA, f, stem)) for f in (TITLE, TEXT)]
     )
+    if corpus_id is not None:
+        either = Query.boolean_query(
+            [(Occur.Must, either), (Occur.Must, Query.term_query(SCHEMA, CORPUS, corpus_id))]
+        )
     found = searcher.search(either, WITNESS_DOCUMENTS, count=False)
     ids = searcher.fast_field_values("id", [address for _score, address in found.hits])
     rows = (
@@ -232,7 +239,7 @@ def _words_of_documents_with(searcher: tantivy.Searcher, stem: str) -> set[str]:
     return {word for title, head in rows for word in fold(f"{title} {head}")}
 
 
-def _correction(searcher: tantivy.Searcher, word: str) -> str | None:
+def _correction(searcher: tantivy.Searcher, word: str, corpus_id: int | None) -> str | None:
     # The index holds stems: "alled" and "called" both look up a known stem ("all", "call").
     # A candidate is kept only if a document holding its stem spells it so, which rejects the
     # non-words a stem lets through; stems are tried most frequent first.
@@ -244,18 +251,25 @@ def _correction(searcher: tantivy.Searcher, word: str) -> str | None:
     counts = {stem: _documents_with(searcher, stem) for stem in by_stem}
     known = sorted((stem for stem in by_stem if counts[stem]), key=lambda t: (-counts[t], t))
     for stem in known[:MAX_SUGGESTION_CHECKS]:
-        spelled = _words_of_documents_with(searcher, stem)
+        spelled = _words_of_documents_with(searcher, stem, corpus_id)
         for candidate in by_stem[stem]:
             if candidate in spelled:
                 return candidate
     return None
 
 
-def suggest_spelling(parsed: ParsedQuery, searcher: tantivy.Searcher) -> str | None:
+def suggest_spelling(
+    parsed: ParsedQuery, searcher: tantivy.Searcher, *, corpus_id: int | None = None
+) -> str | None:
     """The query with each word no document holds replaced by its likeliest spelling (one
-    edit away, most documents); None when every word is known or none has a correction."""
+    edit away, most documents, spelled so in a document of ``corpus_id`` when given); None
+    when every word is known or none has a correction. At most MAX_SUGGESTED_WORDS unknown
+    words are looked at (a query of gibberish costs no more than three)."""
     corrections: dict[str, str] = {}
+    tried = 0
     for word in parsed.plain_terms():
+        if tried >= MAX_SUGGESTED_WORDS:
+            break
         if len(word) < MIN_SUGGEST_CHARS or not (word.isascii() and word.isalpha()):
             continue
         if word in STOPWORDS:
@@ -263,7 +277,8 @@ def suggest_spelling(parsed: ParsedQuery, searcher: tantivy.Searcher) -> str | N
         tokens = analyze(word)
         if not tokens or any(_documents_with(searcher, t) for t in tokens):
             continue
-        fixed = _correction(searcher, word)
+        tried += 1
+        fixed = _correction(searcher, word, corpus_id)
         if fixed is not None:
             corrections[word] = fixed
     if not corrections:
@@ -365,7 +380,7 @@ class TantivyBackend:
             total_matches=int(found.count or 0),  # type: ignore[attr-defined]  # not in the stub
             rewritten_query=rewritten,
             message=" ".join(dict.fromkeys(messages)) or None,
-            suggestion=suggest_spelling(parsed, searcher),
+            suggestion=suggest_spelling(parsed, searcher, corpus_id=corpus_id),
             sort=sort,
         )
 

@@ -229,6 +229,24 @@ def test_known_words_and_hopeless_ones_get_no_suggestion(energy: dict[str, Docum
     assert search("energy AND bakery").hits == [] and search("energy AND bakery").suggestion is None
 
 
+def test_a_suggestion_is_a_word_a_document_spells_not_just_a_known_stem(energy: dict[str, Document]) -> None:
+    for i in range(3):
+        make_document(external_id=f"plan{i}", text=f"Investment plan number {i}.")
+    make_document(external_id="people", text="Investors gathered in the hall.")
+    # One edit from "investrs": "investers" and "invests" (stem "invest", held by 3 documents
+    # through "investment") and "investors" (stem "investor", 1 document). Only the last is
+    # spelled so by a document.
+    assert search("investrs").suggestion == "investors"
+
+
+def test_with_a_corpus_filter_the_suggestion_comes_from_that_corpus(energy: dict[str, Document]) -> None:
+    other = make_corpus("other")
+    make_document(corpus=other, external_id="o", text="The harvest was late.")
+    assert search("harvet").suggestion == "harvest"
+    energy_corpus = make_corpus("energy")
+    assert search("harvet", corpus_id=energy_corpus.id).suggestion is None
+
+
 # --- date order and corpus -------------------------------------------------------------------
 
 
