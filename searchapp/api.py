@@ -56,7 +56,7 @@ class HitOut(Schema):
     title: str
     url: str
     snippet: str = Field(description="HTML: the escaped text with matches in <mark> tags")
-    score: float = Field(description="BM25 score (0 when sorted by date)")
+    score: float = Field(description="BM25 score (in either sort order)")
     rank: int
     date: datetime | None = Field(description="the document's date, if its source gave one")
     corpus: str = Field(description="the name of the document's corpus")

@@ -40,6 +40,7 @@ from django.utils.safestring import SafeString, mark_safe
 from searchapp.models import Document
 from searchapp.search import BackendHit, BackendResult, SortOrder
 from searchapp.search.query import (
+    MIN_PREFIX_CHARS,
     STOPWORDS,
     AllOf,
     AnyOf,
@@ -54,6 +55,7 @@ from searchapp.search.query import (
 from searchapp.search.text_index import (
     CORPUS,
     DATE,
+    ID,
     SCHEMA,
     TEXT,
     TITLE,
@@ -132,7 +134,7 @@ class _Compiler:
         starts = folded[:1]
         # "companies*": the index holds the stem "compani", which "companies" does not begin.
         stems = analyze(node.start)
-        if stems and stems[0] not in starts:
+        if stems and stems[0] not in starts and len(stems[0]) >= MIN_PREFIX_CHARS:
             starts.append(stems[0])
         queries: list[tantivy.Query] = []
         capped = False
@@ -353,24 +355,30 @@ class TantivyBackend:
             sort = "relevance"
         if sort == "date":
             # Newest first; documents without a date come last (tantivy sorts absent values
-            # after present ones). The order key is the date, so there is no score to show.
+            # after present ones). The order key is the date; scores are fetched below.
             found = searcher.search(compiled, limit, count=True, order_by_field=DATE)
         else:
             found = searcher.search(compiled, limit, count=True)
         addresses = [address for _key, address in found.hits]
         ids = searcher.fast_field_values("id", addresses) if addresses else []
-        snippets = self._snippets(searcher, compiled, [int(i) for i in ids if i is not None])
+        present = [int(i) for i in ids if i is not None]
+        snippets = self._snippets(searcher, compiled, present)
+        if sort == "date":
+            scores = self._scores(searcher, compiled, present)
+        else:
+            scores = {
+                int(doc_id): float(key)
+                for (key, _address), doc_id in zip(found.hits, ids, strict=True)
+                if doc_id is not None
+            }
         hits = [
             BackendHit(
-                document_id=int(doc_id),
-                score=float(key) if sort == "relevance" else 0.0,
+                document_id=doc_id,
+                score=scores.get(doc_id, 0.0),
                 rank=rank,
-                snippet_html=snippets.get(int(doc_id), mark_safe("")),
+                snippet_html=snippets.get(doc_id, mark_safe("")),
             )
-            for rank, ((key, _address), doc_id) in enumerate(
-                zip(found.hits, ids, strict=True), start=1
-            )
-            if doc_id is not None
+            for rank, doc_id in enumerate(present, start=1)
         ]
         if not hits and all(term in STOPWORDS for term in parsed.plain_terms()):
             messages.append("Only very common words were typed; add a more specific word.")
@@ -383,6 +391,24 @@ class TantivyBackend:
             suggestion=suggest_spelling(parsed, searcher, corpus_id=corpus_id),
             sort=sort,
         )
+
+    def _scores(
+        self, searcher: tantivy.Searcher, query: tantivy.Query, ids: list[int]
+    ) -> dict[int, float]:
+        """BM25 scores of the documents ``ids`` (hits ordered by date carry none): the query
+        again, intersected with those ids, so its cost follows their number."""
+        if not ids:
+            return {}
+        only = Query.const_score_query(Query.term_set_query(SCHEMA, ID, list(ids)), 0.0)
+        found = searcher.search(
+            Query.boolean_query([(Occur.Must, query), (Occur.Must, only)]), len(ids), count=False
+        )
+        values = searcher.fast_field_values("id", [address for _s, address in found.hits])
+        return {
+            int(doc_id): float(score)
+            for (score, _address), doc_id in zip(found.hits, values, strict=True)
+            if doc_id is not None
+        }
 
     def _snippets(
         self, searcher: tantivy.Searcher, query: tantivy.Query, ids: list[int]

@@ -57,7 +57,7 @@ class Hit:
     title: str
     url: str
     snippet: SafeString
-    score: float  # 0.0 when sorted by date (the index ranks by the date column, not BM25)
+    score: float  # BM25, in either sort order
     rank: int
     date: datetime | None = None
     corpus: str = ""  # the corpus's name

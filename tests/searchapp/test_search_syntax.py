@@ -259,8 +259,14 @@ def test_sorting_by_date_puts_the_newest_first_and_undated_last(energy: dict[str
         "crude-oil",  # 2022-07-04
         "energetic",  # no date
     ]
-    result = search("oil", sort="date")
-    assert result.sort == "date" and all(h.score == 0.0 for h in result.hits)
+    # Each hit keeps its BM25 score, the same as in the relevance order.
+    by_date = search("oil", sort="date")
+    by_score = search("oil")
+    assert by_date.sort == "date"
+    assert {h.document_id: h.score for h in by_date.hits} == {
+        h.document_id: h.score for h in by_score.hits
+    }
+    assert all(h.score > 0 for h in by_date.hits)
 
 
 def test_sorting_by_date_keeps_the_query_s_matches(energy: dict[str, Document]) -> None:
