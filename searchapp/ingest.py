@@ -165,6 +165,9 @@ def record_problem(record: Record) -> str | None:
         return f"'title' is longer than {MAX_TITLE_CHARS} characters"
     if len(record.url) > MAX_URL_CHARS:
         return f"'url' is longer than {MAX_URL_CHARS} characters"
+    if record.date is not None and record.date.tzinfo is None:
+        # The index stores seconds since the epoch: a date must say which zone it is in.
+        return "'date' has no time zone"
     return None
 
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal, TypeAlias
 
 __all__ = [
     "EMPTY_QUERY_MESSAGE",
@@ -86,7 +86,7 @@ class AllOf:
     excluded: tuple[Node, ...] = ()
 
 
-Node = Union[Term, Phrase, Prefix, AnyOf, AllOf]  # noqa: UP007 - a runtime alias
+Node: TypeAlias = Term | Phrase | Prefix | AnyOf | AllOf
 
 
 @dataclass(frozen=True)

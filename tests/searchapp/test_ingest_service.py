@@ -212,3 +212,13 @@ def test_a_date_is_stored_and_a_date_only_change_updates_the_document() -> None:
     assert doc.date == later and not doc.needs_signature
     again = documents_ingest(corpus=corpus, records=[replace(rec("a", "same text"), date=later)])
     assert again.unchanged == 1
+
+
+def test_a_record_built_elsewhere_with_a_zoneless_date_is_skipped_with_a_reason() -> None:
+    from datetime import datetime
+
+    corpus = corpus_get_or_create(name="news")
+    naive = replace(rec("a", "text"), date=datetime(2024, 5, 1))  # no tzinfo: the point
+    report = documents_ingest(corpus=corpus, records=[naive, rec("b", "kept")])
+    assert [e.reason for e in report.skipped] == ["'date' has no time zone"]
+    assert list(corpus.documents.values_list("external_id", flat=True)) == ["b"]
