@@ -116,7 +116,7 @@ def main() -> int:
             return int(found.count)  # type: ignore[attr-defined]
 
         def fts5_query(q: str) -> int:
-            match = " OR ".join('"' + t + '"' for t in parse_query(q).terms)
+            match = " OR ".join('"' + t + '"' for t in parse_query(q).plain_terms())
             conn.execute(
                 "SELECT rowid FROM fts WHERE fts MATCH ? AND rank MATCH 'bm25(2.0, 1.0)' ORDER BY rank LIMIT 100",
                 [match],

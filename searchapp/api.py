@@ -6,6 +6,8 @@ OpenAPI schema at /api/openapi.json, interactive docs at /api/docs. Every bad pa
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, NinjaAPI, Path, Query, Schema
@@ -22,6 +24,7 @@ from searchapp import grouping_params as gp
 from searchapp.converters import MAX_ID
 from searchapp.grouping_params import GroupMethod, Method
 from searchapp.models import Document
+from searchapp.search import SortOrder
 from searchapp.selectors.documents import document_detail
 from searchapp.selectors.search import (
     MAX_QUERY_LENGTH,
@@ -53,8 +56,11 @@ class HitOut(Schema):
     title: str
     url: str
     snippet: str = Field(description="HTML: the escaped text with matches in <mark> tags")
-    score: float
+    score: float = Field(description="BM25 score (in either sort order)")
     rank: int
+    date: datetime | None = Field(description="the document's date, if its source gave one")
+    corpus: str = Field(description="the name of the document's corpus")
+    host: str = Field(description="the host of the document's http(s) url, else empty")
 
 
 class MemberOut(HitOut):
@@ -88,6 +94,15 @@ class SearchOut(Schema):
     limit: int
     pending: int = Field(description="hits without a signature yet (shown ungrouped)")
     message: str | None
+    sort: SortOrder = Field(
+        description="the order applied; `relevance` when `date` was asked of an index "
+        "built before dates (message says to reindex)"
+    )
+    corpus: int | None = Field(description="the corpus searched (null: every corpus)")
+    suggestion: str | None = Field(
+        description="the query respelled from the index's vocabulary when one of its words "
+        "is in no document (\"Did you mean …?\")"
+    )
     groups: list[GroupOut]
 
 
@@ -95,7 +110,18 @@ class SearchParams(Schema):
     q: str = Field(
         "",
         max_length=MAX_QUERY_LENGTH,
-        description='the query: words, "phrases", -excluded, OR (at most 1000 characters)',
+        description=(
+            'the query (at most 1000 characters): words (any of them, best matches first), '
+            '"phrases", prefix* (3+ letters), AND, OR, NOT or -word, parentheses; operators '
+            "in capitals only. Unreadable operators (an unmatched quote or parenthesis) are "
+            "searched as plain words, with a message"
+        ),
+    )
+    sort: SortOrder = Field(
+        "relevance", description="relevance (best first) or date (newest first, undated last)"
+    )
+    corpus: int | None = Field(
+        None, ge=1, le=MAX_ID, description="search only this corpus (its id); default: all"
     )
     group: GroupMethod = Field(
         "minhash", description="how to fold near-duplicates (none: every group has no members)"
@@ -173,6 +199,9 @@ def _hit(hit: Hit) -> dict[str, object]:
         "snippet": str(hit.snippet),
         "score": hit.score,
         "rank": hit.rank,
+        "date": hit.date,
+        "corpus": hit.corpus,
+        "host": hit.host,
     }
 
 
@@ -194,6 +223,9 @@ def _search_out(page: SearchPage) -> dict[str, object]:
         "limit": page.limit,
         "pending": page.pending,
         "message": page.message,
+        "sort": page.sort,
+        "corpus": page.corpus_id,
+        "suggestion": page.suggestion,
         "groups": [
             {
                 "representative": _hit(group.representative),
@@ -213,8 +245,9 @@ def _unprocessable(field: str, message: str) -> Status:
 
 @api.get(
     "/search",
-    response={200: SearchOut, 401: ErrorOut, 422: ErrorOut},
+    response={200: SearchOut, 401: ErrorOut, 404: ErrorOut, 422: ErrorOut},
     summary="Search, folding near-duplicate results into groups",
+    description="404 when `corpus` names no corpus; 422 for a parameter out of range.",
 )
 def search(request: HttpRequest, params: Query[SearchParams]) -> Status:
     if _login_required(request):
@@ -228,8 +261,12 @@ def search(request: HttpRequest, params: Query[SearchParams]) -> Status:
             limit=params.limit,
             page=params.page,
             per_page=params.per_page,
+            sort=params.sort,
+            corpus_id=params.corpus,
         )
     except SearchParameterError as exc:
+        if exc.field == "corpus":  # a well-formed id of no corpus: a missing resource
+            return Status(404, {"detail": f"Corpus {params.corpus} not found."})
         return _unprocessable(exc.field, exc.message)
     return Status(200, _search_out(page))
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -276,10 +277,29 @@ def _pair(seq: list[str], u1: float, u2: float) -> tuple[str, str]:
     return seq[i], seq[j]
 
 
+# Stories are dated one every 11 minutes from here (1M documents span about eight years); a
+# variant comes hours or days after its original. No random draw: the texts stay as they were.
+_FIRST_STORY = datetime(2016, 1, 1, tzinfo=UTC)
+_VARIANT_DELAY = {
+    "syndicated": timedelta(hours=2),
+    "corrected": timedelta(hours=5),
+    "updated": timedelta(hours=26),
+    "mirror": timedelta(days=3),
+}
+
+
+def _date(story_no: int, kind: str = "original", j: int = 1) -> str:
+    when = _FIRST_STORY + timedelta(minutes=11 * story_no)
+    if kind in _VARIANT_DELAY:
+        when += _VARIANT_DELAY[kind] * (j if kind == "syndicated" else 1)
+    return when.isoformat().replace("+00:00", "Z")
+
+
 def generate_documents(
     n: int = DEFAULT_DOCS, *, seed: int = DEFAULT_SEED
 ) -> Iterator[dict[str, Any]]:
-    """Yield ``n`` documents (dicts with id, title, text, url, family, kind), deterministic in seed.
+    """Yield ``n`` documents (dicts with id, title, text, url, date, family, kind), deterministic in
+    seed.
 
     ``family`` is the id of the original story (equal to ``id`` for an original or unique story)
     and ``kind`` one of original, syndicated, corrected, updated, mirror: the ground truth of
@@ -326,6 +346,7 @@ def generate_documents(
             "title": title,
             "text": f"{_byline(outlet, day, month)}. {body} {_footer(outlet)}",
             "url": f"https://{domain}/{story_no % 12 + 2015}/{slug}",
+            "date": _date(story_no),
             "family": base_id,
             "kind": "original",
         }
@@ -378,7 +399,7 @@ def generate_documents(
             head, tail = _mirror_chrome(mirror)
             text = f"{head}. {_byline(outlet, day, month)}. {body} {tail}"
             variants.append((f"{base_id}-m", "mirror", title, text, f"https://{mirror}/{slug}"))
-        for doc_id, kind, doc_title, text, url in variants:
+        for number, (doc_id, kind, doc_title, text, url) in enumerate(variants, start=1):
             if produced >= n:
                 break
             yield {
@@ -386,6 +407,7 @@ def generate_documents(
                 "title": doc_title,
                 "text": text,
                 "url": url,
+                "date": _date(story_no, kind, number),
                 "family": base_id,
                 "kind": kind,
             }

@@ -26,9 +26,11 @@ from searchapp.grouping_params import (
     THRESHOLD_MIN,
     THRESHOLD_STEP,
 )
+from searchapp.models import Corpus
 
 # The bounds come from searchapp.grouping_params, the one owner every door shares.
 METHOD_CHOICES = [(method, METHOD_LABELS[method]) for method in GROUP_METHODS]
+SORT_CHOICES = [("relevance", "Relevance"), ("date", "Date (newest first)")]
 
 
 def _default_threshold() -> float:
@@ -68,8 +70,20 @@ class SearchForm(forms.Form):
         max_length=QUERY_MAX_LENGTH,
         strip=True,
         widget=forms.TextInput(
-            attrs={"type": "search", "placeholder": "Search the corpus", "autocomplete": "off"}
+            attrs={
+                "type": "search",
+                "placeholder": "Search the corpus",
+                "autocomplete": "off",
+                "aria-describedby": "syntax-help",
+            }
         ),
+    )
+    sort = forms.ChoiceField(label="Sort by", choices=SORT_CHOICES, required=False)
+    corpus = forms.ModelChoiceField(
+        label="Corpus",
+        queryset=Corpus.objects.order_by("name"),
+        required=False,
+        empty_label="All corpora",
     )
     group = forms.ChoiceField(
         label="Fold near-duplicates with", choices=METHOD_CHOICES, required=False
@@ -110,6 +124,7 @@ class SearchForm(forms.Form):
         super().__init__(data, *args, **kwargs)
         # Unbound and bound-but-missing fields show the settings' defaults, read at request time.
         self.fields["group"].initial = settings.DEDUP_DEFAULT_METHOD
+        self.fields["sort"].initial = "relevance"
         self.fields["threshold"].initial = _default_threshold()
         self.fields["max_distance"].initial = _default_max_distance()
         limit_field = self.fields["limit"]
@@ -144,6 +159,9 @@ class SearchForm(forms.Form):
     def clean_group(self) -> str:
         return self.cleaned_data.get("group") or settings.DEDUP_DEFAULT_METHOD
 
+    def clean_sort(self) -> str:
+        return self.cleaned_data.get("sort") or "relevance"
+
     def selector_kwargs(self, *, with_page: bool = True) -> dict[str, Any]:
         """Keyword arguments for ``search_grouped`` (or ``compare_search`` without the page)."""
         data = self.cleaned_data
@@ -152,6 +170,8 @@ class SearchForm(forms.Form):
             "query": data.get("q") or "",
             "group": group,
             "limit": data.get("limit") or settings.SEARCH_RESULT_LIMIT,
+            "sort": data.get("sort") or "relevance",
+            "corpus_id": corpus.pk if (corpus := data.get("corpus")) is not None else None,
         }
         if group == "minhash":
             kwargs["threshold"] = data.get("threshold")

@@ -1,10 +1,11 @@
 """Readers that turn files into records, with no database access.
 
 Supported inputs: JSON lines (``.jsonl``, ``.ndjson``, ``.json``; keys ``id``, ``title``,
-``text``, ``url``), CSV with a header (``id`` and ``text`` required, ``title`` and ``url``
-optional), a folder of ``.txt`` / ``.md`` / ``.html`` files (the id is the path relative to the
-folder) and a ``.zip`` of any of those. HTML is reduced to its main text with trafilatura, so
-menus and footers do not make a site's pages look alike.
+``text``, ``url``, ``date``), CSV with a header (``id`` and ``text`` required, ``title``,
+``url`` and ``date`` optional; :func:`parse_date` says which dates are read), a folder of
+``.txt`` / ``.md`` / ``.html`` files (the id is the path relative to the folder) and a
+``.zip`` of any of those. HTML is reduced to its main text with trafilatura, so menus and
+footers do not make a site's pages look alike.
 
 A record that cannot be used becomes a :class:`RecordError` naming the file and line, and the
 reader carries on; a file that cannot be read at all raises :class:`IngestFileError`. A record
@@ -38,6 +39,7 @@ import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 from typing import IO, BinaryIO, TextIO
@@ -85,6 +87,7 @@ class Record:
     url: str
     source: str
     line: int | None = None
+    date: datetime | None = None  # timezone-aware (UTC when the source gave no zone)
 
 
 @dataclass(frozen=True)
@@ -162,11 +165,61 @@ def record_problem(record: Record) -> str | None:
         return f"'title' is longer than {MAX_TITLE_CHARS} characters"
     if len(record.url) > MAX_URL_CHARS:
         return f"'url' is longer than {MAX_URL_CHARS} characters"
+    if record.date is not None and record.date.tzinfo is None:
+        # The index stores seconds since the epoch: a date must say which zone it is in.
+        return "'date' has no time zone"
     return None
 
 
+# Reuters-21578's own spelling, "26-FEB-1987 15:01:01.79", besides ISO 8601.
+_DATE_FORMATS = ("%d-%b-%Y %H:%M:%S.%f", "%d-%b-%Y %H:%M:%S", "%d-%b-%Y")
+DATE_FORMATS_HELP = "ISO 8601 (2024-05-01 or 2024-05-01T14:30:00+02:00) or 26-FEB-1987 15:01:01"
+
+
+def parse_date(value: str) -> datetime | None:
+    """A record's ``date``: ISO 8601 or Reuters' ``DD-MON-YYYY HH:MM:SS.ff``; None if neither.
+
+    A date without a time zone is taken as UTC (the sources at hand give none and mean UTC or
+    do not say); the result is always timezone-aware.
+    """
+    text = value.strip()
+    parsed: datetime | None = None
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+    except ValueError:
+        for pattern in _DATE_FORMATS:
+            try:
+                parsed = datetime.strptime(text, pattern)
+                break
+            except ValueError:
+                continue
+    if parsed is None:
+        return None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def _record_date(value: object) -> datetime | str | None:
+    """The parsed date, None when absent or empty, or the reason it cannot be read."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str):
+        return f"invalid 'date' (a string is required, not {type(value).__name__})"
+    parsed = parse_date(value)
+    if parsed is None:
+        shown = value if len(value) <= 40 else value[:40] + "…"
+        return f"unreadable 'date' {shown!r} (expected {DATE_FORMATS_HELP})"
+    return parsed
+
+
 def _make_record(
-    *, raw_id: object, title: object, text: object, url: object, source: str, line: int | None
+    *,
+    raw_id: object,
+    title: object,
+    text: object,
+    url: object,
+    source: str,
+    line: int | None,
+    date: object = None,
 ) -> Record | RecordError:
     if raw_id is None or isinstance(raw_id, bool) or not isinstance(raw_id, int | str):
         return RecordError(
@@ -182,6 +235,9 @@ def _make_record(
         url = ""
     if not isinstance(url, str):
         return RecordError(source, line, "invalid 'url' (a string is required)")
+    when = _record_date(date)
+    if isinstance(when, str):
+        return RecordError(source, line, when)
     record = Record(
         external_id=_clean(str(raw_id)).strip(),
         title=" ".join(_clean(title).split())[:MAX_TITLE_CHARS],
@@ -189,6 +245,7 @@ def _make_record(
         url=_clean(url).strip(),
         source=source,
         line=line,
+        date=when,
     )
     problem = record_problem(record)
     return RecordError(source, line, problem) if problem else record
@@ -371,6 +428,7 @@ def _read_jsonl(stream: BinaryIO, source: str, limit: int) -> Iterator[Record | 
             url=obj.get("url"),
             source=source,
             line=number,
+            date=obj.get("date"),
         )
 
 
@@ -475,7 +533,9 @@ def _read_csv(stream: BinaryIO, source: str, limit: int) -> Iterator[Record | Re
             f"(found: {', '.join(columns) or 'nothing'}; expected id,title,text,url)"
         )
     index = {
-        name: columns.index(name) for name in ("id", "title", "text", "url") if name in columns
+        name: columns.index(name)
+        for name in ("id", "title", "text", "url", "date")
+        if name in columns
     }
     while True:
         line = lines.number + 1
@@ -507,6 +567,7 @@ def _read_csv(stream: BinaryIO, source: str, limit: int) -> Iterator[Record | Re
             url=row[index["url"]] if "url" in index else "",
             source=source,
             line=line,
+            date=row[index["date"]] if "date" in index else None,
         )
 
 

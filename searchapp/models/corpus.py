@@ -33,6 +33,9 @@ class Document(models.Model):
     url = models.CharField(max_length=2000, blank=True)
     text = models.TextField()
     content_hash = models.CharField(max_length=64, db_index=True)
+    # When the document was written or published, if its source says (ingest's optional
+    # ``date``). Shown on each hit; "newest first" sorts on the search index's copy of it.
+    date = models.DateTimeField(null=True, blank=True)
     # True from the moment the text changes until every active signature set has a row for it;
     # the background pipeline picks these up (and catches up after a broker outage).
     needs_signature = models.BooleanField(default=True, db_index=True)

@@ -9,13 +9,24 @@ on what a person typed. docs/distributed-search.md maps this interface onto Open
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Literal, Protocol
 
 from django.utils.safestring import SafeString
 
 from searchapp.search.query import MatchMode
 
-__all__ = ["BackendHit", "BackendResult", "SearchBackend", "get_backend"]
+__all__ = [
+    "SORT_ORDERS",
+    "BackendHit",
+    "BackendResult",
+    "SearchBackend",
+    "SortOrder",
+    "get_backend",
+]
+
+# "relevance": best BM25 score first; "date": newest first (documents without a date last).
+SortOrder = Literal["relevance", "date"]
+SORT_ORDERS: tuple[SortOrder, ...] = ("relevance", "date")
 
 
 @dataclass(frozen=True)
@@ -32,13 +43,21 @@ class BackendResult:
     total_matches: int = 0
     rewritten_query: str | None = None  # set when the query was changed (truncation)
     message: str | None = None  # a sentence for the person searching
+    suggestion: str | None = None  # the query respelled from the index's vocabulary
+    sort: SortOrder = "relevance"  # the order applied (date falls back on an old index)
 
 
 class SearchBackend(Protocol):
     vendor: str
 
     def search(
-        self, query: str, *, limit: int, corpus_id: int | None = None, mode: MatchMode | None = None
+        self,
+        query: str,
+        *,
+        limit: int,
+        corpus_id: int | None = None,
+        mode: MatchMode | None = None,
+        sort: SortOrder = "relevance",
     ) -> BackendResult: ...
 
 

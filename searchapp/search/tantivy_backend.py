@@ -1,11 +1,24 @@
 """The search backend on the tantivy index: BM25 over title and text, top-k by block-max WAND.
 
-The parsed query (searchapp.search.query: words, "phrases", -exclusions, OR or AND) is built
-into tantivy query objects directly, never through tantivy's query-string parser, so nothing a
-person types reaches the index as syntax. Each word is analyzed by the index's own analyzer
-(searchapp.search.text_index.analyze) and searched in the title (times TITLE_BOOST) and in
-the text; a document's score is the sum of both fields' BM25. For OR queries (the default)
-every clause sits in one flat disjunction of term queries, the shape block-max WAND prunes.
+The parsed query tree (searchapp.search.query: words, "phrases", prefix*, AND/OR/NOT and
+parentheses) is built into tantivy query objects directly, never through tantivy's
+query-string parser, so nothing a person types reaches the index as syntax. Each word is
+analyzed by the index's own analyzer (searchapp.search.text_index.analyze) and searched in the
+title (times TITLE_BOOST) and in the text; a document's score is the sum of both fields' BM25.
+An OR list of words (a plain query) stays one flat disjunction of term queries, the shape
+block-max WAND prunes; AND lists become required clauses; NOT/-word excluded ones.
+
+A prefix ``energ*`` is expanded against the index's term dictionary to its MAX_PREFIX_TERMS
+most frequent words (as Lucene's "top terms" rewrite), each a BM25-scored term query: ``a*``
+cannot be typed (searchapp.search.query.MIN_PREFIX_CHARS) and ``con*`` cannot explode.
+
+A word no document holds gets a spelling suggestion from the index's own vocabulary: every
+string one edit away (delete, swap, replace, insert; Norvig's candidates, about 54n+25 for n
+letters) is analyzed and looked up in the term dictionary, and the one held by the most
+documents wins, once a document holding it confirms the spelling (the dictionary holds stems,
+so "alled" would otherwise pass for "all"). That is a few hundred dictionary look-ups
+(sub-microsecond each) and at most MAX_SUGGESTION_CHECKS small reads, whatever the size of
+the index, and only for words the index lacks.
 
 Snippets are cut from the documents' text as stored in the database (the index keeps no
 copy), by tantivy's snippet generator, and escaped here piece by piece: only the <mark> tags
@@ -15,6 +28,8 @@ around the matched byte ranges are markup.
 from __future__ import annotations
 
 import html
+import re
+from dataclasses import dataclass, field
 
 import tantivy
 from django.conf import settings
@@ -23,11 +38,40 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from searchapp.models import Document
-from searchapp.search import BackendHit, BackendResult
-from searchapp.search.query import STOPWORDS, MatchMode, ParsedQuery, parse_query
-from searchapp.search.text_index import CORPUS, SCHEMA, TEXT, TITLE, analyze, open_index
+from searchapp.search import BackendHit, BackendResult, SortOrder
+from searchapp.search.query import (
+    MIN_PREFIX_CHARS,
+    STOPWORDS,
+    AllOf,
+    AnyOf,
+    MatchMode,
+    Node,
+    ParsedQuery,
+    Phrase,
+    Prefix,
+    Term,
+    parse_query,
+)
+from searchapp.search.text_index import (
+    CORPUS,
+    DATE,
+    ID,
+    SCHEMA,
+    TEXT,
+    TITLE,
+    analyze,
+    fold,
+    open_index,
+)
 
-__all__ = ["SNIPPET_CHARS", "TITLE_BOOST", "TantivyBackend", "compile_query"]
+__all__ = [
+    "MAX_PREFIX_TERMS",
+    "SNIPPET_CHARS",
+    "TITLE_BOOST",
+    "TantivyBackend",
+    "compile_query",
+    "suggest_spelling",
+]
 
 # A title word's BM25 score is multiplied by this. Titles already weigh more through BM25's
 # length normalisation (a short field); on Cranfield x1 gave nDCG@10 0.380, x2 0.364, x5 0.344
@@ -36,6 +80,15 @@ TITLE_BOOST = 1.0
 SNIPPET_CHARS = 180
 # The snippet is cut from the first characters of the text (bounded work on huge documents).
 SNIPPET_SOURCE_CHARS = 20_000
+# A prefix searches at most this many words (its most frequent) per field.
+MAX_PREFIX_TERMS = 50
+# Words shorter than this get no spelling suggestion (too many words are one edit away).
+MIN_SUGGEST_CHARS = 3
+# Candidate stems whose documents are read to confirm a spelling, at most, and how many
+# documents each (a query and a database read per stem; only for a word no document holds).
+MAX_SUGGESTION_CHECKS = 5
+WITNESS_DOCUMENTS = 3
+MAX_SUGGESTED_WORDS = 3
 
 Occur = tantivy.Occur
 Query = tantivy.Query
@@ -54,29 +107,188 @@ def _both_fields(tokens: list[str]) -> list[tantivy.Query]:
     return [title, _unit(tokens, TEXT)]
 
 
-def compile_query(parsed: ParsedQuery, *, corpus_id: int | None = None) -> tantivy.Query | None:
-    """The tantivy query for ``parsed``; None when no word survives the analyzer."""
-    units = [analyze(" ".join(p)) for p in parsed.phrases]
-    units += [analyze(t) for t in parsed.terms]
-    units = [u for u in units if u]
-    if not units:
+@dataclass
+class _Compiler:
+    """Builds one query tree; prefix expansions read the searcher's term dictionary."""
+
+    searcher: tantivy.Searcher | None
+    notes: list[str] = field(default_factory=list)
+
+    def alternatives(self, node: Node) -> list[tantivy.Query]:
+        """Queries any one of which matches ``node`` ([] when no word of it is searchable)."""
+        if isinstance(node, Term | Phrase):
+            words = node.words if isinstance(node, Phrase) else (node.word,)
+            tokens = analyze(" ".join(words))
+            return _both_fields(tokens) if tokens else []
+        if isinstance(node, Prefix):
+            return self.prefix(node)
+        if isinstance(node, AnyOf) and not node.excluded:
+            return [q for item in node.items for q in self.alternatives(item)]
+        compiled = self.boolean(node)
+        return [compiled] if compiled is not None else []
+
+    def prefix(self, node: Prefix) -> list[tantivy.Query]:
+        if self.searcher is None:
+            return []
+        folded = fold(node.start)
+        starts = folded[:1]
+        # "companies*": the index holds the stem "compani", which "companies" does not begin.
+        stems = analyze(node.start)
+        if stems and stems[0] not in starts and len(stems[0]) >= MIN_PREFIX_CHARS:
+            starts.append(stems[0])
+        queries: list[tantivy.Query] = []
+        capped = False
+        for field_name in (TITLE, TEXT):
+            for start in starts:
+                found = self.searcher.terms_with_prefix(field_name, start, limit=MAX_PREFIX_TERMS)
+                if found:
+                    capped = capped or len(found) >= MAX_PREFIX_TERMS
+                    queries += [Query.term_query(SCHEMA, field_name, t) for t, _n in found]
+                    break
+        if capped:
+            self.notes.append(
+                f"“{node.start}*” matches many words; its {MAX_PREFIX_TERMS} most frequent "
+                "were searched."
+            )
+        # Nothing starts so: the prefix matches no document (not "no searchable word").
+        return queries or [Query.empty_query()]
+
+    def boolean(self, node: AnyOf | AllOf | Node) -> tantivy.Query | None:
+        if not isinstance(node, AnyOf | AllOf):
+            found = self.alternatives(node)
+            if not found:
+                return None
+            return found[0] if len(found) == 1 else Query.boolean_query(
+                [(Occur.Should, q) for q in found]
+            )
+        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        if isinstance(node, AnyOf):
+            clauses = [(Occur.Should, q) for item in node.items for q in self.alternatives(item)]
+        else:
+            for item in node.items:
+                required = self.boolean(item)
+                if required is not None:  # a word the analyzer drops requires nothing
+                    clauses.append((Occur.Must, required))
+        if not clauses:
+            return None
+        for excluded in node.excluded:
+            clauses += [(Occur.MustNot, q) for q in self.alternatives(excluded)]
+        return Query.boolean_query(clauses)
+
+
+def compile_query(
+    parsed: ParsedQuery,
+    *,
+    corpus_id: int | None = None,
+    searcher: tantivy.Searcher | None = None,
+    notes: list[str] | None = None,
+) -> tantivy.Query | None:
+    """The tantivy query for ``parsed``; None when no word survives the analyzer.
+
+    Prefixes need ``searcher`` (its term dictionary); without one they match nothing. Remarks
+    for the person searching (a prefix capped) are appended to ``notes``.
+    """
+    if parsed.root is None:
         return None
-    if parsed.mode == "and":
-        clauses = [
-            (Occur.Must, Query.boolean_query([(Occur.Should, q) for q in _both_fields(u)]))
-            for u in units
-        ]
-    else:
-        clauses = [(Occur.Should, q) for u in units for q in _both_fields(u)]
-    for excluded in parsed.excluded:
-        tokens = analyze(" ".join(excluded))
-        if tokens:
-            clauses += [(Occur.MustNot, _unit(tokens, f)) for f in (TITLE, TEXT)]
-    query = Query.boolean_query(clauses)
+    compiler = _Compiler(searcher)
+    query = compiler.boolean(parsed.root)
+    if notes is not None:
+        notes.extend(compiler.notes)
+    if query is None:
+        return None
     if corpus_id is not None:
         only_corpus = Query.const_score_query(Query.term_query(SCHEMA, CORPUS, corpus_id), 0.0)
         query = Query.boolean_query([(Occur.Must, query), (Occur.Must, only_corpus)])
     return query
+
+
+# --- spelling ------------------------------------------------------------------------------
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def _one_edit_away(word: str) -> set[str]:
+    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
+    deletes = [a + b[1:] for a, b in splits if b]
+    swaps = [a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1]
+    replaces = [a + c + b[1:] for a, b in splits if b for c in _LETTERS]
+    inserts = [a + c + b for a, b in splits for c in _LETTERS]
+    return set(deletes + swaps + replaces + inserts) - {word}
+
+
+def _documents_with(searcher: tantivy.Searcher, term: str) -> int:
+    return int(searcher.doc_freq(TEXT, term)) + int(searcher.doc_freq(TITLE, term))
+
+
+def _words_of_documents_with(
+    searcher: tantivy.Searcher, stem: str, corpus_id: int | None
+) -> set[str]:
+    """The words (folded, unstemmed) of a few documents holding ``stem`` (in the corpus)."""
+    either = Query.boolean_query(
+        [(Occur.Should, Query.term_query(SCHEMA, f, stem)) for f in (TITLE, TEXT)]
+    )
+    if corpus_id is not None:
+        either = Query.boolean_query(
+            [(Occur.Must, either), (Occur.Must, Query.term_query(SCHEMA, CORPUS, corpus_id))]
+        )
+    found = searcher.search(either, WITNESS_DOCUMENTS, count=False)
+    ids = searcher.fast_field_values("id", [address for _score, address in found.hits])
+    rows = (
+        Document.objects.filter(id__in=[i for i in ids if i is not None])
+        .annotate(head=Substr("text", 1, SNIPPET_SOURCE_CHARS))
+        .values_list("title", "head")
+    )
+    return {word for title, head in rows for word in fold(f"{title} {head}")}
+
+
+def _correction(searcher: tantivy.Searcher, word: str, corpus_id: int | None) -> str | None:
+    # The index holds stems: "alled" and "called" both look up a known stem ("all", "call").
+    # A candidate is kept only if a document holding its stem spells it so, which rejects the
+    # non-words a stem lets through; stems are tried most frequent first.
+    by_stem: dict[str, list[str]] = {}
+    for candidate in sorted(_one_edit_away(word)):
+        tokens = analyze(candidate)
+        if len(tokens) == 1:
+            by_stem.setdefault(tokens[0], []).append(candidate)
+    counts = {stem: _documents_with(searcher, stem) for stem in by_stem}
+    known = sorted((stem for stem in by_stem if counts[stem]), key=lambda t: (-counts[t], t))
+    for stem in known[:MAX_SUGGESTION_CHECKS]:
+        spelled = _words_of_documents_with(searcher, stem, corpus_id)
+        for candidate in by_stem[stem]:
+            if candidate in spelled:
+                return candidate
+    return None
+
+
+def suggest_spelling(
+    parsed: ParsedQuery, searcher: tantivy.Searcher, *, corpus_id: int | None = None
+) -> str | None:
+    """The query with each word no document holds replaced by its likeliest spelling (one
+    edit away, most documents, spelled so in a document of ``corpus_id`` when given); None
+    when every word is known or none has a correction. At most MAX_SUGGESTED_WORDS unknown
+    words are looked at (a query of gibberish costs no more than three)."""
+    corrections: dict[str, str] = {}
+    tried = 0
+    for word in parsed.plain_terms():
+        if tried >= MAX_SUGGESTED_WORDS:
+            break
+        if len(word) < MIN_SUGGEST_CHARS or not (word.isascii() and word.isalpha()):
+            continue
+        if word in STOPWORDS:
+            continue
+        tokens = analyze(word)
+        if not tokens or any(_documents_with(searcher, t) for t in tokens):
+            continue
+        tried += 1
+        fixed = _correction(searcher, word, corpus_id)
+        if fixed is not None:
+            corrections[word] = fixed
+    if not corrections:
+        return None
+    text = " ".join(parsed.original.split())
+    for wrong, right in corrections.items():
+        text = re.sub(rf"(?<!\w){re.escape(wrong)}(?!\w)", right, text, flags=re.IGNORECASE)
+    return text
 
 
 def _snippet_html(snippet: tantivy.Snippet) -> SafeString:
@@ -113,7 +325,13 @@ class TantivyBackend:
     vendor = "tantivy"
 
     def search(
-        self, query: str, *, limit: int, corpus_id: int | None = None, mode: MatchMode | None = None
+        self,
+        query: str,
+        *,
+        limit: int,
+        corpus_id: int | None = None,
+        mode: MatchMode | None = None,
+        sort: SortOrder = "relevance",
     ) -> BackendResult:
         from searchapp.services.search_index import search_index_catch_up
 
@@ -122,28 +340,45 @@ class TantivyBackend:
             return BackendResult(message=parsed.message)
         # Changes committed a moment ago (an upload, an edit) become searchable now.
         search_index_catch_up()
-        compiled = compile_query(parsed, corpus_id=corpus_id)
+        text_index = open_index(settings.SEARCH_INDEX_DIR)
+        searcher = text_index.searcher()
         messages = [m for m in (parsed.message,) if m]
+        compiled = compile_query(parsed, corpus_id=corpus_id, searcher=searcher, notes=messages)
         if compiled is None:
             messages.append("No searchable word in the query.")
             return BackendResult(message=" ".join(messages))
-        index = open_index(settings.SEARCH_INDEX_DIR)
-        searcher = index.searcher()
-        found = searcher.search(compiled, limit, count=True)
-        addresses = [address for _score, address in found.hits]
+        if sort == "date" and not text_index.has_dates:
+            messages.append(
+                "Sorting by date needs the search index rebuilt (manage.py reindex); "
+                "the most relevant results are shown first meanwhile."
+            )
+            sort = "relevance"
+        if sort == "date":
+            # Newest first; documents without a date come last (tantivy sorts absent values
+            # after present ones). The order key is the date; scores are fetched below.
+            found = searcher.search(compiled, limit, count=True, order_by_field=DATE)
+        else:
+            found = searcher.search(compiled, limit, count=True)
+        addresses = [address for _key, address in found.hits]
         ids = searcher.fast_field_values("id", addresses) if addresses else []
-        snippets = self._snippets(searcher, compiled, [int(i) for i in ids if i is not None])
+        present = [int(i) for i in ids if i is not None]
+        snippets = self._snippets(searcher, compiled, present)
+        if sort == "date":
+            scores = self._scores(searcher, compiled, present)
+        else:
+            scores = {
+                int(doc_id): float(key)
+                for (key, _address), doc_id in zip(found.hits, ids, strict=True)
+                if doc_id is not None
+            }
         hits = [
             BackendHit(
-                document_id=int(doc_id),
-                score=float(score),
+                document_id=doc_id,
+                score=scores.get(doc_id, 0.0),
                 rank=rank,
-                snippet_html=snippets.get(int(doc_id), mark_safe("")),
+                snippet_html=snippets.get(doc_id, mark_safe("")),
             )
-            for rank, ((score, _address), doc_id) in enumerate(
-                zip(found.hits, ids, strict=True), start=1
-            )
-            if doc_id is not None
+            for rank, doc_id in enumerate(present, start=1)
         ]
         if not hits and all(term in STOPWORDS for term in parsed.plain_terms()):
             messages.append("Only very common words were typed; add a more specific word.")
@@ -152,8 +387,28 @@ class TantivyBackend:
             hits=hits,
             total_matches=int(found.count or 0),  # type: ignore[attr-defined]  # not in the stub
             rewritten_query=rewritten,
-            message=" ".join(messages) or None,
+            message=" ".join(dict.fromkeys(messages)) or None,
+            suggestion=suggest_spelling(parsed, searcher, corpus_id=corpus_id),
+            sort=sort,
         )
+
+    def _scores(
+        self, searcher: tantivy.Searcher, query: tantivy.Query, ids: list[int]
+    ) -> dict[int, float]:
+        """BM25 scores of the documents ``ids`` (hits ordered by date carry none): the query
+        again, intersected with those ids, so its cost follows their number."""
+        if not ids:
+            return {}
+        only = Query.const_score_query(Query.term_set_query(SCHEMA, ID, list(ids)), 0.0)
+        found = searcher.search(
+            Query.boolean_query([(Occur.Must, query), (Occur.Must, only)]), len(ids), count=False
+        )
+        values = searcher.fast_field_values("id", [address for _s, address in found.hits])
+        return {
+            int(doc_id): float(score)
+            for (score, _address), doc_id in zip(found.hits, values, strict=True)
+            if doc_id is not None
+        }
 
     def _snippets(
         self, searcher: tantivy.Searcher, query: tantivy.Query, ids: list[int]

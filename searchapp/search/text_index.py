@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import json
+import logging
 import os
 import shutil
 import threading
@@ -31,19 +33,24 @@ from typing import IO
 
 import tantivy
 
+logger = logging.getLogger(__name__)
+
 __all__ = [
     "ANALYZER",
     "IndexBusy",
     "IndexedDocument",
     "TextIndex",
     "analyze",
+    "fold",
     "open_index",
 ]
 
 ANALYZER = "app_en"
 # Fields. ``id`` and ``corpus`` are fast fields: hit ids are read from columns, not from a
-# document store (none is kept: the database holds the text).
-ID, CORPUS, TITLE, TEXT = "id", "corpus", "title", "text"
+# document store (none is kept: the database holds the text). ``date`` (seconds since the
+# epoch, absent when the document has none) is a fast column so that "newest first" is a
+# top-k over a column (order_by_field), not a database sort of every match.
+ID, CORPUS, TITLE, TEXT, DATE = "id", "corpus", "title", "text", "date"
 # Words longer than this are dropped by the analyzer (identifiers, base64, URLs glued together).
 MAX_TOKEN_BYTES = 40
 # Writer memory: tantivy flushes a segment when a thread's share is full.
@@ -61,6 +68,7 @@ class IndexedDocument:
     corpus_id: int
     title: str
     text: str
+    date: int | None = None  # seconds since the epoch (UTC)
 
 
 def _build_analyzer() -> tantivy.TextAnalyzer:
@@ -84,20 +92,54 @@ def analyze(text: str) -> list[str]:
     return list(_analyzer.analyze(text))
 
 
+_folder = (
+    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
+    .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
+    .filter(tantivy.Filter.lowercase())
+    .filter(tantivy.Filter.ascii_fold())
+    .build()
+)
+
+
+def fold(text: str) -> list[str]:
+    """The words of ``text`` as the analyzer sees them before stemming (prefixes match these)."""
+    return list(_folder.analyze(text))
+
+
 def _schema() -> tantivy.Schema:
     builder = tantivy.SchemaBuilder()
     builder.add_unsigned_field(ID, indexed=True, fast=True)
     builder.add_unsigned_field(CORPUS, indexed=True, fast=True)
     builder.add_text_field(TITLE, tokenizer_name=ANALYZER, index_option="position")
     builder.add_text_field(TEXT, tokenizer_name=ANALYZER, index_option="position")
+    # Last, so the fields above keep their numbers in an index built before it existed.
+    builder.add_integer_field(DATE, indexed=False, fast=True)
     return builder.build()
 
 
 SCHEMA = _schema()
 
 
+def _has_date(path: Path) -> bool:
+    try:
+        meta = json.loads((path / "meta.json").read_text())
+    except (OSError, ValueError):
+        return True  # a new, empty generation: tantivy writes it with today's schema
+    return any(entry.get("name") == DATE for entry in meta.get("schema", []))
+
+
 def _open_tantivy(path: Path) -> tantivy.Index:
-    index = tantivy.Index(SCHEMA, path=str(path), reuse=True)
+    if _has_date(path):
+        index = tantivy.Index(SCHEMA, path=str(path), reuse=True)
+    else:
+        # Built before documents had dates: it still answers every search (the fields before
+        # ``date`` are numbered as in SCHEMA, so queries built on SCHEMA run on it), and is
+        # written without dates until ``manage.py reindex`` builds a generation with them.
+        logger.warning(
+            "the search index at %s has no date column: sorting by date needs "
+            "`manage.py reindex`", path
+        )
+        index = tantivy.Index.open(str(path))
     index.register_tokenizer(ANALYZER, _build_analyzer())
     return index
 
@@ -105,8 +147,9 @@ def _open_tantivy(path: Path) -> tantivy.Index:
 class Writer:
     """Adds and deletes documents; nothing is visible to searches before ``commit``."""
 
-    def __init__(self, index: tantivy.Index, *, heap_bytes: int, threads: int) -> None:
+    def __init__(self, index: tantivy.Index, *, heap_bytes: int, threads: int, dated: bool) -> None:
         self._writer = index.writer(heap_bytes, threads)
+        self._dated = dated
         self.uncommitted = 0
 
     def delete_range(self, first_id: int, last_id: int) -> None:
@@ -128,6 +171,8 @@ class Writer:
             entry.add_unsigned(CORPUS, doc.corpus_id)
             entry.add_text(TITLE, doc.title)
             entry.add_text(TEXT, doc.text)
+            if doc.date is not None and self._dated:
+                entry.add_integer(DATE, doc.date)
             self._writer.add_document(entry)
             added += 1
         self.uncommitted += added
@@ -150,6 +195,7 @@ class TextIndex:
         self._lock = threading.Lock()
         self._generation: str | None = None
         self._index: tantivy.Index | None = None
+        self._dated = True
 
     # --- generations ---------------------------------------------------------------------
 
@@ -188,8 +234,15 @@ class TextIndex:
                         self._switch(name)
             if name != self._generation or self._index is None:
                 self._index = _open_tantivy(self.root / name)
+                self._dated = _has_date(self.root / name)
                 self._generation = name
             return self._index
+
+    @property
+    def has_dates(self) -> bool:
+        """False for an index built before documents had dates (it cannot sort by date)."""
+        self.index()
+        return self._dated
 
     def searcher(self) -> tantivy.Searcher:
         try:
@@ -255,7 +308,7 @@ class TextIndex:
             marker = self.root / "long-writer"
             if long:
                 marker.write_text(f"{os.getpid()}\n")
-            writer = Writer(index, heap_bytes=heap_bytes, threads=threads)
+            writer = Writer(index, heap_bytes=heap_bytes, threads=threads, dated=self._dated)
             try:
                 yield writer
             finally:
@@ -282,7 +335,9 @@ class TextIndex:
                 if stale.name != current:
                     shutil.rmtree(stale, ignore_errors=True)
             name, path = self._new_generation()
-            writer = Writer(_open_tantivy(path), heap_bytes=heap_bytes, threads=threads)
+            writer = Writer(
+                _open_tantivy(path), heap_bytes=heap_bytes, threads=threads, dated=True
+            )
             try:
                 yield writer
                 writer.commit()

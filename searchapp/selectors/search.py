@@ -21,6 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from urllib.parse import urlsplit
 
 import numpy as np
 from django.conf import settings
@@ -30,8 +31,8 @@ from django.utils.safestring import SafeString
 from dedup import group_ranked, group_ranked_simhash
 from searchapp import grouping_params as gp
 from searchapp import signature_codec
-from searchapp.models import DedupSettings, Document, DuplicateDecision
-from searchapp.search import BackendResult, get_backend
+from searchapp.models import Corpus, DedupSettings, Document, DuplicateDecision
+from searchapp.search import SORT_ORDERS, BackendResult, SortOrder, get_backend
 from searchapp.selectors.signatures import (
     active_signature_set,
     default_max_distance,
@@ -63,8 +64,20 @@ class Hit:
     title: str
     url: str
     snippet: SafeString
-    score: float
+    score: float  # BM25, in either sort order
     rank: int
+    date: datetime | None = None
+    corpus: str = ""  # the corpus's name
+
+    @property
+    def host(self) -> str:
+        """The web site the document came from ("" when its url is not an http(s) URL)."""
+        if not self.url.lower().startswith(("http://", "https://")):
+            return ""
+        try:
+            return urlsplit(self.url).hostname or ""
+        except ValueError:  # "http://[broken" and other unparsable addresses
+            return ""
 
 
 @dataclass(frozen=True)
@@ -103,6 +116,9 @@ class SearchPage:
     limit: int
     pending: int
     message: str | None
+    sort: SortOrder = "relevance"  # the order applied (an old index falls back to relevance)
+    corpus_id: int | None = None  # the corpus searched (None: all)
+    suggestion: str | None = None  # "Did you mean …?": the query respelled, when a word is unknown
 
     @property
     def has_previous(self) -> bool:
@@ -134,6 +150,14 @@ def _check_query(query: str) -> None:
         raise SearchParameterError(
             "q", f"must be at most {MAX_QUERY_LENGTH} characters, got {len(query):,}"
         )
+
+
+def _check_sort_and_corpus(sort: str, corpus_id: int | None) -> SortOrder:
+    if sort not in SORT_ORDERS:
+        raise SearchParameterError("sort", f"must be one of {', '.join(SORT_ORDERS)}, got {sort!r}")
+    if corpus_id is not None and not Corpus.objects.filter(pk=corpus_id).exists():
+        raise SearchParameterError("corpus", f"there is no corpus with id {corpus_id}")
+    return sort
 
 
 def _check_params(
@@ -182,11 +206,12 @@ class _Folded:
 
 def _load_hits(result: BackendResult) -> list[Hit]:
     ids = [h.document_id for h in result.hits]
-    # Plain tuples: model instances for 100 rows cost more than the query itself.
+    # Plain tuples: model instances for 100 rows cost more than the query itself. The corpus
+    # name comes by a join in the same query (no query per hit).
     docs = {
         row[0]: row
         for row in Document.objects.filter(id__in=ids).values_list(
-            "id", "external_id", "title", "url"
+            "id", "external_id", "title", "url", "date", "corpus__name"
         )
     }
     hits: list[Hit] = []
@@ -203,6 +228,8 @@ def _load_hits(result: BackendResult) -> list[Hit]:
                 snippet=backend_hit.snippet_html,
                 score=backend_hit.score,
                 rank=len(hits) + 1,
+                date=row[4],
+                corpus=row[5],
             )
         )
     return hits
@@ -358,9 +385,10 @@ def _search_and_fold(
     max_distance: int | None,
     limit: int,
     corpus_id: int | None,
+    sort: SortOrder = "relevance",
 ) -> _Folded:
     started = time.perf_counter()
-    result = get_backend().search(query, limit=limit, corpus_id=corpus_id)
+    result = get_backend().search(query, limit=limit, corpus_id=corpus_id, sort=sort)
     hits = _load_hits(result)
     grouping_started = time.perf_counter()
     groups, pending, threshold, max_distance = _fold(hits, group, threshold, max_distance)
@@ -387,6 +415,7 @@ def _page(
     page: int,
     per_page: int,
     limit: int,
+    corpus_id: int | None = None,
 ) -> SearchPage:
     n_groups = len(groups)
     num_pages = max(1, math.ceil(n_groups / per_page))
@@ -419,6 +448,9 @@ def _page(
         limit=limit,
         pending=folded.pending,
         message=folded.result.message,
+        sort=folded.result.sort,
+        corpus_id=corpus_id,
+        suggestion=folded.result.suggestion,
     )
 
 
@@ -433,14 +465,20 @@ def search_grouped(
     per_page: int | None = None,
     corpus_id: int | None = None,
     all_groups: bool = False,
+    sort: str = "relevance",
 ) -> SearchPage:
     """Search, then fold the top ``limit`` hits into near-duplicate groups; one page of groups.
 
+    ``sort`` is "relevance" (best first) or "date" (newest first): the top ``limit`` in that
+    order are folded, so a group's representative is its best-ranked or its newest member
+    (under the default representative rule). ``corpus_id`` searches one corpus only.
     ``all_groups`` returns every group on one page (the exports), whatever ``page`` and
-    ``per_page`` say. Raises SearchParameterError for a parameter out of range; never for what
-    the query says (a query the database cannot use falls back to plain words, with a message).
+    ``per_page`` say. Raises SearchParameterError for a parameter out of range (or an unknown
+    corpus); never for what the query says (a query whose operators cannot be read falls back
+    to plain words, with a message).
     """
     _check_query(query)
+    checked_sort = _check_sort_and_corpus(sort, corpus_id)
     group, threshold, max_distance, limit, page, per_page = _check_params(
         group or settings.DEDUP_DEFAULT_METHOD,
         threshold,
@@ -456,6 +494,7 @@ def search_grouped(
         max_distance=max_distance,
         limit=limit,
         corpus_id=corpus_id,
+        sort=checked_sort,
     )
     if all_groups:
         page, per_page = 1, max(1, len(folded.groups))
@@ -468,6 +507,7 @@ def search_grouped(
         page=page,
         per_page=per_page,
         limit=limit,
+        corpus_id=corpus_id,
     )
 
 
@@ -480,11 +520,13 @@ def compare_search(
     limit: int | None = None,
     per_page: int | None = None,
     corpus_id: int | None = None,
+    sort: str = "relevance",
 ) -> Comparison:
     """The same query grouped and ungrouped (one full-text search, one grouping)."""
     if group == "none":
         raise SearchParameterError("group", "compare needs minhash or simhash")
     _check_query(query)
+    checked_sort = _check_sort_and_corpus(sort, corpus_id)
     group, threshold, max_distance, limit, _, per_page = _check_params(
         group,
         threshold,
@@ -500,6 +542,7 @@ def compare_search(
         max_distance=max_distance,
         limit=limit,
         corpus_id=corpus_id,
+        sort=checked_sort,
     )
     grouped = _page(
         folded,
@@ -510,6 +553,7 @@ def compare_search(
         page=1,
         per_page=per_page,
         limit=limit,
+        corpus_id=corpus_id,
     )
     singletons: list[_FoldedGroup] = [(i, [], "") for i in range(len(folded.hits))]
     ungrouped = _page(
@@ -521,6 +565,7 @@ def compare_search(
         page=1,
         per_page=per_page,
         limit=limit,
+        corpus_id=corpus_id,
     )
     group_of = {}
     for index, (rep, members, _why) in enumerate(folded.groups):

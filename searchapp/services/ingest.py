@@ -104,7 +104,7 @@ def _existing_documents(corpus: Corpus, external_ids: list[str]) -> Iterable[Doc
             *external_ids
         ]
     return Document.objects.raw(
-        "SELECT id, external_id, url, content_hash, needs_signature "
+        "SELECT id, external_id, url, date, content_hash, needs_signature "
         f"FROM {connection.ops.quote_name(Document._meta.db_table)} "
         f"WHERE corpus_id = %s AND {where}",
         [corpus.pk, *params],
@@ -123,15 +123,20 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
             doc = existing.get(external_id)
             if doc is None:
                 to_create.append((external_id, record, content_hash))
-            elif doc.content_hash == content_hash and doc.url == record.url:
+            elif (
+                doc.content_hash == content_hash
+                and doc.url == record.url
+                and doc.date == record.date
+            ):
                 unchanged += 1
             else:
                 if doc.content_hash != content_hash:
                     doc.needs_signature = True
-                doc.title, doc.url, doc.text, doc.content_hash = (
+                doc.title, doc.url, doc.text, doc.date, doc.content_hash = (
                     record.title,
                     record.url,
                     record.text,
+                    record.date,
                     content_hash,
                 )
                 doc.updated_at = now
@@ -141,7 +146,7 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
         if to_update:
             Document.objects.bulk_update(
                 to_update,
-                ["title", "url", "text", "content_hash", "needs_signature", "updated_at"],
+                ["title", "url", "text", "date", "content_hash", "needs_signature", "updated_at"],
                 batch_size=200,
             )
         # In the same transaction: the search index learns of exactly what was written.
@@ -157,8 +162,8 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
 
 
 _INSERT_COLUMNS = (
-    "corpus_id", "external_id", "title", "url", "text", "content_hash", "needs_signature",
-    "created_at", "updated_at",
+    "corpus_id", "external_id", "title", "url", "text", "date", "content_hash",
+    "needs_signature", "created_at", "updated_at",
 )
 
 
@@ -171,7 +176,11 @@ def _insert_documents(
         Document._meta.db_table,
         _INSERT_COLUMNS,
         [
-            (corpus.pk, external_id, r.title, r.url, r.text, content_hash, True, stamp, stamp)
+            (
+                corpus.pk, external_id, r.title, r.url, r.text,
+                None if r.date is None else connection.ops.adapt_datetimefield_value(r.date),
+                content_hash, True, stamp, stamp,
+            )
             for external_id, r, content_hash in rows
         ],
         match="external_id",  # unique within the corpus and so within the batch

@@ -124,11 +124,16 @@ def _documents_between(first_id: int, last_id: int) -> Iterator[list[IndexedDocu
         rows = list(
             Document.objects.filter(id__gt=after, id__lte=last_id)
             .order_by("id")
-            .values_list("id", "corpus_id", "title", "text")[:READ_CHUNK]
+            .values_list("id", "corpus_id", "title", "text", "date")[:READ_CHUNK]
         )
         if not rows:
             return
-        yield [IndexedDocument(*row) for row in rows]
+        yield [
+            IndexedDocument(
+                doc_id, corpus_id, title, text, None if date is None else int(date.timestamp())
+            )
+            for doc_id, corpus_id, title, text, date in rows
+        ]
         after = rows[-1][0]
 
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
 from searchapp.models import Corpus, Document, SignatureSet
 from searchapp.services.signature_sets import signature_set_build_inline
@@ -67,7 +68,13 @@ def make_corpus(name: str = "test") -> Corpus:
 
 
 def make_document(
-    *, corpus: Corpus | None = None, external_id: str, title: str = "", text: str, url: str = ""
+    *,
+    corpus: Corpus | None = None,
+    external_id: str,
+    title: str = "",
+    text: str,
+    url: str = "",
+    date: datetime | None = None,
 ) -> Document:
     corpus = corpus or make_corpus()
     return Document.objects.create(
@@ -76,6 +83,7 @@ def make_document(
         title=title,
         text=text,
         url=url,
+        date=date,
         content_hash=Document.hash_content(title, text),
     )
 

@@ -28,7 +28,9 @@ def test_search_returns_groups_with_representatives_and_members(client: Client) 
     folded = [g for g in body["groups"] if g["members"]]
     assert len(folded) == 1
     representative = folded[0]["representative"]
-    assert set(representative) == {"id", "external_id", "title", "url", "snippet", "score", "rank"}
+    assert set(representative) == {
+        "id", "external_id", "title", "url", "snippet", "score", "rank", "date", "corpus", "host"
+    }
     member = folded[0]["members"][0]
     assert 0.7 <= member["similarity"] <= 1.0 and member["rank"] > representative["rank"]
     assert body["total"] == body["n_groups"] + body["n_folded"]
@@ -68,6 +70,9 @@ def test_an_empty_query_is_a_200_with_a_message(client: Client) -> None:
         ({"q": "x", "page": "two"}, "page"),
         ({"q": "x", "group": "lsh"}, "group"),
         ({"q": "x", "max_distance": "65"}, "max_distance"),
+        ({"q": "x", "sort": "oldest"}, "sort"),
+        ({"q": "x", "corpus": "0"}, "corpus"),
+        ({"q": "x", "corpus": "abc"}, "corpus"),
     ],
 )
 def test_invalid_parameters_are_a_422_naming_the_parameter(
@@ -100,6 +105,12 @@ def test_a_document_comes_with_its_near_duplicates(client: Client) -> None:
     assert body["signature_pending"] is False
 
 
+def test_an_unknown_corpus_is_a_404_json(client: Client) -> None:
+    response = client.get("/api/search", {"q": "x", "corpus": "424242"})
+    assert response.status_code == 404
+    assert response.json() == {"detail": "Corpus 424242 not found."}
+
+
 def test_an_unknown_document_is_a_404_json(client: Client) -> None:
     response = client.get("/api/documents/424242")
     assert response.status_code == 404
@@ -122,3 +133,45 @@ def test_the_openapi_schema_and_docs_are_served(client: Client) -> None:
 def test_login_is_required_when_the_setting_says_so(client: Client, settings) -> None:  # type: ignore[no-untyped-def]
     settings.SEARCH_REQUIRE_LOGIN = True
     assert client.get("/api/search", {"q": "x"}).status_code == 401
+
+
+def test_hits_carry_date_corpus_and_host_and_sort_by_date(client: Client) -> None:
+    from datetime import UTC, datetime
+
+    from factories import make_corpus, make_document
+
+    corpus = make_corpus("wire")
+    make_document(corpus=corpus, external_id="old", text="glacier melt glacier", url="https://a.example/x", date=datetime(2001, 2, 3, tzinfo=UTC))
+    make_document(corpus=corpus, external_id="new", text="glacier melt", date=datetime(2024, 5, 6, 7, 8, tzinfo=UTC))
+    make_document(corpus=make_corpus("other"), external_id="undated", text="glacier")
+    body = client.get("/api/search", {"q": "glacier", "group": "none", "sort": "date"}).json()
+    assert body["sort"] == "date" and body["corpus"] is None
+    hits = [g["representative"] for g in body["groups"]]
+    assert [h["external_id"] for h in hits] == ["new", "old", "undated"]
+    assert hits[0]["date"] == "2024-05-06T07:08:00Z" and hits[2]["date"] is None
+    assert [h["corpus"] for h in hits] == ["wire", "wire", "other"]
+    assert [h["host"] for h in hits] == ["", "a.example", ""]
+    only = client.get("/api/search", {"q": "glacier", "group": "none", "corpus": corpus.pk}).json()
+    assert only["corpus"] == corpus.pk
+    assert {g["representative"]["external_id"] for g in only["groups"]} == {"old", "new"}
+
+
+def test_an_unknown_word_comes_back_with_a_suggestion_and_operators_apply(client: Client) -> None:
+    make_news()
+    body = client.get("/api/search", {"q": "Rivertn", "group": "none"}).json()
+    assert body["groups"] == [] and body["suggestion"] == "riverton"
+    both = client.get("/api/search", {"q": "solar AND football", "group": "none"}).json()
+    either = client.get("/api/search", {"q": "solar OR football", "group": "none"}).json()
+    assert both["total_matches"] < either["total_matches"]
+    assert both["suggestion"] is None
+
+
+def test_the_openapi_schema_documents_sort_corpus_and_the_new_fields(client: Client) -> None:
+    schema = client.get("/api/openapi.json").json()
+    parameters = {p["name"]: p for p in schema["paths"]["/api/search"]["get"]["parameters"]}
+    assert {"sort", "corpus"} <= set(parameters)
+    assert parameters["sort"]["schema"].get("enum") == ["relevance", "date"] or "relevance" in str(parameters["sort"]["schema"])
+    assert "AND" in parameters["q"]["description"]
+    components = schema["components"]["schemas"]
+    assert {"date", "corpus", "host"} <= set(components["HitOut"]["properties"])
+    assert {"sort", "corpus", "suggestion"} <= set(components["SearchOut"]["properties"])

@@ -386,3 +386,72 @@ def test_zip_entries_keep_to_the_record_limit() -> None:
         ("entries.zip!big.txt", None),
         ("entries.zip!lines.jsonl", 2),
     ]
+
+
+# --- dates -----------------------------------------------------------------------------------
+
+
+def test_json_lines_and_csv_read_an_optional_date(tmp_path: Path) -> None:
+    from datetime import UTC, datetime, timedelta, timezone
+
+    jsonl = tmp_path / "docs.jsonl"
+    jsonl.write_text(
+        "\n".join(
+            json.dumps(obj)
+            for obj in [
+                {"id": "reuters", "text": "a", "date": "26-FEB-1987 15:01:01.79"},
+                {"id": "iso-day", "text": "b", "date": "2024-05-01"},
+                {"id": "iso-zone", "text": "c", "date": "2024-05-01T14:30:00+02:00"},
+                {"id": "iso-z", "text": "d", "date": "2024-05-01T12:30:00Z"},
+                {"id": "none", "text": "e"},
+                {"id": "empty", "text": "f", "date": ""},
+            ]
+        )
+    )
+    records, errors = collect(read_path(jsonl))
+    assert errors == []
+    dates = {r.external_id: r.date for r in records}
+    assert dates == {
+        "reuters": datetime(1987, 2, 26, 15, 1, 1, 790000, tzinfo=UTC),
+        "iso-day": datetime(2024, 5, 1, tzinfo=UTC),
+        "iso-zone": datetime(2024, 5, 1, 14, 30, tzinfo=timezone(timedelta(hours=2))),
+        "iso-z": datetime(2024, 5, 1, 12, 30, tzinfo=UTC),
+        "none": None,
+        "empty": None,
+    }
+    csv_path = tmp_path / "docs.csv"
+    csv_path.write_text("id,text,date\nx,alpha,2023-01-15\ny,beta,\n")
+    records, errors = collect(read_path(csv_path))
+    assert errors == []
+    assert [r.date for r in records] == [datetime(2023, 1, 15, tzinfo=UTC), None]
+
+
+def test_an_unreadable_date_is_a_bad_record_naming_the_value_and_the_formats(tmp_path: Path) -> None:
+    path = tmp_path / "docs.jsonl"
+    path.write_text(
+        json.dumps({"id": "a", "text": "x", "date": "last Tuesday"})
+        + "\n"
+        + json.dumps({"id": "b", "text": "y", "date": 1987})
+        + "\n"
+        + json.dumps({"id": "c", "text": "z", "date": "2024-02-30"})
+    )
+    records, errors = collect(read_path(path))
+    assert records == []
+    assert [e.line for e in errors] == [1, 2, 3]
+    assert "unreadable 'date' 'last Tuesday'" in errors[0].reason and "ISO 8601" in errors[0].reason
+    assert "invalid 'date' (a string is required, not int)" in errors[1].reason
+    assert "unreadable 'date' '2024-02-30'" in errors[2].reason
+
+
+def test_reuters_dates_are_read_from_the_shared_corpus() -> None:
+    data = Path(__file__).resolve().parents[3] / "shared" / "data" / "reuters21578" / "docs.jsonl"
+    if not data.is_file():
+        pytest.skip(f"Reuters-21578 is not at {data}")
+    first = []
+    for item in read_path(data):
+        first.append(item)
+        if len(first) == 200:
+            break
+    records = [r for r in first if isinstance(r, Record)]
+    assert len(records) == 200  # every one of the first 200 has a readable date
+    assert all(r.date is not None and r.date.year == 1987 for r in records)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 
 import pytest
 
@@ -194,3 +195,30 @@ def test_a_growing_corpus_gets_planner_statistics_on_postgresql() -> None:
     assert analyzed() <= 0  # not yet: the first ANALYZE comes at 1,000 rows
     documents_ingest(corpus=corpus, records=[rec(f"e{i}", f"text {i}") for i in range(200)])
     assert analyzed() == 1100  # analyzed once it passed 1,000; the next at 2,200
+
+
+def test_a_date_is_stored_and_a_date_only_change_updates_the_document() -> None:
+    from datetime import UTC, datetime
+
+    corpus = corpus_get_or_create(name="news")
+    first = datetime(2024, 5, 1, 12, 30, tzinfo=UTC)
+    documents_ingest(corpus=corpus, records=[replace(rec("a", "same text"), date=first)])
+    assert corpus.documents.get().date == first
+    Document.objects.update(needs_signature=False)
+    later = datetime(2024, 6, 1, tzinfo=UTC)
+    report = documents_ingest(corpus=corpus, records=[replace(rec("a", "same text"), date=later)])
+    assert report.updated == 1
+    doc = corpus.documents.get()
+    assert doc.date == later and not doc.needs_signature
+    again = documents_ingest(corpus=corpus, records=[replace(rec("a", "same text"), date=later)])
+    assert again.unchanged == 1
+
+
+def test_a_record_built_elsewhere_with_a_zoneless_date_is_skipped_with_a_reason() -> None:
+    from datetime import datetime
+
+    corpus = corpus_get_or_create(name="news")
+    naive = replace(rec("a", "text"), date=datetime(2024, 5, 1))  # no tzinfo: the point
+    report = documents_ingest(corpus=corpus, records=[naive, rec("b", "kept")])
+    assert [e.reason for e in report.skipped] == ["'date' has no time zone"]
+    assert list(corpus.documents.values_list("external_id", flat=True)) == ["b"]

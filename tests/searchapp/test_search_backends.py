@@ -8,7 +8,15 @@ from factories import make_corpus, make_document
 
 from searchapp.models import Document
 from searchapp.search import get_backend
-from searchapp.search.query import EMPTY_QUERY_MESSAGE, MAX_QUERY_CHARS, parse_query
+from searchapp.search.query import (
+    EMPTY_QUERY_MESSAGE,
+    MAX_QUERY_CHARS,
+    AnyOf,
+    Phrase,
+    Prefix,
+    Term,
+    parse_query,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -168,11 +176,13 @@ def test_only_exclusions_gives_a_message_not_everything() -> None:
     assert result.hits == [] and "not only words to exclude" in (result.message or "")
 
 
-def test_the_parser_keeps_only_words_phrases_and_exclusions() -> None:
+def test_the_parser_keeps_only_words_phrases_prefixes_and_exclusions() -> None:
     parsed = parse_query('Title:Solar* "wind farm" -coal OR the NEAR(x)')
-    assert parsed.terms == ("title", "solar", "near", "x")
-    assert parsed.phrases == (("wind", "farm"),)
-    assert parsed.excluded == (("coal",),)
+    # Field names, NEAR(...) and the stopword are plain words (the stopword is dropped).
+    assert parsed.root == AnyOf(
+        (Term("title"), Prefix("solar"), Phrase(("wind", "farm")), Term("near"), Term("x")),
+        excluded=(Term("coal"),),
+    )
 
 
 def test_a_deleted_document_leaves_the_index() -> None:

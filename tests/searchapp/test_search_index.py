@@ -278,3 +278,54 @@ def test_an_index_built_elsewhere_is_replaced_by_a_reindex(tmp_path: Path) -> No
     make_document(external_id="real", text="real words")
     call_command("reindex", "--no-progress")
     assert found("words") == ["real"]
+
+
+# --- dates in the index ----------------------------------------------------------------------
+
+
+def _build_index_without_dates(root: Path) -> None:
+    """An index as built before documents had dates: same fields, no ``date`` column."""
+    import tantivy
+
+    from searchapp.search.text_index import ANALYZER
+
+    builder = tantivy.SchemaBuilder()
+    builder.add_unsigned_field("id", indexed=True, fast=True)
+    builder.add_unsigned_field("corpus", indexed=True, fast=True)
+    builder.add_text_field("title", tokenizer_name=ANALYZER, index_option="position")
+    builder.add_text_field("text", tokenizer_name=ANALYZER, index_option="position")
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "gen-1").mkdir()
+    tantivy.Index(builder.build(), path=str(root / "gen-1"))
+    (root / "CURRENT").write_text("gen-1\n")
+
+
+def test_an_index_built_before_dates_keeps_serving_and_a_reindex_enables_the_date_sort() -> None:
+    _build_index_without_dates(Path(settings.SEARCH_INDEX_DIR))
+    old = make_document(external_id="old", text="comet sighting", date=_day(2001, 1, 1))
+    new = make_document(external_id="new", text="comet sighting comet", date=_day(2024, 1, 1))
+    assert old.pk and new.pk
+    # Relevance search works on the old index, and new documents reach it (without dates).
+    assert found("comet") == ["new", "old"]
+    result = get_backend().search("comet", limit=10, sort="date")
+    assert result.sort == "relevance" and "manage.py reindex" in (result.message or "")
+    call_command("reindex", "--no-progress")
+    result = get_backend().search("comet", limit=10, sort="date")
+    assert result.sort == "date" and not result.message
+    assert found("comet", sort="date") == ["new", "old"]
+    assert found("sighting", sort="date") == ["new", "old"]
+
+
+def test_a_changed_date_moves_the_document_in_the_date_order() -> None:
+    a = make_document(external_id="a", text="tide report", date=_day(2020, 1, 1))
+    make_document(external_id="b", text="tide report", date=_day(2021, 1, 1))
+    assert found("tide", sort="date") == ["b", "a"]
+    a.date = _day(2022, 1, 1)
+    a.save()
+    assert found("tide", sort="date") == ["a", "b"]
+
+
+def _day(year: int, month: int, day: int):  # type: ignore[no-untyped-def]
+    from datetime import UTC, datetime
+
+    return datetime(year, month, day, tzinfo=UTC)

@@ -208,7 +208,7 @@ def test_method_none_lists_every_result_without_folding(
     client: Client, volcano_corpus: VolcanoCorpus
 ) -> None:
     html = _html(client.get("/", {"q": "Grindavik", "group": "none"}))
-    assert "<details" not in html
+    assert '<details class="similar"' not in html
     assert _summary(html) == "3 results · not grouped"
 
 
@@ -624,3 +624,127 @@ def test_djangos_debug_error_pages_keep_their_inline_styles_when_debug_is_on(
     missing = client.get("/documents/999999/")
     assert missing.status_code == 404 and "Content-Security-Policy" not in missing
     assert "Content-Security-Policy" in client.get("/")
+
+
+# --- query syntax, suggestions, dates, sources, sort and corpus ------------------------------
+
+
+def test_each_hit_shows_its_date_corpus_and_site(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    from datetime import UTC, datetime
+
+    Document.objects.filter(pk=volcano_corpus.original.pk).update(
+        date=datetime(2024, 1, 14, 22, 0, tzinfo=UTC)
+    )
+    html = _html(client.get("/", {"q": "Grindavik"}))
+    group = _group_of(html, volcano_corpus.original.id)
+    source = re.search(r'<p class="hit-source">(.*?)</p>', group, re.S)
+    assert source
+    assert unescape(re.sub(r"<[^>]+>", "", source.group(1))) == "14 Jan 2024 · news · news.example"
+    assert '<time datetime="2024-01-14T22:00:00+00:00">' in group
+
+
+def test_a_hit_without_a_date_or_web_address_shows_its_corpus_only(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    html = _html(client.get("/", {"q": "evil OR markup", "group": "none"}))
+    group = _group_of(html, volcano_corpus.evil.id)
+    source = re.search(r'<p class="hit-source">(.*?)</p>', group, re.S)
+    assert source and re.sub(r"<[^>]+>", "", source.group(1)) == "news"  # javascript: is no site
+
+
+def test_the_page_offers_sort_and_corpus_and_explains_the_syntax_without_script(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    Corpus.objects.create(name="archive")
+    html = _html(client.get("/"))
+    assert '<select name="sort"' in html
+    assert '<option value="date">Date (newest first)</option>' in html
+    assert '<select name="corpus"' in html
+    assert re.search(
+        r'<option value=""[^>]*>All corpora</option>\s*<option value="\d+">archive</option>', html
+    )
+    help_block = re.search(
+        r'<details class="syntax-help" id="syntax-help">(.*?)</details>', html, re.S
+    )
+    assert help_block and "AND" in help_block.group(1) and "energ*" in help_block.group(1)
+    assert 'aria-describedby="syntax-help"' in html
+
+
+def test_a_corpus_filter_keeps_other_corpora_out_of_the_page(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    archive = Corpus.objects.create(name="archive")
+    _document(archive, "arch", "Old eruption near Grindavik", "Grindavik archive note.")
+    everywhere = _html(client.get("/", {"q": "Grindavik", "group": "none"}))
+    assert "4 results" in _summary(everywhere)
+    only = _html(client.get("/", {"q": "Grindavik", "group": "none", "corpus": archive.pk}))
+    assert _summary(only) == "1 result · not grouped"
+    # The filter survives paging and the compare link (they are built from the form's fields).
+    assert f"corpus={archive.pk}" in only
+
+
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [({"sort": "oldest"}, "sort"), ({"corpus": "999"}, "corpus"), ({"corpus": "x"}, "corpus")],
+)
+def test_a_bad_sort_or_corpus_is_a_form_error(
+    client: Client, volcano_corpus: VolcanoCorpus, params: dict[str, str], named: str
+) -> None:
+    response = client.get("/", {"q": "volcano", **params})
+    assert response.status_code == 400
+    assert "Select a valid choice" in unescape(_html(response))
+
+
+def test_sorting_by_date_lists_the_newest_first(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    from datetime import UTC, datetime
+
+    from django.core.management import call_command
+
+    dated = {volcano_corpus.unrelated.pk: 2025, volcano_corpus.corrected.pk: 2024}
+    for pk, year in dated.items():
+        Document.objects.filter(pk=pk).update(date=datetime(year, 1, 1, tzinfo=UTC))
+
+    call_command("reindex", "--no-progress")  # the dates were written behind the index's back
+    html = _html(client.get("/", {"q": "volcano OR Grindavik", "group": "none", "sort": "date"}))
+    order = re.findall(r'<li class="group" id="group-(\d+)">', html)
+    assert [int(i) for i in order[:2]] == [volcano_corpus.unrelated.id, volcano_corpus.corrected.id]
+    assert '<option value="date" selected>' in html
+
+
+def test_a_misspelt_query_offers_a_respelled_link(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    html = _html(client.get("/", {"q": "Grindavk", "group": "simhash"}))
+    assert "No documents match" in html
+    link = re.search(
+        r'<p class="suggestion">Did you mean <a href="([^"]+)">([^<]+)</a>\?</p>', html
+    )
+    assert link and link.group(2) == "grindavik"
+    href = unescape(link.group(1))
+    assert href.startswith("/?") and "q=grindavik" in href and "group=simhash" in href
+    followed = _html(client.get(href))
+    assert _summary(followed).startswith("3 results")
+
+
+def test_operators_change_what_the_page_finds(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    def count(q: str) -> str:
+        return _summary(_html(client.get("/", {"q": q, "group": "none"})))
+
+    assert count("volcano") == "6 results · not grouped"
+    assert count("volcano AND Grindavik") == "3 results · not grouped"
+    assert count("volcano NOT Grindavik") == "3 results · not grouped"
+    assert count("volcano AND NOT (Grindavik OR markup)") == "1 result · not grouped"
+    assert count('"fountains of lava"') == "3 results · not grouped"
+
+
+def test_unreadable_operators_say_so_on_the_page(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    html = unescape(_html(client.get("/", {"q": '"volcano Grindavik', "group": "none"})))
+    assert "unmatched quote" in html and "searched without operators" in html

@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from searchapp.demo import DEFAULT_DOCS, DEFAULT_SEED, generate_documents, write_jsonl
-from searchapp.ingest import Record
+from searchapp.ingest import Record, parse_date
 from searchapp.models import Document
 from searchapp.services.ingest import corpus_get_or_create, documents_ingest
 
@@ -77,6 +77,7 @@ class Command(BaseCommand):
                 url=d["url"],
                 source="demo",
                 line=None,
+                date=parse_date(d["date"]),
             )
             for d in generate_documents(n, seed=options["seed"])
         )
