@@ -645,6 +645,28 @@ def test_each_hit_shows_its_date_corpus_and_site(
     assert '<time datetime="2024-01-14T22:00:00+00:00">' in group
 
 
+def test_a_folded_result_shows_its_own_date_corpus_and_site(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    from datetime import UTC, datetime
+
+    Document.objects.filter(pk=volcano_corpus.syndicated.pk).update(
+        date=datetime(2024, 1, 15, 6, 30, tzinfo=UTC)
+    )
+    html = _html(client.get("/", {"q": "Grindavik"}))
+    group = _group_of(html, volcano_corpus.original.id)
+    member = re.search(
+        rf'<li class="member">(?:(?!</li>).)*?/documents/{volcano_corpus.syndicated.id}/.*?</li>',
+        group,
+        re.S,
+    )
+    assert member, "the syndicated copy is folded under the original"
+    source = re.search(r'<p class="hit-source">(.*?)</p>', member.group(0), re.S)
+    assert source and unescape(re.sub(r"<[^>]+>", "", source.group(1))).startswith(
+        "15 Jan 2024 · news"
+    )
+
+
 def test_a_hit_without_a_date_or_web_address_shows_its_corpus_only(
     client: Client, volcano_corpus: VolcanoCorpus
 ) -> None:
