@@ -266,7 +266,36 @@ def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _P
     )
 
 
-def _cluster(matrix: sparse.csr_matrix, k: int, *, n_components: int, seed: int) -> np.ndarray:
+def _merge(reduced: np.ndarray, assignment: np.ndarray, k: int, threshold: float) -> np.ndarray:
+    """Join the two clusters with the most similar centroids while their cosine similarity
+    is at least ``threshold`` (k-means is run with the largest k allowed: this finds how many
+    topics the results actually have, as average-linkage on the k centroids)."""
+    labels = assignment.copy()
+    sums = np.zeros((k, reduced.shape[1]))
+    np.add.at(sums, labels, reduced)
+    alive = np.bincount(labels, minlength=k) > 0
+    while alive.sum() > 1:
+        norms = np.linalg.norm(sums, axis=1)
+        norms[norms == 0] = 1.0
+        unit = sums / norms[:, None]
+        similarity = unit @ unit.T
+        similarity[~alive, :] = -np.inf
+        similarity[:, ~alive] = -np.inf
+        np.fill_diagonal(similarity, -np.inf)
+        a, b = np.unravel_index(int(np.argmax(similarity)), similarity.shape)
+        if similarity[a, b] < threshold:
+            break
+        keep, drop = min(a, b), max(a, b)
+        labels[labels == drop] = keep
+        sums[keep] += sums[drop]
+        sums[drop] = 0.0
+        alive[drop] = False
+    return labels
+
+
+def _cluster(
+    matrix: sparse.csr_matrix, k: int, *, n_components: int, seed: int, merge_threshold: float
+) -> np.ndarray:
     n, d = matrix.shape
     dims = min(n_components, n - 1, d)
     if dims >= 2:
@@ -278,7 +307,8 @@ def _cluster(matrix: sparse.csr_matrix, k: int, *, n_components: int, seed: int)
     norms[norms == 0] = 1.0
     reduced = reduced / norms
     model = KMeans(n_clusters=k, n_init=3, random_state=seed, max_iter=100)
-    return np.asarray(model.fit_predict(reduced))
+    assignment = np.asarray(model.fit_predict(reduced))
+    return _merge(reduced, assignment, k, merge_threshold)
 
 
 def _spelling(stream: _Stream, phrases: _Phrases, column: int) -> str:
@@ -366,6 +396,7 @@ def topic_clusters(
     max_phrase_words: int = 4,
     min_label_df: int = 2,
     length_bonus: float = 0.3,
+    merge_threshold: float = 0.3,
 ) -> list[Topic]:
     """Cluster ``docs`` into at most ``max_topics`` labelled topics plus "Other topics".
 
@@ -379,7 +410,9 @@ def topic_clusters(
     Knobs: ``n_components`` the LSA dimension; ``min_df``/``max_df`` a feature's document
     frequency bounds (a count, a share); ``title_weight`` how many times the title counts;
     ``max_phrase_words`` the longest label; ``min_label_df`` how many of a cluster's documents
-    must contain its label; ``length_bonus`` the preference for longer phrases.
+    must contain its label; ``length_bonus`` the preference for longer phrases;
+    ``merge_threshold`` the centroid cosine similarity at which two k-means clusters are joined
+    (above 1: never), which decides how many topics there are.
     """
     if max_topics < 1:
         raise ValueError(f"max_topics must be at least 1, got {max_topics}")
@@ -405,6 +438,7 @@ def topic_clusters(
             max_phrase_words=max_phrase_words,
             min_label_df=min_label_df,
             length_bonus=length_bonus,
+            merge_threshold=merge_threshold,
         )
 
 
@@ -423,6 +457,7 @@ def _topic_clusters(
     max_phrase_words: int,
     min_label_df: int,
     length_bonus: float,
+    merge_threshold: float,
 ) -> list[Topic]:
     n = len(ids)
     stream = _tokenise(docs, title_weight=title_weight, query=query)
@@ -430,7 +465,9 @@ def _topic_clusters(
     k = min(max_topics, n // min_size)
     if k < 2 or matrix.shape[1] < 2:
         return [_other(ids)]
-    assignment = _cluster(matrix, k, n_components=n_components, seed=seed)
+    assignment = _cluster(
+        matrix, k, n_components=n_components, seed=seed, merge_threshold=merge_threshold
+    )
     # A document with no shared feature cannot be placed by similarity: it belongs nowhere.
     assignment = np.where(np.diff(matrix.indptr) == 0, -1, assignment)
     sizes = np.bincount(assignment + 1, minlength=k + 1)[1:]
