@@ -31,7 +31,7 @@ does):
 * Label quality: for each gold subtopic, its best-matching cluster (most shared results; ties:
   the earlier cluster) among the labelled ones; the subtopic counts as hit when that cluster's
   label shares a word with the subtopic's title (words of the query itself do not count, since
-  every label could contain them).
+  every label could contain them; nor do English stop words).
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ from collections import Counter
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from math import comb
+
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 __all__ = [
     "PairCounts",
@@ -214,8 +216,13 @@ def _same_word(a: str, b: str, stem: int) -> bool:
 def label_hit(
     label: str, subtopic_title: str, *, ignore: Collection[str] = (), stem: int = 4
 ) -> bool:
-    """Does ``label`` contain a word of ``subtopic_title`` (other than the ``ignore`` words)?"""
-    ignored = {w for text in ignore for w in label_words(text)}
+    """Does ``label`` contain a word of ``subtopic_title`` (other than the ``ignore`` words)?
+
+    Stop words and one-letter words never count: "Watch or listen" is no match for "Aida, a
+    film or an opera".
+    """
+    ignored = {w for text in ignore for w in label_words(text)} | ENGLISH_STOP_WORDS
+    ignored |= {w for w in label_words(label) | label_words(subtopic_title) if len(w) < 2}
     wanted = label_words(subtopic_title) - ignored
     got = label_words(label) - ignored
     return any(_same_word(a, b, stem) for a in got for b in wanted)

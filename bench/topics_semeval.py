@@ -18,16 +18,25 @@ Collections, in the layout these tasks distribute (tab-separated, a header line 
 ``topics.txt`` (id, description = the query), ``subTopics.txt`` (id "T.S", description),
 ``results.txt`` or ``docs.txt`` (id "T.R", url, title, snippet) and ``STRel.txt`` (subtopic id,
 result id). ``--data`` takes the folder holding them, or a bare git directory as ``fetch`` leaves
-it (read with ``git show HEAD:...``). The data is never committed here; obtain it as follows:
+it, optionally with a revision and a folder inside it: ``GITDIR@REV:SUBDIR`` (read with
+``git show``). The data is never committed here; obtain it as follows:
 
+* AMBIENT (44 ambiguous Wikipedia-disambiguation queries x 100 web results, 2008; Carpineto &
+  Romano, Fondazione Ugo Bordoni: "may be used for any research purposes", acknowledge
+  Carpineto C., Romano G. (2008), Ambient dataset): Carrot2 shipped it until 2019, so it is in
+  the history of GitHub ``carrot2/carrot2`` at commit bb1fc1e62c82 (the parent of e68f59d47,
+  "Cleanup."), folder ``core/carrot2-source-ambient/src/ambient``. After
+  ``fetch github:carrot2/carrot2`` (or a clone) pass
+  ``--data GITDIR@bb1fc1e62:core/carrot2-source-ambient/src/ambient``. (ODP-239 sits beside it,
+  but its results.txt was not in the stored snapshot.)
 * ODP-TR30 (Turkish, 30 Open Directory topics x ~100 documents, 264 subtopics; the layout of
   ODP-239): GitHub ``faraday/odp-tr30``, licence CC BY-SA 3.0 (Calli, 2010). Clone it, or use
   the search tool's ``fetch github:faraday/odp-tr30`` and pass the printed git directory.
-* SemEval-2013 Task 11 (100 ambiguous queries x 64 Google results; Navigli & Vannella 2013),
-  AMBIENT and MORESQUE (Di Marco & Navigli 2013) come in the same layout with the task's
-  evaluator (CC BY-NC-SA 3.0, from the task site / lcl.uniroma1.it); ODP-239 (Carpineto &
-  Romano) uses ``docs.txt``. No public GitHub copy of them could be found for this benchmark;
-  pass their folder with ``--data`` once obtained.
+* SemEval-2013 Task 11 (100 ambiguous queries x 64 Google results; Navigli & Vannella 2013) and
+  MORESQUE (Di Marco & Navigli 2013) come in the same layout with the task's evaluator (CC
+  BY-NC-SA 3.0, from the task site / lcl.uniroma1.it); ODP-239 (Carpineto & Romano 2009) uses
+  ``docs.txt``. No public GitHub copy of them could be found for this benchmark; pass their
+  folder with ``--data`` once obtained.
 
 Published figures: the participants' figures of SemEval-2013 Task 11 (Navigli & Vannella 2013,
 the results tables) could not be retrieved from a citable stored copy when this was written, so
@@ -79,22 +88,34 @@ class Query:
     subtopic_titles: dict[str, str] = field(default_factory=dict)
 
 
-def _reader(data: Path) -> Callable[[str], str | None]:
+def _split_spec(spec: str) -> tuple[Path, str, str]:
+    """``GITDIR[@REV][:SUBDIR]`` -> (git dir or folder, revision, folder inside the tree)."""
+    path, rev, sub = spec, "HEAD", ""
+    if "@" in path:
+        path, _, rest = path.partition("@")
+        rev, _, sub = rest.partition(":")
+    elif ":" in path and not Path(path).exists():
+        path, _, sub = path.partition(":")
+    return Path(path), rev or "HEAD", sub.strip("/")
+
+
+def _reader(spec: str) -> Callable[[str], str | None]:
+    data, rev, sub = _split_spec(spec)
     if (data / "HEAD").is_file() and (data / "objects").is_dir():
 
         def from_git(name: str) -> str | None:
             done = subprocess.run(
-                ["git", f"--git-dir={data}", "show", f"HEAD:{name}"],
+                ["git", f"--git-dir={data}", "show", f"{rev}:{sub + '/' if sub else ''}{name}"],
                 capture_output=True,
                 check=False,
             )
-            return done.stdout.decode("utf-8") if done.returncode == 0 else None
+            return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
 
         return from_git
 
     def from_folder(name: str) -> str | None:
-        path = data / name
-        return path.read_text(encoding="utf-8") if path.is_file() else None
+        path = data / sub / name
+        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
 
     return from_folder
 
@@ -116,7 +137,7 @@ def _clean(snippet: str) -> str:
     return " ".join(html.unescape(_TAG.sub("", snippet)).split())
 
 
-def load_collection(data: Path) -> list[Query]:
+def load_collection(data: str) -> list[Query]:
     read = _reader(data)
     topics_text = read("topics.txt")
     results_text = read("results.txt") or read("docs.txt")
@@ -307,7 +328,9 @@ def table(name: str, n_queries: int, rows: list[dict[str, str | float]]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
-    parser.add_argument("--data", type=Path, action="append", required=True)
+    parser.add_argument(
+        "--data", action="append", required=True, help="FOLDER, or GITDIR[@REV][:SUBDIR]"
+    )
     parser.add_argument("--name", action="append", default=[], help="a name per --data")
     parser.add_argument("--knob", action="append", default=[], help="NAME=VALUE for topic_clusters")
     parser.add_argument("--other-as-singletons", action="store_true")
@@ -317,9 +340,7 @@ def main() -> None:
     knobs = dict(_knob(k) for k in args.knob)
     report: dict[str, object] = {"knobs": knobs, "collections": {}}
     for i, data in enumerate(args.data):
-        name = args.name[i] if i < len(args.name) else data.name.removesuffix(".git")
-        if name in ("repo", ""):
-            name = data.parent.name
+        name = args.name[i] if i < len(args.name) else data
         queries = load_collection(data)
         rows, details = evaluate(
             queries, knobs, other_as_singletons=args.other_as_singletons, show=args.show

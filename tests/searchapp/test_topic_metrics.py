@@ -131,6 +131,8 @@ def test_label_hits_need_a_shared_word_other_than_the_query() -> None:
     # Turkish "tasarimi" (its design) / "TASARIM" (design), written with dotless i.
     assert tm.label_hit("Web tasar\u0131m\u0131", "TASARIM ve Geli\u015ftirme", ignore=[])
     assert not tm.label_hit("Art", "Artillery", ignore=[])
+    # Stop words are nobody's topic.
+    assert not tm.label_hit("Watch or listen", "Aida, a film or an opera", ignore=["aida"])
 
 
 def test_best_cluster_is_the_one_sharing_most_results() -> None:
