@@ -33,6 +33,7 @@ Navigli & Vannella, SemEval-2013 Task 11 (the evaluation collection, see BENCHMA
 from __future__ import annotations
 
 import re
+import warnings
 from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
@@ -40,6 +41,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 from sklearn.cluster import KMeans
+from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.utils.extmath import randomized_svd
 from threadpoolctl import ThreadpoolController
@@ -307,7 +309,10 @@ def _cluster(
     norms[norms == 0] = 1.0
     reduced = reduced / norms
     model = KMeans(n_clusters=k, n_init=3, random_state=seed, max_iter=100)
-    assignment = np.asarray(model.fit_predict(reduced))
+    with warnings.catch_warnings():
+        # Copies among the results make fewer distinct points than k: fine, merged below.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        assignment = np.asarray(model.fit_predict(reduced))
     return _merge(reduced, assignment, k, merge_threshold)
 
 
