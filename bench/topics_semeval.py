@@ -1,7 +1,7 @@
 """Quality of searchapp.topics.topic_clusters on result-clustering collections with gold subtopics.
 
     .venv/bin/python bench/topics_semeval.py --data PATH [--data PATH ...] [--knob NAME=VALUE ...]
-        [--other-as-singletons] [--show N] [--json OUT]
+        [--versus NAME=VALUE ...] [--other-as-singletons] [--show N] [--json OUT]
 
 For every query of a collection, the query's results (title + snippet, in the engine's rank
 order, HTML tags of the snippets removed) go through ``topic_clusters`` with the query as
@@ -13,6 +13,9 @@ the round-robin ranking the clusters imply, the average number of clusters, and 
 (the share of gold subtopics whose best-matching labelled cluster's label contains a word of the
 subtopic's title). Every figure is a mean over queries, as in SemEval-2013 Task 11. The two
 trivial baselines (all results in one cluster; every result alone) are scored the same way.
+With ``--versus`` the same queries are also clustered with some knobs changed, and the paired
+difference of ARI, F1 and S-recall is printed with its 95% interval (what a tuning step needs:
+the interval of one mean over 44 queries is several points wide).
 
 Collections, in the layout these tasks distribute (tab-separated, a header line each):
 ``topics.txt`` (id, description = the query), ``subTopics.txt`` (id "T.S", description),
@@ -279,6 +282,9 @@ def evaluate(
         details.append(
             {
                 "query": q.text,
+                "ARI": ours.ari[-1],
+                "F1": ours.f1[-1],
+                "S-rec K3-20": ours.srec[-1],
                 "topics": [(t.label, t.size) for t in topics],
                 "subtopics": {
                     q.subtopic_titles.get(s, s): {"size": len(m), "best_label": hits[s]}
@@ -292,6 +298,10 @@ def evaluate(
             for s, m in sorted(by_subtopic.items(), key=lambda sm: -len(sm[1])):
                 print(f"   gold {q.subtopic_titles.get(s, s)!r} ({len(m)}) -> {hits[s]!r}")
     rows = [ours.row("topic_clusters (ours)"), one.row("all in one"), alone.row("singletons")]
+    # How far a change must move the mean before it is more than query-to-query noise.
+    for measure, values in (("ARI", ours.ari), ("F1", ours.f1), ("S-rec K3-20", ours.srec)):
+        half = 1.96 * statistics.stdev(values) / len(values) ** 0.5 if len(values) > 1 else 0.0
+        rows[0][f"{measure} ±95%"] = 100 * half
     return rows, details
 
 
@@ -336,6 +346,12 @@ def main() -> None:
     parser.add_argument("--other-as-singletons", action="store_true")
     parser.add_argument("--show", type=int, default=0, help="print labels of the first N queries")
     parser.add_argument("--json", type=Path, help="write rows and per-query topics here")
+    parser.add_argument(
+        "--versus",
+        action="append",
+        default=[],
+        help="NAME=VALUE: also run with this knob changed and print the paired difference",
+    )
     args = parser.parse_args()
     knobs = dict(_knob(k) for k in args.knob)
     report: dict[str, object] = {"knobs": knobs, "collections": {}}
@@ -348,11 +364,26 @@ def main() -> None:
         published = PUBLISHED.get(name, [])
         print()
         print(table(name, len(queries), rows + published))
+        noise = ", ".join(f"{m} ±{rows[0][f'{m} ±95%']:.1f}" for m in ("ARI", "F1", "S-rec K3-20"))
+        print(f"\n(ours, 95% interval of the mean over queries: {noise})")
         if not published:
             print(
                 "\n(no published figures for this collection; see the docstring: "
                 "SemEval-2013's participants' table was not retrievable)"
             )
+        if args.versus:
+            other = knobs | dict(_knob(k) for k in args.versus)
+            _, other_details = evaluate(
+                queries, other, other_as_singletons=args.other_as_singletons, show=0
+            )
+            print(f"\nversus {other} (paired over queries, other minus defaults given):")
+            for m in ("ARI", "F1", "S-rec K3-20"):
+                diffs = [
+                    100 * (float(b[m]) - float(a[m]))  # type: ignore[arg-type]
+                    for a, b in zip(details, other_details, strict=True)
+                ]
+                half = 1.96 * statistics.stdev(diffs) / len(diffs) ** 0.5
+                print(f"  {m}: {statistics.fmean(diffs):+.2f} ±{half:.2f}")
         collections = report["collections"]
         assert isinstance(collections, dict)
         collections[name] = {"rows": rows, "queries": details}
