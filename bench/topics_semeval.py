@@ -366,6 +366,10 @@ def main() -> None:
         print(table(name, len(queries), rows + published))
         noise = ", ".join(f"{m} ±{rows[0][f'{m} ±95%']:.1f}" for m in ("ARI", "F1", "S-rec K3-20"))
         print(f"\n(ours, 95% interval of the mean over queries: {noise})")
+        worst = sorted(details, key=lambda d: float(d["ARI"]))[:5]  # type: ignore[arg-type]
+        print(
+            "lowest ARI: " + ", ".join(f"{d['query']} {100 * float(d['ARI']):.0f}" for d in worst)  # type: ignore[arg-type]
+        )
         if not published:
             print(
                 "\n(no published figures for this collection; see the docstring: "
