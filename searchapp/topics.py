@@ -56,12 +56,13 @@ _TOKEN = re.compile(
     "\\w(?:[\\w'\u2019&-]*\\w)?"
     "|[.!?;:,()\\[\\]{}\"|/\\\\\u00ab\u00bb\u201c\u201d\u2026\u2013\u2014]+|\\s-\\s"
 )
-# Snippet debris and web boilerplate that is never a topic.
+# Snippet debris, web boilerplate and reporting verbs that are never a topic.
 _EXTRA_STOP = (
     "http https www com org net html htm php asp aspx amp nbsp quot page pages home homepage site "
     "website web click read view free new info information official welcome wikipedia "
-    "encyclopedia en did does just like also ll ve re le la les de del der die das und el los "
-    "et du des il di com's inc ltd jan feb mar apr jun jul aug sep sept oct nov dec"
+    "encyclopedia en did does just like also said says say vs ll ve re le la les de del der "
+    "die das und el los et du des il di com's inc ltd jan feb mar apr jun jul aug sep sept oct "
+    "nov dec"
 )
 STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | frozenset(_EXTRA_STOP.split())
 
@@ -109,13 +110,16 @@ def _stem(word: str) -> str:
 
 def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _Stream:
     originals: list[str] = [""]
+    lengths: list[int] = []
     for d in docs:
+        before = len(originals)
         title = _TOKEN.findall(d.title)
         for _ in range(title_weight):
             originals.extend(title)
             originals.append(".")
         originals.extend(_TOKEN.findall(d.text))
         originals.append("")  # the gap between documents is a boundary too
+        lengths.append(len(originals) - before)
     # One lower() over the whole stream: a C loop, not one call per token.
     lowered = "\x00".join(originals).lower().replace("\u2019", "'").split("\x00")
     if len(lowered) != len(originals):  # a token whose lower case holds a NUL: keep aligned
@@ -136,13 +140,9 @@ def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _St
     is_query = np.array([w in query_words for w in words])
     stems: dict[str, int] = {}
     stem = np.array([stems.setdefault(_stem(w), len(stems)) for w in words], dtype=np.int64)
-    # Document index per token: each document ends with its "" boundary.
-    ends = np.flatnonzero(np.asarray([t == "" for t in originals[1:]]))
-    doc = np.zeros(len(originals), dtype=np.int64)
-    if len(ends):
-        starts = np.zeros(len(originals), dtype=np.int64)
-        starts[ends[:-1] + 2] = 1
-        doc = np.cumsum(starts)
+    # Document index per token (the leading boundary counts as the first document's).
+    lengths[0] += 1
+    doc = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     return _Stream(
         tokens=tokens,
         doc=doc,
@@ -268,13 +268,18 @@ def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _P
     )
 
 
-def _merge(reduced: np.ndarray, assignment: np.ndarray, k: int, threshold: float) -> np.ndarray:
+def _merge(
+    reduced: np.ndarray, assignment: np.ndarray, k: int, threshold: float, centering: float
+) -> np.ndarray:
     """Join the two clusters with the most similar centroids while their cosine similarity
     is at least ``threshold`` (k-means is run with the largest k allowed: this finds how many
     topics the results actually have, as average-linkage on the k centroids)."""
     labels = assignment.copy()
+    # Centred: what all the results share (the query's own vocabulary) says nothing about how
+    # two clusters differ, and would make every pair of large clusters look alike.
+    centred = reduced - centering * reduced.mean(axis=0)
     sums = np.zeros((k, reduced.shape[1]))
-    np.add.at(sums, labels, reduced)
+    np.add.at(sums, labels, centred)
     alive = np.bincount(labels, minlength=k) > 0
     while alive.sum() > 1:
         norms = np.linalg.norm(sums, axis=1)
@@ -296,12 +301,18 @@ def _merge(reduced: np.ndarray, assignment: np.ndarray, k: int, threshold: float
 
 
 def _cluster(
-    matrix: sparse.csr_matrix, k: int, *, n_components: int, seed: int, merge_threshold: float
+    matrix: sparse.csr_matrix,
+    k: int,
+    *,
+    n_components: int,
+    seed: int,
+    merge_threshold: float,
+    merge_centering: float,
 ) -> np.ndarray:
     n, d = matrix.shape
     dims = min(n_components, n - 1, d)
     if dims >= 2:
-        u, s, _ = randomized_svd(matrix, n_components=dims, n_iter=4, random_state=seed)
+        u, s, _ = randomized_svd(matrix, n_components=dims, n_iter=2, random_state=seed)
         reduced = u * s
     else:
         reduced = matrix.toarray()
@@ -313,7 +324,7 @@ def _cluster(
         # Copies among the results make fewer distinct points than k: fine, merged below.
         warnings.simplefilter("ignore", ConvergenceWarning)
         assignment = np.asarray(model.fit_predict(reduced))
-    return _merge(reduced, assignment, k, merge_threshold)
+    return _merge(reduced, assignment, k, merge_threshold, merge_centering)
 
 
 def _spelling(stream: _Stream, phrases: _Phrases, column: int) -> str:
@@ -346,7 +357,7 @@ def _labels(
     inside = np.asarray((indicator @ phrases.incidence).todense())  # clusters x phrases
     df = np.asarray(phrases.incidence.sum(axis=0)).ravel()
     sizes = np.asarray(indicator.sum(axis=1)).ravel()
-    coverage = inside / sizes[:, None]
+    coverage = inside / np.maximum(sizes, 1)[:, None]
     precision = inside / np.maximum(df, 1)[None, :]
     score = coverage * precision * (1.0 + length_bonus * (phrases.length - 1))[None, :]
     # A label must be shared (min_label_df documents, or all of a smaller cluster) and must
@@ -401,7 +412,8 @@ def topic_clusters(
     max_phrase_words: int = 4,
     min_label_df: int = 2,
     length_bonus: float = 0.3,
-    merge_threshold: float = 0.3,
+    merge_threshold: float = 0.05,
+    merge_centering: float = 1.0,
 ) -> list[Topic]:
     """Cluster ``docs`` into at most ``max_topics`` labelled topics plus "Other topics".
 
@@ -444,6 +456,7 @@ def topic_clusters(
             min_label_df=min_label_df,
             length_bonus=length_bonus,
             merge_threshold=merge_threshold,
+            merge_centering=merge_centering,
         )
 
 
@@ -463,6 +476,7 @@ def _topic_clusters(
     min_label_df: int,
     length_bonus: float,
     merge_threshold: float,
+    merge_centering: float,
 ) -> list[Topic]:
     n = len(ids)
     stream = _tokenise(docs, title_weight=title_weight, query=query)
@@ -471,7 +485,12 @@ def _topic_clusters(
     if k < 2 or matrix.shape[1] < 2:
         return [_other(ids)]
     assignment = _cluster(
-        matrix, k, n_components=n_components, seed=seed, merge_threshold=merge_threshold
+        matrix,
+        k,
+        n_components=n_components,
+        seed=seed,
+        merge_threshold=merge_threshold,
+        merge_centering=merge_centering,
     )
     # A document with no shared feature cannot be placed by similarity: it belongs nowhere.
     assignment = np.where(np.diff(matrix.indptr) == 0, -1, assignment)
