@@ -64,10 +64,6 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Importing searchapp.topics imports the searchapp package, which configures Django and Celery.
-os.environ.setdefault("DEBUG", "1")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
@@ -242,6 +238,9 @@ def evaluate(
     other_as_singletons: bool,
     show: int,
 ) -> tuple[list[dict[str, str | float]], list[dict[str, object]]]:
+    # Importing searchapp.topics imports the searchapp package, which configures Django and Celery.
+    os.environ.setdefault("DEBUG", "1")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
     from searchapp.topics import TopicDoc, topic_clusters
 
     ours, one, alone = Scores(), Scores(), Scores()

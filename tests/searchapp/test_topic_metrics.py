@@ -139,3 +139,29 @@ def test_best_cluster_is_the_one_sharing_most_results() -> None:
     assert tm.best_cluster(["c", "d", "e"], SYSTEM) == 1  # ties between 1 and 2: the earlier
     assert tm.best_cluster(["f"], SYSTEM) == 2
     assert tm.best_cluster(["q"], SYSTEM) is None
+
+
+def test_the_benchmark_reads_the_task_layout(tmp_path: Path) -> None:
+    # bench/topics_semeval.py's loader on a two-query collection in SemEval/AMBIENT's layout:
+    # ranks ordered numerically (2 before 10), HTML of snippets removed, unannotated results
+    # kept as results but not in the gold, ODP-style "A > B > C" subtopic titles cut to C.
+    ts = importlib.import_module("topics_semeval")
+    (tmp_path / "topics.txt").write_text("ID\tdescription\n1\tjaguar\n2\tapple\n")
+    (tmp_path / "subTopics.txt").write_text(
+        "ID\tdescription\n1.1\tJaguar Cars\n1.2\tAnimals > Cats > Big cats\n2.1\tApple Inc.\n"
+    )
+    (tmp_path / "results.txt").write_text(
+        "ID\turl\ttitle\tsnippet\n"
+        "1.10\thttp://a\tCat\tThe <b>jaguar</b> &amp; its prey\n"
+        "1.2\thttp://b\tCar\tA <b>Jaguar</b> XJ\n"
+        "1.3\thttp://c\tSpam\tunjudged\n"
+        "2.1\thttp://d\tiPhone\tApple's phone\n"
+    )
+    (tmp_path / "STRel.txt").write_text("subTopicID\tresultID\n1.1\t1.2\n1.2\t1.10\n2.1\t2.1\n")
+    jaguar, apple = ts.load_collection(str(tmp_path))
+    assert jaguar.text == "jaguar"
+    assert [r[0] for r in jaguar.results] == ["1.2", "1.3", "1.10"]
+    assert jaguar.results[2][2] == "The jaguar & its prey"
+    assert jaguar.gold == {"1.2": ["1.1"], "1.10": ["1.2"]}
+    assert jaguar.subtopic_titles == {"1.1": "Jaguar Cars", "1.2": "Big cats"}
+    assert apple.gold == {"2.1": ["2.1"]}
