@@ -59,7 +59,7 @@ _TOKEN = re.compile(
 # Snippet debris, web boilerplate and reporting verbs that are never a topic.
 _EXTRA_STOP = (
     "http https www com org net html htm php asp aspx amp nbsp quot page pages home homepage site "
-    "website web click read view free new info information official welcome wikipedia "
+    "website web click read view free info information official welcome wikipedia "
     "encyclopedia en did does just like also said says say vs ll ve re le la les de del der "
     "die das und el los et du des il di com's inc ltd jan feb mar apr jun jul aug sep sept oct "
     "nov dec"
@@ -332,7 +332,19 @@ def _spelling(stream: _Stream, phrases: _Phrases, column: int) -> str:
     length = int(phrases.length[column])
     starts = phrases.starts[phrases.occurrence_column == column]
     spellings = Counter(" ".join(stream.originals[s : s + length]) for s in starts)
-    return min(spellings.items(), key=lambda kv: (-kv[1], kv[0] == kv[0].lower(), kv[0]))[0]
+    # A heading in capitals ("PALM OIL PRICES") is the worst spelling when the snippets have
+    # another; an acronym (four letters or fewer) keeps its capitals.
+    best = min(
+        spellings.items(),
+        key=lambda kv: (_shouting(kv[0]), -kv[1], kv[0] == kv[0].lower(), kv[0]),
+    )[0]
+    if _shouting(best):
+        best = " ".join(w.capitalize() if len(w) > 4 else w for w in best.split(" "))
+    return best
+
+
+def _shouting(text: str) -> bool:
+    return text.isupper() and any(len(w) > 4 for w in text.split(" "))
 
 
 def _labels(
@@ -343,6 +355,7 @@ def _labels(
     *,
     min_label_df: int,
     length_bonus: float,
+    max_label_share: float,
 ) -> dict[int, str | None]:
     if not clusters or phrases.incidence.shape[1] == 0:
         return dict.fromkeys(clusters)
@@ -363,7 +376,7 @@ def _labels(
     # A label must be shared (min_label_df documents, or all of a smaller cluster) and must
     # not describe nearly everything (a phrase in 90% of the results names no topic).
     enough = inside >= np.minimum(min_label_df, sizes)[:, None]
-    score = np.where(enough & (df <= 0.9 * n)[None, :], score, -1.0)
+    score = np.where(enough & (df <= max_label_share * n)[None, :], score, -1.0)
     chosen: dict[int, str | None] = {}
     used: set[str] = set()
     for i in sorted(range(len(clusters)), key=lambda i: (-sizes[i], clusters[i])):
@@ -414,6 +427,7 @@ def topic_clusters(
     length_bonus: float = 0.3,
     merge_threshold: float = 0.05,
     merge_centering: float = 1.0,
+    max_label_share: float = 0.9,
 ) -> list[Topic]:
     """Cluster ``docs`` into at most ``max_topics`` labelled topics plus "Other topics".
 
@@ -459,6 +473,7 @@ def topic_clusters(
             length_bonus=length_bonus,
             merge_threshold=merge_threshold,
             merge_centering=merge_centering,
+            max_label_share=max_label_share,
         )
 
 
@@ -479,6 +494,7 @@ def _topic_clusters(
     length_bonus: float,
     merge_threshold: float,
     merge_centering: float,
+    max_label_share: float,
 ) -> list[Topic]:
     n = len(ids)
     stream = _tokenise(docs, title_weight=title_weight, query=query)
@@ -502,7 +518,13 @@ def _topic_clusters(
     big = [c for c in range(k) if sizes[c] >= min_size]
     phrases = _phrases(stream, n, max_words=max_phrase_words, min_df=min_label_df)
     labels = _labels(
-        stream, phrases, assignment, big, min_label_df=min_label_df, length_bonus=length_bonus
+        stream,
+        phrases,
+        assignment,
+        big,
+        min_label_df=min_label_df,
+        length_bonus=length_bonus,
+        max_label_share=max_label_share,
     )
     topics: list[tuple[int, Topic]] = []
     rest: list[int] = []
