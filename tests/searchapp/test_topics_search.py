@@ -148,7 +148,7 @@ def test_the_search_page_shows_a_topic_facet_with_counts_and_filter_links(jaguar
     page = search_grouped(query="jaguar", topics=True)
     assert page.topics is not None
     for topic in page.topics.topics:
-        assert f">{topic.label}</span>" in unescape(html)
+        assert f">{topic.label[0].upper()}{topic.label[1:]}</span>" in unescape(html)
     assert "topic=" in html and 'hx-target="#results"' in html
 
 
