@@ -1,4 +1,5 @@
 """The topic facet in a real browser: beside the results, filtering in place, and without JavaScript."""
+# ruff: noqa: E501 - descriptive test names and docstrings read better unwrapped
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from playwright.sync_api import expect
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "searchapp"))
-from factories import JAGUAR  # noqa: E402
+from factories import JAGUAR
 
 pytestmark = pytest.mark.browser
 
