@@ -308,6 +308,7 @@ def _cluster(
     seed: int,
     merge_threshold: float,
     merge_centering: float,
+    n_init: int,
 ) -> np.ndarray:
     n, d = matrix.shape
     dims = min(n_components, n - 1, d)
@@ -319,7 +320,7 @@ def _cluster(
     norms = np.linalg.norm(reduced, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     reduced = reduced / norms
-    model = KMeans(n_clusters=k, n_init=3, random_state=seed, max_iter=100)
+    model = KMeans(n_clusters=k, n_init=n_init, random_state=seed, max_iter=100)
     with warnings.catch_warnings():
         # Copies among the results make fewer distinct points than k: fine, merged below.
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -428,6 +429,7 @@ def topic_clusters(
     merge_threshold: float = 0.05,
     merge_centering: float = 1.0,
     max_label_share: float = 0.9,
+    n_init: int | None = None,
 ) -> list[Topic]:
     """Cluster ``docs`` into at most ``max_topics`` labelled topics plus "Other topics".
 
@@ -444,6 +446,7 @@ def topic_clusters(
     frequency bounds (a count, a share); ``title_weight`` how many times the title counts;
     ``max_phrase_words`` the longest label; ``min_label_df`` how many of a cluster's documents
     must contain its label; ``length_bonus`` the preference for longer phrases;
+    ``n_init`` the k-means restarts (default 10 up to 300 results, else 3);
     ``merge_threshold`` the centroid cosine similarity at which two k-means clusters are joined
     (above 1: never), which decides how many topics there are.
     """
@@ -474,6 +477,7 @@ def topic_clusters(
             merge_threshold=merge_threshold,
             merge_centering=merge_centering,
             max_label_share=max_label_share,
+            n_init=n_init,
         )
 
 
@@ -495,6 +499,7 @@ def _topic_clusters(
     merge_threshold: float,
     merge_centering: float,
     max_label_share: float,
+    n_init: int | None,
 ) -> list[Topic]:
     n = len(ids)
     stream = _tokenise(docs, title_weight=title_weight, query=query)
@@ -504,6 +509,10 @@ def _topic_clusters(
         return [_other(ids)]
     if n_components is None:
         n_components = min(50, max(8, round(n**0.5)))
+    if n_init is None:
+        # More k-means restarts where they are cheap: +1.6 F1 (±1.3) on AMBIENT's 100-result
+        # lists for 10 instead of 3; a 1,000-hit list keeps 3 for the time budget.
+        n_init = 10 if n <= 300 else 3
     assignment = _cluster(
         matrix,
         k,
@@ -511,6 +520,7 @@ def _topic_clusters(
         seed=seed,
         merge_threshold=merge_threshold,
         merge_centering=merge_centering,
+        n_init=n_init,
     )
     # A document with no shared feature cannot be placed by similarity: it belongs nowhere.
     assignment = np.where(np.diff(matrix.indptr) == 0, -1, assignment)
