@@ -59,12 +59,14 @@ _TOKEN = re.compile(
 # Snippet debris, web boilerplate and reporting verbs that are never a topic.
 _EXTRA_STOP = (
     "http https www com org net html htm php asp aspx amp nbsp quot page pages home homepage site "
-    "website web click read view free info information official welcome wikipedia "
+    "website web click read view free new info information official welcome wikipedia "
     "encyclopedia en did does just like also said says say vs ll ve re le la les de del der "
     "die das und el los et du des il di com's inc ltd jan feb mar apr jun jul aug sep sept oct "
     "nov dec"
 )
 STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | frozenset(_EXTRA_STOP.split())
+# Stop words that may start a label ("New York City", "New Zealand") but never be one alone.
+LEADING_WORDS = frozenset({"new", "san", "los", "las", "el", "la", "le", "de", "st"})
 
 _BOUNDARY = 0  # the word id of every fragment boundary (and of the gap between documents)
 _HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd: the rolling n-gram hash is a bijection
@@ -97,6 +99,8 @@ class _Stream:
     content: np.ndarray  # bool per word id: may carry a topic (not a stop word, not a number)
     query: np.ndarray  # bool per word id: a word of the query
     stem: np.ndarray  # int64 per word id: the id of its stem (plural folded)
+    verbal: np.ndarray  # bool per word id: looks like a verb form ("providing", "used")
+    leading: np.ndarray  # bool per word id: may start a label (content words and LEADING_WORDS)
 
 
 def _stem(word: str) -> str:
@@ -106,6 +110,14 @@ def _stem(word: str) -> str:
     if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
         return word[:-1]
     return word
+
+
+def _verbal(word: str) -> bool:
+    # English -ing and -ed forms; a phrase that starts or ends with one ("used on the vehicles",
+    # "uptake by providing") reads as a torn-out clause, not a name.
+    if len(word) > 5 and word.endswith("ing"):
+        return True
+    return len(word) > 4 and word.endswith("ed") and not word.endswith("eed")
 
 
 def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _Stream:
@@ -137,9 +149,11 @@ def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _St
         [bool(w) and w not in STOP_WORDS and not w.isdigit() and len(w) > 1 for w in words]
     )
     content[_BOUNDARY] = False
+    leading = content | np.array([w in LEADING_WORDS for w in words])
     is_query = np.array([w in query_words for w in words])
     stems: dict[str, int] = {}
     stem = np.array([stems.setdefault(_stem(w), len(stems)) for w in words], dtype=np.int64)
+    verbal = np.array([_verbal(w) for w in words])
     # Document index per token (the leading boundary counts as the first document's).
     lengths[0] += 1
     doc = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
@@ -150,6 +164,8 @@ def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _St
         content=content,
         query=is_query,
         stem=stem,
+        verbal=verbal,
+        leading=leading,
     )
 
 
@@ -213,6 +229,7 @@ def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _P
     tokens, doc = stream.tokens, stream.doc
     n = len(tokens)
     content = stream.content[tokens]
+    leading = stream.leading[tokens]
     topical = content & ~stream.query[tokens]
     bound_before = np.concatenate([[0], np.cumsum(tokens == _BOUNDARY)])
     topical_before = np.concatenate([[0], np.cumsum(topical)])
@@ -227,7 +244,7 @@ def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _P
             starts = np.arange(m)
             ends = starts + length
             valid = (
-                content[:m]
+                leading[:m]
                 & content[length - 1 :]
                 & (bound_before[ends] == bound_before[starts])
                 & (topical_before[ends] > topical_before[starts])
@@ -357,6 +374,7 @@ def _labels(
     min_label_df: int,
     length_bonus: float,
     max_label_share: float,
+    verb_penalty: float,
 ) -> dict[int, str | None]:
     if not clusters or phrases.incidence.shape[1] == 0:
         return dict.fromkeys(clusters)
@@ -374,6 +392,16 @@ def _labels(
     coverage = inside / np.maximum(sizes, 1)[:, None]
     precision = inside / np.maximum(df, 1)[None, :]
     score = coverage * precision * (1.0 + length_bonus * (phrases.length - 1))[None, :]
+    last = phrases.first + phrases.length - 1
+    # Lower case only: "Wedding Planner" or "Reading Festival" are names.
+    torn = (
+        stream.verbal[stream.tokens[phrases.first]]
+        & np.array([stream.originals[i].islower() for i in phrases.first], dtype=bool)
+    ) | (
+        stream.verbal[stream.tokens[last]]
+        & np.array([stream.originals[i].islower() for i in last], dtype=bool)
+    )
+    score = score * np.where(torn, verb_penalty, 1.0)[None, :]
     # A label must be shared (min_label_df documents, or all of a smaller cluster) and must
     # not describe nearly everything (a phrase in 90% of the results names no topic).
     enough = inside >= np.minimum(min_label_df, sizes)[:, None]
@@ -430,6 +458,7 @@ def topic_clusters(
     merge_centering: float = 1.0,
     max_label_share: float = 0.9,
     n_init: int | None = None,
+    verb_penalty: float = 0.5,
 ) -> list[Topic]:
     """Cluster ``docs`` into at most ``max_topics`` labelled topics plus "Other topics".
 
@@ -446,7 +475,8 @@ def topic_clusters(
     frequency bounds (a count, a share); ``title_weight`` how many times the title counts;
     ``max_phrase_words`` the longest label; ``min_label_df`` how many of a cluster's documents
     must contain its label; ``length_bonus`` the preference for longer phrases;
-    ``n_init`` the k-means restarts (default 10 up to 300 results, else 3);
+    ``verb_penalty`` the factor on a label's score when it starts or ends with a lower-case
+    -ing/-ed word; ``n_init`` the k-means restarts (default 10 up to 300 results, else 3);
     ``merge_threshold`` the centroid cosine similarity at which two k-means clusters are joined
     (above 1: never), which decides how many topics there are.
     """
@@ -478,6 +508,7 @@ def topic_clusters(
             merge_centering=merge_centering,
             max_label_share=max_label_share,
             n_init=n_init,
+            verb_penalty=verb_penalty,
         )
 
 
@@ -500,6 +531,7 @@ def _topic_clusters(
     merge_centering: float,
     max_label_share: float,
     n_init: int | None,
+    verb_penalty: float,
 ) -> list[Topic]:
     n = len(ids)
     stream = _tokenise(docs, title_weight=title_weight, query=query)
@@ -535,6 +567,7 @@ def _topic_clusters(
         min_label_df=min_label_df,
         length_bonus=length_bonus,
         max_label_share=max_label_share,
+        verb_penalty=verb_penalty,
     )
     topics: list[tuple[int, Topic]] = []
     rest: list[int] = []
