@@ -3,6 +3,12 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 from factories import JAGUAR
@@ -40,6 +46,32 @@ def test_labels_are_phrases_from_the_results_never_the_query_alone() -> None:
 def test_the_same_results_give_the_same_topics_every_time() -> None:
     runs = [topic_clusters(jaguar_docs(), query="jaguar") for _ in range(3)]
     assert runs[0] == runs[1] == runs[2]
+
+
+def test_two_processes_with_different_hash_seeds_give_the_same_topics() -> None:
+    # Two web server processes must show the same topics for the same query: nothing may depend
+    # on Python's per-process string hashing.
+    script = (
+        "import json, sys\n"
+        "from searchapp.topics import TopicDoc, topic_clusters\n"
+        "docs = [TopicDoc(id=k, title=t, text=x) for k, t, x in json.load(sys.stdin)]\n"
+        "print(json.dumps([[t.label, list(t.member_ids)] for t in topic_clusters(docs, query='jaguar')]))\n"
+    )
+    payload = json.dumps([[k, t, x] for k, (t, x) in JAGUAR.items()])
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed, "DEBUG": "1"}
+        done = subprocess.run(
+            [sys.executable, "-c", script],
+            input=payload,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=Path(__file__).resolve().parents[2],
+            check=True,
+        )
+        outputs.append(done.stdout)
+    assert outputs[0] == outputs[1] and "car" in outputs[0]
 
 
 def test_every_result_is_in_exactly_one_topic_in_rank_order_and_other_topics_comes_last() -> None:
