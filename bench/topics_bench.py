@@ -12,9 +12,11 @@ times timed; p50 / p95 / max are over all timed calls of a size.
 
 One core: OMP/OPENBLAS/MKL threads are set to 1 before numpy loads and the process is pinned to
 one CPU (``--cpu``, default the first allowed one). The goals (issue 10): <= 30 ms for 100 hits,
-<= 150 ms for 1,000 hits; the table's ratio is p95 / goal (below 1.00 is within the goal). Timings
-taken while other work shares the machine are pessimistic; the figures in BENCHMARKS.md say on
-what machine and load they were taken.
+<= 150 ms for 1,000 hits; the table's ratio is wall-clock p95 / goal (below 1.00 is within the
+goal). Wall-clock timings taken while other work shares the machine are pessimistic (the process
+waits for its core); the CPU-time columns (``time.process_time``) are what the call itself used,
+a fairer reading on a busy machine. The figures in BENCHMARKS.md say on what machine and load
+they were taken.
 
 Data: Reuters-21578 as converted in the shared corpora (``../shared/data/reuters21578/docs.jsonl``,
 free for research use, see its README.txt), or the app's own deterministic demo generator
@@ -134,8 +136,11 @@ def main() -> None:
         f"load average {os.getloadavg()[0]:.2f}, knobs {knobs or 'defaults'}"
     )
     print()
-    print("| hits | lists | calls | p50 ms | p95 ms | max ms | goal ms | p95 / goal | topics |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print(
+        "| hits | lists | calls | p50 ms | p95 ms | max ms | goal ms | p95 / goal "
+        "| CPU p50 ms | CPU p95 ms | topics |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size in args.sizes:
         lists = result_lists(docs, size, QUERIES)[: args.lists]
         if len(lists) < args.lists:
@@ -145,6 +150,7 @@ def main() -> None:
             print(f"| {size} | 0 | no query has {size} hits |")
             continue
         timings: list[float] = []
+        cpu_timings: list[float] = []
         topic_counts: list[int] = []
         for query, hits in lists:
             batch = [TopicDoc(id=i, title=t, text=s) for i, t, s in hits]
@@ -152,9 +158,10 @@ def main() -> None:
             topics = topic_clusters(batch, seed=0, query=query, **knobs)  # type: ignore[arg-type]
             topic_counts.append(len(topics))
             for _ in range(args.repeat):
-                start = time.perf_counter()
+                start, cpu_start = time.perf_counter(), time.process_time()
                 again = topic_clusters(batch, seed=0, query=query, **knobs)  # type: ignore[arg-type]
                 timings.append((time.perf_counter() - start) * 1000)
+                cpu_timings.append((time.process_time() - cpu_start) * 1000)
                 if again != topics:
                     raise SystemExit(f"not deterministic on a {size}-hit list")
         goal = GOALS_MS.get(size)
@@ -163,6 +170,7 @@ def main() -> None:
             f"| {size} | {len(lists)} | {len(timings)} | {statistics.median(timings):.1f} "
             f"| {p95:.1f} | {max(timings):.1f} | {goal if goal else '-'} "
             f"| {(p95 / goal) if goal else float('nan'):.2f} "
+            f"| {statistics.median(cpu_timings):.1f} | {percentile(cpu_timings, 95):.1f} "
             f"| {statistics.fmean(topic_counts):.1f} |"
         )
 
