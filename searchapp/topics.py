@@ -9,8 +9,10 @@ input and ``seed``. The method:
 
 1. Every document (title + text; the title counts ``title_weight`` times) is tokenised once into
    one stream of word ids with fragment boundaries at punctuation, so no phrase spans a clause.
-2. Features: TF-IDF weighted words (a light plural stem) and pairs of consecutive content words
-   within a fragment ("big cats", "mac os"); sublinear term frequency, L2-normalised rows.
+2. Features: TF-IDF weighted words (a light plural stem; with ``word_pairs`` also pairs of
+   consecutive content words within a fragment, which measured worse on both collections: the
+   phrases matter for labels, not for grouping snippets); sublinear term frequency,
+   L2-normalised rows.
 3. Clustering: k-means (k-means++ seeding from ``seed``) with ``max_topics`` clusters on the LSA
    projection of those rows (randomized truncated SVD to about sqrt(n) dimensions, rows
    normalised again: cosine geometry); then the two clusters whose centred centroids are most
@@ -189,7 +191,9 @@ def _incidence(
     return keys, np.stack([pairs // len(keys), pairs % len(keys)]), counts
 
 
-def _features(stream: _Stream, n_docs: int, *, min_df: int, max_df: float) -> sparse.csr_matrix:
+def _features(
+    stream: _Stream, n_docs: int, *, min_df: int, max_df: float, word_pairs: bool
+) -> sparse.csr_matrix:
     """Sublinear TF-IDF rows (L2-normalised) over content stems and consecutive stem pairs."""
     tokens, doc = stream.tokens, stream.doc
     # Drop stop words (keeping boundaries) so "bank of america" pairs "bank" with "america".
@@ -203,6 +207,8 @@ def _features(stream: _Stream, n_docs: int, *, min_df: int, max_df: float) -> sp
     uni_key = stems[is_word]
     uni_doc = kept_doc[is_word]
     both = is_word[:-1] & is_word[1:]
+    if not word_pairs:
+        both[:] = False
     bi_key = n_stems + stems[:-1][both] * n_stems + stems[1:][both]
     bi_doc = kept_doc[:-1][both]
     keys, pairs, counts = _incidence(
@@ -466,6 +472,7 @@ def topic_clusters(
     max_label_share: float = 0.9,
     n_init: int | None = None,
     verb_penalty: float = 0.5,
+    word_pairs: bool = False,
 ) -> list[Topic]:
     """Cluster ``docs`` into at most ``max_topics`` labelled topics plus "Other topics".
 
@@ -482,10 +489,13 @@ def topic_clusters(
     frequency bounds (a count, a share); ``title_weight`` how many times the title counts;
     ``max_phrase_words`` the longest label; ``min_label_df`` how many of a cluster's documents
     must contain its label; ``length_bonus`` the preference for longer phrases;
-    ``verb_penalty`` the factor on a label's score when it starts or ends with a lower-case
-    -ing/-ed word; ``n_init`` the k-means restarts (default 10 up to 300 results, else 3);
-    ``merge_threshold`` the centroid cosine similarity at which two k-means clusters are joined
-    (above 1: never), which decides how many topics there are.
+    ``max_label_share`` the largest share of all the results a label may appear in;
+    ``word_pairs`` adds consecutive word pairs to the features; ``verb_penalty`` the factor on
+    a label's score when it starts or ends with a lower-case -ing/-ed word; ``n_init`` the
+    k-means restarts (default 10 up to 300 results, else 3); ``merge_threshold`` the centroid
+    cosine similarity at which two k-means clusters are joined (above 1: never), which decides
+    how many topics there are, and ``merge_centering`` how much of the mean of all the results
+    is taken off the centroids first (1: all of it).
     """
     if max_topics < 1:
         raise ValueError(f"max_topics must be at least 1, got {max_topics}")
@@ -516,6 +526,7 @@ def topic_clusters(
             max_label_share=max_label_share,
             n_init=n_init,
             verb_penalty=verb_penalty,
+            word_pairs=word_pairs,
         )
 
 
@@ -539,10 +550,11 @@ def _topic_clusters(
     max_label_share: float,
     n_init: int | None,
     verb_penalty: float,
+    word_pairs: bool,
 ) -> list[Topic]:
     n = len(ids)
     stream = _tokenise(docs, title_weight=title_weight, query=query)
-    matrix = _features(stream, n, min_df=min_df, max_df=max_df)
+    matrix = _features(stream, n, min_df=min_df, max_df=max_df, word_pairs=word_pairs)
     k = min(max_topics, n // min_size)
     if k < 2 or matrix.shape[1] < 2:
         return [_other(ids)]
