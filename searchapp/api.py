@@ -31,6 +31,7 @@ from searchapp.selectors.search import (
     Hit,
     SearchPage,
     SearchParameterError,
+    TopicFacet,
     search_grouped,
 )
 
@@ -77,6 +78,14 @@ class GroupOut(Schema):
     )
 
 
+class TopicOut(Schema):
+    label: str = Field(description='a phrase from the results ("Other topics" for the rest)')
+    size: int = Field(description="results in the topic (every member of its groups)")
+    n_groups: int = Field(description="near-duplicate groups in the topic")
+    other: bool = Field(description='the "Other topics" bucket (always last)')
+    member_ids: list[int] = Field(description="document ids of the topic's results, rank order")
+
+
 class SearchOut(Schema):
     query: str
     total: int = Field(description="hits folded (the top `limit` matches)")
@@ -104,6 +113,18 @@ class SearchOut(Schema):
         "is in no document (\"Did you mean …?\")"
     )
     groups: list[GroupOut]
+    topics: list[TopicOut] | None = Field(
+        None,
+        description="topic clusters of the top `limit` hits, largest first (with topics=1)",
+    )
+    topic: str | None = Field(
+        None,
+        description=(
+            "the topic the groups are filtered to; null when none was asked for or the asked "
+            "one is not among these results (then every group is returned)"
+        ),
+    )
+    topics_ms: float | None = Field(None, description="time spent clustering into topics")
 
 
 class SearchParams(Schema):
@@ -147,6 +168,20 @@ class SearchParams(Schema):
     )
     page: int = Field(1, ge=1, le=gp.PAGE_MAX, description="page of groups")
     per_page: int = Field(10, ge=1, le=gp.PER_PAGE_MAX, description="groups per page")
+    topics: bool = Field(
+        False, description="also cluster the hits into labelled topics (returned in `topics`)"
+    )
+    topic: str | None = Field(
+        None,
+        max_length=gp.TOPIC_MAX_LENGTH,
+        description="only the groups of the topic with this label (implies topics=1)",
+    )
+    max_topics: int = Field(
+        gp.DEFAULT_TOPICS,
+        ge=gp.TOPICS_MIN,
+        le=gp.TOPICS_MAX,
+        description='at most this many topics, besides "Other topics"',
+    )
 
 
 class DuplicateOut(Schema):
@@ -205,8 +240,28 @@ def _hit(hit: Hit) -> dict[str, object]:
     }
 
 
+def _topics_out(facet: TopicFacet | None) -> dict[str, object]:
+    if facet is None:
+        return {"topics": None, "topic": None, "topics_ms": None}
+    return {
+        "topics": [
+            {
+                "label": t.label,
+                "size": t.size,
+                "n_groups": t.n_groups,
+                "other": t.other,
+                "member_ids": list(t.member_ids),
+            }
+            for t in facet.topics
+        ],
+        "topic": facet.selected,
+        "topics_ms": facet.topics_ms,
+    }
+
+
 def _search_out(page: SearchPage) -> dict[str, object]:
     return {
+        **_topics_out(page.topics),
         "query": page.query,
         "total": page.total,
         "total_matches": page.total_matches,
@@ -263,6 +318,9 @@ def search(request: HttpRequest, params: Query[SearchParams]) -> Status:
             per_page=params.per_page,
             sort=params.sort,
             corpus_id=params.corpus,
+            topics=params.topics,
+            topic=params.topic,
+            max_topics=params.max_topics,
         )
     except SearchParameterError as exc:
         if exc.field == "corpus":  # a well-formed id of no corpus: a missing resource

@@ -25,6 +25,7 @@ from searchapp.grouping_params import (
     THRESHOLD_MAX,
     THRESHOLD_MIN,
     THRESHOLD_STEP,
+    TOPIC_MAX_LENGTH,
 )
 from searchapp.models import Corpus
 
@@ -119,6 +120,12 @@ class SearchForm(forms.Form):
     page = forms.IntegerField(
         required=False, min_value=1, max_value=PAGE_MAX, widget=forms.HiddenInput()
     )
+    # The topic facet's filter: a topic's label (the facet's links set it; a label that is not
+    # among the results shows them all, with a notice).
+    topic = forms.CharField(
+        label="Topic",
+        required=False, max_length=TOPIC_MAX_LENGTH, strip=True, widget=forms.HiddenInput()
+    )
 
     def __init__(self, data: Any = None, *args: Any, **kwargs: Any) -> None:
         super().__init__(data, *args, **kwargs)
@@ -179,6 +186,8 @@ class SearchForm(forms.Form):
             kwargs["max_distance"] = data.get("max_distance")
         if with_page:
             kwargs["page"] = data.get("page") or 1
+            kwargs["topics"] = settings.SEARCH_TOPICS
+            kwargs["topic"] = data.get("topic") or None
         return kwargs
 
 
@@ -188,6 +197,7 @@ class CompareForm(SearchForm):
     def __init__(self, data: Any = None, *args: Any, **kwargs: Any) -> None:
         super().__init__(data, *args, **kwargs)
         del self.fields["page"]
+        del self.fields["topic"]
         group_field = self.fields["group"]
         assert isinstance(group_field, forms.ChoiceField)  # declared on SearchForm
         # "none" on both sides would compare a list with itself.

@@ -33,6 +33,7 @@ __all__ = [
     "DEFAULT_MAX_DISTANCE",
     "DEFAULT_NUM_PERM",
     "DEFAULT_THRESHOLD",
+    "DEFAULT_TOPICS",
     "GROUP_METHODS",
     "LIMIT_MAX",
     "LIMIT_MIN",
@@ -53,6 +54,9 @@ __all__ = [
     "THRESHOLD_MAX",
     "THRESHOLD_MIN",
     "THRESHOLD_STEP",
+    "TOPICS_MAX",
+    "TOPICS_MIN",
+    "TOPIC_MAX_LENGTH",
     "GroupMethod",
     "Method",
     "ParameterError",
@@ -62,6 +66,7 @@ __all__ = [
     "check_method",
     "check_representative_rule",
     "check_threshold",
+    "check_topic",
     "clamp_max_distance",
     "clamp_threshold",
 ]
@@ -118,6 +123,13 @@ PER_PAGE_MAX = 100
 PAGE_MAX = 10_000
 # Longer queries are refused: nobody types more, and every page and response echoes the query.
 QUERY_MAX_LENGTH = 1000
+# Topic clusters of a result list (searchapp/topics.py): how many a page may ask for (more
+# than 20 is a list nobody scans), and the longest ``topic`` filter value (a label is a phrase
+# of at most four words; a longer value cannot name one).
+TOPICS_MIN = 2
+TOPICS_MAX = 20
+DEFAULT_TOPICS = 8
+TOPIC_MAX_LENGTH = 200
 
 
 class ParameterError(ValueError):
@@ -208,3 +220,17 @@ def clamp_max_distance(value: object, default: int = DEFAULT_MAX_DISTANCE) -> in
     if isinstance(value, bool) or not isinstance(value, int):
         return default
     return min(MAX_DISTANCE_MAX, max(MAX_DISTANCE_MIN, value))
+
+
+def check_topic(value: object, *, field: str = "topic") -> str | None:
+    """A topic filter: the label of one topic (None or blank: every topic)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ParameterError(field, f"must be a topic's label, got {value!r}")
+    label = value.strip()
+    if len(label) > TOPIC_MAX_LENGTH:
+        raise ParameterError(
+            field, f"must be at most {TOPIC_MAX_LENGTH} characters, got {len(label):,}"
+        )
+    return label or None

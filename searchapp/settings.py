@@ -255,6 +255,14 @@ SEARCH_GROUPS_PER_PAGE = env_int(
     "SEARCH_GROUPS_PER_PAGE", 10, minimum=1, maximum=grouping_params.PER_PAGE_MAX
 )
 SEARCH_REQUIRE_LOGIN = env_bool("SEARCH_REQUIRE_LOGIN", False)
+# The search page's topic facet (searchapp/topics.py): on or off, and how many topics at most.
+SEARCH_TOPICS = env_bool("SEARCH_TOPICS", True)
+SEARCH_MAX_TOPICS = env_int(
+    "SEARCH_MAX_TOPICS",
+    grouping_params.DEFAULT_TOPICS,
+    minimum=grouping_params.TOPICS_MIN,
+    maximum=grouping_params.TOPICS_MAX,
+)
 DEDUP_DEFAULT_METHOD = env_choice("DEDUP_DEFAULT_METHOD", "minhash", grouping_params.METHODS)
 # The same range every form, the API and the staff settings accept (searchapp/grouping_params.py).
 DEDUP_DEFAULT_THRESHOLD = env_float(

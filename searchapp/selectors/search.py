@@ -16,10 +16,12 @@ shown on its own and counted in ``pending``.
 
 from __future__ import annotations
 
+import html
 import math
+import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from urllib.parse import urlsplit
 
@@ -39,6 +41,7 @@ from searchapp.selectors.signatures import (
     default_threshold,
     signatures_for_documents,
 )
+from searchapp.topics import TopicDoc, topic_clusters
 
 __all__ = [
     "Comparison",
@@ -47,6 +50,8 @@ __all__ = [
     "ResultGroup",
     "SearchPage",
     "SearchParameterError",
+    "TopicEntry",
+    "TopicFacet",
     "compare_search",
     "search_grouped",
 ]
@@ -119,6 +124,8 @@ class SearchPage:
     sort: SortOrder = "relevance"  # the order applied (an old index falls back to relevance)
     corpus_id: int | None = None  # the corpus searched (None: all)
     suggestion: str | None = None  # "Did you mean …?": the query respelled, when a word is unknown
+    # The topic clusters of the hits, when asked for (``topics=True`` or a ``topic`` filter).
+    topics: TopicFacet | None = None
 
     @property
     def has_previous(self) -> bool:
@@ -135,11 +142,35 @@ class SearchPage:
 
 
 @dataclass(frozen=True)
+class TopicEntry:
+    """One topic of a result list: its label and the results (and groups) it holds."""
+
+    label: str
+    size: int  # results (hits), every member of its groups counted
+    n_groups: int
+    member_ids: tuple[int, ...]  # document ids, in rank order
+    other: bool  # the "Other topics" bucket
+    selected: bool
+
+
+@dataclass(frozen=True)
+class TopicFacet:
+    topics: list[TopicEntry]  # largest first, "Other topics" last
+    selected: str | None  # the label of the topic the page is filtered to
+    missing: str | None  # a requested topic that is not among these results
+    topics_ms: float  # time spent clustering and labelling
+
+
+@dataclass(frozen=True)
 class Comparison:
     grouped: SearchPage
     ungrouped: SearchPage
     distinct_top10_grouped: int
     distinct_top10_ungrouped: int
+    # Distinct topics (searchapp/topics.py) among the first 10 entries of each list; the
+    # "Other topics" bucket counts as one.
+    distinct_topics_top10_grouped: int | None = None
+    distinct_topics_top10_ungrouped: int | None = None
 
 
 # --- parameters ------------------------------------------------------------------------------
@@ -454,6 +485,124 @@ def _page(
     )
 
 
+# --- topics ----------------------------------------------------------------------------------
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _plain(snippet: str) -> str:
+    """A snippet's text: the backend's <mark> tags dropped, its escaping undone."""
+    return html.unescape(_TAG.sub("", snippet))
+
+
+@dataclass(frozen=True)
+class _Topics:
+    facet: TopicFacet
+    group_topic: list[int]  # per group (index into folded.groups): its topic's index
+
+
+def _topics(
+    hits: list[Hit],
+    groups: list[_FoldedGroup],
+    *,
+    query: str,
+    selected: str | None,
+    max_topics: int,
+) -> _Topics:
+    """Topic clusters of the groups' representatives; a group's members follow it.
+
+    Clustering one representative per group keeps five syndicated copies of a story from
+    making a topic of their own (folding already shows them as one), and costs less. The text
+    is what the page already holds (title and snippet): no query per hit.
+    """
+    started = time.perf_counter()
+    docs = [
+        TopicDoc(id=index, title=hits[rep].title, text=_plain(hits[rep].snippet))
+        for index, (rep, _members, _why) in enumerate(groups)
+    ]
+    clusters = topic_clusters(docs, query=query, max_topics=max_topics)
+    group_topic = [0] * len(groups)
+    wanted = selected.casefold() if selected else None
+    entries: list[TopicEntry] = []
+    for t, topic in enumerate(clusters):
+        positions: list[int] = []
+        for index in topic.member_ids:
+            assert isinstance(index, int)
+            group_topic[index] = t
+            rep, members, _why = groups[index]
+            positions.append(rep)
+            positions.extend(pos for pos, _sim in members)
+        entries.append(
+            TopicEntry(
+                label=topic.label,
+                size=len(positions),
+                n_groups=topic.size,
+                member_ids=tuple(hits[pos].id for pos in sorted(positions)),
+                other=topic.other,
+                selected=wanted is not None and topic.label.casefold() == wanted,
+            )
+        )
+    chosen = next((e.label for e in entries if e.selected), None)
+    facet = TopicFacet(
+        topics=entries,
+        selected=chosen,
+        missing=selected if selected and chosen is None else None,
+        topics_ms=round((time.perf_counter() - started) * 1000.0, 3),
+    )
+    return _Topics(facet=facet, group_topic=group_topic)
+
+
+def _check_topics(topic: str | None, max_topics: int | None) -> tuple[str | None, int]:
+    topic = gp.check_topic(topic)
+    if max_topics is None:
+        max_topics = settings.SEARCH_MAX_TOPICS
+    max_topics = gp.check_int(
+        max_topics, field="max_topics", minimum=gp.TOPICS_MIN, maximum=gp.TOPICS_MAX
+    )
+    return topic, max_topics
+
+
+def _filtered_page(
+    folded: _Folded,
+    *,
+    query: str,
+    group: str,
+    threshold: float | None,
+    page: int,
+    per_page: int,
+    limit: int,
+    corpus_id: int | None,
+    topic: str | None,
+    max_topics: int,
+) -> SearchPage:
+    """One page of groups with the topic facet; only the selected topic's groups if one is."""
+    topics = _topics(
+        folded.hits, folded.groups, query=query, selected=topic, max_topics=max_topics
+    )
+    facet = topics.facet
+    groups = folded.groups
+    if facet.selected is not None:
+        index = next(i for i, e in enumerate(facet.topics) if e.selected)
+        groups = [g for g, t in zip(groups, topics.group_topic, strict=True) if t == index]
+    result = _page(
+        folded,
+        query=query,
+        group=group,
+        threshold=threshold,
+        groups=groups,
+        page=page,
+        per_page=per_page,
+        limit=limit,
+        corpus_id=corpus_id,
+    )
+    return replace(
+        result,
+        topics=facet,
+        # Folded within the shown groups (the whole list's count when none is selected).
+        n_folded=sum(len(members) for _rep, members, _why in groups),
+    )
+
+
 def search_grouped(
     *,
     query: str,
@@ -466,6 +615,9 @@ def search_grouped(
     corpus_id: int | None = None,
     all_groups: bool = False,
     sort: str = "relevance",
+    topics: bool = False,
+    topic: str | None = None,
+    max_topics: int | None = None,
 ) -> SearchPage:
     """Search, then fold the top ``limit`` hits into near-duplicate groups; one page of groups.
 
@@ -473,12 +625,15 @@ def search_grouped(
     order are folded, so a group's representative is its best-ranked or its newest member
     (under the default representative rule). ``corpus_id`` searches one corpus only.
     ``all_groups`` returns every group on one page (the exports), whatever ``page`` and
-    ``per_page`` say. Raises SearchParameterError for a parameter out of range (or an unknown
+    ``per_page`` say. With ``topics`` (or a ``topic``) the groups are also clustered into
+    labelled topics (``SearchPage.topics``); ``topic``, a topic's label, keeps only that
+    topic's groups. Raises SearchParameterError for a parameter out of range (or an unknown
     corpus); never for what the query says (a query whose operators cannot be read falls back
     to plain words, with a message).
     """
     _check_query(query)
     checked_sort = _check_sort_and_corpus(sort, corpus_id)
+    topic, max_topics = _check_topics(topic, max_topics)
     group, threshold, max_distance, limit, page, per_page = _check_params(
         group or settings.DEDUP_DEFAULT_METHOD,
         threshold,
@@ -498,6 +653,19 @@ def search_grouped(
     )
     if all_groups:
         page, per_page = 1, max(1, len(folded.groups))
+    if topics or topic is not None:
+        return _filtered_page(
+            folded,
+            query=query,
+            group=group,
+            threshold=threshold,
+            page=page,
+            per_page=per_page,
+            limit=limit,
+            corpus_id=corpus_id,
+            topic=topic,
+            max_topics=max_topics,
+        )
     return _page(
         folded,
         query=query,
@@ -573,9 +741,19 @@ def compare_search(
         for pos, _sim in members:
             group_of[pos] = index
     top10 = range(min(10, len(folded.hits)))
+    topics = _topics(
+        folded.hits,
+        folded.groups,
+        query=query,
+        selected=None,
+        max_topics=settings.SEARCH_MAX_TOPICS,
+    )
+    topic_of = topics.group_topic
     return Comparison(
-        grouped=grouped,
+        grouped=replace(grouped, topics=topics.facet),
         ungrouped=ungrouped,
         distinct_top10_grouped=min(10, len(folded.groups)),
         distinct_top10_ungrouped=len({group_of[i] for i in top10}),
+        distinct_topics_top10_grouped=len({topic_of[g] for g in range(min(10, len(topic_of)))}),
+        distinct_topics_top10_ungrouped=len({topic_of[group_of[i]] for i in top10}),
     )

@@ -135,9 +135,10 @@ def grouping_label(page: Any) -> str:
 
 @register.simple_tag(takes_context=True)
 def compare_query(context: dict[str, Any]) -> str:
-    """The compare page's query string for the current search (no page; no "none" method)."""
+    """The compare page's query string for the current search (no page, topic or "none")."""
     params = _search_parameters(context["request"])
     params.pop("page", None)
+    params.pop("topic", None)
     if params.get("group") == "none":
         params.pop("group")
     encoded = params.urlencode()

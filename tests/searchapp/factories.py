@@ -63,6 +63,33 @@ NEWS = {
 }
 
 
+# Two clear topics behind one ambiguous word (the topic-clustering tests): six results about
+# Jaguar the car maker, six about the jaguar the big cat. Keys say which; ranks interleave them.
+JAGUAR = {
+    "car-xf": ("Jaguar XF review: the luxury saloon car", "The Jaguar XF saloon car has a supercharged engine, leather seats and a top speed of 155 mph; dealers offer test drives."),
+    "cat-facts": ("Jaguar (Panthera onca): big cat facts", "The jaguar is a big cat of the rainforest, the largest wild cat of the Americas; it hunts deer, caiman and fish near rivers."),
+    "car-dealer": ("Jaguar cars dealer in Leeds", "New and used Jaguar cars for sale: the XF saloon, the F-Type sports car and finance offers from your local dealer."),
+    "cat-amazon": ("Jaguars in the Amazon rainforest", "Wildlife researchers track the jaguar, a big cat, through the Amazon rainforest with camera traps along rivers."),
+    "car-ftype": ("Jaguar F-Type sports car road test", "Our road test of the F-Type sports car: engine power, handling, fuel economy and price against other sports cars."),
+    "cat-conservation": ("Jaguar conservation: protecting the big cat", "Habitat loss in the rainforest threatens the jaguar; the big cat needs wildlife corridors between protected forests."),
+    "car-sales": ("Jaguar Land Rover car sales rise", "Jaguar Land Rover reported record car sales, led by the XF saloon and the F-Type sports car in China."),
+    "cat-hunting": ("How the jaguar hunts its prey", "The big cat kills prey with a bite through the skull; the jaguar swims rivers and hunts caiman in the rainforest."),
+    "car-used": ("Used Jaguar XF saloon for sale", "A used Jaguar XF saloon car, one owner, full service history, diesel engine, low mileage; dealer finance available."),
+    "cat-zoo": ("Jaguar cubs born at the zoo", "Two jaguar cubs were born at the city zoo; the big cat mother keeps the cubs hidden, as she would in the rainforest."),
+    "car-etype": ("Jaguar E-Type: the classic sports car", "The E-Type sports car, launched in 1961, had a six cylinder engine; many still call it the most beautiful car."),
+    "cat-leopard": ("Jaguar or leopard? Spotting the big cat", "The jaguar has rosettes with spots inside and a heavier build than the leopard; the big cat lives in rainforest and wetland."),
+}
+
+
+def make_jaguar(corpus: Corpus | None = None) -> dict[str, Document]:
+    """The JAGUAR dataset as documents, by key."""
+    corpus = corpus or make_corpus()
+    return {
+        key: make_document(corpus=corpus, external_id=key, title=title, text=text)
+        for key, (title, text) in JAGUAR.items()
+    }
+
+
 def make_corpus(name: str = "test") -> Corpus:
     return Corpus.objects.get_or_create(name=name)[0]
 

@@ -1,0 +1,240 @@
+"""Measures of a search-results clustering against subtopic gold labels (SemEval-2013 Task 11).
+
+Used by ``bench/topics_semeval.py``; tested in ``tests/searchapp/test_topic_metrics.py``. Pure
+Python, no numpy, so the definitions can be read line by line.
+
+A *clustering* is a sequence of clusters, each a sequence of result ids in rank order; the
+clusters themselves are in the order the user sees them (the product shows the largest topic
+first and "Other topics" last). The *gold* maps a result id to its subtopic ids (SemEval's
+``STRel.txt``: one line per subtopic/result pair; a result may have several).
+
+Definitions (each computed for one query, then averaged over queries by the caller, as the task
+does):
+
+* Partition measures (Rand Index, Adjusted Rand Index, Jaccard Index, F1) are computed on the
+  results that have a gold subtopic. A result with several subtopics counts under its *first*
+  one (the first ``STRel`` line), because these measures need a partition. A gold-labelled
+  result that the clustering left out counts as a singleton cluster.
+* Rand Index = (TP + TN) / all pairs; Jaccard Index = TP / (TP + FP + FN), where a pair is a
+  true positive when both clusterings put it together (Rand 1971; the task's JI). Adjusted Rand
+  Index is Hubert & Arabie's (1985) chance-corrected Rand Index.
+* F1 is the clustering F-measure (Larsen & Aone 1999; Steinbach, Karypis & Kumar 2000): for each
+  gold subtopic g the best F1 over clusters c of P = |c∩g|/|c| and R = |c∩g|/|g|, weighted by
+  |g|/n. NOTE: the task's official scorer (WSI-Evaluator) may define F1 differently; its source
+  was not available when this was written, so F1 values here must not be compared with the
+  task's published F1 column until checked against that scorer.
+* S-recall@K (subtopic recall, Zhai, Cohen & Lafferty 2003), as the task applies it to a
+  clustering: the clusters are flattened into one ranked list by taking the first result of
+  each cluster in cluster order, then the second of each, and so on; S-recall@K is the share of
+  the query's gold subtopics (those with at least one result) that the first K results of that
+  list cover. The task averages it over K = 3..20.
+* Label quality: for each gold subtopic, its best-matching cluster (most shared results; ties:
+  the earlier cluster) among the labelled ones; the subtopic counts as hit when that cluster's
+  label shares a word with the subtopic's title (words of the query itself do not count, since
+  every label could contain them; nor do English stop words).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from math import comb
+
+from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
+
+__all__ = [
+    "PairCounts",
+    "adjusted_rand_index",
+    "best_cluster",
+    "clustering_f1",
+    "flatten_round_robin",
+    "jaccard_index",
+    "label_hit",
+    "label_words",
+    "mean_s_recall",
+    "pair_counts",
+    "rand_index",
+    "s_recall_at_k",
+]
+
+Clustering = Sequence[Sequence[Hashable]]
+Gold = Mapping[Hashable, Sequence[Hashable]]
+
+
+@dataclass(frozen=True)
+class PairCounts:
+    """Pairs of labelled results: together in both, in the system only, in gold only, neither."""
+
+    tp: int
+    fp: int
+    fn: int
+    tn: int
+
+    @property
+    def total(self) -> int:
+        return self.tp + self.fp + self.fn + self.tn
+
+
+def _assignments(clustering: Clustering, gold: Gold) -> tuple[list[int], list[Hashable]]:
+    """Cluster index and (first) gold subtopic of every gold-labelled result."""
+    where: dict[Hashable, int] = {}
+    for c, members in enumerate(clustering):
+        for doc in members:
+            if doc in where:
+                raise ValueError(f"result {doc!r} is in two clusters")
+            where[doc] = c
+    system: list[int] = []
+    truth: list[Hashable] = []
+    next_singleton = len(clustering)
+    for doc, subtopics in gold.items():
+        if not subtopics:
+            continue
+        if doc in where:
+            system.append(where[doc])
+        else:
+            system.append(next_singleton)
+            next_singleton += 1
+        truth.append(subtopics[0])
+    return system, truth
+
+
+def pair_counts(clustering: Clustering, gold: Gold) -> PairCounts:
+    system, truth = _assignments(clustering, gold)
+    joint = Counter(zip(system, truth, strict=True))
+    tp = sum(comb(v, 2) for v in joint.values())
+    same_system = sum(comb(v, 2) for v in Counter(system).values())
+    same_gold = sum(comb(v, 2) for v in Counter(truth).values())
+    total = comb(len(system), 2)
+    fp = same_system - tp
+    fn = same_gold - tp
+    return PairCounts(tp=tp, fp=fp, fn=fn, tn=total - tp - fp - fn)
+
+
+def rand_index(clustering: Clustering, gold: Gold) -> float:
+    p = pair_counts(clustering, gold)
+    # One labelled result has no pair: every clustering of it agrees with the gold.
+    return 1.0 if p.total == 0 else (p.tp + p.tn) / p.total
+
+
+def jaccard_index(clustering: Clustering, gold: Gold) -> float:
+    p = pair_counts(clustering, gold)
+    together = p.tp + p.fp + p.fn
+    # Neither side pairs anything: the two agree completely (all singletons on both sides).
+    return 1.0 if together == 0 else p.tp / together
+
+
+def adjusted_rand_index(clustering: Clustering, gold: Gold) -> float:
+    p = pair_counts(clustering, gold)
+    if p.total == 0:
+        return 1.0
+    same_system = p.tp + p.fp
+    same_gold = p.tp + p.fn
+    expected = same_system * same_gold / p.total
+    best = (same_system + same_gold) / 2
+    if best == expected:
+        # Both sides trivial (all in one, or all singletons): agreement is exact or undefined;
+        # scikit-learn's convention, 1.0 when the partitions are the same, else 0.0.
+        return 1.0 if p.fp == 0 and p.fn == 0 else 0.0
+    return (p.tp - expected) / (best - expected)
+
+
+def clustering_f1(clustering: Clustering, gold: Gold) -> float:
+    system, truth = _assignments(clustering, gold)
+    n = len(truth)
+    if n == 0:
+        return 1.0
+    joint = Counter(zip(system, truth, strict=True))
+    cluster_size = Counter(system)
+    subtopic_size = Counter(truth)
+    total = 0.0
+    for g, g_size in subtopic_size.items():
+        best = 0.0
+        for (c, g2), shared in joint.items():
+            if g2 != g:
+                continue
+            precision = shared / cluster_size[c]
+            recall = shared / g_size
+            best = max(best, 2 * precision * recall / (precision + recall))
+        total += g_size / n * best
+    return total
+
+
+def flatten_round_robin(clustering: Clustering) -> list[Hashable]:
+    """The diversified ranking a clustering implies: each cluster's best result, then the next."""
+    ranked: list[Hashable] = []
+    depth = 0
+    while True:
+        layer = [members[depth] for members in clustering if depth < len(members)]
+        if not layer:
+            return ranked
+        ranked.extend(layer)
+        depth += 1
+
+
+def s_recall_at_k(ranking: Sequence[Hashable], gold: Gold, k: int) -> float:
+    """Share of the gold subtopics (with at least one result) covered by the first ``k`` results."""
+    all_subtopics = {s for subtopics in gold.values() for s in subtopics}
+    if not all_subtopics:
+        return 1.0
+    covered = {s for doc in ranking[:k] for s in gold.get(doc, ())}
+    return len(covered & all_subtopics) / len(all_subtopics)
+
+
+def mean_s_recall(
+    ranking: Sequence[Hashable], gold: Gold, ks: Iterable[int] = range(3, 21)
+) -> float:
+    values = [s_recall_at_k(ranking, gold, k) for k in ks]
+    return sum(values) / len(values)
+
+
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+def label_words(text: str) -> set[str]:
+    """Case-folded words without accents, so "Internet", "internet" and "Ínternet" are one word.
+
+    Turkish dotless i is folded to i as well: titles in capitals lose the distinction.
+    """
+    folded = unicodedata.normalize("NFKD", text.casefold().replace("\u0131", "i"))
+    plain = "".join(ch for ch in folded if not unicodedata.combining(ch))
+    return set(_WORD.findall(plain))
+
+
+def _same_word(a: str, b: str, stem: int) -> bool:
+    if a == b or a.removesuffix("s") == b.removesuffix("s"):
+        return True
+    # English plurals ("car"/"cars") above; a crude stemmer for other inflected forms
+    # ("dealer"/"dealership", Turkish case endings): one word
+    # begins with the other and the shared part is at least ``stem`` letters long.
+    short, long_ = (a, b) if len(a) <= len(b) else (b, a)
+    return len(short) >= stem and long_.startswith(short)
+
+
+def label_hit(
+    label: str, subtopic_title: str, *, ignore: Collection[str] = (), stem: int = 4
+) -> bool:
+    """Does ``label`` contain a word of ``subtopic_title`` (other than the ``ignore`` words)?
+
+    Stop words and one-letter words never count: "Watch or listen" is no match for "Aida, a
+    film or an opera".
+    """
+    ignored = {w for text in ignore for w in label_words(text)} | ENGLISH_STOP_WORDS
+    ignored |= {w for w in label_words(label) | label_words(subtopic_title) if len(w) < 2}
+    wanted = label_words(subtopic_title) - ignored
+    got = label_words(label) - ignored
+    return any(_same_word(a, b, stem) for a in got for b in wanted)
+
+
+def best_cluster(members: Collection[Hashable], clustering: Clustering) -> int | None:
+    """Index of the cluster sharing most results with ``members`` (ties: the earlier one)."""
+    wanted = set(members)
+    best: int | None = None
+    best_shared = 0
+    for c, cluster in enumerate(clustering):
+        shared = sum(1 for doc in cluster if doc in wanted)
+        if shared > best_shared:
+            best, best_shared = c, shared
+    return best

@@ -1,0 +1,71 @@
+"""The topic facet in a real browser: beside the results, filtering in place, and without JavaScript."""
+# ruff: noqa: E501 - descriptive test names and docstrings read better unwrapped
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "searchapp"))
+from factories import JAGUAR
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def jaguar_corpus(transactional_db) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    from searchapp.models import Corpus, Document
+    from searchapp.services.signature_sets import signature_set_build_inline
+
+    corpus = Corpus.objects.create(name="jaguar")
+    ids = {
+        key: Document.objects.create(
+            corpus=corpus,
+            external_id=key,
+            title=title,
+            text=text,
+            content_hash=Document.hash_content(title, text),
+        ).pk
+        for key, (title, text) in JAGUAR.items()
+    }
+    signature_set_build_inline(method="minhash")
+    return ids
+
+
+def test_a_topic_link_filters_the_results_in_place(page, live_server, jaguar_corpus):  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/?q=jaguar")
+    page.evaluate("window.__sameDocument = true")
+    facet = page.locator("aside.topics")
+    expect(facet).to_be_visible()
+    # Beside the results on a wide screen: the facet's left edge is right of the first hit's.
+    facet_box = facet.bounding_box()
+    first_hit = page.locator("li.group").first.bounding_box()
+    assert facet_box is not None and first_hit is not None
+    assert facet_box["x"] > first_hit["x"] + first_hit["width"] / 2
+
+    cats = facet.get_by_role("link", name=re.compile("cat", re.IGNORECASE))
+    cats.click()
+    page.wait_for_url(re.compile(r"topic="))
+    expect(page.locator("p.topic-filter")).to_contain_text("6 results in 6 groups")
+    assert page.locator("li.group").count() == 6
+    for key, doc_id in jaguar_corpus.items():
+        expect(page.locator(f"#group-{doc_id}")).to_have_count(1 if key.startswith("cat-") else 0)
+    assert page.evaluate("window.__sameDocument") is True  # htmx swapped the results in place
+    assert cats.get_attribute("aria-current") == "true"
+
+    facet.get_by_role("link", name=re.compile("All results")).click()
+    expect(page.locator("li.group")).to_have_count(10)  # the first page of all 12
+
+
+def test_the_facet_works_without_javascript(new_page, live_server, jaguar_corpus):  # type: ignore[no-untyped-def]
+    page = new_page(java_script_enabled=False, viewport={"width": 400, "height": 900})
+    page.goto(f"{live_server.url}/?q=jaguar")
+    page.locator("aside.topics").get_by_role("link", name=re.compile("car", re.IGNORECASE)).first.click()
+    page.wait_for_url(re.compile(r"topic="))
+    assert page.locator("li.group").count() == 6
+    for key, doc_id in jaguar_corpus.items():
+        expect(page.locator(f"#group-{doc_id}")).to_have_count(1 if key.startswith("car-") else 0)
