@@ -67,7 +67,8 @@ def test_next_moves_focus_and_the_view_to_the_results_heading(new_page, live_ser
     heading = page.locator("#results-heading")
     expect(heading).to_be_focused()
     top = page.evaluate("document.getElementById('results').getBoundingClientRect().top")
-    assert 0 <= top < 50, f"the results start {top}px from the top of the screen"
+    # (sub-pixel layout may leave the heading a fraction of a pixel above the edge)
+    assert -1 < top < 50, f"the results start {top}px from the top of the screen"
     assert "page=2" in page.url
 
 
@@ -88,7 +89,7 @@ def test_the_api_docs_work_with_no_network_beyond_this_site(page, live_server, w
     operation = page.locator(".opblock-summary-path", has_text="/api/search")
     expect(operation).to_be_visible()
     operation.click()
-    expect(page.get_by_text("the query: words", exact=False).first).to_be_visible()
+    expect(page.get_by_text("the query (at most 1000 characters)", exact=False).first).to_be_visible()
     assert not blocked, f"the docs asked for {blocked}"
 
 
