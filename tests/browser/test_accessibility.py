@@ -31,6 +31,7 @@ def site(news_corpus, settings, tmp_path):  # type: ignore[no-untyped-def]
     assert active is not None
     clusters_recompute(signature_set=active)
     User.objects.create_user("editor", password=PASSWORD, is_staff=True)
+    User.objects.create_superuser("admin", password=PASSWORD)
     running = Job.objects.create(
         kind=Job.Kind.REBUILD,
         state=Job.State.RUNNING,
@@ -80,9 +81,10 @@ def _swagger_rendered(page) -> None:  # type: ignore[no-untyped-def]
     page.locator(".swagger-ui .opblock").first.wait_for()
 
 
-def _log_in(page, base: str) -> None:  # type: ignore[no-untyped-def]
+def _log_in(page, base: str, username: str = "editor") -> None:  # type: ignore[no-untyped-def]
+    page.context.clear_cookies()
     page.goto(f"{base}/accounts/login/")
-    page.get_by_label("Username").fill("editor")
+    page.get_by_label("Username").fill(username)
     page.get_by_label("Password").fill(PASSWORD)
     page.get_by_role("button", name="Log in").click()
     page.wait_for_url(f"{base}/")
@@ -121,6 +123,12 @@ def test_every_page_has_no_axe_violations(new_page, live_server, site, scheme): 
     )
     _check(page, f"{base}/staff/jobs/{site['running']}/", report)
     _check(page, f"{base}/staff/jobs/{site['failed']}/", report)
+
+    # The admin, as a superuser: its index, a list and a change form.
+    _log_in(page, base, username="admin")
+    _check(page, f"{base}/admin/", report)
+    _check(page, f"{base}/admin/searchapp/document/", report)
+    _check(page, f"{base}/admin/searchapp/document/{corpus.original_id}/change/", report)
 
     assert not report, f"axe-core violations ({scheme} scheme):\n" + "\n".join(
         f"{url}\n  " + "\n  ".join(found) for url, found in report.items()

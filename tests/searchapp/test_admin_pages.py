@@ -155,3 +155,28 @@ def test_the_admin_refuses_a_decision_about_one_document_with_itself(staff_clien
     assert response.status_code == 200
     assert "two different documents" in response.content.decode()
     assert not DuplicateDecision.objects.exists()
+
+
+def test_a_document_date_is_typed_into_one_labelled_box_and_saved(staff_client):
+    from datetime import UTC, datetime
+
+    doc = make_news()["football"]
+    url = reverse("admin:searchapp_document_change", args=[doc.pk])
+    html = staff_client.get(url).content.decode()
+    assert '<label for="id_date">' in html and 'name="date"' in html
+    assert 'name="date_0"' not in html  # not the split date / time pair, which has no labels
+    form = {
+        "corpus": doc.corpus_id,
+        "external_id": doc.external_id,
+        "title": doc.title,
+        "url": doc.url,
+        "text": doc.text,
+        "needs_signature": "on",
+        "date": "2024-01-14 22:00:00",
+    }
+    response = staff_client.post(url, form)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    doc.refresh_from_db()
+    assert doc.date == datetime(2024, 1, 14, 22, 0, tzinfo=UTC)
+    form["date"] = "the fourteenth"
+    assert "Enter a valid date/time." in staff_client.post(url, form).content.decode()
