@@ -10,10 +10,8 @@ removed and its entities decoded), so ``AT&T`` reads ``AT&T``, not ``AT&amp;T``.
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
-import re
 from collections.abc import Callable, Iterator
 
 from django.core.serializers.json import DjangoJSONEncoder
@@ -37,18 +35,11 @@ CSV_COLUMNS = [
     "snippet",
 ]
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-# The snippet is escaped text with <mark> tags around the matches (search/tantivy_backend.py):
-# removing the tags and decoding the entities gives back the text exactly.
-_TAG = re.compile(r"<[^>]*>")
 
 
 def csv_cell(text: str) -> str:
     """A text cell a spreadsheet shows as text (never evaluates as a formula)."""
     return "'" + text if text.startswith(_FORMULA_START) else text
-
-
-def _plain_snippet(snippet: str) -> str:
-    return html.unescape(_TAG.sub("", str(snippet)))
 
 
 def _rows(page: SearchPage, document_url: Callable[[int], str]) -> Iterator[list[object]]:
@@ -64,7 +55,7 @@ def _rows(page: SearchPage, document_url: Callable[[int], str]) -> Iterator[list
             csv_cell(hit.url),
             document_url(hit.id),
             f"{hit.score:.4f}",
-            csv_cell(_plain_snippet(hit.snippet)),
+            csv_cell(hit.snippet_text),
         ]
 
     first = (page.page - 1) * page.per_page + 1

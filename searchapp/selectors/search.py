@@ -62,6 +62,11 @@ SearchParameterError = gp.ParameterError
 MAX_QUERY_LENGTH = gp.QUERY_MAX_LENGTH
 
 
+# The snippet is escaped text with <mark> tags around the matches (search/tantivy_backend.py):
+# removing the tags and decoding the entities gives back the text exactly.
+_TAG = re.compile(r"<[^>]*>")
+
+
 @dataclass(frozen=True)
 class Hit:
     id: int
@@ -83,6 +88,12 @@ class Hit:
             return urlsplit(self.url).hostname or ""
         except ValueError:  # "http://[broken" and other unparsable addresses
             return ""
+
+    @property
+    def snippet_text(self) -> str:
+        """The snippet as plain text: the backend's <mark> tags dropped, its escaping undone
+        (topics cluster it, the CSV export writes it)."""
+        return html.unescape(_TAG.sub("", str(self.snippet)))
 
 
 @dataclass(frozen=True)
@@ -487,12 +498,6 @@ def _page(
 
 # --- topics ----------------------------------------------------------------------------------
 
-_TAG = re.compile(r"<[^>]*>")
-
-
-def _plain(snippet: str) -> str:
-    """A snippet's text: the backend's <mark> tags dropped, its escaping undone."""
-    return html.unescape(_TAG.sub("", snippet))
 
 
 @dataclass(frozen=True)
@@ -517,7 +522,7 @@ def _topics(
     """
     started = time.perf_counter()
     docs = [
-        TopicDoc(id=index, title=hits[rep].title, text=_plain(hits[rep].snippet))
+        TopicDoc(id=index, title=hits[rep].title, text=hits[rep].snippet_text)
         for index, (rep, _members, _why) in enumerate(groups)
     ]
     clusters = topic_clusters(docs, query=query, max_topics=max_topics)
