@@ -36,7 +36,8 @@ hashes of word ids), which is what keeps 1,000 hits within the time budget (benc
 
 References: Osiński & Weiss, "A concept-driven algorithm for clustering search results" (Lingo,
 2005); Zamir & Etzioni, "Web document clustering: a feasibility demonstration" (STC, 1998);
-Navigli & Vannella, SemEval-2013 Task 11 (the evaluation collection, see BENCHMARKS.md).
+Navigli & Vannella, SemEval-2013 Task 11 (the collection the issue names: its data could not be
+obtained here, so it is not measured; BENCHMARKS.md).
 """
 
 from __future__ import annotations
