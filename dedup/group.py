@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from dedup.minhash import EMPTY_VALUE
-from dedup.simhash import FINGERPRINT_BITS
+from dedup.simhash import FINGERPRINT_BITS, hamming
 
 __all__ = ["Group", "clusters", "group_ranked", "group_ranked_simhash", "min_equal_slots"]
 
@@ -320,7 +320,7 @@ def group_ranked_simhash(
     np.fill_diagonal(near, False)
 
     def similarity(rep: int, js: np.ndarray) -> np.ndarray:
-        return 1.0 - np.bitwise_count(fps[js] ^ fps[rep]).astype(np.float64) / FINGERPRINT_BITS
+        return 1.0 - np.asarray(hamming(fps[js], fps[rep]), dtype=np.float64) / FINGERPRINT_BITS
 
     return _fold(n, ok, near, order, forbid_arr, force_arr, similarity)
 

@@ -3,9 +3,9 @@
 Query flow (a fixed number of queries whatever the number of hits): the full-text backend
 returns the top ``limit`` hit ids with snippets → one query loads those documents → one query
 the active signature set → one query the hits' stored signatures → one query the staff
-decisions among the hits and the representative rule (and, for "earliest", one the hits'
-dates) → ``dedup.group_ranked`` (MinHash) or ``group_ranked_simhash``, which compare every
-pair of hits exactly on their signatures (no banding: nothing within the threshold is missed).
+decisions among the hits and the representative rule → ``dedup.group_ranked`` (MinHash) or
+``group_ranked_simhash``, which compare every pair of hits exactly on their signatures (no
+banding: nothing within the threshold is missed).
 
 The representative of a group follows the staff's rule (``grouping_params.REPRESENTATIVE_RULES``):
 hits are tried as representatives in that rule's order, so every member is within the threshold
@@ -78,6 +78,7 @@ class Hit:
     rank: int
     date: datetime | None = None
     corpus: str = ""  # the corpus's name
+    added: datetime | None = None  # when it was ingested (the "earliest" representative rule)
 
     @property
     def host(self) -> str:
@@ -249,11 +250,12 @@ class _Folded:
 def _load_hits(result: BackendResult) -> list[Hit]:
     ids = [h.document_id for h in result.hits]
     # Plain tuples: model instances for 100 rows cost more than the query itself. The corpus
-    # name comes by a join in the same query (no query per hit).
+    # name comes by a join in the same query (no query per hit), and the time each document was
+    # added with it, for the "earliest" representative rule.
     docs = {
         row[0]: row
         for row in Document.objects.filter(id__in=ids).values_list(
-            "id", "external_id", "title", "url", "date", "corpus__name"
+            "id", "external_id", "title", "url", "date", "corpus__name", "created_at"
         )
     }
     hits: list[Hit] = []
@@ -272,6 +274,7 @@ def _load_hits(result: BackendResult) -> list[Hit]:
                 rank=len(hits) + 1,
                 date=row[4],
                 corpus=row[5],
+                added=row[6],
             )
         )
     return hits
@@ -323,15 +326,11 @@ def _preference(
     representative was picked (given its position, its members' positions, whether a "same as"
     decision merged the group)."""
     n = len(hits)
-    added: dict[int, datetime] = {}
     if rule == "url":
         order = sorted(range(n), key=lambda i: (not hits[i].url, i))
     elif rule == "earliest":
-        added = dict(
-            Document.objects.filter(id__in=[h.id for h in hits]).values_list("id", "created_at")
-        )
         far = datetime.max.replace(tzinfo=UTC)
-        order = sorted(range(n), key=lambda i: (added.get(hits[i].id, far), i))
+        order = sorted(range(n), key=lambda i: (hits[i].added or far, i))
     elif rule == "staff":
         order = sorted(range(n), key=lambda i: (i not in preferred, i))
     else:
@@ -341,8 +340,8 @@ def _preference(
         best = rep < min(members)
         if rule == "url" and hits[rep].url:
             text = "Has a URL" + (" and is the best-ranked" if best else "; ranked lower")
-        elif rule == "earliest" and hits[rep].id in added:
-            when = added[hits[rep].id].strftime("%Y-%m-%d %H:%M")
+        elif rule == "earliest" and (added := hits[rep].added) is not None:
+            when = added.strftime("%Y-%m-%d %H:%M")
             text = f"Added first ({when} UTC)" + ("" if best else "; ranked lower")
         elif rule == "staff" and rep in preferred:
             text = "Chosen by staff in a “same as” decision"
@@ -497,7 +496,6 @@ def _page(
 
 
 # --- topics ----------------------------------------------------------------------------------
-
 
 
 @dataclass(frozen=True)
