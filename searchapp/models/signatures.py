@@ -6,6 +6,13 @@ from django.db import models
 from django.db.models import Q
 
 
+class SignatureSetQuerySet(models.QuerySet["SignatureSet"]):
+    def active(self, method: str | None = None) -> SignatureSetQuerySet:
+        """The sets searches read: at most one per method (a constraint keeps it so)."""
+        found = self.filter(state=SignatureSet.State.ACTIVE)
+        return found if method is None else found.filter(method=method)
+
+
 class SignatureSet(models.Model):
     """One version of the signatures: a method and its parameters.
 
@@ -33,6 +40,8 @@ class SignatureSet(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     activated_at = models.DateTimeField(null=True, blank=True)
+
+    objects = SignatureSetQuerySet.as_manager()
 
     class Meta:
         ordering = ["-id"]

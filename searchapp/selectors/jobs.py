@@ -85,6 +85,6 @@ def pipeline_status() -> PipelineStatus:
         broker_ok=ok,
         broker_error=error,
         broker=_broker_label(settings.CELERY_BROKER_URL),
-        active={s.method: s for s in SignatureSet.objects.filter(state=SignatureSet.State.ACTIVE)},
+        active={s.method: s for s in SignatureSet.objects.active()},
         running=jobs_running(),
     )

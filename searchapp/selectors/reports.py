@@ -43,7 +43,7 @@ _DOC_FIELDS = ("id", "external_id", "title", "url", "corpus_id")
 
 
 def active_signature_sets() -> list[SignatureSet]:
-    return list(SignatureSet.objects.filter(state=SignatureSet.State.ACTIVE).order_by("method"))
+    return list(SignatureSet.objects.active().order_by("method"))
 
 
 def corpora_with_counts(queryset: QuerySet[Corpus] | None = None) -> QuerySet[Corpus]:
@@ -55,7 +55,7 @@ def corpora_with_counts(queryset: QuerySet[Corpus] | None = None) -> QuerySet[Co
     """
     qs = queryset if queryset is not None else Corpus.objects.all()
     active_ids = list(
-        SignatureSet.objects.filter(state=SignatureSet.State.ACTIVE).values_list("id", flat=True)
+        SignatureSet.objects.active().values_list("id", flat=True)
     )
     docs = Document.objects.filter(corpus=OuterRef("pk"))
     total = docs.order_by().values("corpus").annotate(c=Count("pk")).values("c")
@@ -201,9 +201,7 @@ def duplicates_report(
     Staff verdicts are overlaid: a member judged "not a duplicate" of its representative is
     marked overruled; "same as" pairs the clusters do not already hold are listed together.
     """
-    signature_set = SignatureSet.objects.filter(
-        method=method, state=SignatureSet.State.ACTIVE
-    ).first()
+    signature_set = SignatureSet.objects.active(method).first()
     decisions = decisions_by_pair()
     metrics = decision_metrics(method=method)
     if signature_set is None:
@@ -245,9 +243,7 @@ def duplicates_report(
 
 def duplicates_export_rows(*, method: str = "minhash") -> Iterator[ReportCluster]:
     """Every cluster of the active set, largest first, streamed in chunks (for CSV/JSON export)."""
-    signature_set = SignatureSet.objects.filter(
-        method=method, state=SignatureSet.State.ACTIVE
-    ).first()
+    signature_set = SignatureSet.objects.active(method).first()
     if signature_set is None:
         return
     decisions = decisions_by_pair()
@@ -271,9 +267,7 @@ def _grouped_mask(
     the threshold (MinHash) or their Hamming distance is within the limit (SimHash).
     """
     mask = np.zeros(len(pairs), dtype=bool)
-    signature_set = SignatureSet.objects.filter(
-        method=method, state=SignatureSet.State.ACTIVE
-    ).first()
+    signature_set = SignatureSet.objects.active(method).first()
     if signature_set is None or not pairs:
         return mask
     stored = signatures_for_documents(

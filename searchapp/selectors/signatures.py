@@ -42,12 +42,12 @@ def default_max_distance(signature_set: SignatureSet | None) -> int:
 def active_signature_set(method: str) -> SignatureSet | None:
     """The ACTIVE set of ``method`` ("minhash" or "simhash"), or None before the first build."""
     gp.check_method(method)
-    return SignatureSet.objects.filter(method=method, state=SignatureSet.State.ACTIVE).first()
+    return SignatureSet.objects.active(method).first()
 
 
 def active_signature_sets() -> dict[str, SignatureSet]:
     """Every active set by method."""
-    return {s.method: s for s in SignatureSet.objects.filter(state=SignatureSet.State.ACTIVE)}
+    return {s.method: s for s in SignatureSet.objects.active()}
 
 
 class StoredSignature(NamedTuple):

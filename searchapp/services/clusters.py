@@ -55,7 +55,7 @@ from dedup.group import clusters as connected_components
 from searchapp import publishing, signature_codec
 from searchapp.models import BandKey, Cluster, ClusterMember, Job, Signature, SignatureSet
 from searchapp.services.planner_stats import planner_stats_rows_added
-from searchapp.services.sql_rows import copy_rows, insert_rows
+from searchapp.services.sql_rows import ID_BATCH, copy_rows, insert_rows
 from searchapp.signature_codec import DecodedSignatures
 
 logger = logging.getLogger(__name__)
@@ -83,8 +83,6 @@ MAX_BUCKET = 32
 INCREMENTAL_MAX_DOCUMENTS = 50_000
 _STREAM = 20_000
 _VERIFY_BATCH = 50_000
-# Bounded pieces for id__in lists (SQLite's variable limit is 32766 on modern builds).
-_ID_BATCH = 2000
 # Buckets whose heads one statement reads (two parameters each).
 _HEADS_PER_QUERY = 300
 _NO_ID = np.iinfo(np.int64).max
@@ -267,7 +265,7 @@ def clusters_schedule(*, signature_set_id: int | None = None, countdown: int | N
     """
     if signature_set_id is None:
         set_ids = list(
-            SignatureSet.objects.filter(state=SignatureSet.State.ACTIVE).values_list(
+            SignatureSet.objects.active().values_list(
                 "pk", flat=True
             )
         )
@@ -347,8 +345,8 @@ def clusters_remove_documents(*, document_ids: Sequence[int]) -> int:
 
 def _id_batches(ids: np.ndarray) -> Iterator[list[int]]:
     id_list = ids.tolist()
-    for start in range(0, len(id_list), _ID_BATCH):
-        yield id_list[start : start + _ID_BATCH]
+    for start in range(0, len(id_list), ID_BATCH):
+        yield id_list[start : start + ID_BATCH]
 
 
 def _int_rows(rows: Iterable[Sequence[int]], width: int) -> np.ndarray:
@@ -725,7 +723,7 @@ def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
     if not ids:
         return
     bulk = _bulk_load_in_progress()
-    for signature_set in SignatureSet.objects.filter(state=SignatureSet.State.ACTIVE).order_by(
+    for signature_set in SignatureSet.objects.active().order_by(
         "pk"
     ):
         if len(ids) > INCREMENTAL_MAX_DOCUMENTS or bulk or not _ever_clustered(signature_set):

@@ -17,11 +17,10 @@ from searchapp.models import Corpus, Document, Job, SignatureSet
 from searchapp.services.clusters import clusters_remove_documents, clusters_schedule
 from searchapp.services.jobs import signature_set_rebuild
 from searchapp.services.signing import signatures_schedule_pending
+from searchapp.services.sql_rows import ID_BATCH
 
 logger = logging.getLogger(__name__)
 
-# Documents deleted per statement (bounded id lists; SQLite's variable limit).
-_DELETE_BATCH = 2000
 
 
 def documents_delete(*, document_ids: Sequence[int]) -> int:
@@ -35,8 +34,8 @@ def documents_delete(*, document_ids: Sequence[int]) -> int:
     ids = sorted({int(i) for i in document_ids})
     deleted = 0
     with transaction.atomic():
-        for start in range(0, len(ids), _DELETE_BATCH):
-            part = ids[start : start + _DELETE_BATCH]
+        for start in range(0, len(ids), ID_BATCH):
+            part = ids[start : start + ID_BATCH]
             clusters_remove_documents(document_ids=part)
             deleted += Document.objects.filter(pk__in=part).count()
             Document.objects.filter(pk__in=part).delete()
@@ -74,7 +73,7 @@ def signatures_rebuild_active(*, created_by: Any = None) -> list[Job]:
     """
     methods = sorted(
         set(
-            SignatureSet.objects.filter(state=SignatureSet.State.ACTIVE).values_list(
+            SignatureSet.objects.active().values_list(
                 "method", flat=True
             )
         )

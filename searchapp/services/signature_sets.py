@@ -79,9 +79,7 @@ def dedup_settings_follow_active(*, signature_set_id: int | None) -> None:
     if signature_set_id is None:
         return
     method = SignatureSet.objects.filter(pk=signature_set_id).values_list("method", flat=True)
-    active = SignatureSet.objects.filter(
-        method__in=method, state=SignatureSet.State.ACTIVE
-    ).first()
+    active = SignatureSet.objects.active().filter(method__in=method).first()
     row = DedupSettings.objects.select_for_update().filter(pk=1).first()
     if active is None or row is None:
         return
@@ -237,9 +235,7 @@ def signature_set_activate(*, signature_set: SignatureSet) -> SignatureSet:
     the old set to the new one at commit, never seeing a mix.
     """
     with transaction.atomic():
-        SignatureSet.objects.select_for_update().filter(
-            method=signature_set.method, state=SignatureSet.State.ACTIVE
-        ).exclude(pk=signature_set.pk).update(state=SignatureSet.State.RETIRED)
+        SignatureSet.objects.select_for_update().active(signature_set.method).exclude(pk=signature_set.pk).update(state=SignatureSet.State.RETIRED)
         signature_set.state = SignatureSet.State.ACTIVE
         signature_set.activated_at = timezone.now()
         signature_set.save(update_fields=["state", "activated_at"])

@@ -34,13 +34,12 @@ from dedup.shingle import ShingleSpec, shingle_batch
 from dedup.simhash import SimHasher
 from searchapp.models import BandKey, Signature, SignatureSet
 from searchapp.services.planner_stats import planner_stats_rows_added
+from searchapp.services.sql_rows import ID_BATCH
 
 logger = logging.getLogger(__name__)
 
 __all__ = ["SignedBatch", "signatures_compute", "signatures_store"]
 
-# Bounded pieces for id__in lists (SQLite's variable limit is 32766 on modern builds).
-_ID_BATCH = 2000
 
 
 @dataclass(frozen=True)
@@ -297,8 +296,8 @@ def _store_orm(signature_set: SignatureSet, signed: SignedBatch) -> None:
     bandkey_table = BandKey._meta.db_table
     with transaction.atomic(), connection.cursor() as cursor:
         resigned: list[int] = []
-        for start in range(0, len(ids), _ID_BATCH):
-            part = ids[start : start + _ID_BATCH]
+        for start in range(0, len(ids), ID_BATCH):
+            part = ids[start : start + ID_BATCH]
             marks = ", ".join(["%s"] * len(part))
             cursor.execute(
                 f"SELECT document_id FROM {signature_table} "
@@ -317,8 +316,8 @@ def _store_orm(signature_set: SignatureSet, signed: SignedBatch) -> None:
         )
         # Replace the keys of documents signed before (no unique constraint on BandKey; SQLite
         # serialises writers); a document signed for the first time has none to delete.
-        for start in range(0, len(resigned), _ID_BATCH):
-            part = resigned[start : start + _ID_BATCH]
+        for start in range(0, len(resigned), ID_BATCH):
+            part = resigned[start : start + ID_BATCH]
             marks = ", ".join(["%s"] * len(part))
             # "+signature_set_id": never drive this delete by the (set, band, key) index, whose
             # first column matches the whole set; the document index finds the rows.

@@ -18,6 +18,7 @@ from django.db.models import Exists, OuterRef, Q
 from searchapp import publishing
 from searchapp.models import Document, Signature, SignatureSet
 from searchapp.services.signature_store import signatures_compute, signatures_store
+from searchapp.services.sql_rows import ID_BATCH
 
 __all__ = [
     "SIGN_BATCH_SIZE",
@@ -32,8 +33,6 @@ __all__ = [
 
 # Documents loaded and signed together: texts of one batch are in memory at once.
 SIGN_BATCH_SIZE = 500
-# Bounded pieces for id__in lists (SQLite's variable limit is 32766 on modern builds).
-_ID_BATCH = 2000
 
 
 def _document_rows(document_ids: Iterable[int]) -> Iterable[list[tuple[int, str, str]]]:
@@ -110,7 +109,7 @@ def documents_refresh_pending(*, document_ids: Sequence[int] | None = None) -> i
     Limited to ``document_ids`` when given. Returns the number of documents still pending.
     """
     active_ids = list(
-        SignatureSet.objects.filter(state=SignatureSet.State.ACTIVE).values_list("pk", flat=True)
+        SignatureSet.objects.active().values_list("pk", flat=True)
     )
     docs = Document.objects.all()
     if not active_ids:
@@ -121,7 +120,7 @@ def documents_refresh_pending(*, document_ids: Sequence[int] | None = None) -> i
     batches: list[Sequence[int] | None] = [None]
     if document_ids is not None:
         ids = sorted(set(document_ids))
-        batches = [ids[i : i + _ID_BATCH] for i in range(0, len(ids), _ID_BATCH)]
+        batches = [ids[i : i + ID_BATCH] for i in range(0, len(ids), ID_BATCH)]
     pending = 0
     for batch in batches:
         scoped = docs if batch is None else docs.filter(pk__in=batch)
@@ -138,7 +137,7 @@ def _pending_ids(limit: int | None, *, older_than: datetime | None = None) -> li
         documents = documents.filter(updated_at__lt=older_than)
     qs = documents.filter(needs_signature=True).order_by("pk").values_list("pk", flat=True)
     ids = list(qs[:limit] if limit else qs)
-    for set_id in SignatureSet.objects.filter(state=SignatureSet.State.ACTIVE).values_list(
+    for set_id in SignatureSet.objects.active().values_list(
         "pk", flat=True
     ):
         if limit and len(ids) >= limit:
@@ -180,9 +179,9 @@ def signatures_sign_documents(*, document_ids: Sequence[int]) -> int:
     """
     ids: list[int] = []
     wanted = sorted({int(i) for i in document_ids})
-    for start in range(0, len(wanted), _ID_BATCH):
+    for start in range(0, len(wanted), ID_BATCH):
         ids += Document.objects.filter(
-            pk__in=wanted[start : start + _ID_BATCH], needs_signature=True
+            pk__in=wanted[start : start + ID_BATCH], needs_signature=True
         ).values_list("pk", flat=True)
     return _sign_ids(ids)
 
@@ -197,8 +196,8 @@ def _sign_ids(ids: list[int], *, progress: Callable[[int, int], object] | None =
     )
     if not sets:
         return 0
-    for start in range(0, len(ids), _ID_BATCH):
-        part = ids[start : start + _ID_BATCH]
+    for start in range(0, len(ids), ID_BATCH):
+        part = ids[start : start + ID_BATCH]
         for signature_set in sets:
             documents_sign(signature_set=signature_set, document_ids=part)
         documents_refresh_pending(document_ids=part)

@@ -16,10 +16,12 @@ from typing import Any
 
 from django.db import connection
 
-__all__ = ["copy_rows", "insert_rows"]
+__all__ = ["ID_BATCH", "copy_rows", "insert_rows"]
 
 # SQLite allows 32,766 variables per statement; stay well under it.
 _MAX_PARAMETERS = 10_000
+# Ids per ``id__in`` list or delete statement: bounded pieces, well under that limit.
+ID_BATCH = 2000
 
 
 def insert_rows(
