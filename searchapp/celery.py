@@ -9,32 +9,28 @@ model), so no result backend is needed.
 
 Reliability settings: tasks acknowledge late and are rejected (requeued) when their worker
 process dies, so a killed worker's chunk is redelivered (Redis: after CELERY_VISIBILITY_TIMEOUT);
-prefetch is one task at a time so a slow chunk never holds others hostage. When a worker becomes
-ready it re-publishes the unfinished chunks of running rebuilds and signs pending documents
-(catch-up after a crash or a broker outage); celery beat (``worker -B`` in ``bin/serve``, or a
-separate ``celery -A searchapp beat``) repeats that catch-up every SIGNATURE_CATCHUP_SECONDS.
+prefetch is one task at a time so a slow chunk never holds others hostage. Celery beat
+(``worker -B`` in ``bin/serve``, or a separate ``celery -A searchapp beat``) runs the catch-up
+task every SIGNATURE_CATCHUP_SECONDS; the catch-up a worker runs when it becomes ready is
+connected beside the tasks (``searchapp.tasks``). This module is configuration only: it imports
+nothing of the application, so every module may use the app without an import circle.
 """
 
 from __future__ import annotations
 
-import logging
 import os
 from typing import Any
 
 from celery import Celery
-from celery.signals import worker_ready
+from django.conf import settings  # lazy: read in _configure, after the line below
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
-
-logger = logging.getLogger(__name__)
 
 app = Celery("searchapp")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 
 
 def _configure() -> None:
-    from django.conf import settings
-
     connect_timeout = settings.CELERY_BROKER_CONNECT_TIMEOUT
     transport_options: dict[str, object] = {
         "visibility_timeout": settings.CELERY_VISIBILITY_TIMEOUT,
@@ -82,22 +78,6 @@ def _configure() -> None:
         beat_schedule_filename=str(settings.VAR_DIR / "celerybeat-schedule"),
         worker_hijack_root_logger=False,
     )
-
-
-@worker_ready.connect
-def _catch_up_on_start(**_: Any) -> None:
-    """Resume unfinished rebuild chunks and queue signing of pending documents."""
-    from django.db import connections
-
-    # Imported when the worker is ready: Django's apps are loaded by then, not at this import.
-    from searchapp.services.catchup import catch_up_on_worker_start
-
-    try:
-        resumed = catch_up_on_worker_start()
-        if resumed:
-            logger.warning("worker ready: re-published %d unfinished rebuild chunks", resumed)
-    finally:
-        connections.close_all()
 
 
 _configure()

@@ -15,10 +15,13 @@ at start-up and by celery beat every ``SIGNATURE_CATCHUP_SECONDS``). With
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Sequence
 from typing import Any
 
+from celery import group
 from django.conf import settings
+from kombu.exceptions import OperationalError as KombuOperationalError
 
 from searchapp.celery import app
 
@@ -32,6 +35,8 @@ __all__ = [
     "TASK_SIGN_DOCUMENTS",
     "TASK_SIGN_PENDING",
     "TASK_UPLOAD_IMPORT",
+    "broker_label",
+    "broker_reachable",
     "publish",
     "publish_many",
 ]
@@ -45,13 +50,48 @@ TASK_CATCH_UP = "searchapp.catch_up"
 TASK_UPLOAD_IMPORT = "searchapp.staff.upload_import"
 
 # Errors a publish can raise when the broker is unreachable (connection refused, DNS, timeout).
-_PUBLISH_ERRORS: tuple[type[BaseException], ...] = (OSError, ConnectionError, TimeoutError)
-try:
-    from kombu.exceptions import OperationalError as KombuOperationalError
+_PUBLISH_ERRORS: tuple[type[BaseException], ...] = (
+    OSError,
+    ConnectionError,
+    TimeoutError,
+    KombuOperationalError,
+)
 
-    _PUBLISH_ERRORS = (*_PUBLISH_ERRORS, KombuOperationalError)
-except ImportError:  # pragma: no cover - kombu always ships it
-    pass
+
+_BROKER_CHECK_TTL = 5.0
+_broker_cache: dict[str, tuple[float, bool, str]] = {}
+
+
+def broker_label(url: str) -> str:
+    """The broker's scheme and host, never its credentials."""
+    scheme, _, rest = url.partition("://")
+    host = rest.rpartition("@")[2].split("/")[0]
+    return f"{scheme}://{host}" if host else f"{scheme}://"
+
+
+def broker_reachable() -> tuple[bool, str]:
+    """(reachable, error message) for the configured broker, cached for a few seconds.
+
+    Connects with no retries and the short CELERY_BROKER_CONNECT_TIMEOUT, so a page showing the
+    status never hangs on a dead broker.
+    """
+    url = settings.CELERY_BROKER_URL
+    cached = _broker_cache.get(url)
+    if cached and time.monotonic() - cached[0] < _BROKER_CHECK_TTL:
+        return cached[1], cached[2]
+    ok, error = True, ""
+    try:
+        with app.connection_for_write(url) as conn:
+            conn.ensure_connection(
+                max_retries=1,
+                # kombu-stubs say int, but kombu only adds it to time() (fractions work); rounding
+                # would change the timeout (0.5 s -> 0 would mean none at all).
+                timeout=settings.CELERY_BROKER_CONNECT_TIMEOUT,  # type: ignore[arg-type]
+            )
+    except Exception as exc:  # any transport error means "not reachable"; the message says why
+        ok, error = False, f"{type(exc).__name__}: {exc}"[:300]
+    _broker_cache[url] = (time.monotonic(), ok, error)
+    return ok, error
 
 
 def _task(name: str) -> Any:
@@ -87,8 +127,6 @@ def publish_many(name: str, args_list: Sequence[tuple[Any, ...]]) -> bool:
         for args in args_list:
             task.apply(args=args, throw=True)
         return True
-    from celery import group
-
     try:
         group(task.s(*args) for args in args_list).apply_async(retry=False)
     except _PUBLISH_ERRORS as exc:

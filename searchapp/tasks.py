@@ -1,21 +1,33 @@
 """Celery tasks: pure doors onto the services (ids in, a service does the work).
 
 Services publish these by name through ``searchapp.publishing`` and never import this module,
-so the dependency runs one way: tasks → services → publishing.
+so the dependency runs one way: tasks → services → publishing. The worker's start-up catch-up
+is a door too, connected here to Celery's ``worker_ready`` signal (this module is imported by
+every worker: Celery's autodiscovery and ``AppConfig.ready``).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from celery import Task, shared_task
+from celery.signals import worker_ready
 from django.conf import settings
+from django.db import connections
 
 from searchapp import publishing
-from searchapp.services.catchup import batch_documents_sign, catch_up, pending_documents_sign
+from searchapp.services.catchup import (
+    batch_documents_sign,
+    catch_up,
+    catch_up_on_worker_start,
+    pending_documents_sign,
+)
 from searchapp.services.clusters import job_clusters_run
 from searchapp.services.jobs import job_chunk_fail, job_chunk_run, jobs_resume_unfinished
 from searchapp.services.signature_sets import signature_sets_prune
+
+logger = logging.getLogger(__name__)
 
 
 class ChunkTask(Task):
@@ -83,3 +95,14 @@ def signature_sets_prune_task() -> int:
 @shared_task(name="searchapp.resume_unfinished")
 def resume_unfinished_task() -> int:
     return jobs_resume_unfinished()
+
+
+@worker_ready.connect
+def catch_up_on_worker_ready(**_: Any) -> None:
+    """Resume unfinished rebuild chunks and queue signing of pending documents."""
+    try:
+        resumed = catch_up_on_worker_start()
+        if resumed:
+            logger.warning("worker ready: re-published %d unfinished rebuild chunks", resumed)
+    finally:
+        connections.close_all()

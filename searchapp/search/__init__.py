@@ -1,19 +1,21 @@
 """Full-text search behind one interface.
 
 ``get_backend()`` returns the tantivy backend (searchapp.search.tantivy_backend): BM25 over an
-on-disk index kept in step with the database (searchapp.services.search_index), on SQLite and
+on-disk index kept in step with the database (searchapp.search.sync), on SQLite and
 PostgreSQL alike. A backend returns ranked document ids with escaped snippets and never raises
 on what a person typed. docs/distributed-search.md maps this interface onto OpenSearch.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal, Protocol
-
-from django.utils.safestring import SafeString
-
-from searchapp.search.query import MatchMode
+from searchapp.search.tantivy_backend import TantivyBackend
+from searchapp.search.types import (
+    SORT_ORDERS,
+    BackendHit,
+    BackendResult,
+    SearchBackend,
+    SortOrder,
+)
 
 __all__ = [
     "SORT_ORDERS",
@@ -24,44 +26,6 @@ __all__ = [
     "get_backend",
 ]
 
-# "relevance": best BM25 score first; "date": newest first (documents without a date last).
-SortOrder = Literal["relevance", "date"]
-SORT_ORDERS: tuple[SortOrder, ...] = ("relevance", "date")
-
-
-@dataclass(frozen=True)
-class BackendHit:
-    document_id: int
-    score: float  # higher is better
-    rank: int  # 1-based position in the ranked list
-    snippet_html: SafeString  # escaped text with the matches wrapped in <mark>
-
-
-@dataclass(frozen=True)
-class BackendResult:
-    hits: list[BackendHit] = field(default_factory=list)
-    total_matches: int = 0
-    rewritten_query: str | None = None  # set when the query was changed (truncation)
-    message: str | None = None  # a sentence for the person searching
-    suggestion: str | None = None  # the query respelled from the index's vocabulary
-    sort: SortOrder = "relevance"  # the order applied (date falls back on an old index)
-
-
-class SearchBackend(Protocol):
-    vendor: str
-
-    def search(
-        self,
-        query: str,
-        *,
-        limit: int,
-        corpus_id: int | None = None,
-        mode: MatchMode | None = None,
-        sort: SortOrder = "relevance",
-    ) -> BackendResult: ...
-
 
 def get_backend() -> SearchBackend:
-    from searchapp.search.tantivy_backend import TantivyBackend
-
     return TantivyBackend()

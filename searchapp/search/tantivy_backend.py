@@ -38,7 +38,6 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from searchapp.models import Document
-from searchapp.search import BackendHit, BackendResult, SortOrder
 from searchapp.search.query import (
     MIN_PREFIX_CHARS,
     STOPWORDS,
@@ -52,6 +51,7 @@ from searchapp.search.query import (
     Term,
     parse_query,
 )
+from searchapp.search.sync import search_index_catch_up
 from searchapp.search.text_index import (
     CORPUS,
     DATE,
@@ -63,6 +63,7 @@ from searchapp.search.text_index import (
     fold,
     open_index,
 )
+from searchapp.search.types import BackendHit, BackendResult, SortOrder
 
 __all__ = [
     "MAX_PREFIX_TERMS",
@@ -333,8 +334,6 @@ class TantivyBackend:
         mode: MatchMode | None = None,
         sort: SortOrder = "relevance",
     ) -> BackendResult:
-        from searchapp.services.search_index import search_index_catch_up
-
         parsed = parse_query(query, mode=mode or "or")
         if parsed.is_empty:
             return BackendResult(message=parsed.message)

@@ -12,8 +12,8 @@ Layout of ``root``:
 
 A reindex builds a new generation beside the old one and switches CURRENT only when it has
 committed, so a killed reindex leaves the old generation serving. Readers notice a switch on
-their next search. This module knows nothing of Django; the service layer
-(searchapp.services.search_index) decides what goes in.
+their next search. This module knows nothing of Django; the sync module
+(searchapp.search.sync, applying the outbox the writers fill) decides what goes in.
 """
 
 from __future__ import annotations

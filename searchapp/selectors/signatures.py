@@ -32,8 +32,8 @@ def default_threshold(signature_set: SignatureSet | None) -> float:
 
 
 def default_max_distance(signature_set: SignatureSet | None) -> int:
-    """The SimHash distance a page uses when none is asked for: the active set's own, else 3;
-    always within the offered range."""
+    """The SimHash distance a page uses when none is asked for: the active set's own, else
+    ``grouping_params.DEFAULT_MAX_DISTANCE``; always within the offered range."""
     if signature_set is None:
         return gp.DEFAULT_MAX_DISTANCE
     return gp.clamp_max_distance(signature_set.params.get("max_distance"))

@@ -3,9 +3,11 @@
 Publishing never blocks a request on a dead broker (``searchapp.publishing``), so work asked for
 during an outage is recorded in the database and published here later:
 
-* ``catch_up`` runs every ``SIGNATURE_CATCHUP_SECONDS`` under celery beat: it publishes rebuilds
-  and cluster recomputes that never reached the broker (a rebuild started, or dedup settings
-  saved, while it was down), then signs the documents still pending and schedules clusters.
+* ``catch_up`` runs every ``SIGNATURE_CATCHUP_SECONDS`` under celery beat: it applies the
+  search index's pending changes (``searchapp.search.sync``: whatever no ingest or search
+  applied, such as a wide range left by a killed ingest), publishes rebuilds and cluster
+  recomputes that never reached the broker (a rebuild started, or dedup settings saved, while it
+  was down), then signs the documents still pending and schedules clusters.
 * ``catch_up_on_worker_start`` runs when a worker becomes ready: it re-publishes every
   unfinished chunk of running rebuilds (the filesystem broker has no redelivery, and a killed
   worker's chunk may be lost with it), publishes unpublished recomputes and queues signing.
@@ -15,6 +17,7 @@ Everything published here is idempotent, so a duplicate costs time, never correc
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -22,6 +25,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from searchapp.search.sync import search_index_sync
 from searchapp.services.clusters import (
     clusters_after_signing,
     clusters_publish_unpublished,
@@ -41,6 +45,8 @@ __all__ = [
     "catch_up_on_worker_start",
     "pending_documents_sign",
 ]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -74,10 +80,19 @@ def catch_up() -> CatchUp:
     Documents written during the last catch-up period are left to the signing tasks their
     ingest queued: signing them here too would double the work of a large ingest.
     """
+    _search_index_apply()
     chunks = jobs_publish_unpublished()
     cluster_jobs = clusters_publish_unpublished()
     grace = timezone.now() - timedelta(seconds=settings.SIGNATURE_CATCHUP_SECONDS)
     return CatchUp(chunks, cluster_jobs, pending_documents_sign(older_than=grace))
+
+
+def _search_index_apply() -> None:
+    """Apply the index's outbox unless a writer holds the index (it applies the rows itself)."""
+    try:
+        search_index_sync(wait=False)
+    except Exception:  # the outbox keeps the rows for the next catch-up; signing goes on
+        logger.exception("the periodic catch-up could not update the search index")
 
 
 def catch_up_on_worker_start() -> int:

@@ -19,13 +19,9 @@ from django.utils import timezone
 
 from searchapp.ingest import Record, RecordError, record_problem
 from searchapp.models import Corpus, Document
+from searchapp.search.sync import IndexSession, search_index_session, search_index_sync
 from searchapp.services.planner_stats import planner_stats_rows_added
-from searchapp.services.search_index import (
-    IndexSession,
-    search_index_changed_ids,
-    search_index_session,
-    search_index_sync,
-)
+from searchapp.services.search_index import search_index_changed_ids
 from searchapp.services.signing import signatures_schedule_documents
 from searchapp.services.sql_rows import insert_rows
 

@@ -1,8 +1,10 @@
 """Signing documents into signature sets: by id, by id range (a rebuild chunk), and pending ones.
 
 A document is *pending* while some ACTIVE set lacks a current signature of it (``needs_signature``
-caches that; ``documents_refresh_pending`` recomputes it from the rows). Ingest queues
-``signatures_schedule_pending`` after each batch commits; a worker signs them in the background.
+caches that; ``documents_refresh_pending`` recomputes it from the rows). Ingest queues the signing
+of each batch's own documents once the batch commits (``signatures_schedule_documents``: one
+task per batch, so two workers never sign the same documents); a worker signs them in the
+background, and ``signatures_schedule_pending`` queues whatever is still pending after that.
 What is signed is the document's ``text`` (the title is often rewritten by syndication, and the
 "why?" view compares texts); ``content_hash`` covers both, so a title-only edit re-signs
 harmlessly.
@@ -215,9 +217,10 @@ def signatures_schedule_documents(document_ids: Sequence[int]) -> bool:
 def signatures_schedule_pending() -> bool:
     """Queue background signing of pending documents; never raises when the broker is down.
 
-    Called by ingest after each batch commits. Publishing fails fast (no retries, short
-    connection timeout); on failure the documents simply stay pending (``needs_signature``) and
-    are caught up when a worker starts (``worker_ready``) or the periodic catch-up runs.
-    Returns True when the task was queued.
+    Called when a rebuild completes, when staff mark documents to be signed again, by a starting
+    worker and by ``manage.py sign_pending``. Publishing fails fast (no retries, short connection
+    timeout); on failure the documents simply stay pending (``needs_signature``) and are caught
+    up when a worker starts (``worker_ready``) or the periodic catch-up runs. Returns True when
+    the task was queued.
     """
     return publishing.publish(publishing.TASK_SIGN_PENDING)

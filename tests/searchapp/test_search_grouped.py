@@ -7,8 +7,8 @@ import pytest
 from factories import NEWS, SOLAR_STORY, make_corpus, make_document, make_news, sign_all
 
 from searchapp.models import DuplicateDecision
+from searchapp.search.sync import search_index_sync
 from searchapp.selectors.search import SearchParameterError, compare_search, search_grouped
-from searchapp.services.search_index import search_index_sync
 
 pytestmark = pytest.mark.django_db
 

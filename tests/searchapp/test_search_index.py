@@ -22,9 +22,10 @@ from factories import make_corpus, make_document
 
 from searchapp.ingest import Record
 from searchapp.models import Document, SearchIndexChange
-from searchapp.search import get_backend
+from searchapp.search import get_backend, sync
 from searchapp.search.text_index import IndexedDocument, open_index
 from searchapp.services import search_index
+from searchapp.services.catchup import catch_up
 from searchapp.services.corpus_admin import corpus_delete, documents_delete
 from searchapp.services.ingest import corpus_get_or_create, documents_ingest
 
@@ -88,16 +89,41 @@ def test_deleting_a_corpus_removes_its_documents_from_search() -> None:
     assert found("orchard") == ["k"]
 
 
-def test_a_search_catches_up_a_bounded_amount_and_the_next_ones_finish(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(search_index, "CATCH_UP_DOCUMENTS", 10)
+def test_a_search_catches_up_a_bounded_amount_and_the_next_ones_finish(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.SEARCH_CATCH_UP_DOCUMENTS = 10
     corpus = make_corpus()
     for i in range(25):  # one outbox row per saved document
         make_document(corpus=corpus, external_id=f"d{i}", text=f"meadow {i}")
     counts = [len(found("meadow")) for _ in range(4)]
     assert counts[0] < 25 and counts[-1] == 25  # never a long wait, never a lost document
     assert counts == sorted(counts)
+
+
+def test_a_search_never_reindexes_a_range_wider_than_its_budget(settings) -> None:  # type: ignore[no-untyped-def]
+    # A killed ingest leaves one outbox row over all its documents: a search must not re-index
+    # them all inside one request; the periodic catch-up applies the row instead.
+    settings.SEARCH_CATCH_UP_DOCUMENTS = 10
+    documents_ingest(
+        corpus=corpus_get_or_create(name="c"),
+        records=[rec(f"w{i}", f"wetland {i}") for i in range(40)],
+    )
+    SearchIndexChange.objects.all().delete()
+    ids = list(Document.objects.values_list("id", flat=True))
+    Document.objects.filter(pk__in=ids).update(text="marsh")  # no signal: as a raw bulk write
+    search_index.search_index_changed(first_id=min(ids), last_id=max(ids))
+    make_document(external_id="small", text="marsh edge")  # a one-document change after it
+    assert found("marsh") == ["small"]  # the narrow row was applied, the wide one left
+    assert SearchIndexChange.objects.count() == 1
+    catch_up()
+    assert len(found("marsh")) == 41 and SearchIndexChange.objects.count() == 0
+
+
+def test_searches_write_nothing_when_their_catch_up_is_off(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.SEARCH_CATCH_UP_DOCUMENTS = 0
+    make_document(external_id="a", text="tundra")
+    assert found("tundra") == [] and SearchIndexChange.objects.count() == 1
+    call_command("reindex", "--pending")
+    assert found("tundra") == ["a"]
 
 
 # --- crashes ---------------------------------------------------------------------------------
@@ -109,35 +135,35 @@ def test_a_sync_that_fails_midway_changes_nothing_and_the_next_one_applies_every
     corpus = make_corpus()
     for i in range(5):
         make_document(corpus=corpus, external_id=f"d{i}", text=f"glacier {i}")
-    search_index.search_index_sync()
+    sync.search_index_sync()
     Document.objects.filter(external_id="d0").delete()
     make_document(corpus=corpus, external_id="new", text="glacier melt")
-    real_add = search_index.Writer.add
+    real_add = sync.Writer.add
 
     def crash(self, documents):  # type: ignore[no-untyped-def]
         real_add(self, documents)
         raise RuntimeError("killed between the index write and its commit")
 
-    monkeypatch.setattr(search_index.Writer, "add", crash)
+    monkeypatch.setattr(sync.Writer, "add", crash)
     with pytest.raises(RuntimeError):
-        search_index.search_index_sync()
+        sync.search_index_sync()
     monkeypatch.undo()
     pending = SearchIndexChange.objects.count()
     assert pending == 2  # the rows stay until an index commit covers them
     searcher = open_index(settings.SEARCH_INDEX_DIR).searcher()
     assert searcher.num_docs == 5  # the uncommitted work was rolled back: the old index
-    report = search_index.search_index_sync()
+    report = sync.search_index_sync()
     assert report.changes == 2
     assert sorted(found("glacier")) == ["d1", "d2", "d3", "d4", "new"]
 
 
 def test_applying_a_change_twice_gives_the_same_index() -> None:
     make_document(external_id="a", text="quarry stone")
-    search_index.search_index_sync()
+    sync.search_index_sync()
     # As after a crash between the index commit and the outbox delete: the row comes back.
     doc_id = Document.objects.get().pk
     search_index.search_index_changed(first_id=doc_id, last_id=doc_id)
-    search_index.search_index_sync()
+    sync.search_index_sync()
     assert found("quarry") == ["a"] and index_size() == 1
 
 
@@ -148,8 +174,8 @@ def test_a_reindex_that_fails_leaves_the_old_index_serving(
     for i in range(30):
         make_document(corpus=corpus, external_id=f"d{i}", text=f"canal lock {i}")
     assert len(found("canal")) == 30
-    monkeypatch.setattr(search_index, "READ_CHUNK", 10)
-    real_add = search_index.Writer.add
+    monkeypatch.setattr(sync, "READ_CHUNK", 10)
+    real_add = sync.Writer.add
     calls = {"n": 0}
 
     def dies_on_second_chunk(self, documents):  # type: ignore[no-untyped-def]
@@ -158,10 +184,10 @@ def test_a_reindex_that_fails_leaves_the_old_index_serving(
             raise KeyboardInterrupt("operator pressed Ctrl-C")
         return real_add(self, documents)
 
-    monkeypatch.setattr(search_index.Writer, "add", dies_on_second_chunk)
+    monkeypatch.setattr(sync.Writer, "add", dies_on_second_chunk)
     with pytest.raises(KeyboardInterrupt):
         call_command("reindex", "--no-progress")
-    monkeypatch.setattr(search_index.Writer, "add", real_add)
+    monkeypatch.setattr(sync.Writer, "add", real_add)
     assert len(found("canal")) == 30
     generations = sorted(p.name for p in Path(settings.SEARCH_INDEX_DIR).glob("gen-*"))
     assert len(generations) == 1  # the partial one was removed
@@ -173,18 +199,18 @@ def test_a_reindex_that_fails_leaves_the_old_index_serving(
 def test_a_reindex_keeps_changes_recorded_after_it_began() -> None:
     make_document(external_id="old", text="ferry timetable")
     late: list[int] = []
-    real = search_index._documents_between
+    real = sync._documents_between
 
     def and_meanwhile(first: int, last: int):  # type: ignore[no-untyped-def]
         yield from real(first, last)
         if not late:  # another writer commits while the reindex is reading
             late.append(make_document(external_id="late", text="ferry strike").pk)
 
-    search_index._documents_between = and_meanwhile  # type: ignore[assignment]
+    sync._documents_between = and_meanwhile  # type: ignore[assignment]
     try:
         call_command("reindex", "--no-progress")
     finally:
-        search_index._documents_between = real  # type: ignore[assignment]
+        sync._documents_between = real  # type: ignore[assignment]
     assert SearchIndexChange.objects.filter(first_id=late[0]).exists()
     assert sorted(found("ferry")) == ["late", "old"]
 

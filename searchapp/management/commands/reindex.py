@@ -11,7 +11,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from tqdm import tqdm
 
 from searchapp.models import Document
-from searchapp.services.search_index import (
+from searchapp.search.sync import (
     search_index_pending,
     search_index_rebuild,
     search_index_sync,

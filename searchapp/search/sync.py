@@ -1,0 +1,275 @@
+"""Applying the outbox to the full-text index: the index keeps itself in step with the database.
+
+Writers record changed id ranges in the outbox (``searchapp.services.search_index``, in their
+own transaction). Here the rows are applied: each row's id range is deleted from the index, the
+documents of that range that still exist are re-added as they are now, the index commits, and
+only then are the rows deleted. Applying a row twice gives the same index, and the order of
+rows does not matter (each re-reads the database), so a crash anywhere between the two commits
+is repaired by the next sync.
+
+Who applies: an ingest (after every batch, through one long-lived ``IndexSession``), the
+periodic catch-up task (``searchapp.services.catchup``), ``manage.py reindex --pending``, and
+``manage.py reindex`` (the whole index, rebuilt beside the old one and switched in atomically).
+A search may apply a small, strictly bounded amount before it runs (``search_index_catch_up``):
+at most ``SEARCH_CATCH_UP_DOCUMENTS`` ids of outbox ranges, never a range wider than that (a
+wide range, from a killed ingest say, is left to the writers), and never waiting for another
+writer; ``SEARCH_CATCH_UP_DOCUMENTS = 0`` turns it off. Why searches still do it at all is
+measured in BENCHMARKS.md ("Search-time catch-up").
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from searchapp.models import Document, SearchIndexChange
+from searchapp.search.text_index import (
+    WRITER_HEAP_BYTES,
+    WRITER_THREADS,
+    IndexBusy,
+    IndexedDocument,
+    TextIndex,
+    Writer,
+    open_index,
+)
+
+__all__ = [
+    "IndexSession",
+    "SyncReport",
+    "search_index_catch_up",
+    "search_index_pending",
+    "search_index_rebuild",
+    "search_index_session",
+    "search_index_sync",
+]
+
+logger = logging.getLogger(__name__)
+
+# Documents read from the database per query while (re)indexing.
+READ_CHUNK = 2000
+# Outbox rows taken per round.
+ROWS_PER_ROUND = 200
+
+
+@dataclass
+class SyncReport:
+    changes: int = 0  # outbox rows applied
+    documents: int = 0  # documents (re-)added to the index
+    busy: bool = False  # someone else was writing; nothing was done
+
+
+def _index() -> TextIndex:
+    return open_index(settings.SEARCH_INDEX_DIR)
+
+
+def search_index_pending() -> int:
+    """Outbox rows not yet applied (0 when the index is up to date)."""
+    return SearchIndexChange.objects.count()
+
+
+def _documents_between(first_id: int, last_id: int) -> Iterator[list[IndexedDocument]]:
+    after = first_id - 1
+    while True:
+        rows = list(
+            Document.objects.filter(id__gt=after, id__lte=last_id)
+            .order_by("id")
+            .values_list("id", "corpus_id", "title", "text", "date")[:READ_CHUNK]
+        )
+        if not rows:
+            return
+        yield [
+            IndexedDocument(
+                doc_id, corpus_id, title, text, None if date is None else int(date.timestamp())
+            )
+            for doc_id, corpus_id, title, text, date in rows
+        ]
+        after = rows[-1][0]
+
+
+def _merged(rows: Sequence[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    spans = sorted((first, last) for _id, first, last in rows)
+    merged: list[tuple[int, int]] = []
+    for first, last in spans:
+        if merged and first <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return merged
+
+
+def _within(rows: Sequence[tuple[int, int, int]], budget: int) -> list[tuple[int, int, int]]:
+    """The rows, in order, whose id spans fit in ``budget`` ids together; wider rows skipped.
+
+    An id span bounds the documents a row re-adds (ids are unique), so a caller holding to a
+    budget never re-indexes more than it, however wide a range some writer recorded.
+    """
+    taken: list[tuple[int, int, int]] = []
+    for row in rows:
+        span = row[2] - row[1] + 1
+        if span <= budget:
+            taken.append(row)
+            budget -= span
+    return taken
+
+
+class IndexSession:
+    """One writer kept open across many syncs (an ingest), committing every ``commit_every``
+    documents and on close. Outbox rows are deleted only after the commit that covers them."""
+
+    def __init__(self, writer: Writer, *, commit_every: int) -> None:
+        self.writer = writer
+        self.commit_every = commit_every
+        self.report = SyncReport()
+        self._applied: list[int] = []  # outbox rows applied but not yet committed
+        # Rows are read in id order past this cursor. A row that commits later with a smaller id
+        # (concurrent PostgreSQL transactions) is not lost: rows are deleted by id, so it stays
+        # for the next sync.
+        self._after = 0
+
+    def sync(self, *, max_documents: int | None = None, max_rows: int | None = None) -> None:
+        """Apply pending rows: all of them, or (with ``max_documents``) only rows whose id spans
+        fit in that many ids together, looking at no more than ``max_rows`` rows."""
+        budget = max_documents
+        seen = 0
+        while budget is None or budget > 0:
+            take = ROWS_PER_ROUND if max_rows is None else min(ROWS_PER_ROUND, max_rows - seen)
+            if take <= 0:
+                break
+            rows = list(
+                SearchIndexChange.objects.filter(id__gt=self._after)
+                .order_by("id")
+                .values_list("id", "first_id", "last_id")[:take]
+            )
+            if not rows:
+                break
+            seen += len(rows)
+            self._after = rows[-1][0]
+            if budget is not None:
+                rows = _within(rows, budget)
+                budget -= sum(last - first + 1 for _id, first, last in rows)
+            for first, last in _merged(rows):
+                self.writer.delete_range(first, last)
+                for chunk in _documents_between(first, last):
+                    self.report.documents += self.writer.add(chunk)
+            self._applied += [row[0] for row in rows]
+            self.report.changes += len(rows)
+            if self.writer.uncommitted >= self.commit_every:
+                self.commit()
+
+    def commit(self) -> None:
+        self.writer.commit()
+        applied, self._applied = self._applied, []
+        for start in range(0, len(applied), 500):
+            SearchIndexChange.objects.filter(id__in=applied[start : start + 500]).delete()
+
+
+@contextlib.contextmanager
+def search_index_session(
+    *,
+    wait: bool = False,
+    patience: float = 0.0,
+    commit_every: int = 50_000,
+    heap_bytes: int = WRITER_HEAP_BYTES,
+    threads: int = WRITER_THREADS,
+    apply_rest: bool = True,
+    long: bool = False,
+) -> Iterator[IndexSession | None]:
+    """``with search_index_session() as session:`` holds the index's writer for the block and
+    (with ``apply_rest``) applies what is still pending when it ends. Gives None when another
+    process is writing and ``wait`` is False: the outbox is then left to that writer or to the
+    next sync. An exception in the block rolls back the index's uncommitted work (the outbox
+    keeps it). ``long`` (an ingest) tells searches not to wait for this writer."""
+    with contextlib.ExitStack() as stack:
+        try:
+            writer = stack.enter_context(
+                _index().writer(
+                    wait=wait,
+                    patience=patience,
+                    long=long,
+                    heap_bytes=heap_bytes,
+                    threads=threads,
+                )
+            )
+        except IndexBusy:
+            yield None
+            return
+        session = IndexSession(writer, commit_every=commit_every)
+        yield session
+        if apply_rest:
+            session.sync()
+        session.commit()
+
+
+def search_index_sync(
+    *,
+    max_documents: int | None = None,
+    max_rows: int | None = None,
+    wait: bool = True,
+    patience: float = 0.0,
+) -> SyncReport:
+    """Apply pending outbox rows to the index and commit; see the module docstring."""
+    bounded = max_documents is not None
+    with search_index_session(
+        wait=wait,
+        patience=patience,
+        commit_every=max_documents or 50_000,
+        heap_bytes=50_000_000,
+        threads=1,
+        apply_rest=not bounded,
+    ) as session:
+        if session is None:
+            return SyncReport(busy=True)
+        session.sync(max_documents=max_documents, max_rows=max_rows)
+        session.commit()
+        return session.report
+
+
+def search_index_catch_up() -> SyncReport | None:
+    """Before a search: apply a bounded amount of pending changes, if nobody else is writing.
+
+    Bounded three ways: ``SEARCH_CATCH_UP_DOCUMENTS`` ids of outbox ranges at most, the first
+    ``SEARCH_CATCH_UP_ROWS`` outbox rows looked at, and no waiting beyond
+    ``SEARCH_CATCH_UP_PATIENCE`` seconds for another writer (a long writer, an ingest, is never
+    waited for): a search never does unbounded writing, and never fails for the index's sake.
+    """
+    budget = settings.SEARCH_CATCH_UP_DOCUMENTS
+    if budget <= 0 or not SearchIndexChange.objects.exists():
+        return None
+    try:
+        report = search_index_sync(
+            max_documents=budget,
+            max_rows=settings.SEARCH_CATCH_UP_ROWS,
+            wait=False,
+            patience=settings.SEARCH_CATCH_UP_PATIENCE,
+        )
+    except Exception:  # a search still answers from the index as it is
+        logger.exception("could not bring the search index up to date")
+        return None
+    return report
+
+
+def search_index_rebuild(*, progress: Callable[[int], object] | None = None) -> int:
+    """Build the whole index anew from the database and switch it in; returns documents indexed.
+
+    The old index serves searches until the new one is complete; a failure or a kill leaves
+    it in place. Changes committed while the rebuild reads are left in the outbox (re-applying
+    them is harmless), so nothing written meanwhile is lost.
+    """
+    covered = list(SearchIndexChange.objects.values_list("id", flat=True))
+    bounds = Document.objects.order_by("id").values_list("id", flat=True)
+    first, last = bounds.first(), bounds.last()
+    indexed = 0
+    with _index().rebuild() as writer:
+        if first is not None and last is not None:
+            for chunk in _documents_between(first, last):
+                indexed += writer.add(chunk)
+                if progress is not None:
+                    progress(len(chunk))
+    # Rows recorded before the read began are in the new index; later ones stay pending.
+    for start in range(0, len(covered), 500):
+        SearchIndexChange.objects.filter(id__in=covered[start : start + 500]).delete()
+    return indexed
