@@ -15,6 +15,7 @@ from functools import lru_cache
 import numpy as np
 
 from dedup._hashing import LEN_MULT, SEQ_MULT, fmix64
+from dedup.minhash import estimate_pairs
 from dedup.shingle import ShingleBatch
 
 __all__ = [
@@ -275,8 +276,6 @@ def verify_pairs(
     just above the threshold are missed about half the time; use :func:`verify_pairs_exact` when
     the shingle sets are at hand.
     """
-    from dedup.minhash import estimate_pairs
-
     _check_verify_threshold(threshold)
     pr = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     est = estimate_pairs(signatures, pr)

@@ -24,6 +24,7 @@ from dedup.lsh import (
 )
 from dedup.minhash import DEFAULT_SEED, MinHasher, is_empty
 from dedup.shingle import ShingleBatch, ShingleSpec, shingle_batch
+from dedup.simhash import SimHasher, hamming_pairs, simhash_similarity
 
 __all__ = ["FN_WEIGHT", "FP_WEIGHT", "PairResult", "find_near_duplicates", "subset_unique"]
 
@@ -160,8 +161,6 @@ def _concat(batches: list[ShingleBatch]) -> ShingleBatch:
 def _simhash_pairs(
     batch: ShingleBatch, threshold: float, verify: str, max_distance: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    from dedup.simhash import SimHasher, hamming_pairs, simhash_similarity
-
     fps = SimHasher(seed=seed).fingerprints(batch)
     cand, dist = hamming_pairs(fps, max_distance, valid=batch.sizes() > 0)
     cand = np.asarray(cand, dtype=np.int64).reshape(-1, 2)

@@ -11,14 +11,12 @@ readers through <title>/<desc>.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-if TYPE_CHECKING:
-    from dedup import LSHParams
+from dedup import LSHParams, s_curve
 
 WIDTH = 480
 HEIGHT = 320
@@ -197,8 +195,6 @@ def s_curve_svg(*, bands: int, rows: int, threshold: float, points: int = 101) -
     the false-positive area (left of the threshold, under the curve) and the false-negative area
     (right of the threshold, over the curve), the quantities ``optimal_params`` trades off.
     """
-    from dedup import LSHParams, s_curve
-
     params = LSHParams(bands=bands, rows=rows)
     s, p = s_curve(params, points=points)
     knee = float(params.knee)

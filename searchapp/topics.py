@@ -5,7 +5,9 @@ labelled topics — "jaguar" → Cars · Big cats · Mac OS — and an "Other to
 Vivisimo/Clusty, Carrot2 and Yippy do, so the diversity of a result list can be seen and browsed.
 
 Pure library code (scikit-learn, scipy and numpy; no Django, no I/O), deterministic for a given
-input and ``seed``. The method:
+input and ``seed``. It is one algorithm, kept whole in one module past the house's 550-line
+bound (tests/searchapp/test_architecture.py): its five steps share one token stream and one
+vocabulary, and reading them in order is how the method is reviewed. The method:
 
 1. Every document (title + text; the title counts ``title_weight`` times) is tokenised once into
    one stream of word ids with fragment boundaries at punctuation, so no phrase spans a clause.

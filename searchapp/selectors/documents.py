@@ -17,6 +17,7 @@ from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from dedup import ShingleSpec, jaccard, shingle_set
+from dedup.explain import shared_passages
 from searchapp import grouping_params as gp
 from searchapp import signature_codec
 from searchapp.models import (
@@ -213,8 +214,6 @@ def explain_pair(*, a_id: int, b_id: int, method: str = "minhash") -> PairExplan
 
     Raises Document.DoesNotExist if either id is unknown.
     """
-    from dedup.explain import shared_passages
-
     method = gp.check_method(method)
     docs = Document.objects.select_related("corpus").in_bulk([a_id, b_id])
     if a_id not in docs or b_id not in docs:

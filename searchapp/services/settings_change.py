@@ -18,6 +18,7 @@ from dedup import ShingleSpec, optimal_params
 from searchapp import grouping_params as gp
 from searchapp.models import DedupSettings, Job
 from searchapp.services.jobs import signature_set_rebuild
+from searchapp.svg import s_curve_svg
 
 
 @dataclass(frozen=True)
@@ -43,8 +44,6 @@ def lsh_preview(*, threshold: float, num_perm: int) -> LSHPreview:
 
     Raises ValueError on parameters the engine refuses.
     """
-    from searchapp.svg import s_curve_svg
-
     params = optimal_params(threshold, num_perm)
     return LSHPreview(
         bands=params.bands,

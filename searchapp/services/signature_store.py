@@ -167,7 +167,7 @@ def _store_postgresql(signature_set: SignatureSet, signed: SignedBatch) -> None:
     then not DONE either, because the chunk's DONE commit is synchronous and flushing it flushes
     every earlier WAL record of the session, so the lost batch is simply signed again.
     """
-    import psycopg
+    import psycopg  # PostgreSQL only: a SQLite deployment never loads the driver
 
     clock = _StageClock()
     ids = signed.document_ids.tolist()

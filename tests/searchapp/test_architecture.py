@@ -1,0 +1,342 @@
+"""The house's rules, read from the code's imports (docs/architecture.md draws the same map).
+
+Each rule is one a newcomer relies on: the engine is pure, arrows point down the layers, no
+door borrows from another door, no import circle (function-local imports included: a circle
+hidden inside a function is still a circle), a function-local import says why it is local, and
+no module of the app grows past what one reader can hold.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Highest first. A module may import its own layer and any layer below it, never one above.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    (
+        "doors",
+        (
+            "searchapp.urls",
+            "searchapp.views",
+            "searchapp.views_jobs",
+            "searchapp.api",
+            "searchapp.forms",
+            "searchapp.exports",
+            "searchapp.templatetags",
+            "searchapp.admin",
+            "searchapp.staff",
+            "searchapp.management",
+            "searchapp.tasks",
+            "searchapp.context_processors",
+            "searchapp.middleware",
+            "searchapp.wsgi",
+            "searchapp.apps",
+            # Shared by the doors (SHARED_DOOR_PARTS): guards, serializers, forms.
+            "searchapp.access",
+            "searchapp.serializers",
+        ),
+    ),
+    ("reads", ("searchapp.selectors",)),
+    ("writes", ("searchapp.services",)),
+    ("index", ("searchapp.search",)),
+    (
+        "support",
+        (
+            "searchapp.readers",
+            "searchapp.csv_safety",
+            "searchapp.converters",
+            "searchapp.signature_codec",
+            "searchapp.topics",
+            "searchapp.svg",
+            "searchapp.publishing",
+            "searchapp.demo",
+        ),
+    ),
+    (
+        "infra",
+        (
+            "searchapp.models",
+            "searchapp.settings",
+            "searchapp.celery",
+            # The package itself: it only loads Celery's app (Celery's Django recipe).
+            "searchapp",
+        ),
+    ),
+    # What settings.py itself reads: typed environment helpers and the parameters' one owner.
+    ("foundation", ("searchapp.env", "searchapp.grouping_params")),
+    ("engine", ("dedup",)),
+]
+# Writes may read through selectors (the HackSoft style): the one arrow allowed upward. The
+# opposite one, a read importing a write, is refused by its own test below.
+ALLOWED_UPWARD = {("writes", "reads")}
+
+# Doors that route to other doors by nature: the URL configurations and the app's ready() hook.
+ROUTERS = {"searchapp.urls", "searchapp.staff.urls", "searchapp.apps"}
+# Parts that the doors share rather than borrow from each other: every guard (access), the one
+# serializer of a search result (the API and the downloads), and the search and compare forms
+# (which the page views validate with and the template tags render).
+SHARED_DOOR_PARTS = {"searchapp.access", "searchapp.serializers", "searchapp.forms"}
+
+# The one module allowed past MAX_LINES, with the reason it gives in its own docstring.
+MAX_LINES = 550
+SINGLE_ALGORITHM_MODULES = {"searchapp/topics.py"}
+
+
+@dataclass
+class Module:
+    name: str
+    path: Path
+    imports: set[str] = field(default_factory=set)  # module level
+    local_imports: list[tuple[int, str]] = field(default_factory=list)  # (line, target)
+
+
+def _modules() -> dict[str, Module]:
+    found: dict[str, Module] = {}
+    for package in ("searchapp", "dedup"):
+        for path in sorted((ROOT / package).rglob("*.py")):
+            if "migrations" in path.parts:
+                continue
+            parts = path.relative_to(ROOT).with_suffix("").parts
+            name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+            found[name] = Module(name, path)
+    return found
+
+
+def _resolve(name: str, modules: dict[str, Module]) -> str | None:
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _targets(
+    node: ast.Import | ast.ImportFrom, module: Module, modules: dict[str, Module]
+) -> list[str]:
+    """The app's or the engine's modules an import statement loads (other libraries: none)."""
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    else:
+        base = node.module or ""
+        if node.level:  # relative: from the module's package, one level up per extra dot
+            package = module.name
+            if module.path.name != "__init__.py":
+                package = package.rpartition(".")[0]
+            parts = package.split(".")
+            parts = parts[: len(parts) - (node.level - 1)]
+            base = ".".join([*parts, base] if base else parts)
+        names = [f"{base}.{alias.name}" for alias in node.names] + [base]
+    resolved = {_resolve(n, modules) for n in names}
+    return sorted(t for t in resolved if t and t != module.name)
+
+
+def _read_imports(module: Module, modules: dict[str, Module]) -> None:
+    pending: list[tuple[ast.AST, bool]] = [(ast.parse(module.path.read_text()), True)]
+    while pending:
+        node, top = pending.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                pending.append((child, False))
+            elif isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                continue  # annotations only: never executed
+            elif isinstance(child, ast.Import | ast.ImportFrom):
+                targets = _targets(child, module, modules)
+                if top:
+                    module.imports.update(targets)
+                else:
+                    # A library imported locally counts too (it needs its comment as well).
+                    module.local_imports += [(child.lineno, t) for t in targets or [""]]
+            else:
+                pending.append((child, top))
+
+
+@pytest.fixture(scope="module")
+def modules() -> dict[str, Module]:
+    found = _modules()
+    for module in found.values():
+        _read_imports(module, found)
+    return found
+
+
+def _layer(name: str) -> int:
+    # The longest matching prefix wins ("searchapp" names the package, not all of it).
+    best: tuple[int, int] | None = None
+    for rank, (_label, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (name == prefix or name.startswith(prefix + ".")) and (
+                best is None or len(prefix) > best[1]
+            ):
+                best = (rank, len(prefix))
+    if best is not None:
+        return best[0]
+    raise AssertionError(f"{name} is in no layer: add it to LAYERS and to docs/architecture.md")
+
+
+def _edges(module: Module) -> set[str]:
+    return module.imports | {t for _line, t in module.local_imports if t}
+
+
+def test_every_module_has_a_layer(modules: dict[str, Module]) -> None:
+    for name in modules:
+        _layer(name)
+
+
+def test_arrows_point_down_the_layers(modules: dict[str, Module]) -> None:
+    wrong = []
+    for module in modules.values():
+        for target in _edges(module):
+            here, there = _layer(module.name), _layer(target)
+            labels = (LAYERS[here][0], LAYERS[there][0])
+            if there < here and labels not in ALLOWED_UPWARD:
+                wrong.append(f"{module.name} ({labels[0]}) imports {target} ({labels[1]})")
+    assert not wrong, "\n".join(sorted(wrong))
+
+
+def test_reads_never_import_writes(modules: dict[str, Module]) -> None:
+    wrong = [
+        f"{m.name} imports {t}"
+        for m in modules.values()
+        if m.name.startswith("searchapp.selectors")
+        for t in _edges(m)
+        if t.startswith("searchapp.services")
+    ]
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_door_imports_another_door(modules: dict[str, Module]) -> None:
+    doors = LAYERS[0][1]
+
+    def door_of(name: str) -> str | None:
+        for prefix in doors:
+            if name == prefix or name.startswith(prefix + "."):
+                # A package of doors (staff/, management/, templatetags/) is one door.
+                return prefix
+        return None
+
+    wrong = []
+    for module in modules.values():
+        mine = door_of(module.name)
+        if mine is None or module.name in ROUTERS:
+            continue
+        for target in _edges(module):
+            theirs = door_of(target)
+            if theirs is not None and theirs != mine and theirs not in SHARED_DOOR_PARTS:
+                wrong.append(f"{module.name} imports {target}")
+    assert not wrong, "\n".join(sorted(wrong))
+
+
+def test_the_engine_never_imports_django_or_the_app() -> None:
+    for path in sorted((ROOT / "dedup").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                )
+                for name in names:
+                    assert not name.startswith(("django", "searchapp", "celery")), (
+                        f"{path.relative_to(ROOT)}:{node.lineno} imports {name}"
+                    )
+
+
+def test_the_file_readers_never_import_django() -> None:
+    for path in sorted((ROOT / "searchapp" / "readers").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                names = (
+                    [a.name for a in node.names]
+                    if isinstance(node, ast.Import)
+                    else [node.module or ""]
+                )
+                for name in names:
+                    assert not name.startswith("django"), f"{path.relative_to(ROOT)} imports {name}"
+                    if name.startswith("searchapp"):
+                        assert name.startswith("searchapp.readers"), (
+                            f"{path.relative_to(ROOT)} imports {name}"
+                        )
+
+
+def _circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iteratively)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    circles: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    circles.append(sorted(component))
+    return circles
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    assert _circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_circle(modules: dict[str, Module]) -> None:
+    graph = {name: _edges(module) for name, module in modules.items()}
+    assert _circles(graph) == []
+
+
+def test_a_function_local_import_says_why(modules: dict[str, Module]) -> None:
+    unexplained = []
+    for module in modules.values():
+        lines = module.path.read_text().splitlines()
+        for line_no, _target in module.local_imports:
+            # A comment on the import's line, the line above it, or opening its block.
+            window = lines[max(0, line_no - 3) : line_no]
+            if not any("#" in line for line in window):
+                unexplained.append(f"{module.path.relative_to(ROOT)}:{line_no}")
+    assert not unexplained, "function-local imports without a comment:\n" + "\n".join(
+        sorted(set(unexplained))
+    )
+
+
+def test_no_module_of_the_app_grows_past_one_readers_reach() -> None:
+    long = []
+    for path in sorted((ROOT / "searchapp").rglob("*.py")):
+        rel = str(path.relative_to(ROOT))
+        if "migrations" in path.parts or rel in SINGLE_ALGORITHM_MODULES:
+            continue
+        count = len(path.read_text().splitlines())
+        if count > MAX_LINES:
+            long.append(f"{rel}: {count} lines")
+    assert not long, "\n".join(long)
+    for rel in SINGLE_ALGORITHM_MODULES:
+        assert "one algorithm" in (ROOT / rel).read_text()[:3000], rel
