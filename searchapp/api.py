@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, NinjaAPI, Path, Query, Schema
 
@@ -21,6 +20,7 @@ except ImportError:  # pragma: no cover - depends on the installed django-ninja
 
 
 from searchapp import grouping_params as gp
+from searchapp.access import may_search
 from searchapp.converters import MAX_ID
 from searchapp.grouping_params import GroupMethod, Method
 from searchapp.models import Document
@@ -221,10 +221,6 @@ class DocumentParams(Schema):
     )
 
 
-def _login_required(request: HttpRequest) -> bool:
-    return bool(settings.SEARCH_REQUIRE_LOGIN) and not request.user.is_authenticated
-
-
 def _hit(hit: Hit) -> dict[str, object]:
     return {
         "id": hit.id,
@@ -305,7 +301,7 @@ def _unprocessable(field: str, message: str) -> Status:
     description="404 when `corpus` names no corpus; 422 for a parameter out of range.",
 )
 def search(request: HttpRequest, params: Query[SearchParams]) -> Status:
-    if _login_required(request):
+    if not may_search(request.user):
         return Status(401, {"detail": "Log in to search."})
     try:
         page = search_grouped(
@@ -349,7 +345,7 @@ def document(
     params: Query[DocumentParams],
     document_id: int = Path(..., ge=1, le=MAX_ID),
 ) -> Status:
-    if _login_required(request):
+    if not may_search(request.user):
         return Status(401, {"detail": "Log in to read documents."})
     method, threshold = params.method, params.threshold
     try:

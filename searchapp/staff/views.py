@@ -8,21 +8,18 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Iterator
-from functools import wraps
+from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
-from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from searchapp.access import staff_required
 from searchapp.grouping_params import METHODS, REPRESENTATIVE_RULES
 from searchapp.models import Document, Job
 from searchapp.selectors import reports
@@ -35,20 +32,6 @@ from searchapp.staff.forms import (
     RepresentativeRuleForm,
     UploadForm,
 )
-
-
-def staff_required(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
-    """Login page for anonymous visitors, 403 for users who are not staff."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
-        if not (request.user.is_active and request.user.is_staff):
-            raise PermissionDenied("Only staff can use this page.")
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 def _method(request: HttpRequest) -> str:
