@@ -18,6 +18,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.text import slugify
 
 from searchapp.selectors.search import Hit, SearchPage
+from searchapp.serializers import search_page_data
 
 __all__ = ["CSV_COLUMNS", "csv_cell", "export_filename", "search_csv", "search_json"]
 
@@ -77,9 +78,7 @@ def search_csv(page: SearchPage, *, document_url: Callable[[int], str]) -> str:
 
 def search_json(page: SearchPage) -> str:
     """The API's ``/api/search`` answer (its OpenAPI schema ``SearchOut``) for the whole list."""
-    from searchapp.api import _search_out
-
-    return json.dumps(_search_out(page), cls=DjangoJSONEncoder, ensure_ascii=False, indent=1)
+    return json.dumps(search_page_data(page), cls=DjangoJSONEncoder, ensure_ascii=False, indent=1)
 
 
 def export_filename(query: str, extension: str) -> str:
