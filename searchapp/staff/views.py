@@ -20,6 +20,7 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from searchapp.access import staff_required
+from searchapp.csv_safety import csv_cell
 from searchapp.grouping_params import METHODS, REPRESENTATIVE_RULES
 from searchapp.models import Document, Job
 from searchapp.selectors import reports
@@ -234,16 +235,6 @@ def report(request: HttpRequest) -> HttpResponse:
     )
 
 
-# Cells a spreadsheet would run as a formula start with one of these: prefixed with a quote.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_safe(value: Any) -> Any:
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
-
-
 class _Echo:
     def write(self, value: str) -> str:
         return value
@@ -291,7 +282,7 @@ def report_csv(request: HttpRequest) -> StreamingHttpResponse:
     def lines() -> Iterator[str]:
         yield writer.writerow(_EXPORT_COLUMNS)
         for row in _export_rows(method):
-            yield writer.writerow([csv_safe(v) for v in row])
+            yield writer.writerow([csv_cell(v) for v in row])
 
     response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="duplicates-{method}.csv"'
