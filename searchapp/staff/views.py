@@ -25,6 +25,7 @@ from searchapp.grouping_params import METHODS, REPRESENTATIVE_RULES
 from searchapp.models import Document, Job
 from searchapp.selectors import reports
 from searchapp.selectors.dedup_settings import settings_in_force
+from searchapp.selectors.documents import explain_pair
 from searchapp.services import decisions as decision_services
 from searchapp.services import settings_change, uploads
 from searchapp.staff.forms import (
@@ -328,8 +329,6 @@ def report_json(request: HttpRequest) -> StreamingHttpResponse:
 @staff_required
 @require_GET
 def pair(request: HttpRequest, a: int, b: int) -> HttpResponse:
-    from searchapp.selectors.documents import explain_pair
-
     if a == b:
         raise Http404("Compare two different documents.")
     method = _method(request)
