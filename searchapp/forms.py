@@ -14,12 +14,12 @@ from django import forms
 from django.conf import settings
 
 from searchapp.grouping_params import (
-    GROUP_METHODS,
+    GROUP_METHOD_CHOICES,
     LIMIT_MAX,
     LIMIT_MIN,
     MAX_DISTANCE_MAX,
     MAX_DISTANCE_MIN,
-    METHOD_LABELS,
+    METHOD_CHOICES,
     PAGE_MAX,
     QUERY_MAX_LENGTH,
     THRESHOLD_MAX,
@@ -30,8 +30,10 @@ from searchapp.grouping_params import (
 from searchapp.models import Corpus
 from searchapp.selectors.dedup_settings import default_max_distance, default_threshold
 
-# The bounds come from searchapp.grouping_params, the one owner every door shares.
-METHOD_CHOICES = [(method, METHOD_LABELS[method]) for method in GROUP_METHODS]
+__all__ = ["CompareForm", "DocumentMethodForm", "SearchForm"]
+
+# The methods, their labels and the bounds come from searchapp.grouping_params, the one owner
+# every door shares.
 SORT_CHOICES = [("relevance", "Relevance"), ("date", "Date (newest first)")]
 
 
@@ -74,7 +76,7 @@ class SearchForm(forms.Form):
         empty_label="All corpora",
     )
     group = forms.ChoiceField(
-        label="Fold near-duplicates with", choices=METHOD_CHOICES, required=False
+        label="Fold near-duplicates with", choices=GROUP_METHOD_CHOICES, required=False
     )
     threshold = forms.FloatField(
         label="Similarity threshold",
@@ -187,14 +189,14 @@ class CompareForm(SearchForm):
         del self.fields["topic"]
         group_field = self.fields["group"]
         assert isinstance(group_field, forms.ChoiceField)  # declared on SearchForm
-        # "none" on both sides would compare a list with itself.
-        group_field.choices = [c for c in METHOD_CHOICES if c[0] != "none"]
+        # The signature methods only: "none" on both sides would compare a list with itself.
+        group_field.choices = METHOD_CHOICES
 
 
 class DocumentMethodForm(forms.Form):
     """The document page's method and threshold (which near-duplicates to list)."""
 
-    method = forms.ChoiceField(label="Method", choices=METHOD_CHOICES[:2], required=False)
+    method = forms.ChoiceField(label="Method", choices=METHOD_CHOICES, required=False)
     threshold = forms.FloatField(
         label="Similarity threshold",
         required=False,
