@@ -32,8 +32,8 @@ from searchapp.selectors.dedup_settings import default_max_distance, default_thr
 
 __all__ = ["CompareForm", "DocumentMethodForm", "SearchForm"]
 
-# The methods, their labels and the bounds come from searchapp.grouping_params, the one owner
-# every door shares.
+# The sort orders are these pages' own; the methods, their labels and every bound come from
+# searchapp.grouping_params, the one owner every door shares.
 SORT_CHOICES = [("relevance", "Relevance"), ("date", "Date (newest first)")]
 
 
