@@ -20,6 +20,7 @@ from searchapp.models import Corpus, Document, DuplicateDecision, Job, JobChunk,
 from searchapp.selectors.reports import corpora_with_counts
 from searchapp.services import corpus_admin
 from searchapp.services.decisions import decision_record
+from searchapp.services.jobs import job_cancel
 
 admin.site.site_header = "Near-duplicate search administration"
 admin.site.site_title = "Near-duplicate search admin"
@@ -177,8 +178,6 @@ class JobAdmin(admin.ModelAdmin):
 
     @admin.action(description="Cancel the selected running jobs")
     def cancel_jobs(self, request: HttpRequest, queryset: QuerySet[Job]) -> None:
-        from searchapp.services.jobs import job_cancel
-
         cancelled = 0
         for job in queryset.exclude(
             state__in=[Job.State.DONE, Job.State.FAILED, Job.State.CANCELLED]

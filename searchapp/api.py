@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, NinjaAPI, Path, Query, Schema
 
@@ -21,19 +20,14 @@ except ImportError:  # pragma: no cover - depends on the installed django-ninja
 
 
 from searchapp import grouping_params as gp
+from searchapp.access import may_search
 from searchapp.converters import MAX_ID
 from searchapp.grouping_params import GroupMethod, Method
 from searchapp.models import Document
 from searchapp.search import SortOrder
 from searchapp.selectors.documents import document_detail
-from searchapp.selectors.search import (
-    MAX_QUERY_LENGTH,
-    Hit,
-    SearchPage,
-    SearchParameterError,
-    TopicFacet,
-    search_grouped,
-)
+from searchapp.selectors.search import MAX_QUERY_LENGTH, SearchParameterError, search_grouped
+from searchapp.serializers import search_page_data
 
 __all__ = ["api"]
 
@@ -221,77 +215,6 @@ class DocumentParams(Schema):
     )
 
 
-def _login_required(request: HttpRequest) -> bool:
-    return bool(settings.SEARCH_REQUIRE_LOGIN) and not request.user.is_authenticated
-
-
-def _hit(hit: Hit) -> dict[str, object]:
-    return {
-        "id": hit.id,
-        "external_id": hit.external_id,
-        "title": hit.title,
-        "url": hit.url,
-        "snippet": str(hit.snippet),
-        "score": hit.score,
-        "rank": hit.rank,
-        "date": hit.date,
-        "corpus": hit.corpus,
-        "host": hit.host,
-    }
-
-
-def _topics_out(facet: TopicFacet | None) -> dict[str, object]:
-    if facet is None:
-        return {"topics": None, "topic": None, "topics_ms": None}
-    return {
-        "topics": [
-            {
-                "label": t.label,
-                "size": t.size,
-                "n_groups": t.n_groups,
-                "other": t.other,
-                "member_ids": list(t.member_ids),
-            }
-            for t in facet.topics
-        ],
-        "topic": facet.selected,
-        "topics_ms": facet.topics_ms,
-    }
-
-
-def _search_out(page: SearchPage) -> dict[str, object]:
-    return {
-        **_topics_out(page.topics),
-        "query": page.query,
-        "total": page.total,
-        "total_matches": page.total_matches,
-        "took_ms": page.took_ms,
-        "grouping_ms": page.grouping_ms,
-        "group": page.group,
-        "threshold": page.threshold,
-        "max_distance": page.max_distance,
-        "n_groups": page.n_groups,
-        "n_folded": page.n_folded,
-        "page": page.page,
-        "num_pages": page.num_pages,
-        "per_page": page.per_page,
-        "limit": page.limit,
-        "pending": page.pending,
-        "message": page.message,
-        "sort": page.sort,
-        "corpus": page.corpus_id,
-        "suggestion": page.suggestion,
-        "groups": [
-            {
-                "representative": _hit(group.representative),
-                "members": [{**_hit(m.hit), "similarity": m.similarity} for m in group.members],
-                "representative_reason": group.reason,
-            }
-            for group in page.groups
-        ],
-    }
-
-
 def _unprocessable(field: str, message: str) -> Status:
     return Status(
         422, {"detail": [{"loc": ["query", field], "msg": message, "type": "value_error"}]}
@@ -305,7 +228,7 @@ def _unprocessable(field: str, message: str) -> Status:
     description="404 when `corpus` names no corpus; 422 for a parameter out of range.",
 )
 def search(request: HttpRequest, params: Query[SearchParams]) -> Status:
-    if _login_required(request):
+    if not may_search(request.user):
         return Status(401, {"detail": "Log in to search."})
     try:
         page = search_grouped(
@@ -326,7 +249,7 @@ def search(request: HttpRequest, params: Query[SearchParams]) -> Status:
         if exc.field == "corpus":  # a well-formed id of no corpus: a missing resource
             return Status(404, {"detail": f"Corpus {params.corpus} not found."})
         return _unprocessable(exc.field, exc.message)
-    return Status(200, _search_out(page))
+    return Status(200, search_page_data(page))
 
 
 def _duplicate(doc: Document, similarity: float) -> dict[str, object]:
@@ -349,7 +272,7 @@ def document(
     params: Query[DocumentParams],
     document_id: int = Path(..., ge=1, le=MAX_ID),
 ) -> Status:
-    if _login_required(request):
+    if not may_search(request.user):
         return Status(401, {"detail": "Log in to read documents."})
     method, threshold = params.method, params.threshold
     try:

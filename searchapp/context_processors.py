@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.http import HttpRequest
+
+from searchapp.access import may_search
 
 
 def search_access(request: HttpRequest) -> dict[str, bool]:
@@ -13,8 +14,4 @@ def search_access(request: HttpRequest) -> dict[str, bool]:
     pages); those must not poll the status fragment, whose answer would be a redirect to the
     login page that htmx would swap into the page.
     """
-    user = getattr(request, "user", None)
-    return {
-        "can_search": not settings.SEARCH_REQUIRE_LOGIN
-        or bool(user is not None and user.is_authenticated)
-    }
+    return {"can_search": may_search(getattr(request, "user", None))}

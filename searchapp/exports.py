@@ -1,10 +1,10 @@
 """A folded result list as a download: CSV for spreadsheets, JSON in the API's schema.
 
-Documents are untrusted and the CSV is meant to be opened in a spreadsheet, which runs a cell
-beginning with ``=``, ``+``, ``-`` or ``@`` as a formula (CSV injection): such text cells get a
-leading apostrophe, which spreadsheets show as text and do not evaluate. Nothing else is
-escaped: titles and URLs go out as stored, the snippet as plain text (its HTML highlighting
-removed and its entities decoded), so ``AT&T`` reads ``AT&T``, not ``AT&amp;T``.
+Documents are untrusted and the CSV is meant to be opened in a spreadsheet, so its text cells
+go through ``csv_safety.csv_cell`` (a cell a spreadsheet would run as a formula gets a leading
+apostrophe). Nothing else is escaped: titles and URLs go out as stored, the snippet as plain
+text (its HTML highlighting removed and its entities decoded), so ``AT&T`` reads ``AT&T``, not
+``AT&amp;T``.
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ from collections.abc import Callable, Iterator
 from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.text import slugify
 
+from searchapp.csv_safety import csv_cell
 from searchapp.selectors.search import Hit, SearchPage
+from searchapp.serializers import search_page_data
 
-__all__ = ["CSV_COLUMNS", "csv_cell", "export_filename", "search_csv", "search_json"]
+__all__ = ["CSV_COLUMNS", "export_filename", "search_csv", "search_json"]
 
 CSV_COLUMNS = [
     "group",
@@ -34,13 +36,6 @@ CSV_COLUMNS = [
     "score",
     "snippet",
 ]
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_cell(text: str) -> str:
-    """A text cell a spreadsheet shows as text (never evaluates as a formula)."""
-    return "'" + text if text.startswith(_FORMULA_START) else text
-
 
 def _rows(page: SearchPage, document_url: Callable[[int], str]) -> Iterator[list[object]]:
     def row(number: int, role: str, hit: Hit, similarity: float | None) -> list[object]:
@@ -77,9 +72,7 @@ def search_csv(page: SearchPage, *, document_url: Callable[[int], str]) -> str:
 
 def search_json(page: SearchPage) -> str:
     """The API's ``/api/search`` answer (its OpenAPI schema ``SearchOut``) for the whole list."""
-    from searchapp.api import _search_out
-
-    return json.dumps(_search_out(page), cls=DjangoJSONEncoder, ensure_ascii=False, indent=1)
+    return json.dumps(search_page_data(page), cls=DjangoJSONEncoder, ensure_ascii=False, indent=1)
 
 
 def export_filename(query: str, extension: str) -> str:

@@ -14,12 +14,12 @@ from django import forms
 from django.conf import settings
 
 from searchapp.grouping_params import (
-    GROUP_METHODS,
+    GROUP_METHOD_CHOICES,
     LIMIT_MAX,
     LIMIT_MIN,
     MAX_DISTANCE_MAX,
     MAX_DISTANCE_MIN,
-    METHOD_LABELS,
+    METHOD_CHOICES,
     PAGE_MAX,
     QUERY_MAX_LENGTH,
     THRESHOLD_MAX,
@@ -28,24 +28,13 @@ from searchapp.grouping_params import (
     TOPIC_MAX_LENGTH,
 )
 from searchapp.models import Corpus
+from searchapp.selectors.dedup_settings import default_max_distance, default_threshold
 
-# The bounds come from searchapp.grouping_params, the one owner every door shares.
-METHOD_CHOICES = [(method, METHOD_LABELS[method]) for method in GROUP_METHODS]
+__all__ = ["CompareForm", "DocumentMethodForm", "SearchForm"]
+
+# The sort orders are these pages' own; the methods, their labels and every bound come from
+# searchapp.grouping_params, the one owner every door shares.
 SORT_CHOICES = [("relevance", "Relevance"), ("date", "Date (newest first)")]
-
-
-def _default_threshold() -> float:
-    # Staff's threshold once its rebuild is active (else DEDUP_DEFAULT_THRESHOLD).
-    from searchapp.selectors.dedup_settings import default_threshold
-
-    return default_threshold()
-
-
-def _default_max_distance() -> int:
-    # Staff's SimHash distance once its rebuild is active (else 3).
-    from searchapp.selectors.dedup_settings import default_max_distance
-
-    return default_max_distance()
 
 
 def _mutable_copy(data: Mapping[str, Any]) -> MutableMapping[str, Any]:
@@ -87,7 +76,7 @@ class SearchForm(forms.Form):
         empty_label="All corpora",
     )
     group = forms.ChoiceField(
-        label="Fold near-duplicates with", choices=METHOD_CHOICES, required=False
+        label="Fold near-duplicates with", choices=GROUP_METHOD_CHOICES, required=False
     )
     threshold = forms.FloatField(
         label="Similarity threshold",
@@ -132,12 +121,12 @@ class SearchForm(forms.Form):
         # Unbound and bound-but-missing fields show the settings' defaults, read at request time.
         self.fields["group"].initial = settings.DEDUP_DEFAULT_METHOD
         self.fields["sort"].initial = "relevance"
-        self.fields["threshold"].initial = _default_threshold()
-        self.fields["max_distance"].initial = _default_max_distance()
-        limit_field = self.fields["limit"]
-        assert isinstance(limit_field, forms.IntegerField)  # declared above
-        limit_field.initial = settings.SEARCH_RESULT_LIMIT
-        limit_field.max_value = LIMIT_MAX
+        # The grouping settings in force: staff's threshold and SimHash distance once the
+        # rebuild that applies them is active, else DEDUP_DEFAULT_THRESHOLD and
+        # grouping_params.DEFAULT_MAX_DISTANCE.
+        self.fields["threshold"].initial = default_threshold()
+        self.fields["max_distance"].initial = default_max_distance()
+        self.fields["limit"].initial = settings.SEARCH_RESULT_LIMIT
         # A value missing from the query string means "the default", so the form re-renders it.
         if self.is_bound:
             merged = _mutable_copy(self.data)
@@ -200,14 +189,14 @@ class CompareForm(SearchForm):
         del self.fields["topic"]
         group_field = self.fields["group"]
         assert isinstance(group_field, forms.ChoiceField)  # declared on SearchForm
-        # "none" on both sides would compare a list with itself.
-        group_field.choices = [c for c in METHOD_CHOICES if c[0] != "none"]
+        # The signature methods only: "none" on both sides would compare a list with itself.
+        group_field.choices = METHOD_CHOICES
 
 
 class DocumentMethodForm(forms.Form):
     """The document page's method and threshold (which near-duplicates to list)."""
 
-    method = forms.ChoiceField(label="Method", choices=METHOD_CHOICES[:2], required=False)
+    method = forms.ChoiceField(label="Method", choices=METHOD_CHOICES, required=False)
     threshold = forms.FloatField(
         label="Similarity threshold",
         required=False,

@@ -35,11 +35,13 @@ __all__ = [
     "DEFAULT_THRESHOLD",
     "DEFAULT_TOPICS",
     "GROUP_METHODS",
+    "GROUP_METHOD_CHOICES",
     "LIMIT_MAX",
     "LIMIT_MIN",
     "MAX_DISTANCE_MAX",
     "MAX_DISTANCE_MIN",
     "METHODS",
+    "METHOD_CHOICES",
     "METHOD_EXPLANATIONS",
     "METHOD_LABELS",
     "NUM_PERM_MAX",
@@ -80,6 +82,12 @@ METHOD_LABELS: dict[str, str] = {
     "simhash": "SimHash",
     "none": "None (no folding)",
 }
+# (value, label) pairs for the doors' choice fields, in the order above: a signature method
+# (the document page, the staff settings) or a way to fold results (the search page).
+METHOD_CHOICES: tuple[tuple[str, str], ...] = tuple((m, METHOD_LABELS[m]) for m in METHODS)
+GROUP_METHOD_CHOICES: tuple[tuple[str, str], ...] = tuple(
+    (m, METHOD_LABELS[m]) for m in GROUP_METHODS
+)
 # One line each, shown next to the method choice on the search page.
 METHOD_EXPLANATIONS: dict[str, str] = {
     "minhash": (

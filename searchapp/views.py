@@ -7,12 +7,9 @@ so a cached fragment is never served as a whole page.
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.views import redirect_to_login
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import render
 from django.templatetags.static import static
@@ -21,28 +18,11 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_safe
 
 from searchapp import exports
+from searchapp.access import search_login_required
 from searchapp.forms import CompareForm, DocumentMethodForm, SearchForm
 from searchapp.models import Document
 from searchapp.selectors.documents import document_detail, explain_pair
 from searchapp.selectors.search import SearchParameterError, compare_search, search_grouped
-
-View = Callable[..., HttpResponse]
-
-
-def search_login_required(view: View) -> View:
-    """Send anonymous users to the login page when SEARCH_REQUIRE_LOGIN is on.
-
-    The setting is read on every request (not at import) so it can be switched per deployment
-    and per test.
-    """
-
-    @functools.wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if settings.SEARCH_REQUIRE_LOGIN and not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path())
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 def _is_htmx_fragment_request(request: HttpRequest) -> bool:

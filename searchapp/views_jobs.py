@@ -8,18 +8,16 @@ from the status fragment that background work is under way.
 
 from __future__ import annotations
 
-from django.contrib.admin.views.decorators import staff_member_required
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
+from searchapp.access import job_control_required, search_login_required, staff_required
 from searchapp.models import Job
 from searchapp.selectors.jobs import job_progress, pipeline_status
 from searchapp.services.jobs import job_cancel
-from searchapp.staff.views import staff_required
-from searchapp.views import search_login_required
 
 
 def _job_or_404(job_id: int) -> Job:
@@ -43,7 +41,7 @@ def pipeline_status_view(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-@staff_member_required
+@job_control_required
 def job_cancel_view(request: HttpRequest, job_id: int) -> HttpResponse:
     """Cancel a queued or running job; the active signature set stays as it was."""
     job = job_cancel(job=_job_or_404(job_id))

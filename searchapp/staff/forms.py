@@ -8,7 +8,9 @@ from django import forms
 
 from searchapp import grouping_params as gp
 from searchapp.converters import MAX_ID
-from searchapp.models import DedupSettings, DuplicateDecision
+from searchapp.models import DuplicateDecision
+
+__all__ = ["DecisionForm", "DedupSettingsForm", "RepresentativeRuleForm", "UploadForm"]
 
 SHINGLE_KINDS = [("word", "Words"), ("char", "Characters")]
 
@@ -32,7 +34,7 @@ class UploadForm(forms.Form):
 
 
 class DedupSettingsForm(forms.Form):
-    method = forms.ChoiceField(choices=DedupSettings.Method.choices)
+    method = forms.ChoiceField(choices=gp.METHOD_CHOICES)
     shingle_kind = forms.ChoiceField(label="Shingles", choices=SHINGLE_KINDS)
     # The same ranges the search form, the API and the signature sets accept (grouping_params),
     # so nothing staff save can make a plain search refuse its own default.

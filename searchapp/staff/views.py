@@ -8,25 +8,24 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Callable, Iterator
-from functools import wraps
+from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
-from django.http.response import HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from searchapp.access import staff_required
+from searchapp.csv_safety import csv_cell
 from searchapp.grouping_params import METHODS, REPRESENTATIVE_RULES
 from searchapp.models import Document, Job
 from searchapp.selectors import reports
 from searchapp.selectors.dedup_settings import settings_in_force
+from searchapp.selectors.documents import explain_pair
 from searchapp.services import decisions as decision_services
 from searchapp.services import settings_change, uploads
 from searchapp.staff.forms import (
@@ -35,20 +34,6 @@ from searchapp.staff.forms import (
     RepresentativeRuleForm,
     UploadForm,
 )
-
-
-def staff_required(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
-    """Login page for anonymous visitors, 403 for users who are not staff."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
-        if not request.user.is_authenticated:
-            return redirect_to_login(request.get_full_path(), settings.LOGIN_URL)
-        if not (request.user.is_active and request.user.is_staff):
-            raise PermissionDenied("Only staff can use this page.")
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 def _method(request: HttpRequest) -> str:
@@ -251,16 +236,6 @@ def report(request: HttpRequest) -> HttpResponse:
     )
 
 
-# Cells a spreadsheet would run as a formula start with one of these: prefixed with a quote.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
-
-def csv_safe(value: Any) -> Any:
-    if isinstance(value, str) and value.startswith(_FORMULA_START):
-        return "'" + value
-    return value
-
-
 class _Echo:
     def write(self, value: str) -> str:
         return value
@@ -308,7 +283,7 @@ def report_csv(request: HttpRequest) -> StreamingHttpResponse:
     def lines() -> Iterator[str]:
         yield writer.writerow(_EXPORT_COLUMNS)
         for row in _export_rows(method):
-            yield writer.writerow([csv_safe(v) for v in row])
+            yield writer.writerow([csv_cell(v) for v in row])
 
     response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="duplicates-{method}.csv"'
@@ -354,8 +329,6 @@ def report_json(request: HttpRequest) -> StreamingHttpResponse:
 @staff_required
 @require_GET
 def pair(request: HttpRequest, a: int, b: int) -> HttpResponse:
-    from searchapp.selectors.documents import explain_pair
-
     if a == b:
         raise Http404("Compare two different documents.")
     method = _method(request)

@@ -10,6 +10,9 @@ from django.conf import settings
 from django.http import QueryDict
 from django.shortcuts import resolve_url
 
+from searchapp import grouping_params as gp
+from searchapp.forms import SearchForm
+
 register = template.Library()
 
 # The header's "Log in" link brings the visitor back to the page they were on, unless its
@@ -43,8 +46,6 @@ def percent(value: float | None, digits: int = 0) -> str:
 @register.simple_tag
 def method_explanations() -> list[tuple[str, str, str]]:
     """(method, label, one-line explanation) for each way to fold, shown by the method choice."""
-    from searchapp import grouping_params as gp
-
     return [(m, gp.METHOD_LABELS[m], gp.METHOD_EXPLANATIONS[m]) for m in gp.GROUP_METHODS]
 
 
@@ -63,12 +64,10 @@ def _search_parameters(request: Any) -> QueryDict:
     Links on a results page are built from these only: an unknown parameter, a repeated one or
     an over-long value in the URL is not copied into every pagination and compare link.
     """
-    from searchapp.forms import QUERY_MAX_LENGTH, SearchForm
-
     params = QueryDict(mutable=True)
     for name in SearchForm.base_fields:
         value = request.GET.get(name)
-        if value is not None and len(value) <= QUERY_MAX_LENGTH:
+        if value is not None and len(value) <= gp.QUERY_MAX_LENGTH:
             params[name] = value
     return params
 
@@ -76,10 +75,8 @@ def _search_parameters(request: Any) -> QueryDict:
 @register.filter
 def short_query(value: str | None) -> str:
     """The query if it is short enough to be echoed into a link, else ""."""
-    from searchapp.forms import QUERY_MAX_LENGTH
-
     text = str(value or "")
-    return text if len(text) <= QUERY_MAX_LENGTH else ""
+    return text if len(text) <= gp.QUERY_MAX_LENGTH else ""
 
 
 @register.simple_tag(takes_context=True)

@@ -8,6 +8,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from searchapp.grouping_params import METHODS
 from searchapp.models import Document, Job
 from searchapp.selectors.signatures import active_signature_set
 from searchapp.services.jobs import job_cancel, signature_set_rebuild
@@ -21,7 +22,7 @@ class Command(BaseCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--method", choices=["minhash", "simhash", "all"], default="all")
+        parser.add_argument("--method", choices=[*METHODS, "all"], default="all")
         parser.add_argument(
             "--wait", action="store_true", help="follow the job(s) with a progress bar until done"
         )
@@ -51,7 +52,7 @@ class Command(BaseCommand):
             job = job_cancel(job=job)
             self.stdout.write(f"job #{job.pk}: {job.state}")
             return
-        methods = ["minhash", "simhash"] if options["method"] == "all" else [options["method"]]
+        methods = list(METHODS) if options["method"] == "all" else [options["method"]]
         if options["if_missing"]:
             methods = [m for m in methods if active_signature_set(m) is None]
             if not methods:
