@@ -1,16 +1,31 @@
-"""A folded search page as plain data: the one reading the JSON API and the JSON download share.
+"""A folded search page as data: the one reading the JSON API and the downloads share.
 
 ``search_page_data`` gives the dict the API returns for ``/api/search`` (validated there against
-its OpenAPI schema ``SearchOut``) and the JSON export writes for a whole result list, so the two
-can never drift apart. Values are JSON-ready except ``date``, a datetime, which both encoders
+its OpenAPI schema ``SearchOut``) and the JSON download writes for a whole result list, so the
+two can never drift apart. Values are JSON-ready except ``date``, a datetime, which both encoders
 (django-ninja's and ``DjangoJSONEncoder``) write as ISO 8601.
+
+``search_csv`` is the same list for spreadsheets. Documents are untrusted and the CSV is meant to
+be opened in a spreadsheet, so its text cells go through ``csv_safety.csv_cell`` (a cell a
+spreadsheet would run as a formula gets a leading apostrophe). Nothing else is escaped: titles
+and URLs go out as stored, the snippet as plain text (its HTML highlighting removed and its
+entities decoded), so ``AT&T`` reads ``AT&T``, not ``AT&amp;T``.
 """
 
 from __future__ import annotations
 
+import csv
+import io
+import json
+from collections.abc import Callable, Iterator
+
+from django.core.serializers.json import DjangoJSONEncoder
+from django.utils.text import slugify
+
+from searchapp.csv_safety import csv_cell
 from searchapp.selectors.search import Hit, SearchPage, TopicFacet
 
-__all__ = ["search_page_data"]
+__all__ = ["CSV_COLUMNS", "export_filename", "search_csv", "search_json", "search_page_data"]
 
 
 def _hit(hit: Hit) -> dict[str, object]:
@@ -80,3 +95,63 @@ def search_page_data(page: SearchPage) -> dict[str, object]:
             for group in page.groups
         ],
     }
+
+
+# --- downloads -------------------------------------------------------------------------------
+
+CSV_COLUMNS = [
+    "group",
+    "role",
+    "rank",
+    "similarity",
+    "id",
+    "external_id",
+    "title",
+    "url",
+    "document_url",
+    "score",
+    "snippet",
+]
+
+def _rows(page: SearchPage, document_url: Callable[[int], str]) -> Iterator[list[object]]:
+    def row(number: int, role: str, hit: Hit, similarity: float | None) -> list[object]:
+        return [
+            number,
+            role,
+            hit.rank,
+            "" if similarity is None else f"{similarity:.4f}",
+            hit.id,
+            csv_cell(hit.external_id),
+            csv_cell(hit.title),
+            csv_cell(hit.url),
+            document_url(hit.id),
+            f"{hit.score:.4f}",
+            csv_cell(hit.snippet_text),
+        ]
+
+    first = (page.page - 1) * page.per_page + 1
+    for number, group in enumerate(page.groups, start=first):
+        yield row(number, "representative", group.representative, None)
+        for member in group.members:
+            yield row(number, "similar", member.hit, member.similarity)
+
+
+def search_csv(page: SearchPage, *, document_url: Callable[[int], str]) -> str:
+    """One row per result, in rank order of the groups; similar results follow their group's
+    representative with their similarity to it."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(CSV_COLUMNS)
+    writer.writerows(_rows(page, document_url))
+    return out.getvalue()
+
+
+def search_json(page: SearchPage) -> str:
+    """The API's ``/api/search`` answer (its OpenAPI schema ``SearchOut``) for the whole list."""
+    return json.dumps(search_page_data(page), cls=DjangoJSONEncoder, ensure_ascii=False, indent=1)
+
+
+def export_filename(query: str, extension: str) -> str:
+    """``search-<query words>.<ext>``: ASCII, no path or quote characters, at most 60 long."""
+    stem = slugify(query)[:40].strip("-")
+    return f"search-{stem or 'results'}.{extension}"

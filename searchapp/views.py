@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_safe
 
-from searchapp import exports
+from searchapp import serializers
 from searchapp.access import search_login_required
 from searchapp.forms import CompareForm, DocumentMethodForm, SearchForm
 from searchapp.models import Document
@@ -120,16 +120,16 @@ def export_view(request: HttpRequest) -> HttpResponse:
     except SearchParameterError as error:
         return _export_error(f"{error.field}: {error.message}")
     if export_format == "csv":
-        body = exports.search_csv(
+        body = serializers.search_csv(
             page,
             document_url=lambda doc_id: request.build_absolute_uri(
                 reverse("document", args=[doc_id])
             ),
         )
     else:
-        body = exports.search_json(page)
+        body = serializers.search_json(page)
     response = HttpResponse(body, content_type=EXPORT_FORMATS[export_format])
-    filename = exports.export_filename(page.query, export_format)
+    filename = serializers.export_filename(page.query, export_format)
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     return response
 

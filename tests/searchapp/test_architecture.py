@@ -26,7 +26,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "searchapp.views_jobs",
             "searchapp.api",
             "searchapp.forms",
-            "searchapp.exports",
             "searchapp.templatetags",
             "searchapp.admin",
             "searchapp.staff",
