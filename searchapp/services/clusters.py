@@ -29,7 +29,7 @@ from django.db.models import Count, Min
 from django.utils import timezone
 
 from searchapp import publishing
-from searchapp.models import Cluster, ClusterMember, Job, SignatureSet
+from searchapp.models import Cluster, ClusterMember, Document, Job, SignatureSet
 from searchapp.services.clusters_incremental import clusters_add_documents
 from searchapp.services.clusters_recompute import clusters_recompute
 
@@ -65,11 +65,7 @@ def clusters_schedule(*, signature_set_id: int | None = None, countdown: int | N
     broker is back, so a recompute asked for during an outage is never lost.
     """
     if signature_set_id is None:
-        set_ids = list(
-            SignatureSet.objects.active().values_list(
-                "pk", flat=True
-            )
-        )
+        set_ids = list(SignatureSet.objects.active().values_list("pk", flat=True))
     else:
         set_ids = [signature_set_id]
     delay = settings.CLUSTERS_DEBOUNCE_SECONDS if countdown is None else countdown
@@ -176,9 +172,7 @@ def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
     if not ids:
         return
     bulk = _bulk_load_in_progress()
-    for signature_set in SignatureSet.objects.active().order_by(
-        "pk"
-    ):
+    for signature_set in SignatureSet.objects.active().order_by("pk"):
         if len(ids) > INCREMENTAL_MAX_DOCUMENTS or bulk or not _ever_clustered(signature_set):
             clusters_schedule(signature_set_id=signature_set.pk)
             continue
@@ -202,8 +196,6 @@ def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
 
 def _backlog_above(limit: int) -> bool:
     """More than ``limit`` documents wait to be signed."""
-    from searchapp.models import Document
-
     backlog = Document.objects.filter(needs_signature=True).values("pk")
     return backlog[limit : limit + 1].exists()
 
