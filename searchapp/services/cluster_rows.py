@@ -82,9 +82,7 @@ def signatures_load(
     ids_out: list[int] = []
     data: list[bytes | memoryview | None] = []
     fingerprints: list[int | None] = []
-    id_list = doc_ids.tolist()
-    for start in range(0, len(id_list), 2000):
-        part = id_list[start : start + 2000]
+    for part in id_batches(doc_ids):
         rows = Signature.objects.filter(
             signature_set=signature_set, document_id__in=part
         ).values_list("document_id", "data", "fingerprint")
