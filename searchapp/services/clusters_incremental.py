@@ -75,6 +75,7 @@ def clusters_add_documents(*, signature_set: SignatureSet, document_ids: Sequenc
 
 
 def _add_documents(signature_set: SignatureSet, new: np.ndarray) -> int:
+    """The update itself, in the caller's transaction, which holds the set's clusters."""
     cap = cluster_pairs.MAX_BUCKET  # read once: tests lower it to exercise large buckets
     # 1. The buckets the new documents share, with each bucket's first cap + (new documents in
     # it) ids: enough to find the new documents' partners and the documents they push out.
@@ -85,7 +86,8 @@ def _add_documents(signature_set: SignatureSet, new: np.ndarray) -> int:
     head_groups = bucket_groups(heads)
     head_new = np.isin(heads[:, 2], new)
 
-    # 2. Clusters to re-derive from their members.
+    # 2. Clusters to re-derive from their members: a re-signed member's (its old links are gone
+    # with its old signature) and a pushed-out document's.
     pushed = _pushed_out(heads, head_new, head_groups, cap)
     touched = memberships(signature_set, np.union1d(new, pushed))
     old_members = np.setdiff1d(members(touched)[:, 1], new)
