@@ -33,7 +33,7 @@ from searchapp.models import (
     Signature,
     SignatureSet,
 )
-from searchapp.services.clusters import clusters_recompute
+from searchapp.services.clusters_recompute import clusters_recompute
 from searchapp.services.signing import (
     SIGN_BATCH_SIZE,
     documents_refresh_pending,

@@ -9,7 +9,7 @@ Rows written per document and set:
   block table (``dedup.block_keys``: by the pigeonhole argument of Manku et al. 2007 two
   fingerprints within ``max_distance`` share the key of at least one table). The database groups
   these by (band, key) to find corpus-wide clusters without loading the corpus
-  (``searchapp.services.clusters``). Empty documents get no band keys.
+  (``searchapp.services.clusters_recompute``). Empty documents get no band keys.
 
 Writes are idempotent upserts keyed on the unique constraints, so signing the same documents
 twice (a redelivered task, two workers racing on one chunk) leaves exactly one current row each.

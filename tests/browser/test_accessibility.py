@@ -24,7 +24,7 @@ def site(news_corpus, settings, tmp_path):  # type: ignore[no-untyped-def]
 
     from searchapp.models import Job
     from searchapp.selectors.signatures import active_signature_set
-    from searchapp.services.clusters import clusters_recompute
+    from searchapp.services.clusters_recompute import clusters_recompute
 
     settings.MEDIA_ROOT = tmp_path / "media"
     active = active_signature_set("minhash")

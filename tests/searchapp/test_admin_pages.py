@@ -13,7 +13,7 @@ from staff_testing import fast_password_hashing, staff_client, staff_user  # noq
 
 from searchapp.models import ClusterMember, Document, DuplicateDecision, Job, JobChunk, Signature
 from searchapp.selectors.reports import corpora_with_counts
-from searchapp.services.clusters import clusters_recompute
+from searchapp.services.clusters_recompute import clusters_recompute
 
 pytestmark = pytest.mark.django_db
 

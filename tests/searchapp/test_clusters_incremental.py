@@ -29,12 +29,10 @@ from searchapp.models import (
     Signature,
     SignatureSet,
 )
-from searchapp.services import clusters
-from searchapp.services.clusters import (
-    clusters_add_documents,
-    clusters_after_signing,
-    clusters_recompute,
-)
+from searchapp.services import cluster_pairs, clusters
+from searchapp.services.clusters import clusters_after_signing
+from searchapp.services.clusters_incremental import clusters_add_documents
+from searchapp.services.clusters_recompute import clusters_recompute
 from searchapp.services.signature_sets import signature_set_activate, signature_set_create
 from searchapp.services.signing import documents_sign
 
@@ -307,7 +305,7 @@ def test_any_arrival_order_ends_where_the_full_recompute_does(
     if max_bucket is not None:
         # Small caps make buckets "large", so the capped pairing and documents pushed out of a
         # bucket's first ids by a lower id arriving later are exercised on 60 documents.
-        monkeypatch.setattr(clusters, "MAX_BUCKET", max_bucket)
+        monkeypatch.setattr(cluster_pairs, "MAX_BUCKET", max_bucket)
     rng = random.Random(seed)
     corpus = make_corpus("property")
     docs = [
@@ -339,8 +337,8 @@ def test_edits_after_arrival_end_where_the_full_recompute_does(db, method: str) 
         documents_sign(signature_set=sset, document_ids=batch)
         clusters_add_documents(signature_set=sset, document_ids=batch)
     # Exactness for re-signed documents holds while no bucket exceeds MAX_BUCKET (see the
-    # module docstring of searchapp.services.clusters): true for this corpus.
-    assert _largest_bucket(sset) <= clusters.MAX_BUCKET
+    # module docstring of searchapp.services.clusters_incremental): true for this corpus.
+    assert _largest_bucket(sset) <= cluster_pairs.MAX_BUCKET
     for _ in range(5):
         edited = rng.sample(docs, rng.randint(1, 4))
         for doc in edited:
@@ -409,7 +407,7 @@ def _synthetic_corpus(rng: random.Random, n: int) -> list[tuple[int, list[int]]]
 def test_any_arrival_order_matches_the_recompute_for_any_bucket_layout(
     db, monkeypatch, max_bucket: int, seed: int
 ) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(clusters, "MAX_BUCKET", max_bucket)
+    monkeypatch.setattr(cluster_pairs, "MAX_BUCKET", max_bucket)
     rng = random.Random(seed)
     sset = _synthetic_set()
     corpus = _synthetic_corpus(rng, 60)
@@ -435,7 +433,7 @@ def test_re_signing_matches_the_recompute_for_any_bucket_layout(db, seed: int) -
     for i, doc in enumerate(docs):
         _store(sset, doc, *corpus[i])
     clusters_recompute(signature_set=sset)
-    assert _largest_bucket(sset) <= clusters.MAX_BUCKET
+    assert _largest_bucket(sset) <= cluster_pairs.MAX_BUCKET
     for _ in range(8):
         changed = rng.sample(range(len(docs)), rng.randint(1, 5))
         for i in changed:

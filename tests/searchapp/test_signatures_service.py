@@ -17,7 +17,7 @@ from searchapp.models import (
     SignatureSet,
 )
 from searchapp.selectors.signatures import active_signature_set, signatures_for_documents
-from searchapp.services.clusters import clusters_recompute
+from searchapp.services.clusters_recompute import clusters_recompute
 from searchapp.services.signature_sets import (
     signature_params_default,
     signature_set_build_inline,

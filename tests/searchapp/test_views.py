@@ -24,7 +24,7 @@ from django.urls import reverse
 
 from searchapp.models import Corpus, Document
 from searchapp.selectors.search import Hit, ResultGroup, SearchPage
-from searchapp.services.clusters import clusters_recompute
+from searchapp.services.clusters_recompute import clusters_recompute
 from searchapp.services.signature_sets import signature_set_build_inline
 
 pytestmark = pytest.mark.django_db

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandParser
 from tqdm import tqdm
 
 from searchapp.selectors.signatures import active_signature_sets
-from searchapp.services.clusters import clusters_recompute
+from searchapp.services.clusters_recompute import clusters_recompute
 from searchapp.services.signing import signatures_schedule_pending, signatures_sign_pending
 
 

@@ -1,0 +1,106 @@
+"""The full recompute of one set's corpus-wide clusters, computed by the database from band keys.
+
+1. Candidate buckets: per band, the buckets (``GROUP BY key HAVING COUNT(*) > 1``) of the set's
+   BandKey rows, streamed band by band (``cluster_rows.colliding_rows``).
+2. Candidate pairs inside each bucket by the rule of ``cluster_pairs`` (at most ``MAX_BUCKET``
+   partners per document in a large bucket).
+3. Verification by the stored signatures, loaded only for documents that appear in a candidate
+   pair and in batches: MinHash estimate >= the set's threshold, SimHash distance <= its
+   max_distance.
+4. Connected components by union-find (``dedup.group.clusters``); the representative is the
+   lowest document id (the first ingested copy), each member stores its estimated similarity to
+   it. The set's clusters are replaced in one transaction.
+
+It reads only colliding band keys, so its cost grows with the number of near-duplicates rather
+than with the corpus. It runs as a debounced job (``clusters.clusters_schedule``), after a
+rebuild activates a set, after deletes, and wherever the incremental update
+(``clusters_incremental``) does not apply.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from django.db import connection, transaction
+from django.utils import timezone
+
+from dedup.group import clusters as connected_components
+from searchapp.models import Cluster, ClusterMember, SignatureSet
+from searchapp.services.cluster_pairs import bucket_pairs, verified
+from searchapp.services.cluster_rows import colliding_rows, lock_clusters, signatures_load
+from searchapp.services.planner_stats import planner_stats_rows_added
+from searchapp.services.sql_rows import copy_rows, insert_rows
+
+__all__ = ["clusters_recompute"]
+
+# One member row to write: (representative, document, similarity to the representative).
+_MemberRow = tuple[int, int, float]
+
+
+def clusters_recompute(*, signature_set: SignatureSet) -> int:
+    """Replace the set's corpus-wide clusters; returns the number of clusters."""
+    pairs = _candidate_pairs(signature_set)
+    doc_ids, matrix = signatures_load(signature_set, np.unique(pairs))
+    edges = verified(signature_set, pairs, doc_ids, matrix)
+    components = connected_components(len(doc_ids), edges) if len(edges) else []
+    # Everything but the writes is computed before the transaction: on SQLite it holds the one
+    # write lock, and at a million documents (130k clusters) building model instances inside
+    # it kept other writers waiting past their timeout.
+    representatives = [int(doc_ids[c[0]]) for c in components]
+    member_rows: list[_MemberRow] = []
+    for component in components:
+        sims = matrix.similarities(np.full(len(component), component[0]), component)
+        rep = int(doc_ids[component[0]])
+        member_rows.extend(
+            (rep, int(doc_ids[i]), float(sim))
+            for i, sim in zip(component.tolist(), sims.tolist(), strict=True)
+        )
+    sizes = [len(component) for component in components]
+    _replace(signature_set, representatives, sizes, member_rows)
+    planner_stats_rows_added(Cluster._meta.db_table, len(components))
+    planner_stats_rows_added(ClusterMember._meta.db_table, len(member_rows))
+    return len(components)
+
+
+def _candidate_pairs(signature_set: SignatureSet) -> np.ndarray:
+    """The set's distinct candidate pairs (a < b), gathered band by band."""
+    found: list[np.ndarray] = []
+    for rows in colliding_rows(signature_set):
+        if len(rows) < 2:
+            continue
+        pairs = bucket_pairs(rows[:, 0], rows[:, 1])
+        if len(pairs):
+            found.append(np.unique(pairs, axis=0))
+    if not found:
+        return np.empty((0, 2), dtype=np.int64)
+    return np.unique(np.concatenate(found), axis=0)
+
+
+def _replace(
+    signature_set: SignatureSet,
+    representatives: list[int],
+    sizes: list[int],
+    member_rows: list[_MemberRow],
+) -> None:
+    """In one transaction, the set's clusters become these (one per representative)."""
+    cluster_table = connection.ops.quote_name(Cluster._meta.db_table)
+    member_table = connection.ops.quote_name(ClusterMember._meta.db_table)
+    with transaction.atomic(), connection.cursor() as cursor:
+        lock_clusters(signature_set)
+        for table in (member_table, cluster_table):
+            cursor.execute(f"DELETE FROM {table} WHERE signature_set_id = %s", [signature_set.pk])
+        now = connection.ops.adapt_datetimefield_value(timezone.now())
+        cluster_ids = insert_rows(
+            Cluster._meta.db_table,
+            ("signature_set_id", "representative_id", "size", "created_at"),
+            [
+                (signature_set.pk, rep, size, now)
+                for rep, size in zip(representatives, sizes, strict=True)
+            ],
+            match="representative_id",  # a representative heads one cluster of the set
+        )
+        cluster_of = dict(zip(representatives, cluster_ids, strict=True))
+        copy_rows(
+            ClusterMember._meta.db_table,
+            ("cluster_id", "signature_set_id", "document_id", "similarity"),
+            [(cluster_of[rep], signature_set.pk, doc, sim) for rep, doc, sim in member_rows],
+        )
