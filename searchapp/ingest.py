@@ -100,9 +100,6 @@ class RecordError:
         where = f"{self.source}:{self.line}" if self.line is not None else self.source
         return f"{where}: {self.reason}"
 
-    def as_dict(self) -> dict[str, object]:
-        return {"source": self.source, "line": self.line, "reason": self.reason}
-
 
 class IngestFileError(Exception):
     """The whole file is unusable; the message names the file and what is wrong."""

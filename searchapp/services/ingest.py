@@ -52,14 +52,6 @@ class IngestReport:
     def processed(self) -> int:
         return self.imported + len(self.skipped)
 
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "created": self.created,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "skipped": [error.as_dict() for error in self.skipped],
-        }
-
 
 class IngestWriteError(Exception):
     """A batch the database refused; the message names its records' file and lines."""
