@@ -199,8 +199,8 @@ def main() -> int:
     import redis
     from django.db import connection, connections
 
-    from searchapp.ingest import read_path
     from searchapp.models import Job, Signature
+    from searchapp.readers import read_path
     from searchapp.services.ingest import corpus_get_or_create, documents_ingest
 
     source = tmp / "corpus.jsonl"

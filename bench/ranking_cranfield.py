@@ -52,7 +52,7 @@ def _child(backend: str, data: Path, database_url: str, out: Path) -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from searchapp.ingest import read_path
+    from searchapp.readers import read_path
     from searchapp.search import get_backend, tantivy_backend
     from searchapp.search.text_index import analyze
     from searchapp.services.ingest import corpus_get_or_create, documents_ingest

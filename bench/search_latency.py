@@ -103,7 +103,7 @@ def main() -> None:
     from django.core.management import call_command
     from django.test import Client
 
-    from searchapp.ingest import read_path
+    from searchapp.readers import read_path
     from searchapp.services import ingest as ingest_service
     from searchapp.services.ingest import corpus_get_or_create, documents_ingest
     from searchapp.services.signature_sets import signature_set_build_inline

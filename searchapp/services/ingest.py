@@ -1,4 +1,4 @@
-"""Writes for ingest: records from searchapp.ingest become Document rows, batch by batch.
+"""Writes for ingest: records from searchapp.readers become Document rows, batch by batch.
 
 Every record is checked before it joins a batch, so one that cannot be stored is reported (with
 its file and line) and skipped instead of failing the batch around it. A corpus named by the
@@ -17,8 +17,8 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
-from searchapp.ingest import Record, RecordError, record_problem
 from searchapp.models import Corpus, Document
+from searchapp.readers import Record, RecordError, record_problem
 from searchapp.search.sync import IndexSession, search_index_session, search_index_sync
 from searchapp.services.planner_stats import planner_stats_rows_added
 from searchapp.services.search_index import search_index_changed_ids
@@ -47,14 +47,6 @@ class IngestReport:
     @property
     def processed(self) -> int:
         return self.imported + len(self.skipped)
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "created": self.created,
-            "updated": self.updated,
-            "unchanged": self.unchanged,
-            "skipped": [error.as_dict() for error in self.skipped],
-        }
 
 
 class IngestWriteError(Exception):

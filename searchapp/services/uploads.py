@@ -26,21 +26,10 @@ from django.utils import timezone
 
 from searchapp import publishing
 from searchapp.models import Job
+from searchapp.readers import ACCEPTED_SUFFIXES, IngestFileError, Record, read_upload
 
 logger = logging.getLogger(__name__)
 
-ALLOWED_SUFFIXES = (
-    ".jsonl",
-    ".ndjson",
-    ".json",
-    ".csv",
-    ".txt",
-    ".md",
-    ".markdown",
-    ".html",
-    ".htm",
-    ".zip",
-)
 # How often (in records read) the job's progress row is updated while reading.
 _PROGRESS_EVERY = 200
 _MAX_REPORTED_ERRORS = 200
@@ -71,10 +60,10 @@ def upload_store(
     """Check and store an uploaded file, create its import job, queue the import on commit."""
     display = _display_name(name)
     suffix = PurePath(display).suffix.lower()
-    if suffix not in ALLOWED_SUFFIXES:
+    if suffix not in ACCEPTED_SUFFIXES:
         raise UploadError(
             f"{display}: unsupported file type {suffix or '(none)'}; "
-            f"upload one of {', '.join(ALLOWED_SUFFIXES)}."
+            f"upload one of {', '.join(ACCEPTED_SUFFIXES)}."
         )
     limit = settings.UPLOAD_MAX_BYTES
     if size is not None and size > limit:
@@ -179,7 +168,6 @@ def _bad_records_message(name: str, errors: list[dict[str, Any]]) -> str:
 
 def upload_import(*, job: Job) -> Job:
     """Read, check and import the job's stored file; all or nothing. Returns the finished job."""
-    from searchapp.ingest import IngestFileError, Record, read_upload
     from searchapp.services.ingest import documents_ingest
 
     if job.is_finished:

@@ -9,6 +9,7 @@ from django import forms
 from searchapp import grouping_params as gp
 from searchapp.converters import MAX_ID
 from searchapp.models import DuplicateDecision
+from searchapp.readers import ACCEPTED_SUFFIXES
 
 __all__ = ["DecisionForm", "DedupSettingsForm", "RepresentativeRuleForm", "UploadForm"]
 
@@ -22,7 +23,7 @@ class UploadForm(forms.Form):
         allow_empty_file=True,
         help_text="JSON lines, CSV (id, title, text, url), .txt, .md, .html, or a .zip of those.",
         widget=forms.ClearableFileInput(
-            attrs={"accept": ".jsonl,.ndjson,.json,.csv,.txt,.md,.markdown,.html,.htm,.zip"}
+            attrs={"accept": ",".join(ACCEPTED_SUFFIXES)}
         ),
     )
     corpus = forms.CharField(label="Corpus", max_length=200, initial="uploads")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from searchapp.ingest import (
+from searchapp.readers import (
     MAX_COMPRESSION_RATIO,
     IngestFileError,
     Record,

@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import pytest
 
-from searchapp.ingest import IngestFileError, Record, RecordError
 from searchapp.models import Document
+from searchapp.readers import IngestFileError, Record, RecordError
 from searchapp.search import get_backend
 from searchapp.services import ingest as ingest_service
 from searchapp.services.ingest import corpus_get_or_create, documents_ingest

@@ -101,7 +101,7 @@ def test_ingested_documents_are_signed_in_the_background(workers, tmp_path: Path
             for i in range(30)
         )
     )
-    from searchapp.ingest import read_path
+    from searchapp.readers import read_path
     from searchapp.services.ingest import corpus_get_or_create, documents_ingest
 
     documents_ingest(corpus=corpus_get_or_create(name="pipeline"), records=read_path(source))

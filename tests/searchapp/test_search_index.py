@@ -20,8 +20,8 @@ from django.core.management import call_command
 from django.test import Client
 from factories import make_corpus, make_document
 
-from searchapp.ingest import Record
 from searchapp.models import Document, SearchIndexChange
+from searchapp.readers import Record
 from searchapp.search import get_backend, sync
 from searchapp.search.text_index import IndexedDocument, open_index
 from searchapp.services import search_index

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from searchapp.ingest import IngestFileError, read_path
+from searchapp.readers import IngestFileError, read_path
 from searchapp.services.ingest import IngestReport, IngestWriteError, documents_ingest
 
 

@@ -1,0 +1,199 @@
+"""Zip archives of files in any format of the table (a zip inside a zip is not read).
+
+Archives are untrusted (uploads): entries with absolute paths or ``..`` are rejected, symbolic
+link entries are skipped, and the total uncompressed size and each entry's compression ratio
+are capped so a zip bomb cannot exhaust memory or disk. Nothing is ever extracted to disk, and
+the bytes actually decompressed are counted, since a zip's headers can lie about sizes. A bad
+entry is reported and skipped; only a bomb or a lying header refuses the whole archive.
+"""
+
+from __future__ import annotations
+
+import io
+import posixpath
+import re
+import stat
+import zipfile
+import zlib
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, BinaryIO
+
+from searchapp.readers.documents import document_record, too_large
+from searchapp.readers.formats import DocumentFormat, format_for, unsupported
+from searchapp.readers.records import SYMLINK_SKIPPED, IngestFileError, Record, RecordError
+
+__all__ = [
+    "DEFAULT_MAX_UNCOMPRESSED",
+    "MAX_COMPRESSION_RATIO",
+    "MAX_ZIP_ENTRIES",
+    "read_zip",
+]
+
+# Real text compresses 3-10x; a ratio above this is a zip bomb, not a document.
+MAX_COMPRESSION_RATIO = 100
+MAX_ZIP_ENTRIES = 200_000
+DEFAULT_MAX_UNCOMPRESSED = 500 * 1024 * 1024
+
+
+def _unsafe_member(name: str) -> str | None:
+    normalised = name.replace("\\", "/")
+    if normalised.startswith("/") or re.match(r"^[A-Za-z]:", normalised):
+        return "absolute path rejected"
+    if ".." in normalised.split("/"):
+        return "path traversal ('..') rejected"
+    return None
+
+
+class _ArchiveRefused(IngestFileError):
+    """The whole archive is refused (a zip bomb, a lying header), not just one entry."""
+
+
+class _Budget:
+    """Counts bytes actually decompressed; headers can lie about sizes."""
+
+    def __init__(self, limit: int, archive: str) -> None:
+        self.limit = limit
+        self.used = 0
+        self.archive = archive
+
+    def charge(self, count: int) -> None:
+        self.used += count
+        if self.used > self.limit:
+            raise _ArchiveRefused(
+                f"{self.archive}: more than {self.limit:,} bytes uncompressed; "
+                "refusing (possible zip bomb)"
+            )
+
+    def read(self, stream: IO[bytes], declared: int, member: str) -> bytes:
+        # Read at most one byte past the declared size so a lying header is caught.
+        chunks: list[bytes] = []
+        remaining = declared + 1
+        while remaining > 0:
+            chunk = stream.read(min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+            self.charge(len(chunk))
+        data = b"".join(chunks)
+        if len(data) > declared:
+            raise _ArchiveRefused(
+                f"{self.archive}: {member} is larger than its header says; refusing"
+            )
+        return data
+
+
+class _MeteredEntry(io.RawIOBase):
+    """A zip entry read as a stream, every byte charged to the archive's budget."""
+
+    def __init__(self, stream: IO[bytes], budget: _Budget, declared: int, member: str) -> None:
+        super().__init__()
+        self._stream = stream
+        self._budget = budget
+        self._declared = declared
+        self._member = member
+        self._read = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: bytearray | memoryview) -> int:  # type: ignore[override]
+        count = self._stream.readinto(buffer)  # type: ignore[attr-defined]
+        self._budget.charge(count)
+        self._read += count
+        if self._read > self._declared:
+            raise _ArchiveRefused(
+                f"{self._budget.archive}: {self._member} is larger than its header says; refusing"
+            )
+        return count
+
+
+def _is_symlink_entry(info: zipfile.ZipInfo) -> bool:
+    # Unix zip tools keep the file mode, S_IFLNK included, in the high 16 bits.
+    return stat.S_ISLNK(info.external_attr >> 16)
+
+
+def read_zip(
+    fileobj: BinaryIO | str | Path, archive: str, max_uncompressed: int, limit: int
+) -> Iterator[Record | RecordError]:
+    """A record or a record error for every file in the archive, in the order of their names.
+
+    Raises IngestFileError when the archive is not a zip, holds too many entries or declares
+    (or, read, turns out to hold) more than ``max_uncompressed`` bytes.
+    """
+    try:
+        zf = zipfile.ZipFile(fileobj)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise IngestFileError(f"{archive}: not a readable zip archive ({exc})") from None
+    with zf:
+        infos = [info for info in zf.infolist() if not info.is_dir()]
+        if len(infos) > MAX_ZIP_ENTRIES:
+            raise IngestFileError(
+                f"{archive}: {len(infos):,} entries is more than the limit {MAX_ZIP_ENTRIES:,}"
+            )
+        declared_total = sum(info.file_size for info in infos)
+        if declared_total > max_uncompressed:
+            raise IngestFileError(
+                f"{archive}: {declared_total:,} bytes uncompressed "
+                f"is more than the limit {max_uncompressed:,}"
+            )
+        budget = _Budget(max_uncompressed, archive)
+        for info in sorted(infos, key=lambda i: i.filename):
+            yield from _read_entry(zf, info, archive, budget, limit)
+
+
+def _read_entry(
+    zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive: str, budget: _Budget, limit: int
+) -> Iterator[Record | RecordError]:
+    name = info.filename
+    source = f"{archive}!{name}"
+    problem = _unsafe_member(name)
+    if problem:
+        yield RecordError(source, None, problem)
+        return
+    if _is_symlink_entry(info):
+        yield RecordError(source, None, SYMLINK_SKIPPED)
+        return
+    suffix = posixpath.splitext(name)[1].lower()
+    fmt = format_for(suffix)
+    if fmt is None:
+        yield RecordError(source, None, unsupported(suffix))
+        return
+    if info.flag_bits & 0x1:
+        yield RecordError(source, None, "encrypted entry skipped")
+        return
+    if info.file_size > 1024 and info.file_size > MAX_COMPRESSION_RATIO * max(
+        info.compress_size, 1
+    ):
+        yield RecordError(
+            source,
+            None,
+            f"compression ratio above {MAX_COMPRESSION_RATIO}:1 rejected (possible zip bomb)",
+        )
+        return
+    unreadable = (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError)
+    if isinstance(fmt, DocumentFormat):
+        if info.file_size > limit:
+            yield RecordError(source, None, too_large(limit))
+            return
+        try:
+            with zf.open(info) as stream:
+                data = budget.read(stream, info.file_size, name)
+        except (*unreadable, zlib.error) as exc:
+            yield RecordError(source, None, f"unreadable entry ({exc})")
+            return
+        yield document_record(name, data, source, fmt.extract)
+        return
+    # A stream format is streamed, so an entry costs no more memory than its longest record.
+    try:
+        with zf.open(info) as raw:
+            yield from fmt.read(
+                io.BufferedReader(_MeteredEntry(raw, budget, info.file_size, name)), source, limit
+            )
+    except _ArchiveRefused:
+        raise
+    except IngestFileError as exc:  # a CSV entry's header: this entry is skipped, not the zip
+        yield RecordError(source, None, str(exc).removeprefix(f"{source}: "))
+    except (*unreadable, zlib.error) as exc:
+        yield RecordError(source, None, f"unreadable entry ({exc}); the rest of it is skipped")

@@ -1,0 +1,98 @@
+"""A folder of documents (``.txt``, ``.md``, ``.html``...): each file's id is its path relative
+to the folder; hidden files and folders (``.git``) are left out.
+
+Nothing outside the given folder is ever read: symbolic links are skipped, never followed, and
+every file and subfolder is opened relative to its parent folder's descriptor with
+``O_NOFOLLOW``, so a link swapped in during the walk is refused too.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import posixpath
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+from searchapp.readers.documents import read_document
+from searchapp.readers.formats import DocumentFormat, format_for, unsupported
+from searchapp.readers.records import SYMLINK_SKIPPED, IngestFileError, Record, RecordError
+
+__all__ = ["read_folder"]
+
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+# A FIFO swapped in for a file must not block the import; regular files ignore the flag.
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+
+
+def read_folder(root: Path, limit: int) -> Iterator[Record | RecordError]:
+    """A record or a record error for every file under ``root``.
+
+    Raises IngestFileError when ``root`` itself cannot be opened.
+    """
+    try:
+        root_fd = os.open(root, os.O_RDONLY | _DIRECTORY)
+    except OSError as exc:
+        raise IngestFileError(f"{root}: unreadable folder ({exc.strerror or exc})") from None
+    try:
+        yield from _walk(root_fd, root, PurePosixPath(), limit)
+    finally:
+        os.close(root_fd)
+
+
+def _walk(
+    dir_fd: int, folder: Path, rel: PurePosixPath, limit: int
+) -> Iterator[Record | RecordError]:
+    with os.scandir(dir_fd) as listing:
+        entries = sorted(listing, key=lambda entry: entry.name)
+    for entry in entries:
+        if entry.name.startswith("."):
+            continue  # hidden files and folders (.git, .DS_Store) are not documents
+        source = str(folder / entry.name)
+        if entry.is_symlink():
+            # Never followed, even when the target is inside the folder: it is then read
+            # under its own name anyway, and not resolving links leaves nothing to race.
+            yield RecordError(source, None, SYMLINK_SKIPPED)
+        elif entry.is_dir(follow_symlinks=False):
+            yield from _walk_subfolder(dir_fd, entry.name, folder, rel, limit)
+        elif not entry.is_file(follow_symlinks=False):
+            yield RecordError(source, None, "not a regular file; skipped")
+        else:
+            yield _folder_document(dir_fd, entry.name, rel, source, limit)
+
+
+def _walk_subfolder(
+    dir_fd: int, name: str, folder: Path, rel: PurePosixPath, limit: int
+) -> Iterator[Record | RecordError]:
+    try:
+        fd = os.open(name, os.O_RDONLY | _DIRECTORY | _NOFOLLOW, dir_fd=dir_fd)
+    except OSError as exc:
+        yield _open_error(str(folder / name), exc)
+        return
+    try:
+        yield from _walk(fd, folder / name, rel / name, limit)
+    finally:
+        os.close(fd)
+
+
+def _folder_document(
+    dir_fd: int, name: str, rel: PurePosixPath, source: str, limit: int
+) -> Record | RecordError:
+    suffix = posixpath.splitext(name)[1].lower()
+    fmt = format_for(suffix)
+    if not isinstance(fmt, DocumentFormat):
+        return RecordError(source, None, unsupported(suffix))
+    try:
+        fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK, dir_fd=dir_fd)
+    except OSError as exc:
+        return _open_error(source, exc)
+    with os.fdopen(fd, "rb") as handle:
+        return read_document(handle, (rel / name).as_posix(), source, limit, fmt.extract)
+
+
+def _open_error(source: str, exc: OSError) -> RecordError:
+    # O_NOFOLLOW fails with ELOOP (ENOTDIR for a folder) when the entry became a link.
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+        return RecordError(source, None, SYMLINK_SKIPPED)
+    return RecordError(source, None, f"unreadable: {exc.strerror or exc}")

@@ -1,0 +1,218 @@
+"""What a reader yields, and the checks every record passes before it leaves a reader.
+
+A record that cannot be used becomes a :class:`RecordError` naming the file and line, and the
+reader carries on; a file that cannot be read at all raises :class:`IngestFileError`. A record
+is checked before it leaves the reader (:func:`record_problem`), so one that no database can
+store (a lone surrogate from a JSON ``\\ud800`` escape, say) is reported here and never reaches,
+or rolls back, a batch. Every reader builds its records with :func:`make_record`, so these
+checks are written once whatever the format.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+__all__ = [
+    "DATE_FORMATS_HELP",
+    "DEFAULT_MAX_RECORD_BYTES",
+    "DISCARD_PIECE",
+    "MAX_ID_CHARS",
+    "MAX_TEXT_CHARS",
+    "MAX_TITLE_CHARS",
+    "MAX_URL_CHARS",
+    "SYMLINK_SKIPPED",
+    "IngestFileError",
+    "Record",
+    "RecordError",
+    "make_record",
+    "parse_date",
+    "record_problem",
+]
+
+MAX_ID_CHARS = 255
+MAX_TITLE_CHARS = 1000
+MAX_URL_CHARS = 2000
+# Longer texts are refused: nothing a person reads in a result list is that long, and one such
+# document would dominate memory while a batch is signed and indexed.
+MAX_TEXT_CHARS = 2_000_000
+# The longest JSON line, CSV row or single document read. MAX_TEXT_CHARS of text written with
+# JSON's \uXXXX escapes (json.dumps' default) takes 12 MB, so 16 MiB leaves room for the rest.
+DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024
+# The rest of an over-long line is read and dropped in pieces of this size.
+DISCARD_PIECE = 64 * 1024
+
+# Said of a link in a folder and of a link entry in a zip alike.
+SYMLINK_SKIPPED = "symbolic link skipped (links are never followed)"
+
+
+@dataclass(frozen=True)
+class Record:
+    external_id: str
+    title: str
+    text: str
+    url: str
+    source: str
+    line: int | None = None
+    date: datetime | None = None  # timezone-aware (UTC when the source gave no zone)
+
+
+@dataclass(frozen=True)
+class RecordError:
+    source: str
+    line: int | None
+    reason: str
+
+    def __str__(self) -> str:
+        where = f"{self.source}:{self.line}" if self.line is not None else self.source
+        return f"{where}: {self.reason}"
+
+
+class IngestFileError(Exception):
+    """The whole file is unusable; the message names the file and what is wrong."""
+
+
+def _clean(value: str) -> str:
+    # PostgreSQL text cannot hold NUL, and a NUL is never meaningful in a document.
+    return value.replace("\x00", "")
+
+
+# JSON may spell half of a surrogate pair on its own ("\ud800"); such a string is not Unicode,
+# cannot be encoded as UTF-8 and makes the database driver fail the whole batch.
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _field_problem(name: str, value: object) -> str | None:
+    if not isinstance(value, str):
+        return f"invalid {name!r} (a string is required, not {type(value).__name__})"
+    if "\x00" in value:
+        return f"{name!r} holds a NUL character, which the database cannot store"
+    if value.isascii():  # no surrogate can be there; spares the search over long texts
+        return None
+    found = _LONE_SURROGATE.search(value)
+    if found:
+        return (
+            f"{name!r} holds a lone surrogate (\\u{ord(found.group()):04x} at character "
+            f"{found.start() + 1}), which is not valid Unicode and cannot be stored"
+        )
+    return None
+
+
+def record_problem(record: Record) -> str | None:
+    """Why ``record`` cannot be stored, or None when it can.
+
+    The readers yield only records that pass; the write service asks again, per record and
+    before any write, for records built elsewhere, so one bad record never fails a batch.
+    """
+    fields = {
+        "id": record.external_id,
+        "title": record.title,
+        "text": record.text,
+        "url": record.url,
+    }
+    for name, value in fields.items():
+        problem = _field_problem(name, value)
+        if problem:
+            return problem
+    if not record.external_id.strip():
+        return "empty 'id'"
+    if len(record.external_id) > MAX_ID_CHARS:
+        return f"'id' is longer than {MAX_ID_CHARS} characters"
+    if not record.text.strip():
+        return f"empty 'text' for id {record.external_id!r}"
+    if len(record.text) > MAX_TEXT_CHARS:
+        return f"'text' is longer than {MAX_TEXT_CHARS:,} characters"
+    if len(record.title) > MAX_TITLE_CHARS:
+        return f"'title' is longer than {MAX_TITLE_CHARS} characters"
+    if len(record.url) > MAX_URL_CHARS:
+        return f"'url' is longer than {MAX_URL_CHARS} characters"
+    if record.date is not None and record.date.tzinfo is None:
+        # The index stores seconds since the epoch: a date must say which zone it is in.
+        return "'date' has no time zone"
+    return None
+
+
+# Reuters-21578's own spelling, "26-FEB-1987 15:01:01.79", besides ISO 8601.
+_DATE_FORMATS = ("%d-%b-%Y %H:%M:%S.%f", "%d-%b-%Y %H:%M:%S", "%d-%b-%Y")
+DATE_FORMATS_HELP = "ISO 8601 (2024-05-01 or 2024-05-01T14:30:00+02:00) or 26-FEB-1987 15:01:01"
+
+
+def parse_date(value: str) -> datetime | None:
+    """A record's ``date``: ISO 8601 or Reuters' ``DD-MON-YYYY HH:MM:SS.ff``; None if neither.
+
+    A date without a time zone is taken as UTC (the sources at hand give none and mean UTC or
+    do not say); the result is always timezone-aware.
+    """
+    text = value.strip()
+    parsed: datetime | None = None
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+    except ValueError:
+        for pattern in _DATE_FORMATS:
+            try:
+                parsed = datetime.strptime(text, pattern)
+                break
+            except ValueError:
+                continue
+    if parsed is None:
+        return None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+
+
+def _record_date(value: object) -> datetime | str | None:
+    """The parsed date, None when absent or empty, or the reason it cannot be read."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if not isinstance(value, str):
+        return f"invalid 'date' (a string is required, not {type(value).__name__})"
+    parsed = parse_date(value)
+    if parsed is None:
+        shown = value if len(value) <= 40 else value[:40] + "…"
+        return f"unreadable 'date' {shown!r} (expected {DATE_FORMATS_HELP})"
+    return parsed
+
+
+def make_record(
+    *,
+    raw_id: object,
+    title: object,
+    text: object,
+    url: object,
+    source: str,
+    line: int | None,
+    date: object = None,
+) -> Record | RecordError:
+    """The record for one set of fields as a reader found them, or the reason there is none.
+
+    The fields are taken as found (JSON gives any type) so that the type checks, the clean-up
+    and :func:`record_problem` are the same for every format.
+    """
+    if raw_id is None or isinstance(raw_id, bool) or not isinstance(raw_id, int | str):
+        return RecordError(
+            source, line, "missing or invalid 'id' (a string or an integer is required)"
+        )
+    if not isinstance(text, str):
+        return RecordError(source, line, "missing or invalid 'text' (a string is required)")
+    if title is None:
+        title = ""
+    if not isinstance(title, str):
+        return RecordError(source, line, "invalid 'title' (a string is required)")
+    if url is None:
+        url = ""
+    if not isinstance(url, str):
+        return RecordError(source, line, "invalid 'url' (a string is required)")
+    when = _record_date(date)
+    if isinstance(when, str):
+        return RecordError(source, line, when)
+    record = Record(
+        external_id=_clean(str(raw_id)).strip(),
+        title=" ".join(_clean(title).split())[:MAX_TITLE_CHARS],
+        text=_clean(text),
+        url=_clean(url).strip(),
+        source=source,
+        line=line,
+        date=when,
+    )
+    problem = record_problem(record)
+    return RecordError(source, line, problem) if problem else record
