@@ -26,14 +26,8 @@ from searchapp.grouping_params import GroupMethod, Method
 from searchapp.models import Document
 from searchapp.search import SortOrder
 from searchapp.selectors.documents import document_detail
-from searchapp.selectors.search import (
-    MAX_QUERY_LENGTH,
-    Hit,
-    SearchPage,
-    SearchParameterError,
-    TopicFacet,
-    search_grouped,
-)
+from searchapp.selectors.search import MAX_QUERY_LENGTH, SearchParameterError, search_grouped
+from searchapp.selectors.search_results import Hit, SearchPage, TopicFacet
 
 __all__ = ["api"]
 

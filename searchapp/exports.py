@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.text import slugify
 
-from searchapp.selectors.search import Hit, SearchPage
+from searchapp.selectors.search_results import Hit, SearchPage
 
 __all__ = ["CSV_COLUMNS", "csv_cell", "export_filename", "search_csv", "search_json"]
 
