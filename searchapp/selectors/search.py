@@ -1,36 +1,25 @@
-"""Reads for the search pages and the API: ranked hits folded into near-duplicate groups.
+"""The search entry points of the pages, the API and the exports: check, search, fold, page.
 
-Query flow (a fixed number of queries whatever the number of hits): the full-text backend
-returns the top ``limit`` hit ids with snippets → one query loads those documents → one query
-the active signature set → one query the hits' stored signatures → one query the staff
-decisions among the hits and the representative rule → ``dedup.group_ranked`` (MinHash) or
-``group_ranked_simhash``, which compare every pair of hits exactly on their signatures (no
-banding: nothing within the threshold is missed).
-
-The representative of a group follows the staff's rule (``grouping_params.REPRESENTATIVE_RULES``):
-hits are tried as representatives in that rule's order, so every member is within the threshold
-of the representative shown, and each group says why its representative was picked.
-Nothing is shingled at query time: a hit without a stored signature (ingested a moment ago) is
-shown on its own and counted in ``pending``.
+A search costs one full-text query and a fixed number of database queries whatever the number
+of hits: the backend returns the top ``limit`` hit ids with snippets → one query loads those
+documents (corpus name and ingestion time joined in) → the fold (selectors/folding.py: the
+active signature set, the hits' stored signatures, the staff decisions). Pages are cut after
+folding, over groups, so a group never straddles two pages; compare reuses one search and one
+fold for both of its lists.
 """
 
 from __future__ import annotations
 
 import math
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
 
-import numpy as np
 from django.conf import settings
-from django.db import connection
 
-from dedup import group_ranked, group_ranked_simhash
 from searchapp import grouping_params as gp
-from searchapp import signature_codec
-from searchapp.models import Corpus, DedupSettings, Document, DuplicateDecision
+from searchapp.models import Corpus, Document
 from searchapp.search import SORT_ORDERS, BackendResult, SortOrder, get_backend
+from searchapp.selectors.folding import FoldedGroup, fold_hits, unfolded
 from searchapp.selectors.search_results import (
     Comparison,
     Hit,
@@ -39,12 +28,6 @@ from searchapp.selectors.search_results import (
     SearchPage,
     TopicEntry,
     TopicFacet,
-)
-from searchapp.selectors.signatures import (
-    active_signature_set,
-    default_max_distance,
-    default_threshold,
-    signatures_for_documents,
 )
 from searchapp.topics import TopicDoc, topic_clusters
 
@@ -95,7 +78,7 @@ def _check_params(
     limit = gp.check_int(limit, field="limit", minimum=gp.LIMIT_MIN, maximum=gp.LIMIT_MAX)
     page = gp.check_int(page, field="page", minimum=1, maximum=gp.PAGE_MAX)
     per_page = gp.check_int(per_page, field="per_page", minimum=1, maximum=gp.PER_PAGE_MAX)
-    # A missing threshold / distance is resolved in _fold from the active set (staff's choice,
+    # A missing threshold / distance is resolved in fold_hits from the active set (staff's choice,
     # in force once its rebuild activated), read in the query that loads the set anyway.
     if group != "minhash":
         threshold = None
@@ -107,15 +90,11 @@ def _check_params(
 # --- grouping --------------------------------------------------------------------------------
 
 
-# (representative position, [(member position, similarity)], why the representative)
-_FoldedGroup = tuple[int, list[tuple[int, float]], str]
-
-
 @dataclass(frozen=True)
 class _Folded:
     result: BackendResult
     hits: list[Hit]
-    groups: list[_FoldedGroup]
+    groups: list[FoldedGroup]
     pending: int
     threshold: float | None
     max_distance: int | None
@@ -156,144 +135,6 @@ def _load_hits(result: BackendResult) -> list[Hit]:
     return hits
 
 
-def _decision_pairs(
-    ids: list[int],
-) -> tuple[list[tuple[int, int]], list[tuple[int, int]], set[int], str]:
-    """Forbid pairs, force pairs (positions), the positions staff preferred in a "same as", and
-    the representative rule in force."""
-    position = {doc_id: i for i, doc_id in enumerate(ids)}
-    forbid: list[tuple[int, int]] = []
-    force: list[tuple[int, int]] = []
-    preferred: set[int] = set()
-    rule = gp.REPRESENTATIVE_RULE_DEFAULT
-    table = DuplicateDecision._meta.db_table
-    settings_table = DedupSettings._meta.db_table
-    marks = ", ".join(["%s"] * len(ids))
-    # Raw SQL: the ORM spends longer compiling two 100-item IN lists than the database runs it.
-    # The settings row rides along (its rule in the verdict column) to save a round trip.
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT doc_a_id, doc_b_id, verdict, preferred_id FROM {table} "
-            f"WHERE doc_a_id IN ({marks}) AND doc_b_id IN ({marks}) "
-            f"UNION ALL SELECT NULL, NULL, representative_rule, NULL FROM {settings_table} "
-            "WHERE id = 1",
-            [*ids, *ids],
-        )
-        rows = cursor.fetchall()
-    for a, b, verdict, chosen in rows:
-        if a is None:
-            if verdict in gp.REPRESENTATIVE_RULES:
-                rule = verdict
-            continue
-        pair = (position[a], position[b])
-        if verdict == DuplicateDecision.Verdict.NOT_DUPLICATE:
-            forbid.append(pair)
-        elif verdict == DuplicateDecision.Verdict.SAME_AS:
-            force.append(pair)
-            if chosen in position:
-                preferred.add(position[chosen])
-    return forbid, force, preferred, rule
-
-
-def _preference(
-    hits: list[Hit], rule: str, preferred: set[int]
-) -> tuple[list[int], Callable[[int, list[int], bool], str]]:
-    """The order hits are tried as representatives under ``rule``, and the sentence saying why a
-    representative was picked (given its position, its members' positions, whether a "same as"
-    decision merged the group)."""
-    n = len(hits)
-    if rule == "url":
-        order = sorted(range(n), key=lambda i: (not hits[i].url, i))
-    elif rule == "earliest":
-        far = datetime.max.replace(tzinfo=UTC)
-        order = sorted(range(n), key=lambda i: (hits[i].added or far, i))
-    elif rule == "staff":
-        order = sorted(range(n), key=lambda i: (i not in preferred, i))
-    else:
-        order = list(range(n))
-
-    def reason(rep: int, members: list[int], decided: bool) -> str:
-        best = rep < min(members)
-        if rule == "url" and hits[rep].url:
-            text = "Has a URL" + (" and is the best-ranked" if best else "; ranked lower")
-        elif rule == "earliest" and (added := hits[rep].added) is not None:
-            when = added.strftime("%Y-%m-%d %H:%M")
-            text = f"Added first ({when} UTC)" + ("" if best else "; ranked lower")
-        elif rule == "staff" and rep in preferred:
-            text = "Chosen by staff in a “same as” decision"
-        else:
-            text = {
-                "url": "Best-ranked; none of the group has a URL",
-                "staff": "Best-ranked; staff chose none of the group",
-            }.get(rule, "Best-ranked of the group")
-        if decided:
-            text += "; grouped with others by a staff “same as” decision"
-        return text + "."
-
-    return order, reason
-
-
-def _fold(
-    hits: list[Hit], method: str, threshold: float | None, max_distance: int | None
-) -> tuple[list[_FoldedGroup], int, float | None, int | None]:
-    """Groups over hit positions, hits without a signature, the threshold and distance used."""
-    n = len(hits)
-    singletons: list[_FoldedGroup] = [(i, [], "") for i in range(n)]
-    if method == "none":
-        return singletons, 0, None, None
-    signature_set = active_signature_set(method)
-    if method == "minhash" and threshold is None:
-        threshold = default_threshold(signature_set)
-    if method == "simhash" and max_distance is None:
-        max_distance = default_max_distance(signature_set)
-    if n == 0:
-        return singletons, 0, threshold, max_distance
-    if signature_set is None:
-        return singletons, n, threshold, max_distance
-    ids = [h.id for h in hits]
-    stored = signatures_for_documents(signature_set=signature_set, document_ids=ids)
-    pending = sum(1 for doc_id in ids if doc_id not in stored)
-    valid = np.array(
-        [doc_id in stored and not stored[doc_id].is_empty for doc_id in ids], dtype=bool
-    )
-    if valid.sum() < 2:
-        return singletons, pending, threshold, max_distance
-    forbid, force, preferred, rule = _decision_pairs(ids)
-    prefer, reason = _preference(hits, rule, preferred)
-    positions = np.flatnonzero(valid)
-    decoded = signature_codec.decode_rows(signature_set, [stored[ids[i]] for i in positions])
-    if method == "minhash":
-        assert threshold is not None  # resolved from the active set above
-        groups = group_ranked(
-            decoded.padded(n, positions),
-            threshold=threshold,
-            valid=valid,
-            forbid=forbid,
-            force=force,
-            prefer=prefer,
-        )
-    else:
-        assert max_distance is not None
-        groups = group_ranked_simhash(
-            decoded.padded(n, positions),
-            max_distance=max_distance,
-            valid=valid,
-            forbid=forbid,
-            force=force,
-            prefer=prefer,
-        )
-    # Groups come ordered by their best-ranked member: the page keeps the ranking's order.
-    folded: list[_FoldedGroup] = [
-        (
-            g.representative,
-            [(int(m), float(s)) for m, s in zip(g.members, g.similarities, strict=True)],
-            reason(g.representative, list(g.members), g.decided) if g.members else "",
-        )
-        for g in groups
-    ]
-    return folded, pending, threshold, max_distance
-
-
 def _search_and_fold(
     *,
     query: str,
@@ -308,7 +149,7 @@ def _search_and_fold(
     result = get_backend().search(query, limit=limit, corpus_id=corpus_id, sort=sort)
     hits = _load_hits(result)
     grouping_started = time.perf_counter()
-    groups, pending, threshold, max_distance = _fold(hits, group, threshold, max_distance)
+    groups, pending, threshold, max_distance = fold_hits(hits, group, threshold, max_distance)
     finished = time.perf_counter()
     return _Folded(
         result=result,
@@ -327,7 +168,7 @@ def _page(
     *,
     query: str,
     group: str,
-    groups: list[_FoldedGroup],
+    groups: list[FoldedGroup],
     page: int,
     per_page: int,
     limit: int,
@@ -381,7 +222,7 @@ class _Topics:
 
 def _topics(
     hits: list[Hit],
-    groups: list[_FoldedGroup],
+    groups: list[FoldedGroup],
     *,
     query: str,
     selected: str | None,
@@ -596,12 +437,11 @@ def compare_search(
         limit=limit,
         corpus_id=corpus_id,
     )
-    singletons: list[_FoldedGroup] = [(i, [], "") for i in range(len(folded.hits))]
     ungrouped = _page(
         folded,
         query=query,
         group="none",
-        groups=singletons,
+        groups=unfolded(len(folded.hits)),
         page=1,
         per_page=per_page,
         limit=limit,
