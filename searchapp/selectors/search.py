@@ -26,10 +26,8 @@ from searchapp.selectors.search_results import (
     Member,
     ResultGroup,
     SearchPage,
-    TopicEntry,
-    TopicFacet,
 )
-from searchapp.topics import TopicDoc, topic_clusters
+from searchapp.selectors.topic_facet import check_topic_params, topic_facet
 
 __all__ = [
     "MAX_QUERY_LENGTH",
@@ -211,76 +209,6 @@ def _page(
     )
 
 
-# --- topics ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Topics:
-    facet: TopicFacet
-    group_topic: list[int]  # per group (index into folded.groups): its topic's index
-
-
-def _topics(
-    hits: list[Hit],
-    groups: list[FoldedGroup],
-    *,
-    query: str,
-    selected: str | None,
-    max_topics: int,
-) -> _Topics:
-    """Topic clusters of the groups' representatives; a group's members follow it.
-
-    Clustering one representative per group keeps five syndicated copies of a story from
-    making a topic of their own (folding already shows them as one), and costs less. The text
-    is what the page already holds (title and snippet): no query per hit.
-    """
-    started = time.perf_counter()
-    docs = [
-        TopicDoc(id=index, title=hits[rep].title, text=hits[rep].snippet_text)
-        for index, (rep, _members, _why) in enumerate(groups)
-    ]
-    clusters = topic_clusters(docs, query=query, max_topics=max_topics)
-    group_topic = [0] * len(groups)
-    wanted = selected.casefold() if selected else None
-    entries: list[TopicEntry] = []
-    for t, topic in enumerate(clusters):
-        positions: list[int] = []
-        for index in topic.member_ids:
-            assert isinstance(index, int)
-            group_topic[index] = t
-            rep, members, _why = groups[index]
-            positions.append(rep)
-            positions.extend(pos for pos, _sim in members)
-        entries.append(
-            TopicEntry(
-                label=topic.label,
-                size=len(positions),
-                n_groups=topic.size,
-                member_ids=tuple(hits[pos].id for pos in sorted(positions)),
-                other=topic.other,
-                selected=wanted is not None and topic.label.casefold() == wanted,
-            )
-        )
-    chosen = next((e.label for e in entries if e.selected), None)
-    facet = TopicFacet(
-        topics=entries,
-        selected=chosen,
-        missing=selected if selected and chosen is None else None,
-        topics_ms=round((time.perf_counter() - started) * 1000.0, 3),
-    )
-    return _Topics(facet=facet, group_topic=group_topic)
-
-
-def _check_topics(topic: str | None, max_topics: int | None) -> tuple[str | None, int]:
-    topic = gp.check_topic(topic)
-    if max_topics is None:
-        max_topics = settings.SEARCH_MAX_TOPICS
-    max_topics = gp.check_int(
-        max_topics, field="max_topics", minimum=gp.TOPICS_MIN, maximum=gp.TOPICS_MAX
-    )
-    return topic, max_topics
-
-
 def _filtered_page(
     folded: _Folded,
     *,
@@ -294,7 +222,7 @@ def _filtered_page(
     max_topics: int,
 ) -> SearchPage:
     """One page of groups with the topic facet; only the selected topic's groups if one is."""
-    topics = _topics(
+    topics = topic_facet(
         folded.hits, folded.groups, query=query, selected=topic, max_topics=max_topics
     )
     facet = topics.facet
@@ -350,7 +278,7 @@ def search_grouped(
     """
     _check_query(query)
     checked_sort = _check_sort_and_corpus(sort, corpus_id)
-    topic, max_topics = _check_topics(topic, max_topics)
+    topic, max_topics = check_topic_params(topic, max_topics)
     group, threshold, max_distance, limit, page, per_page = _check_params(
         group or settings.DEDUP_DEFAULT_METHOD,
         threshold,
@@ -453,7 +381,7 @@ def compare_search(
         for pos, _sim in members:
             group_of[pos] = index
     top10 = range(min(10, len(folded.hits)))
-    topics = _topics(
+    topics = topic_facet(
         folded.hits,
         folded.groups,
         query=query,
