@@ -1,32 +1,24 @@
 """The search entry points of the pages, the API and the exports: check, search, fold, page.
 
-A search costs one full-text query and a fixed number of database queries whatever the number
-of hits: the backend returns the top ``limit`` hit ids with snippets → one query loads those
-documents (corpus name and ingestion time joined in) → the fold (selectors/folding.py: the
-active signature set, the hits' stored signatures, the staff decisions). Pages are cut after
-folding, over groups, so a group never straddles two pages; compare reuses one search and one
-fold for both of its lists.
+Every door ends up here, so the parameters are checked here whatever a door checked before: a
+value out of range is one SearchParameterError naming its field. The search and the fold are
+selectors/folded_hits.py; pages are cut after folding, over groups, so a group never straddles
+two pages, and compare cuts its grouped and ungrouped lists from one search and one fold.
 """
 
 from __future__ import annotations
 
 import math
-import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from django.conf import settings
 
 from searchapp import grouping_params as gp
-from searchapp.models import Corpus, Document
-from searchapp.search import SORT_ORDERS, BackendResult, SortOrder, get_backend
-from searchapp.selectors.folding import FoldedGroup, fold_hits, unfolded
-from searchapp.selectors.search_results import (
-    Comparison,
-    Hit,
-    Member,
-    ResultGroup,
-    SearchPage,
-)
+from searchapp.models import Corpus
+from searchapp.search import SORT_ORDERS, SortOrder
+from searchapp.selectors.folded_hits import FoldedHits, search_and_fold
+from searchapp.selectors.folding import FoldedGroup, unfolded
+from searchapp.selectors.search_results import Comparison, Member, ResultGroup, SearchPage
 from searchapp.selectors.topic_facet import check_topic_params, topic_facet
 
 __all__ = [
@@ -85,84 +77,11 @@ def _check_params(
     return group, threshold, max_distance, limit, page, per_page
 
 
-# --- grouping --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Folded:
-    result: BackendResult
-    hits: list[Hit]
-    groups: list[FoldedGroup]
-    pending: int
-    threshold: float | None
-    max_distance: int | None
-    took_ms: float
-    grouping_ms: float
-
-
-def _load_hits(result: BackendResult) -> list[Hit]:
-    ids = [h.document_id for h in result.hits]
-    # Plain tuples: model instances for 100 rows cost more than the query itself. The corpus
-    # name comes by a join in the same query (no query per hit), and the time each document was
-    # added with it, for the "earliest" representative rule.
-    docs = {
-        row[0]: row
-        for row in Document.objects.filter(id__in=ids).values_list(
-            "id", "external_id", "title", "url", "date", "corpus__name", "created_at"
-        )
-    }
-    hits: list[Hit] = []
-    for backend_hit in result.hits:
-        row = docs.get(backend_hit.document_id)
-        if row is None:  # deleted between the full-text query and this one
-            continue
-        hits.append(
-            Hit(
-                id=row[0],
-                external_id=row[1],
-                title=row[2],
-                url=row[3],
-                snippet=backend_hit.snippet_html,
-                score=backend_hit.score,
-                rank=len(hits) + 1,
-                date=row[4],
-                corpus=row[5],
-                added=row[6],
-            )
-        )
-    return hits
-
-
-def _search_and_fold(
-    *,
-    query: str,
-    group: str,
-    threshold: float | None,
-    max_distance: int | None,
-    limit: int,
-    corpus_id: int | None,
-    sort: SortOrder = "relevance",
-) -> _Folded:
-    started = time.perf_counter()
-    result = get_backend().search(query, limit=limit, corpus_id=corpus_id, sort=sort)
-    hits = _load_hits(result)
-    grouping_started = time.perf_counter()
-    groups, pending, threshold, max_distance = fold_hits(hits, group, threshold, max_distance)
-    finished = time.perf_counter()
-    return _Folded(
-        result=result,
-        hits=hits,
-        groups=groups,
-        pending=pending,
-        threshold=threshold,
-        max_distance=max_distance,
-        took_ms=(finished - started) * 1000.0,
-        grouping_ms=(finished - grouping_started) * 1000.0,
-    )
+# --- pages ------------------------------------------------------------------------------------
 
 
 def _page(
-    folded: _Folded,
+    folded: FoldedHits,
     *,
     query: str,
     group: str,
@@ -210,7 +129,7 @@ def _page(
 
 
 def _filtered_page(
-    folded: _Folded,
+    folded: FoldedHits,
     *,
     query: str,
     group: str,
@@ -287,7 +206,7 @@ def search_grouped(
         page,
         settings.SEARCH_GROUPS_PER_PAGE if per_page is None else per_page,
     )
-    folded = _search_and_fold(
+    folded = search_and_fold(
         query=query,
         group=group,
         threshold=threshold,
@@ -346,7 +265,7 @@ def compare_search(
         1,
         settings.SEARCH_GROUPS_PER_PAGE if per_page is None else per_page,
     )
-    folded = _search_and_fold(
+    folded = search_and_fold(
         query=query,
         group=group,
         threshold=threshold,
