@@ -23,7 +23,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.text import slugify
 
 from searchapp.csv_safety import csv_cell
-from searchapp.selectors.search import Hit, SearchPage, TopicFacet
+from searchapp.selectors.search_results import Hit, SearchPage, TopicFacet
 
 __all__ = ["CSV_COLUMNS", "export_filename", "search_csv", "search_json", "search_page_data"]
 

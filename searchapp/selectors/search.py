@@ -1,57 +1,29 @@
-"""Reads for the search pages and the API: ranked hits folded into near-duplicate groups.
+"""The search entry points of the pages, the API and the exports: check, search, fold, page.
 
-Query flow (a fixed number of queries whatever the number of hits): the full-text backend
-returns the top ``limit`` hit ids with snippets → one query loads those documents → one query
-the active signature set → one query the hits' stored signatures → one query the staff
-decisions among the hits and the representative rule → ``dedup.group_ranked`` (MinHash) or
-``group_ranked_simhash``, which compare every pair of hits exactly on their signatures (no
-banding: nothing within the threshold is missed).
-
-The representative of a group follows the staff's rule (``grouping_params.REPRESENTATIVE_RULES``):
-hits are tried as representatives in that rule's order, so every member is within the threshold
-of the representative shown, and each group says why its representative was picked.
-Nothing is shingled at query time: a hit without a stored signature (ingested a moment ago) is
-shown on its own and counted in ``pending``.
+Every door ends up here, so the parameters are checked here whatever a door checked before: a
+value out of range is one SearchParameterError naming its field. The search and the fold are
+selectors/folded_hits.py; pages are cut after folding, over groups, so a group never straddles
+two pages, and compare cuts its grouped and ungrouped lists from one search and one fold.
 """
 
 from __future__ import annotations
 
-import html
 import math
-import re
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
-from datetime import UTC, datetime
-from urllib.parse import urlsplit
+from dataclasses import replace
 
-import numpy as np
 from django.conf import settings
-from django.db import connection
-from django.utils.safestring import SafeString
 
-from dedup import group_ranked, group_ranked_simhash
 from searchapp import grouping_params as gp
-from searchapp import signature_codec
-from searchapp.models import Corpus, DedupSettings, Document, DuplicateDecision
-from searchapp.search import SORT_ORDERS, BackendResult, SortOrder, get_backend
-from searchapp.selectors.signatures import (
-    active_signature_set,
-    default_max_distance,
-    default_threshold,
-    signatures_for_documents,
-)
-from searchapp.topics import TopicDoc, topic_clusters
+from searchapp.models import Corpus
+from searchapp.search import SORT_ORDERS, SortOrder
+from searchapp.selectors.folded_hits import FoldedHits, search_and_fold
+from searchapp.selectors.folding import FoldedGroup, unfolded
+from searchapp.selectors.search_results import Comparison, Member, ResultGroup, SearchPage
+from searchapp.selectors.topic_facet import check_topic_params, topic_facet
 
 __all__ = [
-    "Comparison",
-    "Hit",
-    "Member",
-    "ResultGroup",
-    "SearchPage",
+    "MAX_QUERY_LENGTH",
     "SearchParameterError",
-    "TopicEntry",
-    "TopicFacet",
     "compare_search",
     "search_grouped",
 ]
@@ -60,129 +32,6 @@ __all__ = [
 SearchParameterError = gp.ParameterError
 # Longer queries are refused: nobody types more, and every page and response echoes the query.
 MAX_QUERY_LENGTH = gp.QUERY_MAX_LENGTH
-
-
-# The snippet is escaped text with <mark> tags around the matches (search/tantivy_backend.py):
-# removing the tags and decoding the entities gives back the text exactly.
-_TAG = re.compile(r"<[^>]*>")
-
-
-@dataclass(frozen=True)
-class Hit:
-    id: int
-    external_id: str
-    title: str
-    url: str
-    snippet: SafeString
-    score: float  # BM25, in either sort order
-    rank: int
-    date: datetime | None = None
-    corpus: str = ""  # the corpus's name
-    added: datetime | None = None  # when it was ingested (the "earliest" representative rule)
-
-    @property
-    def host(self) -> str:
-        """The web site the document came from ("" when its url is not an http(s) URL)."""
-        if not self.url.lower().startswith(("http://", "https://")):
-            return ""
-        try:
-            return urlsplit(self.url).hostname or ""
-        except ValueError:  # "http://[broken" and other unparsable addresses
-            return ""
-
-    @property
-    def snippet_text(self) -> str:
-        """The snippet as plain text: the backend's <mark> tags dropped, its escaping undone
-        (topics cluster it, the CSV export writes it)."""
-        return html.unescape(_TAG.sub("", str(self.snippet)))
-
-
-@dataclass(frozen=True)
-class Member:
-    hit: Hit
-    similarity: float
-
-
-@dataclass(frozen=True)
-class ResultGroup:
-    representative: Hit
-    members: list[Member]
-    reason: str = ""  # why this member represents the group (empty for a group of one)
-
-    @property
-    def size(self) -> int:
-        return 1 + len(self.members)
-
-
-@dataclass(frozen=True)
-class SearchPage:
-    query: str
-    group: str
-    threshold: float | None
-    max_distance: int | None
-    total: int  # hits folded (at most ``limit``)
-    total_matches: int  # every document matching the query
-    took_ms: float
-    grouping_ms: float
-    groups: list[ResultGroup]  # this page's groups
-    n_groups: int
-    n_folded: int
-    page: int
-    num_pages: int
-    per_page: int
-    limit: int
-    pending: int
-    message: str | None
-    sort: SortOrder = "relevance"  # the order applied (an old index falls back to relevance)
-    corpus_id: int | None = None  # the corpus searched (None: all)
-    suggestion: str | None = None  # "Did you mean …?": the query respelled, when a word is unknown
-    # The topic clusters of the hits, when asked for (``topics=True`` or a ``topic`` filter).
-    topics: TopicFacet | None = None
-
-    @property
-    def has_previous(self) -> bool:
-        return self.page > 1
-
-    @property
-    def has_next(self) -> bool:
-        return self.page < self.num_pages
-
-    @property
-    def folded_on_page(self) -> int:
-        """Results folded under this page's representatives (the "omitted" note counts them)."""
-        return sum(len(group.members) for group in self.groups)
-
-
-@dataclass(frozen=True)
-class TopicEntry:
-    """One topic of a result list: its label and the results (and groups) it holds."""
-
-    label: str
-    size: int  # results (hits), every member of its groups counted
-    n_groups: int
-    member_ids: tuple[int, ...]  # document ids, in rank order
-    other: bool  # the "Other topics" bucket
-    selected: bool
-
-
-@dataclass(frozen=True)
-class TopicFacet:
-    topics: list[TopicEntry]  # largest first, "Other topics" last
-    selected: str | None  # the label of the topic the page is filtered to
-    missing: str | None  # a requested topic that is not among these results
-    topics_ms: float  # time spent clustering and labelling
-
-
-@dataclass(frozen=True)
-class Comparison:
-    grouped: SearchPage
-    ungrouped: SearchPage
-    distinct_top10_grouped: int
-    distinct_top10_ungrouped: int
-    # Distinct topics (searchapp/topics.py) among the first 10 entries of each list; the
-    # "Other topics" bucket counts as one.
-    distinct_topics_top10_grouped: int | None = None
-    distinct_topics_top10_ungrouped: int | None = None
 
 
 # --- parameters ------------------------------------------------------------------------------
@@ -219,7 +68,7 @@ def _check_params(
     limit = gp.check_int(limit, field="limit", minimum=gp.LIMIT_MIN, maximum=gp.LIMIT_MAX)
     page = gp.check_int(page, field="page", minimum=1, maximum=gp.PAGE_MAX)
     per_page = gp.check_int(per_page, field="per_page", minimum=1, maximum=gp.PER_PAGE_MAX)
-    # A missing threshold / distance is resolved in _fold from the active set (staff's choice,
+    # A missing threshold / distance is resolved in fold_hits from the active set (staff's choice,
     # in force once its rebuild activated), read in the query that loads the set anyway.
     if group != "minhash":
         threshold = None
@@ -228,231 +77,15 @@ def _check_params(
     return group, threshold, max_distance, limit, page, per_page
 
 
-# --- grouping --------------------------------------------------------------------------------
-
-
-# (representative position, [(member position, similarity)], why the representative)
-_FoldedGroup = tuple[int, list[tuple[int, float]], str]
-
-
-@dataclass(frozen=True)
-class _Folded:
-    result: BackendResult
-    hits: list[Hit]
-    groups: list[_FoldedGroup]
-    pending: int
-    threshold: float | None
-    max_distance: int | None
-    took_ms: float
-    grouping_ms: float
-
-
-def _load_hits(result: BackendResult) -> list[Hit]:
-    ids = [h.document_id for h in result.hits]
-    # Plain tuples: model instances for 100 rows cost more than the query itself. The corpus
-    # name comes by a join in the same query (no query per hit), and the time each document was
-    # added with it, for the "earliest" representative rule.
-    docs = {
-        row[0]: row
-        for row in Document.objects.filter(id__in=ids).values_list(
-            "id", "external_id", "title", "url", "date", "corpus__name", "created_at"
-        )
-    }
-    hits: list[Hit] = []
-    for backend_hit in result.hits:
-        row = docs.get(backend_hit.document_id)
-        if row is None:  # deleted between the full-text query and this one
-            continue
-        hits.append(
-            Hit(
-                id=row[0],
-                external_id=row[1],
-                title=row[2],
-                url=row[3],
-                snippet=backend_hit.snippet_html,
-                score=backend_hit.score,
-                rank=len(hits) + 1,
-                date=row[4],
-                corpus=row[5],
-                added=row[6],
-            )
-        )
-    return hits
-
-
-def _decision_pairs(
-    ids: list[int],
-) -> tuple[list[tuple[int, int]], list[tuple[int, int]], set[int], str]:
-    """Forbid pairs, force pairs (positions), the positions staff preferred in a "same as", and
-    the representative rule in force."""
-    position = {doc_id: i for i, doc_id in enumerate(ids)}
-    forbid: list[tuple[int, int]] = []
-    force: list[tuple[int, int]] = []
-    preferred: set[int] = set()
-    rule = gp.REPRESENTATIVE_RULE_DEFAULT
-    table = DuplicateDecision._meta.db_table
-    settings_table = DedupSettings._meta.db_table
-    marks = ", ".join(["%s"] * len(ids))
-    # Raw SQL: the ORM spends longer compiling two 100-item IN lists than the database runs it.
-    # The settings row rides along (its rule in the verdict column) to save a round trip.
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT doc_a_id, doc_b_id, verdict, preferred_id FROM {table} "
-            f"WHERE doc_a_id IN ({marks}) AND doc_b_id IN ({marks}) "
-            f"UNION ALL SELECT NULL, NULL, representative_rule, NULL FROM {settings_table} "
-            "WHERE id = 1",
-            [*ids, *ids],
-        )
-        rows = cursor.fetchall()
-    for a, b, verdict, chosen in rows:
-        if a is None:
-            if verdict in gp.REPRESENTATIVE_RULES:
-                rule = verdict
-            continue
-        pair = (position[a], position[b])
-        if verdict == DuplicateDecision.Verdict.NOT_DUPLICATE:
-            forbid.append(pair)
-        elif verdict == DuplicateDecision.Verdict.SAME_AS:
-            force.append(pair)
-            if chosen in position:
-                preferred.add(position[chosen])
-    return forbid, force, preferred, rule
-
-
-def _preference(
-    hits: list[Hit], rule: str, preferred: set[int]
-) -> tuple[list[int], Callable[[int, list[int], bool], str]]:
-    """The order hits are tried as representatives under ``rule``, and the sentence saying why a
-    representative was picked (given its position, its members' positions, whether a "same as"
-    decision merged the group)."""
-    n = len(hits)
-    if rule == "url":
-        order = sorted(range(n), key=lambda i: (not hits[i].url, i))
-    elif rule == "earliest":
-        far = datetime.max.replace(tzinfo=UTC)
-        order = sorted(range(n), key=lambda i: (hits[i].added or far, i))
-    elif rule == "staff":
-        order = sorted(range(n), key=lambda i: (i not in preferred, i))
-    else:
-        order = list(range(n))
-
-    def reason(rep: int, members: list[int], decided: bool) -> str:
-        best = rep < min(members)
-        if rule == "url" and hits[rep].url:
-            text = "Has a URL" + (" and is the best-ranked" if best else "; ranked lower")
-        elif rule == "earliest" and (added := hits[rep].added) is not None:
-            when = added.strftime("%Y-%m-%d %H:%M")
-            text = f"Added first ({when} UTC)" + ("" if best else "; ranked lower")
-        elif rule == "staff" and rep in preferred:
-            text = "Chosen by staff in a “same as” decision"
-        else:
-            text = {
-                "url": "Best-ranked; none of the group has a URL",
-                "staff": "Best-ranked; staff chose none of the group",
-            }.get(rule, "Best-ranked of the group")
-        if decided:
-            text += "; grouped with others by a staff “same as” decision"
-        return text + "."
-
-    return order, reason
-
-
-def _fold(
-    hits: list[Hit], method: str, threshold: float | None, max_distance: int | None
-) -> tuple[list[_FoldedGroup], int, float | None, int | None]:
-    """Groups over hit positions, hits without a signature, the threshold and distance used."""
-    n = len(hits)
-    singletons: list[_FoldedGroup] = [(i, [], "") for i in range(n)]
-    if method == "none":
-        return singletons, 0, None, None
-    signature_set = active_signature_set(method)
-    if method == "minhash" and threshold is None:
-        threshold = default_threshold(signature_set)
-    if method == "simhash" and max_distance is None:
-        max_distance = default_max_distance(signature_set)
-    if n == 0:
-        return singletons, 0, threshold, max_distance
-    if signature_set is None:
-        return singletons, n, threshold, max_distance
-    ids = [h.id for h in hits]
-    stored = signatures_for_documents(signature_set=signature_set, document_ids=ids)
-    pending = sum(1 for doc_id in ids if doc_id not in stored)
-    valid = np.array(
-        [doc_id in stored and not stored[doc_id].is_empty for doc_id in ids], dtype=bool
-    )
-    if valid.sum() < 2:
-        return singletons, pending, threshold, max_distance
-    forbid, force, preferred, rule = _decision_pairs(ids)
-    prefer, reason = _preference(hits, rule, preferred)
-    positions = np.flatnonzero(valid)
-    decoded = signature_codec.decode_rows(signature_set, [stored[ids[i]] for i in positions])
-    if method == "minhash":
-        assert threshold is not None  # resolved from the active set above
-        groups = group_ranked(
-            decoded.padded(n, positions),
-            threshold=threshold,
-            valid=valid,
-            forbid=forbid,
-            force=force,
-            prefer=prefer,
-        )
-    else:
-        assert max_distance is not None
-        groups = group_ranked_simhash(
-            decoded.padded(n, positions),
-            max_distance=max_distance,
-            valid=valid,
-            forbid=forbid,
-            force=force,
-            prefer=prefer,
-        )
-    # Groups come ordered by their best-ranked member: the page keeps the ranking's order.
-    folded: list[_FoldedGroup] = [
-        (
-            g.representative,
-            [(int(m), float(s)) for m, s in zip(g.members, g.similarities, strict=True)],
-            reason(g.representative, list(g.members), g.decided) if g.members else "",
-        )
-        for g in groups
-    ]
-    return folded, pending, threshold, max_distance
-
-
-def _search_and_fold(
-    *,
-    query: str,
-    group: str,
-    threshold: float | None,
-    max_distance: int | None,
-    limit: int,
-    corpus_id: int | None,
-    sort: SortOrder = "relevance",
-) -> _Folded:
-    started = time.perf_counter()
-    result = get_backend().search(query, limit=limit, corpus_id=corpus_id, sort=sort)
-    hits = _load_hits(result)
-    grouping_started = time.perf_counter()
-    groups, pending, threshold, max_distance = _fold(hits, group, threshold, max_distance)
-    finished = time.perf_counter()
-    return _Folded(
-        result=result,
-        hits=hits,
-        groups=groups,
-        pending=pending,
-        threshold=threshold,
-        max_distance=max_distance,
-        took_ms=(finished - started) * 1000.0,
-        grouping_ms=(finished - grouping_started) * 1000.0,
-    )
+# --- pages ------------------------------------------------------------------------------------
 
 
 def _page(
-    folded: _Folded,
+    folded: FoldedHits,
     *,
     query: str,
     group: str,
-    threshold: float | None,
-    groups: list[_FoldedGroup],
+    groups: list[FoldedGroup],
     page: int,
     per_page: int,
     limit: int,
@@ -495,82 +128,11 @@ def _page(
     )
 
 
-# --- topics ----------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class _Topics:
-    facet: TopicFacet
-    group_topic: list[int]  # per group (index into folded.groups): its topic's index
-
-
-def _topics(
-    hits: list[Hit],
-    groups: list[_FoldedGroup],
-    *,
-    query: str,
-    selected: str | None,
-    max_topics: int,
-) -> _Topics:
-    """Topic clusters of the groups' representatives; a group's members follow it.
-
-    Clustering one representative per group keeps five syndicated copies of a story from
-    making a topic of their own (folding already shows them as one), and costs less. The text
-    is what the page already holds (title and snippet): no query per hit.
-    """
-    started = time.perf_counter()
-    docs = [
-        TopicDoc(id=index, title=hits[rep].title, text=hits[rep].snippet_text)
-        for index, (rep, _members, _why) in enumerate(groups)
-    ]
-    clusters = topic_clusters(docs, query=query, max_topics=max_topics)
-    group_topic = [0] * len(groups)
-    wanted = selected.casefold() if selected else None
-    entries: list[TopicEntry] = []
-    for t, topic in enumerate(clusters):
-        positions: list[int] = []
-        for index in topic.member_ids:
-            assert isinstance(index, int)
-            group_topic[index] = t
-            rep, members, _why = groups[index]
-            positions.append(rep)
-            positions.extend(pos for pos, _sim in members)
-        entries.append(
-            TopicEntry(
-                label=topic.label,
-                size=len(positions),
-                n_groups=topic.size,
-                member_ids=tuple(hits[pos].id for pos in sorted(positions)),
-                other=topic.other,
-                selected=wanted is not None and topic.label.casefold() == wanted,
-            )
-        )
-    chosen = next((e.label for e in entries if e.selected), None)
-    facet = TopicFacet(
-        topics=entries,
-        selected=chosen,
-        missing=selected if selected and chosen is None else None,
-        topics_ms=round((time.perf_counter() - started) * 1000.0, 3),
-    )
-    return _Topics(facet=facet, group_topic=group_topic)
-
-
-def _check_topics(topic: str | None, max_topics: int | None) -> tuple[str | None, int]:
-    topic = gp.check_topic(topic)
-    if max_topics is None:
-        max_topics = settings.SEARCH_MAX_TOPICS
-    max_topics = gp.check_int(
-        max_topics, field="max_topics", minimum=gp.TOPICS_MIN, maximum=gp.TOPICS_MAX
-    )
-    return topic, max_topics
-
-
 def _filtered_page(
-    folded: _Folded,
+    folded: FoldedHits,
     *,
     query: str,
     group: str,
-    threshold: float | None,
     page: int,
     per_page: int,
     limit: int,
@@ -579,7 +141,7 @@ def _filtered_page(
     max_topics: int,
 ) -> SearchPage:
     """One page of groups with the topic facet; only the selected topic's groups if one is."""
-    topics = _topics(
+    topics = topic_facet(
         folded.hits, folded.groups, query=query, selected=topic, max_topics=max_topics
     )
     facet = topics.facet
@@ -591,7 +153,6 @@ def _filtered_page(
         folded,
         query=query,
         group=group,
-        threshold=threshold,
         groups=groups,
         page=page,
         per_page=per_page,
@@ -636,7 +197,7 @@ def search_grouped(
     """
     _check_query(query)
     checked_sort = _check_sort_and_corpus(sort, corpus_id)
-    topic, max_topics = _check_topics(topic, max_topics)
+    topic, max_topics = check_topic_params(topic, max_topics)
     group, threshold, max_distance, limit, page, per_page = _check_params(
         group or settings.DEDUP_DEFAULT_METHOD,
         threshold,
@@ -645,7 +206,7 @@ def search_grouped(
         page,
         settings.SEARCH_GROUPS_PER_PAGE if per_page is None else per_page,
     )
-    folded = _search_and_fold(
+    folded = search_and_fold(
         query=query,
         group=group,
         threshold=threshold,
@@ -661,7 +222,6 @@ def search_grouped(
             folded,
             query=query,
             group=group,
-            threshold=threshold,
             page=page,
             per_page=per_page,
             limit=limit,
@@ -673,7 +233,6 @@ def search_grouped(
         folded,
         query=query,
         group=group,
-        threshold=threshold,
         groups=folded.groups,
         page=page,
         per_page=per_page,
@@ -706,7 +265,7 @@ def compare_search(
         1,
         settings.SEARCH_GROUPS_PER_PAGE if per_page is None else per_page,
     )
-    folded = _search_and_fold(
+    folded = search_and_fold(
         query=query,
         group=group,
         threshold=threshold,
@@ -719,20 +278,17 @@ def compare_search(
         folded,
         query=query,
         group=group,
-        threshold=threshold,
         groups=folded.groups,
         page=1,
         per_page=per_page,
         limit=limit,
         corpus_id=corpus_id,
     )
-    singletons: list[_FoldedGroup] = [(i, [], "") for i in range(len(folded.hits))]
     ungrouped = _page(
         folded,
         query=query,
         group="none",
-        threshold=None,
-        groups=singletons,
+        groups=unfolded(len(folded.hits)),
         page=1,
         per_page=per_page,
         limit=limit,
@@ -744,7 +300,7 @@ def compare_search(
         for pos, _sim in members:
             group_of[pos] = index
     top10 = range(min(10, len(folded.hits)))
-    topics = _topics(
+    topics = topic_facet(
         folded.hits,
         folded.groups,
         query=query,

@@ -23,7 +23,7 @@ from django.test import Client, RequestFactory, override_settings
 from django.urls import reverse
 
 from searchapp.models import Corpus, Document
-from searchapp.selectors.search import Hit, ResultGroup, SearchPage
+from searchapp.selectors.search_results import Hit, ResultGroup, SearchPage
 from searchapp.services.clusters_recompute import clusters_recompute
 from searchapp.services.signature_sets import signature_set_build_inline
 

@@ -1,0 +1,150 @@
+"""What a search hands to its doors (pages, API, exports): frozen values, no queries.
+
+Kept apart from the selectors that compute them so a door or a test can build, type or read a
+result without importing the folding (numpy, dedup) or the topic clustering (scikit-learn);
+frozen so a page computed once is read the same way by the template, the JSON and the CSV.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from urllib.parse import urlsplit
+
+from django.utils.safestring import SafeString
+
+from searchapp.search import SortOrder
+
+__all__ = [
+    "Comparison",
+    "Hit",
+    "Member",
+    "ResultGroup",
+    "SearchPage",
+    "TopicEntry",
+    "TopicFacet",
+]
+
+# The snippet is escaped text with <mark> tags around the matches (search/tantivy_backend.py):
+# removing the tags and decoding the entities gives back the text exactly.
+_TAG = re.compile(r"<[^>]*>")
+
+
+@dataclass(frozen=True)
+class Hit:
+    id: int
+    external_id: str
+    title: str
+    url: str
+    snippet: SafeString
+    score: float  # BM25, in either sort order
+    rank: int
+    date: datetime | None = None
+    corpus: str = ""  # the corpus's name
+    added: datetime | None = None  # when it was ingested (the "earliest" representative rule)
+
+    @property
+    def host(self) -> str:
+        """The web site the document came from ("" when its url is not an http(s) URL)."""
+        if not self.url.lower().startswith(("http://", "https://")):
+            return ""
+        try:
+            return urlsplit(self.url).hostname or ""
+        except ValueError:  # "http://[broken" and other unparsable addresses
+            return ""
+
+    @property
+    def snippet_text(self) -> str:
+        """The snippet as plain text: the backend's <mark> tags dropped, its escaping undone
+        (topics cluster it, the CSV export writes it)."""
+        return html.unescape(_TAG.sub("", str(self.snippet)))
+
+
+@dataclass(frozen=True)
+class Member:
+    hit: Hit
+    similarity: float
+
+
+@dataclass(frozen=True)
+class ResultGroup:
+    representative: Hit
+    members: list[Member]
+    reason: str = ""  # why this member represents the group (empty for a group of one)
+
+    @property
+    def size(self) -> int:
+        return 1 + len(self.members)
+
+
+@dataclass(frozen=True)
+class SearchPage:
+    query: str
+    group: str
+    threshold: float | None
+    max_distance: int | None
+    total: int  # hits folded (at most ``limit``)
+    total_matches: int  # every document matching the query
+    took_ms: float
+    grouping_ms: float
+    groups: list[ResultGroup]  # this page's groups
+    n_groups: int
+    n_folded: int
+    page: int
+    num_pages: int
+    per_page: int
+    limit: int
+    pending: int
+    message: str | None
+    sort: SortOrder = "relevance"  # the order applied (an old index falls back to relevance)
+    corpus_id: int | None = None  # the corpus searched (None: all)
+    suggestion: str | None = None  # "Did you mean …?": the query respelled, when a word is unknown
+    # The topic clusters of the hits, when asked for (``topics=True`` or a ``topic`` filter).
+    topics: TopicFacet | None = None
+
+    @property
+    def has_previous(self) -> bool:
+        return self.page > 1
+
+    @property
+    def has_next(self) -> bool:
+        return self.page < self.num_pages
+
+    @property
+    def folded_on_page(self) -> int:
+        """Results folded under this page's representatives (the "omitted" note counts them)."""
+        return sum(len(group.members) for group in self.groups)
+
+
+@dataclass(frozen=True)
+class TopicEntry:
+    """One topic of a result list: its label and the results (and groups) it holds."""
+
+    label: str
+    size: int  # results (hits), every member of its groups counted
+    n_groups: int
+    member_ids: tuple[int, ...]  # document ids, in rank order
+    other: bool  # the "Other topics" bucket
+    selected: bool
+
+
+@dataclass(frozen=True)
+class TopicFacet:
+    topics: list[TopicEntry]  # largest first, "Other topics" last
+    selected: str | None  # the label of the topic the page is filtered to
+    missing: str | None  # a requested topic that is not among these results
+    topics_ms: float  # time spent clustering and labelling
+
+
+@dataclass(frozen=True)
+class Comparison:
+    grouped: SearchPage
+    ungrouped: SearchPage
+    distinct_top10_grouped: int
+    distinct_top10_ungrouped: int
+    # Distinct topics (searchapp/topics.py) among the first 10 entries of each list; the
+    # "Other topics" bucket counts as one.
+    distinct_topics_top10_grouped: int | None = None
+    distinct_topics_top10_ungrouped: int | None = None

@@ -1,0 +1,92 @@
+"""The topic facet of a search: the folded groups clustered into labelled topics.
+
+Why over groups and not hits: clustering one representative per group keeps five syndicated
+copies of a story from making a topic of their own (folding already shows them as one), and
+costs less; a group's members follow it into its topic. The text clustered is what the page
+already holds (title and snippet), so the facet adds no query. The clustering itself is
+``searchapp.topics`` (pure library code); this module ties it to the folded result list.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+
+from searchapp import grouping_params as gp
+from searchapp.selectors.folding import FoldedGroup
+from searchapp.selectors.search_results import Hit, TopicEntry, TopicFacet
+from searchapp.topics import TopicDoc, topic_clusters
+
+__all__ = ["GroupTopics", "check_topic_params", "topic_facet"]
+
+
+@dataclass(frozen=True)
+class GroupTopics:
+    """The facet, and the topic each group fell in: a page filtered to a topic keeps the
+    groups of that topic, compare counts the distinct topics of its first entries."""
+
+    facet: TopicFacet
+    group_topic: list[int]  # per group (index into the groups clustered): its topic's index
+
+
+def topic_facet(
+    hits: list[Hit],
+    groups: list[FoldedGroup],
+    *,
+    query: str,
+    selected: str | None,
+    max_topics: int,
+) -> GroupTopics:
+    """Topic clusters of the groups' representatives; a group's members follow it.
+
+    ``selected`` (a label, any case) marks that topic selected, or is reported ``missing``.
+    """
+    started = time.perf_counter()
+    docs = [
+        TopicDoc(id=index, title=hits[rep].title, text=hits[rep].snippet_text)
+        for index, (rep, _members, _why) in enumerate(groups)
+    ]
+    clusters = topic_clusters(docs, query=query, max_topics=max_topics)
+    group_topic = [0] * len(groups)
+    wanted = selected.casefold() if selected else None
+    entries: list[TopicEntry] = []
+    for t, topic in enumerate(clusters):
+        positions: list[int] = []
+        for index in topic.member_ids:
+            assert isinstance(index, int)
+            group_topic[index] = t
+            rep, members, _why = groups[index]
+            positions.append(rep)
+            positions.extend(pos for pos, _sim in members)
+        entries.append(
+            TopicEntry(
+                label=topic.label,
+                size=len(positions),
+                n_groups=topic.size,
+                member_ids=tuple(hits[pos].id for pos in sorted(positions)),
+                other=topic.other,
+                selected=wanted is not None and topic.label.casefold() == wanted,
+            )
+        )
+    chosen = next((e.label for e in entries if e.selected), None)
+    facet = TopicFacet(
+        topics=entries,
+        selected=chosen,
+        missing=selected if selected and chosen is None else None,
+        topics_ms=round((time.perf_counter() - started) * 1000.0, 3),
+    )
+    return GroupTopics(facet=facet, group_topic=group_topic)
+
+
+def check_topic_params(topic: str | None, max_topics: int | None) -> tuple[str | None, int]:
+    """The topic filter and the number of topics asked for, checked (``SEARCH_MAX_TOPICS`` when
+    none); raises grouping_params.ParameterError for a value out of range."""
+    topic = gp.check_topic(topic)
+    if max_topics is None:
+        max_topics = settings.SEARCH_MAX_TOPICS
+    max_topics = gp.check_int(
+        max_topics, field="max_topics", minimum=gp.TOPICS_MIN, maximum=gp.TOPICS_MAX
+    )
+    return topic, max_topics
