@@ -1,4 +1,10 @@
-"""Small named datasets and helpers shared by the app tests (one dataset, many tests)."""
+"""The named test corpora and the one way to add a document, shared by the app tests
+(tests/searchapp) and the browser tests (tests/browser): one dataset, many tests.
+
+Imported as ``from corpora import ...``: tests/ has no ``__init__.py``, so pytest's default
+("prepend") import mode puts tests/ on sys.path when it loads tests/conftest.py, and this module
+next to it is importable from every test folder.
+"""
 # ruff: noqa: E501 - prose test data reads better unwrapped
 
 from __future__ import annotations
