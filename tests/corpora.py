@@ -4,16 +4,61 @@
 Imported as ``from corpora import ...``: tests/ has no ``__init__.py``, so pytest's default
 ("prepend") import mode puts tests/ on sys.path when it loads tests/conftest.py, and this module
 next to it is importable from every test folder.
+
+The corpora, each written once:
+
+* ``NEWS`` (``make_news``): a solar-farm story with a syndicated and a corrected copy, two
+  unrelated stories and one with markup in it.
+* ``JAGUAR`` (``make_jaguar``): two clear topics behind one ambiguous word.
+* the ferry corpus (``make_ferry``, ``FERRY_*``): issue 11's corpus whose MinHash estimates are
+  fixed by its text.
 """
 # ruff: noqa: E501 - prose test data reads better unwrapped
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable
 from datetime import datetime
 
 from searchapp.models import Corpus, Document, SignatureSet
 from searchapp.services.signature_sets import signature_set_build_inline
+
+# --- the one way to add a document ----------------------------------------------------------
+
+
+def make_corpus(name: str = "test") -> Corpus:
+    return Corpus.objects.get_or_create(name=name)[0]
+
+
+def make_document(
+    *,
+    corpus: Corpus | None = None,
+    external_id: str,
+    title: str = "",
+    text: str,
+    url: str = "",
+    date: datetime | None = None,
+) -> Document:
+    """A document in ``corpus`` (the "test" corpus by default), its content hash computed."""
+    corpus = corpus or make_corpus()
+    return Document.objects.create(
+        corpus=corpus,
+        external_id=external_id,
+        title=title,
+        text=text,
+        url=url,
+        date=date,
+        content_hash=Document.hash_content(title, text),
+    )
+
+
+def sign_all(method: str = "minhash", params: dict | None = None) -> SignatureSet:
+    """An ACTIVE signature set with a signature for every document (built inline)."""
+    return signature_set_build_inline(method=method, params=params)
+
+
+# --- NEWS and JAGUAR ---------------------------------------------------------------------------
 
 SOLAR_SENTENCES = [
     "The city council of Riverton voted on Tuesday to approve a forty megawatt solar farm on the old airfield.",
@@ -69,6 +114,17 @@ NEWS = {
 }
 
 
+def make_news(
+    corpus: Corpus | None = None, keys: Iterable[str] | None = None
+) -> dict[str, Document]:
+    """The NEWS dataset as documents, by key."""
+    corpus = corpus or make_corpus()
+    return {
+        key: make_document(corpus=corpus, external_id=key, title=NEWS[key][0], text=NEWS[key][1])
+        for key in (keys or NEWS)
+    }
+
+
 # Two clear topics behind one ambiguous word (the topic-clustering tests): six results about
 # Jaguar the car maker, six about the jaguar the big cat. Keys say which; ranks interleave them.
 JAGUAR = {
@@ -96,42 +152,79 @@ def make_jaguar(corpus: Corpus | None = None) -> dict[str, Document]:
     }
 
 
-def make_corpus(name: str = "test") -> Corpus:
-    return Corpus.objects.get_or_create(name=name)[0]
 
 
-def make_document(
-    *,
-    corpus: Corpus | None = None,
-    external_id: str,
-    title: str = "",
-    text: str,
-    url: str = "",
-    date: datetime | None = None,
-) -> Document:
-    corpus = corpus or make_corpus()
-    return Document.objects.create(
-        corpus=corpus,
-        external_id=external_id,
-        title=title,
-        text=text,
-        url=url,
-        date=date,
-        content_hash=Document.hash_content(title, text),
-    )
+# --- the ferry corpus (issue 11, "folding must mean what it says") -----------------------------
+#
+# A ferry-strike story and three copies whose MinHash estimates (word 5-shingles, 128 slots,
+# seed 1: the app's default set) are fixed by their text:
+#
+# * ``original``: the story, with a URL, added first.
+# * ``upload``: an uploaded copy without a URL, three words changed and a credit line added:
+#   estimate 105/128 = 82.0% to the original (exact Jaccard 80.1%).
+# * ``third``: two other words changed: 113/128 = 88.3% to the original, 91/128 = 71.1% to the
+#   upload (so under a rank-order representative it only folds under the original).
+#
+# plus eight distinct ferry stories that fold with nothing.
+
+FERRY_STORY = (
+    "The ferry workers union ended its strike on Monday after eleven days, and the first boats "
+    "left the harbour at dawn with lorries that had queued along the coast road since the weekend. "
+    "The agreement gives crews a pay rise of four percent this year and three percent next year, "
+    "and the operator promised to hire twenty more deckhands before the summer timetable begins. "
+    "Island shopkeepers said fresh bread and milk had run short during the stoppage, and the health "
+    "board had flown urgent medicines to the island clinic by helicopter twice last week. "
+    "The transport minister welcomed the deal but warned that the ageing fleet still needs two new "
+    "vessels, which the shipyard on the mainland cannot deliver until the winter after next. "
+    "Passengers with cancelled tickets can rebook without charge until the end of the month, "
+    "the operator said in a statement posted at every terminal and on its website."
+)
 
 
-def make_news(
-    corpus: Corpus | None = None, keys: Iterable[str] | None = None
-) -> dict[str, Document]:
-    """The NEWS dataset as documents, by key."""
-    corpus = corpus or make_corpus()
-    return {
-        key: make_document(corpus=corpus, external_id=key, title=NEWS[key][0], text=NEWS[key][1])
-        for key in (keys or NEWS)
+def _ferry_edit(positions: list[int], tag: str) -> str:
+    words = FERRY_STORY.split()
+    for k, i in enumerate(positions):
+        words[i] = f"{tag}{k}"
+    return " ".join(words)
+
+
+FERRY_UPLOAD = _ferry_edit([17, 67, 117], "upl") + " Reporting by staff."
+FERRY_THIRD = _ferry_edit([30, 90], "thr")
+FERRY_URL = "https://news.example/ferry-strike-ends"
+
+# The estimates the texts give (checked by tests/searchapp/test_folding.py).
+FERRY_UPLOAD_TO_ORIGINAL = 105 / 128
+FERRY_THIRD_TO_ORIGINAL = 113 / 128
+FERRY_THIRD_TO_UPLOAD = 91 / 128
+
+_FERRY_WORDS = """
+harbour ferry pier timetable deckhand captain island bridge lorry queue ticket terminal fleet
+vessel shipyard mainland crossing weather storm tide port quay cargo freight passenger cabin
+engine ramp berth ropes lighthouse gull ferryman coastguard pilot schedule fare season
+"""
+FERRY_VOCABULARY = _FERRY_WORDS.split()
+
+
+def make_ferry(name: str = "fold") -> dict[str, int]:
+    """The ferry corpus in the database, signed for MinHash and SimHash; document ids by name."""
+    corpus = make_corpus(name)
+
+    def add(external_id: str, title: str, text: str, url: str = "") -> int:
+        return make_document(
+            corpus=corpus, external_id=external_id, title=title, text=text, url=url
+        ).pk
+
+    ids = {
+        "original": add("original", "Ferry strike ends after eleven days", FERRY_STORY, FERRY_URL),
+        "upload": add("upload", "Ferry strike ends (uploaded copy)", FERRY_UPLOAD),
+        "third": add("third", "Ferry strike over, boats sail again", FERRY_THIRD),
     }
-
-
-def sign_all(method: str = "minhash", params: dict | None = None) -> SignatureSet:
-    """An ACTIVE signature set with a signature for every document (built inline)."""
-    return signature_set_build_inline(method=method, params=params)
+    rng = random.Random(11)
+    for n in range(8):
+        words = rng.sample(FERRY_VOCABULARY, 30)
+        ids[f"other-{n}"] = add(
+            f"other-{n}", f"Ferry story {n}: {words[0]}", "Ferry strike " + " ".join(words)
+        )
+    sign_all("minhash")
+    sign_all("simhash")
+    return ids
