@@ -12,6 +12,9 @@ The corpora, each written once:
 * ``JAGUAR`` (``make_jaguar``): two clear topics behind one ambiguous word.
 * the ferry corpus (``make_ferry``, ``FERRY_*``): issue 11's corpus whose MinHash estimates are
   fixed by its text.
+* the volcano corpus (``make_volcano``): an eruption report with a syndicated and a corrected
+  copy, an unrelated report, two copies of a document full of untrusted markup, and on request
+  distinct stories to page through: the server-rendered pages and the browser tests.
 """
 # ruff: noqa: E501 - prose test data reads better unwrapped
 
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 
 from searchapp.models import Corpus, Document, SignatureSet
@@ -228,3 +232,93 @@ def make_ferry(name: str = "fold") -> dict[str, int]:
     sign_all("minhash")
     sign_all("simhash")
     return ids
+
+
+# --- the volcano corpus (the page tests and the browser tests) ----------------------------------
+#
+# In the corpus "news":
+#
+# * ``original``: a report on an eruption, with a URL; ``syndicated``: the same report
+#   re-published under another title with a dateline in front; ``corrected``: the report with
+#   one word corrected. Both copies are near-duplicates of the original (Jaccard well above the
+#   0.8 threshold).
+# * ``unrelated``: mentions the volcano once, otherwise different.
+# * ``evil`` and ``evil_copy``: untrusted markup in title, url and text, near-duplicates of each
+#   other, so the markup reaches every page (search, member list, why, compare, document).
+# * ``stories``: as many distinct "Volcano story" documents as asked for, so that paging and the
+#   "distinct among the first 10" figure have material (the browser tests ask for 12).
+
+ERUPTION = (
+    "The volcano on the Reykjanes peninsula erupted again on Tuesday night, sending fountains of "
+    "lava high into the air above the fissure. Civil protection officials evacuated the fishing "
+    "town of Grindavik as a precaution, and the nearby geothermal power plant was closed while "
+    "engineers inspected the defensive walls built last winter. Scientists at the meteorological "
+    "office said the fissure was about three kilometres long and that the flow of lava was "
+    "moving slowly towards the west, away from the town. Flights to and from Keflavik airport "
+    "were not affected, because the eruption produced very little ash. Residents were told that "
+    "they might be allowed to return to collect their belongings within a few days if the "
+    "activity continued to decline as it did after the previous eruptions in the area."
+)
+TOURISM = (
+    "Tourism boards across the north Atlantic reported record visitor numbers this summer. "
+    "Hotels in the capital were fully booked for most of July, and tour operators added extra "
+    "trips to glaciers, waterfalls and the volcano museum. Economists warned that the rapid "
+    "growth was putting pressure on housing and on the roads of small rural communities."
+)
+EVIL_SCRIPT = "<script>alert(1)</script>"
+EVIL_IMG = '<img src=x onerror="alert(2)">'
+EVIL_TITLE = f"{EVIL_SCRIPT} volcano {EVIL_IMG}"
+EVIL_TEXT = (
+    f"Volcano markup test {EVIL_SCRIPT} and an image {EVIL_IMG} inside the body of an untrusted document. "
+    "The quick brown fox jumps over the lazy dog while the lava keeps flowing down the slope "
+    "towards the sea, and reporters watch from a safe distance behind the police barrier that "
+    "was set up near the old harbour road early in the morning before the crowds arrived.\n\n"
+    f"A second paragraph repeats the payload {EVIL_SCRIPT} so that the shared passages include it."
+)
+_VOLCANO_WORDS = """
+ash basalt caldera crater dome ejecta fissure geyser hotspot island jokulhlaup lahar magma
+north obsidian pumice quake rift summit tephra uplift vent wind zone harbour ferry village
+glacier river valley ridge farm sheep road bridge market bakery museum church lighthouse
+beacon forecast radar satellite drone
+"""
+VOLCANO_VOCABULARY = _VOLCANO_WORDS.split()
+
+
+@dataclass(frozen=True)
+class VolcanoCorpus:
+    original: Document
+    syndicated: Document
+    corrected: Document
+    unrelated: Document
+    evil: Document
+    evil_copy: Document
+    evil_title: str = EVIL_TITLE
+    payload: str = EVIL_SCRIPT
+
+
+def make_volcano(*, stories: int = 0) -> VolcanoCorpus:
+    """The volcano corpus (with ``stories`` distinct stories), signed for MinHash and SimHash."""
+    corpus = make_corpus("news")
+
+    def add(external_id: str, title: str, text: str, url: str = "") -> Document:
+        return make_document(corpus=corpus, external_id=external_id, title=title, text=text, url=url)
+
+    volcano = VolcanoCorpus(
+        original=add("orig", "Eruption near Grindavik", ERUPTION, "https://news.example/e"),
+        syndicated=add("synd", "Lava fountains light up the sky", "REYKJAVIK (Wire) - " + ERUPTION),
+        corrected=add(
+            "corr",
+            "Eruption near Grindavik (corrected)",
+            ERUPTION.replace("three kilometres", "four kilometres"),
+        ),
+        unrelated=add("tour", "Record tourist season", TOURISM),
+        evil=add("evil", EVIL_TITLE, EVIL_TEXT, "javascript:alert(3)"),
+        evil_copy=add("evil2", f"Copy of {EVIL_SCRIPT}", EVIL_TEXT + " Mirrored."),
+    )
+    rng = random.Random(3)
+    for n in range(stories):
+        words = rng.sample(VOLCANO_VOCABULARY, 30)
+        add(f"other-{n}", f"Volcano story {n}: {words[0]} {words[1]}", "Volcano " + " ".join(words))
+    sign_all("minhash")
+    sign_all("simhash")
+    return volcano
