@@ -18,8 +18,8 @@ PASSWORD = "a long staff password 2024"
 
 
 @pytest.fixture
-def site(news_corpus, settings, tmp_path):  # type: ignore[no-untyped-def]
-    """The browser tests' news corpus, clusters for the report, a staff user and two jobs."""
+def site(volcano_corpus, settings, tmp_path):  # type: ignore[no-untyped-def]
+    """The browser tests' volcano corpus, clusters for the report, a staff user and two jobs."""
     from django.contrib.auth.models import User
 
     from searchapp.models import Job
@@ -47,7 +47,7 @@ def site(news_corpus, settings, tmp_path):  # type: ignore[no-untyped-def]
         errors=[{"source": "news.zip/a.jsonl", "line": 3, "reason": "invalid JSON"}],
         params={"name": "news.zip", "corpus": "news"},
     )
-    return {"corpus": news_corpus, "running": running.pk, "failed": failed.pk}
+    return {"corpus": volcano_corpus, "running": running.pk, "failed": failed.pk}
 
 
 def _violations(page) -> list[str]:  # type: ignore[no-untyped-def]
@@ -104,8 +104,8 @@ def test_every_page_has_no_axe_violations(new_page, live_server, site, scheme): 
     _check(page, f"{base}/?q=nosuchwordanywhere", report)
     _check(page, f"{base}/?q=Grindavik&threshold=7", report)  # a form error
     _check(page, f"{base}/compare/?q=Grindavik", report)
-    _check(page, f"{base}/documents/{corpus.original_id}/", report)
-    _check(page, f"{base}/documents/{corpus.original_id}/why/{corpus.syndicated_id}/", report)
+    _check(page, f"{base}/documents/{corpus.original.pk}/", report)
+    _check(page, f"{base}/documents/{corpus.original.pk}/why/{corpus.syndicated.pk}/", report)
     _check(page, f"{base}/accounts/login/", report)
     _check(page, f"{base}/admin/login/", report)
     _check(page, f"{base}/api/docs", report, prepare=_swagger_rendered)
@@ -119,7 +119,7 @@ def test_every_page_has_no_axe_violations(new_page, live_server, site, scheme): 
     _check(page, f"{base}/staff/settings/", report)
     _check(page, f"{base}/staff/duplicates/", report)
     _check(
-        page, f"{base}/staff/duplicates/pair/{corpus.original_id}/{corpus.syndicated_id}/", report
+        page, f"{base}/staff/duplicates/pair/{corpus.original.pk}/{corpus.syndicated.pk}/", report
     )
     _check(page, f"{base}/staff/jobs/{site['running']}/", report)
     _check(page, f"{base}/staff/jobs/{site['failed']}/", report)
@@ -128,7 +128,7 @@ def test_every_page_has_no_axe_violations(new_page, live_server, site, scheme): 
     _log_in(page, base, username="admin")
     _check(page, f"{base}/admin/", report)
     _check(page, f"{base}/admin/searchapp/document/", report)
-    _check(page, f"{base}/admin/searchapp/document/{corpus.original_id}/change/", report)
+    _check(page, f"{base}/admin/searchapp/document/{corpus.original.pk}/change/", report)
 
     assert not report, f"axe-core violations ({scheme} scheme):\n" + "\n".join(
         f"{url}\n  " + "\n  ".join(found) for url, found in report.items()

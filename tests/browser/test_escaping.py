@@ -21,50 +21,52 @@ def _assert_shown_as_text(page, watch, payload: str) -> None:  # type: ignore[no
     assert watch.dialogs == [], f"a dialog fired: {watch.dialogs}"
 
 
-def test_markup_in_a_document_is_text_on_the_search_page(page, live_server, news_corpus, watch):  # type: ignore[no-untyped-def]
+def test_markup_in_a_document_is_text_on_the_search_page(page, live_server, volcano_corpus, watch):  # type: ignore[no-untyped-def]
     page.goto(f"{live_server.url}/?q=volcano+markup")
     # The two markup documents fold together; whichever ranks first represents the group.
     group = page.locator("li.group").filter(
-        has=page.locator(f"a[href='/documents/{news_corpus.evil_id}/']")
+        has=page.locator(f"a[href='/documents/{volcano_corpus.evil.pk}/']")
     )
     group.locator("details summary").click()
-    title = group.locator(f"a[href='/documents/{news_corpus.evil_id}/']").first
-    assert title.inner_text() == news_corpus.evil_title
-    _assert_shown_as_text(page, watch, news_corpus.payload)
+    title = group.locator(f"a[href='/documents/{volcano_corpus.evil.pk}/']").first
+    assert title.inner_text() == volcano_corpus.evil_title
+    _assert_shown_as_text(page, watch, volcano_corpus.payload)
     # The inline "why?" fragment is escaped too.
     group.locator("a.why").first.click()
     group.locator(".why-panel mark.shared").first.wait_for()
-    assert news_corpus.payload in group.locator(".why-panel").first.inner_text()
-    _assert_shown_as_text(page, watch, news_corpus.payload)
+    assert volcano_corpus.payload in group.locator(".why-panel").first.inner_text()
+    _assert_shown_as_text(page, watch, volcano_corpus.payload)
     # And after htmx swaps in the ungrouped results.
     page.get_by_label("Fold near-duplicates with").select_option("none")
     expect(page.locator(".summary-counts")).to_contain_text("not grouped")
-    assert page.locator(f"#hit-{news_corpus.evil_id}").inner_text() == news_corpus.evil_title
-    _assert_shown_as_text(page, watch, news_corpus.payload)
+    assert page.locator(f"#hit-{volcano_corpus.evil.pk}").inner_text() == volcano_corpus.evil_title
+    _assert_shown_as_text(page, watch, volcano_corpus.payload)
 
 
-def test_markup_in_a_document_is_text_on_the_document_page(page, live_server, news_corpus, watch):  # type: ignore[no-untyped-def]
-    page.goto(f"{live_server.url}/documents/{news_corpus.evil_id}/")
-    assert page.get_by_role("heading", level=1).inner_text() == news_corpus.evil_title
+def test_markup_in_a_document_is_text_on_the_document_page(
+    page, live_server, volcano_corpus, watch
+):  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/documents/{volcano_corpus.evil.pk}/")
+    assert page.get_by_role("heading", level=1).inner_text() == volcano_corpus.evil_title
     assert '<img src=x onerror="alert(2)">' in page.locator(".document-text").inner_text()
     assert "javascript:alert(3)" in page.locator(".hit-url").inner_text()
-    _assert_shown_as_text(page, watch, news_corpus.payload)
+    _assert_shown_as_text(page, watch, volcano_corpus.payload)
 
 
-def test_markup_in_a_document_is_text_on_the_why_page(page, live_server, news_corpus, watch):  # type: ignore[no-untyped-def]
-    page.goto(f"{live_server.url}/documents/{news_corpus.evil_id}/why/{news_corpus.evil_copy_id}/")
+def test_markup_in_a_document_is_text_on_the_why_page(page, live_server, volcano_corpus, watch):  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/documents/{volcano_corpus.evil.pk}/why/{volcano_corpus.evil_copy.pk}/")
     sides = page.locator(".why-text")
     assert sides.count() == 2
     for i in range(2):
-        assert news_corpus.payload in sides.nth(i).inner_text()
-    _assert_shown_as_text(page, watch, news_corpus.payload)
+        assert volcano_corpus.payload in sides.nth(i).inner_text()
+    _assert_shown_as_text(page, watch, volcano_corpus.payload)
 
 
-def test_markup_in_a_document_is_text_on_the_compare_page(page, live_server, news_corpus, watch):  # type: ignore[no-untyped-def]
+def test_markup_in_a_document_is_text_on_the_compare_page(page, live_server, volcano_corpus, watch):  # type: ignore[no-untyped-def]
     page.goto(f"{live_server.url}/compare/?q=volcano+markup")
     for column in range(2):
         section = page.locator("section.compare-column").nth(column)
         # In the grouped column it may sit in a closed disclosure: read its text, not what shows.
-        title = section.locator(f"a[href='/documents/{news_corpus.evil_id}/']").first
-        assert title.text_content() == news_corpus.evil_title
-    _assert_shown_as_text(page, watch, news_corpus.payload)
+        title = section.locator(f"a[href='/documents/{volcano_corpus.evil.pk}/']").first
+        assert title.text_content() == volcano_corpus.evil_title
+    _assert_shown_as_text(page, watch, volcano_corpus.payload)

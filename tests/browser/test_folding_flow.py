@@ -1,4 +1,4 @@
-"""Issue 11 in a real browser, on the named corpus of tests/fold_corpus.py: the threshold shown
+"""Issue 11 in a real browser, on the ferry corpus of tests/corpora.py: the threshold shown
 is the one applied, "same as" never unfolds a copy and the representative says why it was
 picked, and after a cancelled rebuild the settings page and search show the same threshold."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from fold_corpus import make_fold_corpus
+from corpora import make_ferry
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -21,7 +21,7 @@ def fold_ids(transactional_db) -> dict[str, int]:  # type: ignore[no-untyped-def
     from django.contrib.auth.models import User
 
     User.objects.create_user("editor", password=PASSWORD, is_staff=True)
-    return make_fold_corpus()
+    return make_ferry()
 
 
 def log_in(page, base: str) -> None:  # type: ignore[no-untyped-def]

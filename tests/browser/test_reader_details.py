@@ -20,7 +20,7 @@ pytestmark = pytest.mark.browser
 PASSWORD = "a long reader password 2024"
 
 
-def test_show_them_unfolds_every_folded_group_in_one_click(page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+def test_show_them_unfolds_every_folded_group_in_one_click(page, live_server, volcano_corpus):  # type: ignore[no-untyped-def]
     page.goto(f"{live_server.url}/?q=lava&threshold=0.5")
     groups = page.locator("details.similar")
     assert groups.count() >= 2
@@ -40,7 +40,7 @@ def test_show_them_unfolds_every_folded_group_in_one_click(page, live_server, ne
     assert "shown" in note.inner_text()
 
 
-def test_the_list_downloads_as_csv_and_json_with_the_same_search(page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+def test_the_list_downloads_as_csv_and_json_with_the_same_search(page, live_server, volcano_corpus):  # type: ignore[no-untyped-def]
     page.goto(f"{live_server.url}/?q=Grindavik&group=simhash&max_distance=10")
     with page.expect_download() as csv_download:
         page.get_by_role("link", name="CSV", exact=True).click()
@@ -57,7 +57,7 @@ def test_the_list_downloads_as_csv_and_json_with_the_same_search(page, live_serv
     assert data["max_distance"] == 10
 
 
-def test_next_moves_focus_and_the_view_to_the_results_heading(new_page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+def test_next_moves_focus_and_the_view_to_the_results_heading(new_page, live_server, volcano_corpus):  # type: ignore[no-untyped-def]
     page = new_page(viewport={"width": 390, "height": 700}, is_mobile=True, has_touch=True)
     page.goto(f"{live_server.url}/?q=volcano&group=none")
     next_link = page.get_by_role("link", name="Next →")
@@ -108,7 +108,7 @@ def test_the_header_says_who_is_signed_in_and_logs_out(page, live_server, transa
     assert "Signed in" not in page.locator(".account").inner_text()
 
 
-def test_no_page_asks_for_something_missing(page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+def test_no_page_asks_for_something_missing(page, live_server, volcano_corpus):  # type: ignore[no-untyped-def]
     missing: list[str] = []
     page.on("response", lambda r: missing.append(r.url) if r.status == 404 else None)
     for path in ("/", "/?q=Grindavik", "/compare/?q=Grindavik", "/admin/login/", "/api/docs"):
@@ -117,8 +117,8 @@ def test_no_page_asks_for_something_missing(page, live_server, news_corpus):  # 
     assert not missing, f"404s: {missing}"
 
 
-def test_why_shows_where_each_text_comes_from(page, live_server, news_corpus):  # type: ignore[no-untyped-def]
-    page.goto(f"{live_server.url}/documents/{news_corpus.original_id}/why/{news_corpus.syndicated_id}/")
+def test_why_shows_where_each_text_comes_from(page, live_server, volcano_corpus):  # type: ignore[no-untyped-def]
+    page.goto(f"{live_server.url}/documents/{volcano_corpus.original.pk}/why/{volcano_corpus.syndicated.pk}/")
     sources = page.locator(".why-source")
     expect(sources).to_have_count(2)
     assert sources.nth(0).inner_text() == "news · orig · https://news.example/e"
@@ -126,7 +126,7 @@ def test_why_shows_where_each_text_comes_from(page, live_server, news_corpus):  
     assert sources.nth(1).inner_text() == "news · synd"
 
 
-def test_dark_mode_follows_the_system_setting(new_page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+def test_dark_mode_follows_the_system_setting(new_page, live_server, volcano_corpus):  # type: ignore[no-untyped-def]
     def background(scheme: str) -> list[int]:
         page = new_page(color_scheme=scheme)
         page.goto(f"{live_server.url}/?q=Grindavik")
@@ -137,7 +137,7 @@ def test_dark_mode_follows_the_system_setting(new_page, live_server, news_corpus
     assert sum(background("dark")) < 3 * 60
 
 
-def test_slash_focuses_the_search_box_unless_typing(page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+def test_slash_focuses_the_search_box_unless_typing(page, live_server, volcano_corpus):  # type: ignore[no-untyped-def]
     page.goto(f"{live_server.url}/?q=Grindavik")
     box = page.get_by_label("Search", exact=True)
     page.locator("body").click(position={"x": 5, "y": 400})

@@ -12,7 +12,7 @@ pytestmark = pytest.mark.browser
 QUERY = "Grindavik"
 
 
-def test_a_reader_opens_a_folded_group_asks_why_and_compares(page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+def test_a_reader_opens_a_folded_group_asks_why_and_compares(page, live_server, volcano_corpus):  # type: ignore[no-untyped-def]
     page.goto(f"{live_server.url}/")
     page.get_by_label("Search", exact=True).fill(QUERY)
     page.get_by_role("button", name="Search").click()
@@ -22,7 +22,7 @@ def test_a_reader_opens_a_folded_group_asks_why_and_compares(page, live_server, 
     assert summary.inner_text() == "3 results in 1 group · 2 near-duplicates folded"
     assert f"q={QUERY.replace(' ', '+')}" in page.url
 
-    group = page.locator(f"#group-{news_corpus.original_id}")
+    group = page.locator(f"#group-{volcano_corpus.original.pk}")
     disclosure = group.locator("details.similar")
     members = disclosure.locator("li.member")
     assert not members.first.is_visible()
@@ -36,14 +36,14 @@ def test_a_reader_opens_a_folded_group_asks_why_and_compares(page, live_server, 
     url_before = page.url
     why = members.filter(has_text="Lava fountains").get_by_role("link", name=re.compile("^Why is"))
     why.click()
-    panel = page.locator(f"#why-{news_corpus.original_id}-{news_corpus.syndicated_id}")
+    panel = page.locator(f"#why-{volcano_corpus.original.pk}-{volcano_corpus.syndicated.pk}")
     panel.locator("mark.shared").first.wait_for()
     assert panel.locator(".why-side").count() == 2
     assert "Estimated similarity" in panel.inner_text()
     assert why.get_attribute("aria-expanded") == "true"
     assert page.url == url_before
     why.click()  # a second click folds it away
-    panel_id = f"why-{news_corpus.original_id}-{news_corpus.syndicated_id}"
+    panel_id = f"why-{volcano_corpus.original.pk}-{volcano_corpus.syndicated.pk}"
     expect(page.locator(f"#{panel_id} > *")).to_have_count(0)
     assert why.get_attribute("aria-expanded") == "false"
 
@@ -57,7 +57,7 @@ def test_a_reader_opens_a_folded_group_asks_why_and_compares(page, live_server, 
     assert ungrouped.locator("li.group").count() == 3
 
 
-def test_changing_the_method_reruns_the_search_in_place(page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+def test_changing_the_method_reruns_the_search_in_place(page, live_server, volcano_corpus):  # type: ignore[no-untyped-def]
     page.goto(f"{live_server.url}/?q={QUERY}")
     page.evaluate("window.__sameDocument = true")
     # htmx is served by the app itself (vendored), so this works offline.
@@ -89,7 +89,7 @@ def test_changing_the_method_reruns_the_search_in_place(page, live_server, news_
     expect(page.locator(".summary-counts")).to_contain_text("1 group")
 
 
-def test_search_works_without_javascript(new_page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+def test_search_works_without_javascript(new_page, live_server, volcano_corpus):  # type: ignore[no-untyped-def]
     page = new_page(java_script_enabled=False, viewport={"width": 1280, "height": 900})
     page.goto(f"{live_server.url}/")
     page.get_by_label("Search", exact=True).fill(QUERY)
@@ -105,20 +105,20 @@ def test_search_works_without_javascript(new_page, live_server, news_corpus):  #
     assert page.locator("mark.shared").count() > 0
 
 
-def test_a_bad_parameter_shows_a_message_in_the_page(page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+def test_a_bad_parameter_shows_a_message_in_the_page(page, live_server, volcano_corpus):  # type: ignore[no-untyped-def]
     response = page.goto(f"{live_server.url}/?q=volcano&threshold=abc&page=-1")
     assert response is not None and response.status == 400
     alert = page.get_by_role("alert")
     assert "Similarity threshold" in alert.inner_text()
 
 
-def test_pages_fit_a_phone_screen(new_page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+def test_pages_fit_a_phone_screen(new_page, live_server, volcano_corpus):  # type: ignore[no-untyped-def]
     page = new_page(viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True)
     for path in (
         f"/?q={QUERY}",
         f"/compare/?q={QUERY}",
-        f"/documents/{news_corpus.original_id}/",
-        f"/documents/{news_corpus.original_id}/why/{news_corpus.syndicated_id}/",
+        f"/documents/{volcano_corpus.original.pk}/",
+        f"/documents/{volcano_corpus.original.pk}/why/{volcano_corpus.syndicated.pk}/",
     ):
         page.goto(f"{live_server.url}{path}")
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
@@ -129,9 +129,9 @@ def test_pages_fit_a_phone_screen(new_page, live_server, news_corpus):  # type: 
 
 
 def test_the_document_page_lists_near_duplicates_and_a_missing_one_is_a_404(
-    page, live_server, news_corpus
+    page, live_server, volcano_corpus
 ):  # type: ignore[no-untyped-def]
-    page.goto(f"{live_server.url}/documents/{news_corpus.original_id}/")
+    page.goto(f"{live_server.url}/documents/{volcano_corpus.original.pk}/")
     assert page.get_by_role("heading", level=1).inner_text() == "Eruption near Grindavik"
     side = page.locator(".near-duplicates")
     assert side.get_by_role("link", name="Lava fountains light up the sky", exact=True).is_visible()
@@ -143,7 +143,9 @@ def test_the_document_page_lists_near_duplicates_and_a_missing_one_is_a_404(
     assert page.get_by_role("heading", name="Not found").is_visible()
 
 
-def test_paging_through_groups_stays_on_the_page_and_in_the_address(page, live_server, news_corpus):  # type: ignore[no-untyped-def]
+def test_paging_through_groups_stays_on_the_page_and_in_the_address(
+    page, live_server, volcano_corpus
+):  # type: ignore[no-untyped-def]
     page.goto(f"{live_server.url}/?q=volcano")
     page.evaluate("window.__sameDocument = true")
     assert page.get_by_text("Page 1 of 2").is_visible()

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from corpora import make_corpus, make_document, sign_all
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -72,21 +73,17 @@ class EnergyCorpus:
 
 @pytest.fixture
 def energy_corpus(transactional_db) -> EnergyCorpus:  # type: ignore[no-untyped-def]
-    from searchapp.models import Corpus, Document
-    from searchapp.services.signature_sets import signature_set_build_inline
-
-    corpora = {name: Corpus.objects.create(name=name) for name in ("energy", "archive")}
+    corpora = {name: make_corpus(name) for name in ("energy", "archive")}
     for external_id, (corpus, title, text, url, date) in DOCUMENTS.items():
-        Document.objects.create(
+        make_document(
             corpus=corpora[corpus],
             external_id=external_id,
             title=title,
             text=text,
             url=url,
             date=date,
-            content_hash=Document.hash_content(title, text),
         )
-    signature_set_build_inline(method="minhash")
+    sign_all()
     return EnergyCorpus(archive_id=corpora["archive"].pk)
 
 

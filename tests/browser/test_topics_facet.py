@@ -4,35 +4,18 @@
 from __future__ import annotations
 
 import re
-import sys
-from pathlib import Path
 
 import pytest
+from corpora import make_corpus, make_jaguar, sign_all
 from playwright.sync_api import expect
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "searchapp"))
-from factories import JAGUAR
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
 def jaguar_corpus(transactional_db) -> dict[str, int]:  # type: ignore[no-untyped-def]
-    from searchapp.models import Corpus, Document
-    from searchapp.services.signature_sets import signature_set_build_inline
-
-    corpus = Corpus.objects.create(name="jaguar")
-    ids = {
-        key: Document.objects.create(
-            corpus=corpus,
-            external_id=key,
-            title=title,
-            text=text,
-            content_hash=Document.hash_content(title, text),
-        ).pk
-        for key, (title, text) in JAGUAR.items()
-    }
-    signature_set_build_inline(method="minhash")
+    ids = {key: doc.pk for key, doc in make_jaguar(make_corpus("jaguar")).items()}
+    sign_all()
     return ids
 
 

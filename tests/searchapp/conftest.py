@@ -21,6 +21,6 @@ def _own_search_index(
 
 @pytest.fixture
 def news(db):  # type: ignore[no-untyped-def]
-    from factories import make_news
+    from corpora import make_news
 
     return make_news()

@@ -7,10 +7,11 @@ sys.path (rootdir-relative "prepend" import mode).
 from __future__ import annotations
 
 import pytest
+from corpora import make_document
 from django.contrib.auth.models import Permission, User
 from django.test import Client
 
-from searchapp.models import Corpus, Document, DuplicateDecision, Job, JobChunk, SignatureSet
+from searchapp.models import Corpus, DuplicateDecision, Job, JobChunk, SignatureSet
 
 PASSWORD = "correct horse battery staple 42"
 
@@ -68,26 +69,21 @@ def ordinary_client(ordinary_user: User) -> Client:
     return client
 
 
-def add_document(corpus: Corpus, external_id: str, title: str, text: str) -> Document:
-    return Document.objects.create(
-        corpus=corpus,
-        external_id=external_id,
-        title=title,
-        text=text,
-        content_hash=Document.hash_content(title, text),
-    )
-
-
 @pytest.fixture
 def admin_objects(db):  # type: ignore[no-untyped-def]
     """One row of every model the admin registers, for change/delete pages."""
     corpus = Corpus.objects.create(name="news", description="wire stories")
-    a = add_document(corpus, "a", "Storm hits coast", "A storm hit the coast on Monday night.")
-    b = add_document(
-        corpus,
-        "b",
-        "Storm hits the coast",
-        "A storm hit the coast on Monday night, officials said.",
+    a = make_document(
+        corpus=corpus,
+        external_id="a",
+        title="Storm hits coast",
+        text="A storm hit the coast on Monday night.",
+    )
+    b = make_document(
+        corpus=corpus,
+        external_id="b",
+        title="Storm hits the coast",
+        text="A storm hit the coast on Monday night, officials said.",
     )
     sset = SignatureSet.objects.create(method="minhash", params={"num_perm": 128}, state="retired")
     job = Job.objects.create(kind=Job.Kind.REBUILD, total=10, done=4, signature_set=sset)

@@ -5,10 +5,10 @@
 from __future__ import annotations
 
 import pytest
+from corpora import make_corpus, make_document, make_news, sign_all
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
-from factories import make_corpus, make_document, make_news, sign_all
 from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
 from searchapp.models import ClusterMember, Document, DuplicateDecision, Job, JobChunk, Signature

@@ -4,8 +4,8 @@
 from __future__ import annotations
 
 import pytest
+from corpora import make_news, sign_all
 from django.test import Client
-from factories import make_news, sign_all
 
 pytestmark = pytest.mark.django_db
 
@@ -138,7 +138,7 @@ def test_login_is_required_when_the_setting_says_so(client: Client, settings) ->
 def test_hits_carry_date_corpus_and_host_and_sort_by_date(client: Client) -> None:
     from datetime import UTC, datetime
 
-    from factories import make_corpus, make_document
+    from corpora import make_corpus, make_document
 
     corpus = make_corpus("wire")
     make_document(corpus=corpus, external_id="old", text="glacier melt glacier", url="https://a.example/x", date=datetime(2001, 2, 3, tzinfo=UTC))

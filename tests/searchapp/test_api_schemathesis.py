@@ -26,7 +26,7 @@ def keep_the_test_connection():  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def corpus(db, keep_the_test_connection):  # type: ignore[no-untyped-def]
-    from factories import make_news, sign_all
+    from corpora import make_news, sign_all
 
     docs = make_news()
     sign_all("minhash")
@@ -46,7 +46,7 @@ def many_hits(db, keep_the_test_connection):  # type: ignore[no-untyped-def]
     for query-time grouping to take its path for more than 64 distinct signatures."""
     import random
 
-    from factories import make_corpus, make_document, sign_all
+    from corpora import make_corpus, make_document, sign_all
 
     rng = random.Random(9)
     corpus = make_corpus("fuzz")

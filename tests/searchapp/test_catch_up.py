@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from corpora import make_news, sign_all
 from django.urls import reverse
-from factories import make_news, sign_all
 from staff_testing import settings_form, staff_client, staff_user  # noqa: F401 - fixtures
 
 from searchapp import publishing

@@ -4,8 +4,8 @@ scheduled (it used to be promised in a docstring and scheduled by nothing)."""
 from __future__ import annotations
 
 import pytest
+from corpora import SOLAR_STORY, make_corpus, make_document, make_news, sign_all
 from django.urls import reverse
-from factories import SOLAR_STORY, make_corpus, make_document, make_news, sign_all
 from staff_testing import staff_client, staff_user  # noqa: F401 - fixtures
 
 from searchapp import publishing

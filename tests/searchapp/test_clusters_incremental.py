@@ -6,9 +6,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from django.db import transaction
-from django.db.models import Count
-from factories import (
+from corpora import (
     FOOTBALL_STORY,
     SOLAR_SENTENCES,
     SOLAR_STORY,
@@ -18,6 +16,8 @@ from factories import (
     make_news,
     sign_all,
 )
+from django.db import transaction
+from django.db.models import Count
 
 from searchapp import publishing
 from searchapp.models import (

@@ -5,8 +5,8 @@
 from __future__ import annotations
 
 import pytest
+from corpora import make_news, sign_all
 from django.urls import reverse
-from factories import make_news, sign_all
 from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
 from searchapp.models import DuplicateDecision

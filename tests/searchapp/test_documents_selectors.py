@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from factories import SCRIPT_TEXT, SCRIPT_TITLE, SOLAR_STORY, make_document, make_news, sign_all
+from corpora import SCRIPT_TEXT, SCRIPT_TITLE, SOLAR_STORY, make_document, make_news, sign_all
 
 from searchapp.models import Document
 from searchapp.selectors.documents import document_detail, explain_pair, highlight_spans

@@ -16,8 +16,8 @@ from html import unescape
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
+from corpora import make_corpus, make_document, make_news, sign_all
 from django.test import Client
-from factories import make_corpus, make_document, make_news, sign_all
 
 from searchapp.api import SearchOut
 

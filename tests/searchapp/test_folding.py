@@ -1,4 +1,4 @@
-"""Issue 11, "folding must mean what it says", on the small named corpus of tests/fold_corpus.py:
+"""Issue 11, "folding must mean what it says", on the ferry corpus of tests/corpora.py:
 the threshold shown is the one applied to every pair, decisions only add to grouping, the
 representative follows a stated rule and says why, and every page shows the settings in force."""
 
@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from django.urls import reverse
-from fold_corpus import (
-    THIRD_TO_ORIGINAL,
-    THIRD_TO_UPLOAD,
-    UPLOAD_TO_ORIGINAL,
-    make_fold_corpus,
+from corpora import (
+    FERRY_THIRD_TO_ORIGINAL,
+    FERRY_THIRD_TO_UPLOAD,
+    FERRY_UPLOAD_TO_ORIGINAL,
+    make_ferry,
 )
+from django.urls import reverse
 
 from searchapp import signature_codec
 from searchapp.models import DedupSettings, Job, SignatureSet
@@ -31,7 +31,7 @@ QUERY = "ferry strike"
 
 @pytest.fixture
 def ids() -> dict[str, int]:
-    return make_fold_corpus()
+    return make_ferry()
 
 
 def folds(page, ids: dict[str, int]) -> list[tuple[str, list[str]]]:  # type: ignore[no-untyped-def]
@@ -54,14 +54,14 @@ def test_the_corpus_has_the_similarities_it_is_named_for(ids):
     rows = [stored[ids[k]] for k in ("original", "upload", "third")]
     decoded = signature_codec.decode_rows(signature_set, rows)
     sims = decoded.similarities(np.array([0, 0, 1]), np.array([1, 2, 2])).tolist()
-    assert sims == [UPLOAD_TO_ORIGINAL, THIRD_TO_ORIGINAL, THIRD_TO_UPLOAD]
+    assert sims == [FERRY_UPLOAD_TO_ORIGINAL, FERRY_THIRD_TO_ORIGINAL, FERRY_THIRD_TO_UPLOAD]
 
 
 def test_an_82_percent_copy_folds_at_080_and_shows_the_number_why_shows(ids):
     page = search_grouped(query=QUERY, group="minhash", threshold=0.80)
     assert folds(page, ids) == [("upload", ["original"])]
     (member,) = page.groups[0].members
-    assert member.similarity == UPLOAD_TO_ORIGINAL
+    assert member.similarity == FERRY_UPLOAD_TO_ORIGINAL
     why = explain_pair(a_id=ids["upload"], b_id=ids["original"])
     assert why.similarity == member.similarity
     assert percent(member.similarity) == percent(why.similarity) == "82%"
@@ -95,7 +95,7 @@ def test_every_member_is_within_and_no_representative_is_within_an_earlier_one(i
 def test_the_document_page_lists_what_the_search_group_folds(ids):
     detail = document_detail(document_id=ids["original"], threshold=0.80)
     listed = {doc.external_id: sim for doc, sim in detail.near_duplicates}
-    assert listed == {"third": THIRD_TO_ORIGINAL, "upload": UPLOAD_TO_ORIGINAL}
+    assert listed == {"third": FERRY_THIRD_TO_ORIGINAL, "upload": FERRY_UPLOAD_TO_ORIGINAL}
     upload = document_detail(document_id=ids["upload"], threshold=0.80)
     assert [doc.external_id for doc, _ in upload.near_duplicates] == ["original"]
 
@@ -115,8 +115,8 @@ def test_preferring_a_url_puts_the_original_first_with_both_copies_folded(ids):
     assert folds(page, ids) == [("original", ["upload", "third"])]
     assert page.groups[0].reason == "Has a URL; ranked lower."
     assert [m.similarity for m in page.groups[0].members] == [
-        UPLOAD_TO_ORIGINAL,
-        THIRD_TO_ORIGINAL,
+        FERRY_UPLOAD_TO_ORIGINAL,
+        FERRY_THIRD_TO_ORIGINAL,
     ]
 
 
@@ -140,7 +140,7 @@ def test_same_as_never_unfolds_the_third_copy(ids):
     assert page.groups[0].reason == (
         "Best-ranked of the group; grouped with others by a staff “same as” decision."
     )
-    assert page.groups[0].members[1].similarity == THIRD_TO_UPLOAD
+    assert page.groups[0].members[1].similarity == FERRY_THIRD_TO_UPLOAD
 
 
 def test_staff_can_choose_the_representative_in_a_same_as_decision(ids):

@@ -6,8 +6,8 @@ from __future__ import annotations
 import random
 
 import pytest
+from corpora import make_corpus, make_document, sign_all
 from django.urls import reverse
-from factories import make_corpus, make_document, sign_all
 from staff_testing import settings_form, staff_client, staff_user  # noqa: F401 - fixtures
 
 from searchapp import grouping_params as gp

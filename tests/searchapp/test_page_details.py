@@ -10,10 +10,10 @@ import zipfile
 from html import unescape
 
 import pytest
+from corpora import make_corpus, make_document
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.urls import reverse
-from factories import make_corpus, make_document
 from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
 from dedup import LSHParams

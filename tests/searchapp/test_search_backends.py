@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from factories import make_corpus, make_document
+from corpora import make_corpus, make_document
 
 from searchapp.models import Document
 from searchapp.search import get_backend

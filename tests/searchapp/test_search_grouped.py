@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import pytest
-from factories import NEWS, SOLAR_STORY, make_corpus, make_document, make_news, sign_all
+from corpora import NEWS, SOLAR_STORY, make_corpus, make_document, make_news, sign_all
 
 from searchapp.models import DuplicateDecision
 from searchapp.search.sync import search_index_sync

@@ -15,10 +15,10 @@ import time
 from pathlib import Path
 
 import pytest
+from corpora import make_corpus, make_document
 from django.conf import settings
 from django.core.management import call_command
 from django.test import Client
-from factories import make_corpus, make_document
 
 from searchapp.models import Document, SearchIndexChange
 from searchapp.readers import Record

@@ -8,7 +8,7 @@ import random
 from datetime import UTC, datetime
 
 import pytest
-from factories import make_corpus, make_document
+from corpora import make_corpus, make_document
 
 from searchapp.models import Document
 from searchapp.search import BackendResult, get_backend

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+from corpora import make_document
 
 from dedup.minhash import estimate_jaccard, signature_from_bytes
 from searchapp.models import (
@@ -42,12 +43,9 @@ def _edit(rng: random.Random, text: str, fraction: float) -> str:
 
 
 def _doc(corpus: Corpus, external_id: str, text: str, title: str = "") -> Document:
-    return Document.objects.create(
-        corpus=corpus,
-        external_id=external_id,
-        title=title or external_id,
-        text=text,
-        content_hash=Document.hash_content(title or external_id, text),
+    """A document titled by its id unless told otherwise."""
+    return make_document(
+        corpus=corpus, external_id=external_id, title=title or external_id, text=text
     )
 
 

@@ -9,10 +9,7 @@ import io
 import json
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
-from django.urls import reverse
-from factories import (
+from corpora import (
     FOOTBALL_STORY,
     NEWS,
     SCRIPT_TEXT,
@@ -23,6 +20,9 @@ from factories import (
     make_news,
     sign_all,
 )
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
 from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
 from searchapp.models import Cluster, DuplicateDecision

@@ -9,8 +9,8 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
+from corpora import make_news
 from django.urls import reverse
-from factories import make_news
 from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
 from dedup import LSHParams, optimal_params

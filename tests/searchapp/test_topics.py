@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from factories import JAGUAR
+from corpora import JAGUAR
 
 from searchapp.topics import OTHER_LABEL, Topic, TopicDoc, topic_clusters
 

@@ -1,6 +1,6 @@
 """Topic clusters of a search: the selector, the API (topics=1) and the pages' topic facet.
 
-The JAGUAR corpus (tests/searchapp/factories.py) holds two clear topics behind one query:
+The JAGUAR corpus (tests/corpora.py) holds two clear topics behind one query:
 six results about Jaguar cars and six about the big cat, ranks interleaved.
 """
 # ruff: noqa: E501 - descriptive test names read better unwrapped
@@ -10,8 +10,8 @@ from __future__ import annotations
 from html import unescape
 
 import pytest
+from corpora import make_document, make_jaguar, sign_all
 from django.test import Client
-from factories import make_document, make_jaguar, sign_all
 
 from searchapp.selectors.search import SearchParameterError, compare_search, search_grouped
 

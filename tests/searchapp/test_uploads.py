@@ -13,9 +13,10 @@ import json
 import zipfile
 
 import pytest
+from corpora import make_document
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
-from staff_testing import add_document, fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
+from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
 from searchapp.celery import app as celery_app
 from searchapp.models import Corpus, Document, Job
@@ -36,7 +37,12 @@ def eager_tasks_and_media(settings, tmp_path):
 @pytest.fixture
 def existing_corpus(db):  # type: ignore[no-untyped-def]
     corpus = Corpus.objects.create(name="news")
-    add_document(corpus, "keep-1", "Kept", "This document was here before the upload.")
+    make_document(
+        corpus=corpus,
+        external_id="keep-1",
+        title="Kept",
+        text="This document was here before the upload.",
+    )
     return corpus
 
 

@@ -1,111 +1,33 @@
 """The server-rendered pages, driven through Django's test client against real data.
 
-One small named corpus (``volcano_corpus``) is written through the models and signed with the
-real signature service, so every page shows what the real selectors return for it:
-
-* ``original``: a report on an eruption; ``syndicated``: the same report re-published under
-  another title with a dateline in front; ``corrected``: the report with one word corrected.
-  Both copies are near-duplicates of the original (Jaccard well above the 0.8 threshold).
-* ``unrelated``: mentions the volcano once, otherwise different.
-* ``evil`` and ``evil_copy``: untrusted markup in title, url and text, near-duplicates of
-  each other, so the markup reaches every page (search, member list, why, compare, document).
+One small named corpus (``volcano_corpus``: the volcano corpus of tests/corpora.py) is written
+through the models and signed with the real signature service, and its MinHash clusters are
+computed, so every page shows what the real selectors return for it.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from html import unescape
 
 import pytest
+from corpora import ERUPTION, EVIL_SCRIPT, VolcanoCorpus, make_document, make_volcano
 from django.template.loader import render_to_string
 from django.test import Client, RequestFactory, override_settings
 from django.urls import reverse
 
-from searchapp.models import Corpus, Document
+from searchapp.models import Corpus, Document, SignatureSet
 from searchapp.selectors.search_results import Hit, ResultGroup, SearchPage
 from searchapp.services.clusters_recompute import clusters_recompute
-from searchapp.services.signature_sets import signature_set_build_inline
 
 pytestmark = pytest.mark.django_db
-
-ERUPTION = (
-    "The volcano on the Reykjanes peninsula erupted again on Tuesday night, sending fountains of "
-    "lava high into the air above the fissure. Civil protection officials evacuated the fishing "
-    "town of Grindavik as a precaution, and the nearby geothermal power plant was closed while "
-    "engineers inspected the defensive walls built last winter. Scientists at the meteorological "
-    "office said the fissure was about three kilometres long and that the flow of lava was "
-    "moving slowly towards the west, away from the town. Flights to and from Keflavik airport "
-    "were not affected, because the eruption produced very little ash. Residents were told that "
-    "they might be allowed to return to collect their belongings within a few days if the "
-    "activity continued to decline as it did after the previous eruptions in the area."
-)
-UNRELATED = (
-    "Tourism boards across the north Atlantic reported record visitor numbers this summer. "
-    "Hotels in the capital were fully booked for most of July, and tour operators added extra "
-    "trips to glaciers, waterfalls and the volcano museum. Economists warned that the rapid "
-    "growth was putting pressure on housing and on the roads of small rural communities."
-)
-SCRIPT = "<script>alert(1)</script>"
-IMG = '<img src=x onerror="alert(2)">'
-EVIL_TEXT = (
-    f"Volcano markup test {SCRIPT} and an image {IMG} inside the body of an untrusted document. "
-    "The quick brown fox jumps over the lazy dog while the lava keeps flowing down the slope "
-    "towards the sea, and reporters watch from a safe distance behind the police barrier that "
-    "was set up near the old harbour road early in the morning before the crowds arrived.\n\n"
-    f"A second paragraph repeats the payload {SCRIPT} so that the shared passages include it."
-)
-
-
-@dataclass(frozen=True)
-class VolcanoCorpus:
-    original: Document
-    syndicated: Document
-    corrected: Document
-    unrelated: Document
-    evil: Document
-    evil_copy: Document
-
-
-def _document(corpus: Corpus, external_id: str, title: str, text: str, url: str = "") -> Document:
-    return Document.objects.create(
-        corpus=corpus,
-        external_id=external_id,
-        title=title,
-        url=url,
-        text=text,
-        content_hash=Document.hash_content(title, text),
-    )
 
 
 @pytest.fixture
 def volcano_corpus() -> VolcanoCorpus:
-    corpus = Corpus.objects.create(name="news", description="eruption coverage")
-    docs = VolcanoCorpus(
-        original=_document(
-            corpus, "orig", "Eruption near Grindavik", ERUPTION, "https://news.example/eruption"
-        ),
-        syndicated=_document(
-            corpus,
-            "synd",
-            "Lava fountains light up Reykjanes sky",
-            "REYKJAVIK (Wire) - " + ERUPTION,
-            "https://mirror.example/wire/123",
-        ),
-        corrected=_document(
-            corpus,
-            "corr",
-            "Eruption near Grindavik (corrected)",
-            ERUPTION.replace("three kilometres", "four kilometres"),
-        ),
-        unrelated=_document(corpus, "tour", "Record tourist season", UNRELATED),
-        evil=_document(corpus, "evil", f"{SCRIPT} volcano {IMG}", EVIL_TEXT, "javascript:alert(3)"),
-        evil_copy=_document(corpus, "evil2", f"Copy of {SCRIPT}", EVIL_TEXT + " Mirrored."),
-    )
-    minhash = signature_set_build_inline(method="minhash")
-    signature_set_build_inline(method="simhash")
-    clusters_recompute(signature_set=minhash)
-    return docs
+    volcano = make_volcano()
+    clusters_recompute(signature_set=SignatureSet.objects.active("minhash").get())
+    return volcano
 
 
 def _html(response) -> str:  # type: ignore[no-untyped-def]
@@ -441,7 +363,12 @@ def test_a_bad_method_on_the_document_page_is_explained_and_the_defaults_used(
 def test_a_new_document_says_its_signatures_are_pending(
     client: Client, volcano_corpus: VolcanoCorpus
 ) -> None:
-    fresh = _document(volcano_corpus.original.corpus, "new", "Fresh eruption report", ERUPTION)
+    fresh = make_document(
+        corpus=volcano_corpus.original.corpus,
+        external_id="new",
+        title="Fresh eruption report",
+        text=ERUPTION,
+    )
     html = _html(client.get(f"/documents/{fresh.pk}/"))
     assert "Signatures pending" in html
     search = _html(client.get("/", {"q": "Grindavik"}))
@@ -524,7 +451,7 @@ def test_the_why_page_highlights_shared_passages_side_by_side(
 
 
 def _assert_markup_is_escaped(html: str) -> None:
-    assert SCRIPT not in html
+    assert EVIL_SCRIPT not in html
     assert "<img src=x" not in html and '<img src="x"' not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
 
@@ -698,7 +625,12 @@ def test_a_corpus_filter_keeps_other_corpora_out_of_the_page(
     client: Client, volcano_corpus: VolcanoCorpus
 ) -> None:
     archive = Corpus.objects.create(name="archive")
-    _document(archive, "arch", "Old eruption near Grindavik", "Grindavik archive note.")
+    make_document(
+        corpus=archive,
+        external_id="arch",
+        title="Old eruption near Grindavik",
+        text="Grindavik archive note.",
+    )
     everywhere = _html(client.get("/", {"q": "Grindavik", "group": "none"}))
     assert "4 results" in _summary(everywhere)
     only = _html(client.get("/", {"q": "Grindavik", "group": "none", "corpus": archive.pk}))
