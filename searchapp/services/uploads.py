@@ -27,6 +27,7 @@ from django.utils import timezone
 from searchapp import publishing
 from searchapp.models import Job
 from searchapp.readers import ACCEPTED_SUFFIXES, IngestFileError, Record, read_upload
+from searchapp.services.ingest import documents_ingest
 
 logger = logging.getLogger(__name__)
 
@@ -168,8 +169,6 @@ def _bad_records_message(name: str, errors: list[dict[str, Any]]) -> str:
 
 def upload_import(*, job: Job) -> Job:
     """Read, check and import the job's stored file; all or nothing. Returns the finished job."""
-    from searchapp.services.ingest import documents_ingest
-
     if job.is_finished:
         return job
     params = job.params
