@@ -32,6 +32,7 @@ from typing import Literal, TypeAlias
 
 __all__ = [
     "EMPTY_QUERY_MESSAGE",
+    "MAX_NESTING",
     "MAX_QUERY_CHARS",
     "MAX_QUERY_TERMS",
     "MIN_PREFIX_CHARS",
@@ -48,6 +49,10 @@ __all__ = [
 MAX_QUERY_CHARS = 500
 # Distinct words, phrases and prefixes in one query, at most.
 MAX_QUERY_TERMS = 40
+# Parentheses and NOTs nested deeper than this are not read as operators (the words are searched
+# plainly, with a message): no one means 9 levels, and the parser and every walk of the tree
+# recurse once per level, so an unbounded depth is a RecursionError (a 500) from 330 "(".
+MAX_NESTING = 8
 # ``a*`` would expand to every word of the index starting with "a": a prefix needs this many
 # letters (the expansion is also capped, by the backend, to the most frequent matching words).
 MIN_PREFIX_CHARS = 3
@@ -235,6 +240,7 @@ class _Parser:
         self.tokens = tokens
         self.at = 0
         self.mode = mode
+        self.depth = 0  # parentheses and NOTs open at this point
 
     def peek(self) -> str | None:
         return self.tokens[self.at].kind if self.at < len(self.tokens) else None
@@ -285,6 +291,23 @@ class _Parser:
 
     def unary(self) -> Node | _Not:
         kind = self.peek()
+        if kind in ("NOT", "-", "("):
+            if self.depth >= MAX_NESTING:
+                raise _SyntaxProblem(
+                    f"The query nests parentheses or NOT more than {MAX_NESTING} levels deep"
+                )
+            self.depth += 1
+            try:
+                return self._nested(kind)
+            finally:
+                self.depth -= 1
+        if kind == ")":
+            raise _SyntaxProblem("The query has an unmatched closing parenthesis")
+        token = self.take()
+        assert token.node is not None  # kind == "leaf"
+        return token.node
+
+    def _nested(self, kind: str) -> Node | _Not:
         if kind in ("NOT", "-"):
             self.take()
             if self.peek() in (None, ")", "AND", "OR"):
@@ -301,11 +324,7 @@ class _Parser:
                 raise _SyntaxProblem("The query has an unmatched opening parenthesis")
             self.take()
             return inner
-        if kind == ")":
-            raise _SyntaxProblem("The query has an unmatched closing parenthesis")
-        token = self.take()
-        assert token.node is not None  # kind == "leaf"
-        return token.node
+        raise AssertionError(kind)  # unary() sends only "NOT", "-" and "("
 
 
 def _group(parts: list[Node | _Not], *, all_of: bool) -> Node | _Not:

@@ -13,6 +13,8 @@ from corpora import make_corpus, make_document
 from searchapp.models import Document
 from searchapp.search import BackendResult, get_backend
 from searchapp.search.query import (
+    EMPTY_QUERY_MESSAGE,
+    MAX_NESTING,
     MAX_QUERY_TERMS,
     AllOf,
     AnyOf,
@@ -152,6 +154,40 @@ def test_no_sequence_of_operators_makes_the_parser_or_the_backend_fail() -> None
         query = "".join(rng.choice(atoms) + rng.choice([" ", ""]) for _ in range(rng.randint(0, 10)))
         result = search(query)  # must not raise
         assert len(result.hits) <= 1, query
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        # Each was a RecursionError (a 500 with a 2,870-line traceback) before nesting was bound.
+        "(" * 400 + "volcano" + ")" * 400,  # cut to its first 500 characters: still unmatched
+        "NOT " * 100 + "volcano",
+        "-(" * 100 + "volcano",
+    ],
+)
+def test_deep_nesting_is_searched_as_plain_words_with_a_message(query: str) -> None:
+    parsed = parse_query(query)
+    assert f"more than {MAX_NESTING} levels deep" in (parsed.message or "")
+    assert parsed.root == AnyOf((Term("volcano"),))
+
+
+def test_a_query_of_nothing_but_parentheses_is_an_empty_query() -> None:
+    parsed = parse_query("(" * 330)  # the reliability probe's first query
+    assert parsed.root is None and parsed.message == EMPTY_QUERY_MESSAGE
+
+
+def test_nesting_up_to_the_bound_is_still_read_as_operators() -> None:
+    parsed = parse_query("(" * MAX_NESTING + "lava OR ash" + ")" * MAX_NESTING + " -smoke")
+    assert parsed.message is None
+    assert parsed.root == AnyOf((Term("lava"), Term("ash")), (Term("smoke"),))
+
+
+@pytest.mark.parametrize("path", ["/api/search", "/"])
+def test_deep_nesting_answers_200_with_the_message_on_every_door(client, path: str) -> None:  # type: ignore[no-untyped-def]
+    make_document(external_id="v", text="volcano ash cloud")
+    response = client.get(path, {"q": "(" * 400 + "volcano" + ")" * 400})
+    assert response.status_code == 200
+    assert f"more than {MAX_NESTING} levels deep" in response.content.decode()
 
 
 # --- what the index finds --------------------------------------------------------------------
