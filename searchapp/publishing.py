@@ -15,6 +15,7 @@ at start-up and by celery beat every ``SIGNATURE_CATCHUP_SECONDS``). With
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -60,6 +61,8 @@ _PUBLISH_ERRORS: tuple[type[BaseException], ...] = (
 
 _BROKER_CHECK_TTL = 5.0
 _broker_cache: dict[str, tuple[float, bool, str]] = {}
+_broker_refreshing: set[str] = set()
+_broker_lock = threading.Lock()
 
 
 def broker_label(url: str) -> str:
@@ -69,17 +72,8 @@ def broker_label(url: str) -> str:
     return f"{scheme}://{host}" if host else f"{scheme}://"
 
 
-def broker_reachable() -> tuple[bool, str]:
-    """(reachable, error message) for the configured broker, cached for a few seconds.
-
-    Connects with no retries and the short CELERY_BROKER_CONNECT_TIMEOUT, so a page showing the
-    status never hangs on a dead broker.
-    """
-    url = settings.CELERY_BROKER_URL
-    cached = _broker_cache.get(url)
-    if cached and time.monotonic() - cached[0] < _BROKER_CHECK_TTL:
-        return cached[1], cached[2]
-    ok, error = True, ""
+def _probe_broker(url: str) -> tuple[bool, str]:
+    """Connect once, with no retries and the short CELERY_BROKER_CONNECT_TIMEOUT."""
     try:
         with app.connection_for_write(url) as conn:
             conn.ensure_connection(
@@ -89,9 +83,43 @@ def broker_reachable() -> tuple[bool, str]:
                 timeout=settings.CELERY_BROKER_CONNECT_TIMEOUT,  # type: ignore[arg-type]
             )
     except Exception as exc:  # any transport error means "not reachable"; the message says why
-        ok, error = False, f"{type(exc).__name__}: {exc}"[:300]
-    _broker_cache[url] = (time.monotonic(), ok, error)
-    return ok, error
+        return False, f"{type(exc).__name__}: {exc}"[:300]
+    return True, ""
+
+
+def _refresh(url: str) -> None:
+    try:
+        ok, error = _probe_broker(url)
+        with _broker_lock:
+            _broker_cache[url] = (time.monotonic(), ok, error)
+    finally:
+        with _broker_lock:
+            _broker_refreshing.discard(url)
+
+
+def broker_reachable() -> tuple[bool, str]:
+    """(reachable, error message) for the configured broker.
+
+    The first call for a broker probes it (at most CELERY_BROKER_CONNECT_TIMEOUT). Later calls
+    answer at once from the last probe; once that is older than a few seconds, one background
+    thread probes again while the pages go on showing the last answer. So a page that polls the
+    status (``/status/``) never waits on a dead broker's connect timeout, however often it polls.
+    """
+    url = settings.CELERY_BROKER_URL
+    with _broker_lock:
+        cached = _broker_cache.get(url)
+        stale = cached is None or time.monotonic() - cached[0] >= _BROKER_CHECK_TTL
+        start = cached is not None and stale and url not in _broker_refreshing
+        if start:
+            _broker_refreshing.add(url)
+    if cached is None:
+        ok, error = _probe_broker(url)
+        with _broker_lock:
+            _broker_cache[url] = (time.monotonic(), ok, error)
+        return ok, error
+    if start:
+        threading.Thread(target=_refresh, args=(url,), name="broker-probe", daemon=True).start()
+    return cached[1], cached[2]
 
 
 def _task(name: str) -> Any:
