@@ -8,7 +8,8 @@ rows does not matter (each re-reads the database), so a crash anywhere between t
 is repaired by the next sync.
 
 Who applies: an ingest (after every batch, through one long-lived ``IndexSession``), the
-periodic catch-up task (``searchapp.services.catchup``), ``manage.py reindex --pending``, and
+periodic catch-up task (``searchapp.services.catchup``; only where the index is, so not on a
+machine that runs only workers), ``manage.py reindex --pending``, and
 ``manage.py reindex`` (the whole index, rebuilt beside the old one and switched in atomically).
 A search may apply a small, strictly bounded amount before it runs (``search_index_catch_up``):
 at most ``SEARCH_CATCH_UP_DOCUMENTS`` ids of outbox ranges, never a range wider than that (a
@@ -41,6 +42,7 @@ __all__ = [
     "IndexSession",
     "SyncReport",
     "search_index_catch_up",
+    "search_index_here",
     "search_index_pending",
     "search_index_rebuild",
     "search_index_session",
@@ -64,6 +66,12 @@ class SyncReport:
 
 def _index() -> TextIndex:
     return open_index(settings.SEARCH_INDEX_DIR)
+
+
+def search_index_here() -> bool:
+    """Whether this machine holds the deployment's index (a worker machine does not: applying
+    the outbox there would build a stray index that no search reads)."""
+    return _index()._current_name() is not None
 
 
 def search_index_pending() -> int:

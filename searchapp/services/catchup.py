@@ -4,10 +4,10 @@ Publishing never blocks a request on a dead broker (``searchapp.publishing``), s
 during an outage is recorded in the database and published here later:
 
 * ``catch_up`` runs every ``SIGNATURE_CATCHUP_SECONDS`` under celery beat: it applies the
-  search index's pending changes (``searchapp.search.sync``: whatever no ingest or search
-  applied, such as a wide range left by a killed ingest), publishes rebuilds and cluster
-  recomputes that never reached the broker (a rebuild started, or dedup settings saved, while it
-  was down), then signs the documents still pending and schedules clusters.
+  search index's pending changes where the index is (``searchapp.search.sync``: whatever no
+  ingest or search applied, such as a wide range left by a killed ingest), publishes rebuilds
+  and cluster recomputes that never reached the broker (a rebuild started, or dedup settings
+  saved, while it was down), then signs the documents still pending and schedules clusters.
 * ``catch_up_on_worker_start`` runs when a worker becomes ready: it re-publishes every
   unfinished chunk of running rebuilds (the filesystem broker has no redelivery, and a killed
   worker's chunk may be lost with it), publishes unpublished recomputes and queues signing.
@@ -25,7 +25,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from searchapp.search.sync import search_index_sync
+from searchapp.search.sync import search_index_here, search_index_sync
 from searchapp.services.clusters import (
     clusters_after_signing,
     clusters_publish_unpublished,
@@ -88,9 +88,11 @@ def catch_up() -> CatchUp:
 
 
 def _search_index_apply() -> None:
-    """Apply the index's outbox unless a writer holds the index (it applies the rows itself)."""
+    """Apply the index's outbox where the index is, unless a writer holds it (that writer
+    applies the rows itself). A worker on a machine of its own has no index and skips this."""
     try:
-        search_index_sync(wait=False)
+        if search_index_here():
+            search_index_sync(wait=False)
     except Exception:  # the outbox keeps the rows for the next catch-up; signing goes on
         logger.exception("the periodic catch-up could not update the search index")
 

@@ -118,6 +118,15 @@ def test_a_search_never_reindexes_a_range_wider_than_its_budget(settings) -> Non
     assert len(found("marsh")) == 41 and SearchIndexChange.objects.count() == 0
 
 
+def test_the_periodic_catch_up_builds_no_index_on_a_machine_without_one(settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # A worker machine of its own: the deployment's index is on the web machine, not here.
+    settings.SEARCH_INDEX_DIR = tmp_path / "no-index-here"
+    make_document(external_id="a", text="fjord")
+    catch_up()
+    assert SearchIndexChange.objects.count() == 1  # left for the machine that holds the index
+    assert not (tmp_path / "no-index-here" / "CURRENT").exists()
+
+
 def test_searches_write_nothing_when_their_catch_up_is_off(settings) -> None:  # type: ignore[no-untyped-def]
     settings.SEARCH_CATCH_UP_DOCUMENTS = 0
     make_document(external_id="a", text="tundra")
