@@ -269,7 +269,7 @@ class TextIndex:
                 fcntl.flock(handle, fcntl.LOCK_EX)
             else:
                 # A long writer (an ingest, a reindex) holds the lock for minutes: not waited for.
-                if (self.root / "long-writer").exists():
+                if self._long_writer_alive():
                     patience = 0.0
                 give_up = time.monotonic() + patience
                 while True:
@@ -283,9 +283,32 @@ class TextIndex:
                             ) from None
                         time.sleep(0.02)
             try:
+                self._clear_leftovers()
                 yield handle
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _long_writer_alive(self) -> bool:
+        """A long writer's marker names a live process (a killed one leaves its marker behind)."""
+        try:
+            pid = int((self.root / "long-writer").read_text().split()[0])
+            os.kill(pid, 0)
+        except (FileNotFoundError, ValueError, IndexError, ProcessLookupError):
+            return False
+        except PermissionError:  # alive, another user's
+            return True
+        return True
+
+    def _clear_leftovers(self) -> None:
+        """What a killed writer left, removed by the next one to hold the lock: its long-writer
+        marker (written only under the lock, so one found now is a dead writer's) and any
+        generation that is not CURRENT (a killed reindex's partial build, or the old generation
+        a reindex killed just after its switch did not get to remove)."""
+        (self.root / "long-writer").unlink(missing_ok=True)
+        current = self._current_name()
+        for stale in self.root.glob("gen-*"):
+            if stale.name != current:
+                shutil.rmtree(stale, ignore_errors=True)
 
     @contextlib.contextmanager
     def writer(
@@ -331,9 +354,6 @@ class TextIndex:
             marker = self.root / "long-writer"
             marker.write_text(f"{os.getpid()}\n")
             current = self._current_name()
-            for stale in self.root.glob("gen-*"):  # left by a killed rebuild
-                if stale.name != current:
-                    shutil.rmtree(stale, ignore_errors=True)
             name, path = self._new_generation()
             writer = Writer(
                 _open_tantivy(path), heap_bytes=heap_bytes, threads=threads, dated=True

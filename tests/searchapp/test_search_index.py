@@ -176,6 +176,23 @@ def test_applying_a_change_twice_gives_the_same_index() -> None:
     assert found("quarry") == ["a"] and index_size() == 1
 
 
+def test_the_next_writer_clears_what_a_killed_writer_left(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    make_document(external_id="a", text="geyser")
+    assert found("geyser") == ["a"]
+    root = Path(settings.SEARCH_INDEX_DIR)
+    current = (root / "CURRENT").read_text().strip()
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # its pid names no live process now
+    (root / "long-writer").write_text(f"{dead.pid}\n")  # as a kill -9'd ingest leaves it
+    (root / "gen-1").mkdir()  # as a kill -9'd reindex leaves its partial generation
+    (root / "gen-1" / "meta.json").write_text("{}")
+    assert not open_index(root)._long_writer_alive()  # searches wait for it no more
+    make_document(external_id="b", text="geyser basin")
+    assert sorted(found("geyser")) == ["a", "b"]  # the search's catch-up held the lock
+    assert not (root / "long-writer").exists()
+    assert sorted(p.name for p in root.glob("gen-*")) == [current]
+
+
 def test_a_reindex_that_fails_leaves_the_old_index_serving(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
