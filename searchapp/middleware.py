@@ -1,11 +1,21 @@
-"""Response headers Django does not set itself."""
+"""Response headers Django does not set itself, and a 503 while the database is unreachable."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.db import InterfaceError, OperationalError
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.template.loader import render_to_string
+
+__all__ = ["ContentSecurityPolicyMiddleware", "DatabaseUnavailableMiddleware"]
+
+logger = logging.getLogger(__name__)
+
+# Seconds a client is asked to wait: a PostgreSQL restart takes a few.
+RETRY_AFTER_SECONDS = 5
 
 
 class ContentSecurityPolicyMiddleware:
@@ -29,4 +39,36 @@ class ContentSecurityPolicyMiddleware:
             return response
         if policy and "Content-Security-Policy" not in response:
             response["Content-Security-Policy"] = policy
+        return response
+
+
+class DatabaseUnavailableMiddleware:
+    """A request that fails because the database cannot be reached (a restart, a failover, a
+    SQLite file locked past its timeout) gets a 503 with Retry-After instead of a 500: a page
+    for people, JSON on the API, and one log line instead of a traceback per request.
+
+    The next request reconnects by itself: Django opens a new connection per request, or with
+    DATABASE_CONN_MAX_AGE checks a kept one first (CONN_HEALTH_CHECKS). The page is rendered
+    without the request: its context processors would ask the unreachable database again.
+    """
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, OperationalError | InterfaceError):
+            return None
+        logger.warning("database unavailable for %s: %s", request.path, str(exception)[:300])
+        response: HttpResponse
+        if request.path.startswith("/api/"):
+            response = JsonResponse(
+                {"detail": "The database is unavailable for a moment; try again shortly."},
+                status=503,
+            )
+        else:
+            response = HttpResponse(render_to_string("503.html"), status=503)
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response

@@ -76,6 +76,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "searchapp.middleware.ContentSecurityPolicyMiddleware",
+    "searchapp.middleware.DatabaseUnavailableMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -114,6 +115,9 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0, minimum=0),
+        # A kept connection is checked before each request reuses it, so one that a database
+        # restart broke is replaced instead of failing the request.
+        conn_health_checks=True,
     )
 }
 # Page cache per SQLite connection and memory-mapped reads. SQLite's default cache (2 MB) is
