@@ -4,13 +4,18 @@
         [--web-workers 4] [--clients 16] [--seconds 20] [--edits-per-second 10]
 
 Runs the production server (gunicorn, ``--web-workers`` processes) on a fresh database of
-``--docs`` generated documents, twice:
+``--docs`` generated documents, four times:
 
-* ``search``: the default, ``SEARCH_CATCH_UP_DOCUMENTS=5000``: a search first applies a bounded
-  amount of the outbox (searchapp.search.sync.search_index_catch_up);
-* ``writers``: ``SEARCH_CATCH_UP_DOCUMENTS=0``: searches never write; one writer process applies
-  the outbox every ``--apply-every`` seconds, as the periodic catch-up task would (its default
-  period, SIGNATURE_CATCHUP_SECONDS, is 60 s: a shorter one is used here to be generous).
+* ``search``: ``SEARCH_CATCH_UP_DOCUMENTS=5000``, ``SEARCH_WRITER_APPLY_DOCUMENTS=0``: only
+  searches apply the outbox, a bounded amount before each runs
+  (searchapp.search.sync.search_index_catch_up), waiting up to 2 s
+  (``SEARCH_CATCH_UP_PATIENCE``) for another search's catch-up;
+* ``search-nowait``: the same with ``SEARCH_CATCH_UP_PATIENCE=0``: a search that finds another
+  writing answers from the index as it is;
+* ``writers`` (the default): ``SEARCH_CATCH_UP_DOCUMENTS=0``: searches never write; each write
+  applies its own change once it commits (searchapp.search.sync.search_index_apply_written);
+* ``periodic``: neither: one process applies the outbox every ``--apply-every`` seconds, as the
+  periodic catch-up task does (its period, SIGNATURE_CATCHUP_SECONDS, is 60 s by default).
 
 In each, ``--clients`` threads search ``/api/search`` (grouped, top 100) for ``--seconds`` while
 an editor process changes ``--edits-per-second`` documents one at a time through the ORM (the
@@ -157,10 +162,17 @@ def get(port: int, query: str) -> tuple[int, float, dict]:
     return status, elapsed, (json.loads(body) if status == 200 else {})
 
 
-def one_mode(site: Site, label: str, catch_up_documents: int, words: list[str]) -> dict[str, float]:
+def one_mode(
+    site: Site, label: str, catch_up_documents: int, patience: float, writers: int, words: list[str]
+) -> dict[str, float]:
     args = site.args
     port = free_port()
-    env = dict(site.env, SEARCH_CATCH_UP_DOCUMENTS=str(catch_up_documents))
+    env = dict(
+        site.env,
+        SEARCH_CATCH_UP_DOCUMENTS=str(catch_up_documents),
+        SEARCH_CATCH_UP_PATIENCE=str(patience),
+        SEARCH_WRITER_APPLY_DOCUMENTS=str(writers),
+    )
     server = subprocess.Popen(
         [str(Path(PY).with_name("gunicorn")), "searchapp.wsgi", "-b", f"127.0.0.1:{port}", "-w", str(args.web_workers), "--log-level", "warning"],
         cwd=ROOT, env=env,
@@ -177,7 +189,7 @@ def one_mode(site: Site, label: str, catch_up_documents: int, words: list[str]) 
             get(port, word)
         log = site.tmp / f"edits-{label}.log"
         helpers.append(subprocess.Popen([PY, "-c", EDITOR, str(args.edits_per_second), str(args.seconds), str(log), label], cwd=ROOT, env=env))
-        if catch_up_documents == 0:
+        if label == "periodic":
             helpers.append(subprocess.Popen([PY, "-c", APPLIER, str(args.apply_every), str(args.seconds + 30)], cwd=ROOT, env=env))
         latencies: list[float] = []
         errors = [0]
@@ -266,12 +278,18 @@ def main() -> int:
     try:
         words = site.load()
         rows = {}
-        for label, budget in (("search", 5000), ("writers", 0)):
-            rows[label] = one_mode(site, label, budget, words)
+        modes = (
+            ("search", 5000, 2.0, 0),
+            ("search-nowait", 5000, 0.0, 0),
+            ("writers", 0, 2.0, 5000),
+            ("periodic", 0, 2.0, 0),
+        )
+        for label, budget, patience, writers in modes:
+            rows[label] = one_mode(site, label, budget, patience, writers, words)
     finally:
         site.cleanup()
     print(f"\n{args.docs:,} documents on {args.database}, gunicorn -w {args.web_workers}, {args.clients} clients, "
-          f"{args.edits_per_second:g} edits/s for {args.seconds:g} s (writers mode: applier every {args.apply_every:g} s)")
+          f"{args.edits_per_second:g} edits/s for {args.seconds:g} s (periodic: every {args.apply_every:g} s)")
     keys = list(next(iter(rows.values())))
     print("| who applies the outbox | " + " | ".join(keys) + " |")
     print("|---|" + "---:|" * len(keys))

@@ -361,7 +361,6 @@ class TantivyBackend:
         addresses = [address for _key, address in found.hits]
         ids = searcher.fast_field_values("id", addresses) if addresses else []
         present = [int(i) for i in ids if i is not None]
-        snippets = self._snippets(searcher, compiled, present)
         if sort == "date":
             scores = self._scores(searcher, compiled, present)
         else:
@@ -370,6 +369,12 @@ class TantivyBackend:
                 for (key, _address), doc_id in zip(found.hits, ids, strict=True)
                 if doc_id is not None
             }
+            # Equal scores come in the index's internal order, which follows how the documents
+            # were committed (one segment or many): the lower document id first instead, so the
+            # same corpus ranks, and so picks representatives, the same way however it was
+            # indexed.
+            present.sort(key=lambda doc_id: (-scores[doc_id], doc_id))
+        snippets = self._snippets(searcher, compiled, present)
         hits = [
             BackendHit(
                 document_id=doc_id,

@@ -3,17 +3,20 @@
 Writes that change a document add a SearchIndexChange row in their own transaction:
 ``search_index_changed`` for id ranges (ingest batches), and the model signals below for
 anything saved or deleted one object at a time (the admin's change form, tests). Applying the
-rows to the index is the index layer's job (``searchapp.search.sync``), so this module only
-writes rows and never touches the index.
+rows to the index is the index layer's job (``searchapp.search.sync``): each write here queues
+``search_index_apply_written`` to run once its transaction commits (once per transaction,
+however many rows it writes), so the writer, not a later search, makes its change searchable.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.db import transaction
 from django.db.models.signals import post_delete, post_save
 
 from searchapp.models import Document, SearchIndexChange
+from searchapp.search.sync import search_index_apply_written
 
 __all__ = [
     "search_index_changed",
@@ -23,10 +26,35 @@ __all__ = [
 
 
 
+class _ApplyAfterCommit:
+    """``search_index_apply_written``, remembering whether it has run."""
+
+    def __init__(self) -> None:
+        self.ran = False
+
+    def __call__(self) -> None:
+        self.ran = True
+        search_index_apply_written()
+
+
+def _apply_after_commit() -> None:
+    """Queue the index's apply for when the current transaction commits, once per transaction
+    (a queryset delete sends one signal per document): not again while one queued in this
+    transaction has yet to run (a rolled-back transaction's queue is dropped with it)."""
+    connection = transaction.get_connection()
+    if connection.in_atomic_block and any(
+        isinstance(func, _ApplyAfterCommit) and not func.ran
+        for _ids, func, _robust in connection.run_on_commit
+    ):
+        return
+    transaction.on_commit(_ApplyAfterCommit())
+
+
 def search_index_changed(*, first_id: int, last_id: int) -> None:
     """Record that documents ``first_id..last_id`` changed (in the caller's transaction)."""
     first, last = sorted((first_id, last_id))
     SearchIndexChange.objects.create(first_id=first, last_id=last)
+    _apply_after_commit()
 
 
 def _ranges(ids: Iterable[int]) -> list[tuple[int, int]]:
@@ -45,6 +73,7 @@ def search_index_changed_ids(ids: Iterable[int]) -> None:
     SearchIndexChange.objects.bulk_create(
         [SearchIndexChange(first_id=a, last_id=b) for a, b in _ranges(ids)]
     )
+    _apply_after_commit()
 
 
 def _document_saved(sender: type[Document], instance: Document, **kwargs: object) -> None:

@@ -17,6 +17,11 @@ def _own_search_index(
 ) -> None:
     # Every test gets an empty search index directory: the index follows the test's database.
     settings.SEARCH_INDEX_DIR = tmp_path_factory.mktemp("search-index")
+    # pytest-django runs each test in a transaction that never commits, so the writers' apply
+    # after commit (searchapp.search.sync.search_index_apply_written) never runs here: searches
+    # catch up instead, as SEARCH_CATCH_UP_DOCUMENTS allows. The default (searches write
+    # nothing) is tested on committed writes in test_search_index.py.
+    settings.SEARCH_CATCH_UP_DOCUMENTS = 5000
 
 
 @pytest.fixture

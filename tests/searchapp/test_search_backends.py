@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from corpora import make_corpus, make_document
 
-from searchapp.models import Document
+from searchapp.models import Document, SearchIndexChange
 from searchapp.search import get_backend
 from searchapp.search.query import (
     EMPTY_QUERY_MESSAGE,
@@ -17,6 +17,7 @@ from searchapp.search.query import (
     Term,
     parse_query,
 )
+from searchapp.search.sync import search_index_sync
 
 pytestmark = pytest.mark.django_db
 
@@ -189,3 +190,19 @@ def test_a_deleted_document_leaves_the_index() -> None:
     doc = make_document(external_id="gone", text="ephemeral words")
     doc.delete()
     assert get_backend().search("ephemeral", limit=10).hits == []
+
+
+def test_equal_scores_rank_the_older_document_first_however_the_index_was_written(
+    settings,
+) -> None:  # type: ignore[no-untyped-def]
+    settings.SEARCH_CATCH_UP_DOCUMENTS = 0
+    corpus = make_corpus()
+    older = make_document(corpus=corpus, external_id="older", text="harbour pilot strike")
+    newer = make_document(corpus=corpus, external_id="newer", text="harbour pilot strike")
+    SearchIndexChange.objects.all().delete()
+    # The newer one committed to the index first, in a segment of its own: the index's own order
+    # of equal scores would put it first.
+    for doc in (newer, older):
+        SearchIndexChange.objects.create(first_id=doc.pk, last_id=doc.pk)
+        search_index_sync()
+    assert ids(get_backend().search("harbour pilot", limit=10)) == ["older", "newer"]

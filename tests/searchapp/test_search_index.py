@@ -127,6 +127,34 @@ def test_the_periodic_catch_up_builds_no_index_on_a_machine_without_one(settings
     assert not (tmp_path / "no-index-here" / "CURRENT").exists()
 
 
+def test_by_default_the_writer_makes_its_change_searchable_once_it_commits(
+    settings, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    settings.SEARCH_CATCH_UP_DOCUMENTS = 0  # the default: searches write nothing
+    with django_capture_on_commit_callbacks(execute=True):
+        doc = make_document(external_id="a", text="caldera rim")
+    assert SearchIndexChange.objects.count() == 0  # applied by the writer, after its commit
+    assert found("caldera") == ["a"]
+    with django_capture_on_commit_callbacks(execute=True):
+        doc.text = "crater lake"
+        doc.save()
+    assert found("caldera") == [] and found("crater") == ["a"]
+
+
+def test_a_transaction_of_many_writes_applies_the_index_once(
+    settings, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    settings.SEARCH_CATCH_UP_DOCUMENTS = 0
+    corpus = make_corpus()
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        for i in range(30):
+            make_document(corpus=corpus, external_id=f"d{i}", text=f"scree slope {i}")
+    assert len(callbacks) == 1 and len(found("scree")) == 30
+    with django_capture_on_commit_callbacks(execute=True) as callbacks:
+        Document.objects.filter(external_id__in=[f"d{i}" for i in range(10)]).delete()
+    assert len(callbacks) == 1 and len(found("scree")) == 20
+
+
 def test_searches_write_nothing_when_their_catch_up_is_off(settings) -> None:  # type: ignore[no-untyped-def]
     settings.SEARCH_CATCH_UP_DOCUMENTS = 0
     make_document(external_id="a", text="tundra")
