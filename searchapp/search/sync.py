@@ -12,14 +12,16 @@ Who applies: the writers. An ingest applies after every batch, through one long-
 (``search_index_apply_written``, queued by the outbox writer: an admin edit, a staff delete); the
 periodic catch-up task (``searchapp.services.catchup``) applies whatever is left; so do
 ``manage.py reindex --pending`` and ``manage.py reindex`` (the whole index, rebuilt beside the
-old one and switched in atomically). Each of these applies only where the index is, so a
-machine that runs only workers never builds a stray index of its own.
+old one and switched in atomically). The writer's apply and the periodic catch-up apply only
+where the index directory exists, so a machine that runs only workers never builds a stray
+index of its own (an ingest or a reindex builds the index where it runs).
 
-A search writes nothing by default. Measured with gunicorn under 16 concurrent clients and 10
-edits a second (BENCHMARKS.md, "Who applies the index's pending changes"), searches that applied
-the outbox themselves served 0.68 of the requests per second, at a higher p95, and made edits
-searchable later (p50 2.9 s against 1.1 s), because the web workers queued on the index's one
-write lock and each paid for a commit. ``SEARCH_CATCH_UP_DOCUMENTS`` above 0 turns the
+A search writes nothing by default. Measured with gunicorn (4 workers) under 16 concurrent
+clients and 10 edits a second on PostgreSQL (BENCHMARKS.md, "Who applies the index's pending
+changes"), searches that applied the outbox themselves served 97 requests/s against 131, at a
+p95 of 234 ms against 152, and made an edit searchable after 3.3 s (p50) against 0.13 s: the
+web workers queued on the index's one write lock and each paid for a commit. The writer pays
+instead, about 0.1 s per committed change. ``SEARCH_CATCH_UP_DOCUMENTS`` above 0 turns the
 search-time catch-up back on (``search_index_catch_up``), strictly bounded: at most that many
 ids of outbox ranges, never a range wider than that, never waiting on an ingest.
 """
