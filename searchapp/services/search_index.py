@@ -25,7 +25,6 @@ __all__ = [
 ]
 
 
-
 class _ApplyAfterCommit:
     """``search_index_apply_written``, remembering whether it has run."""
 
