@@ -244,6 +244,10 @@ SIGNATURE_RETRY_BACKOFF = env_int("SIGNATURE_RETRY_BACKOFF", 2, minimum=1)
 SIGNATURE_RETRY_BACKOFF_MAX = env_int("SIGNATURE_RETRY_BACKOFF_MAX", 120, minimum=1)
 # Periodic catch-up of pending documents by celery beat (0 disables the schedule).
 SIGNATURE_CATCHUP_SECONDS = env_int("SIGNATURE_CATCHUP_SECONDS", 60, minimum=0)
+# A running background job that shows no progress for this long is taken for one whose worker
+# died or whose queued messages the broker lost: the periodic catch-up re-publishes a rebuild's
+# unfinished chunks and ends a clusters recompute FAILED (queueing a new one).
+JOB_STALL_SECONDS = env_int("JOB_STALL_SECONDS", 600, minimum=30)
 # Corpus-wide clusters are recomputed this many seconds after the last change (debounce).
 CLUSTERS_DEBOUNCE_SECONDS = env_int("CLUSTERS_DEBOUNCE_SECONDS", 5, minimum=0)
 # Test-only fault hooks (the worker-fault tests set them in the worker's environment).

@@ -7,7 +7,10 @@ during an outage is recorded in the database and published here later:
   search index's pending changes where the index is (``searchapp.search.sync``: whatever no
   ingest or search applied, such as a wide range left by a killed ingest), publishes rebuilds
   and cluster recomputes that never reached the broker (a rebuild started, or dedup settings
-  saved, while it was down), then signs the documents still pending and schedules clusters.
+  saved, while it was down), re-publishes the chunks of a rebuild that shows no progress for
+  ``JOB_STALL_SECONDS`` (its messages lost by the broker), ends a recompute that shows none
+  (its worker died) FAILED and queues a new one, then signs the documents still pending and
+  schedules clusters.
 * ``catch_up_on_worker_start`` runs when a worker becomes ready: it re-publishes every
   unfinished chunk of running rebuilds (the filesystem broker has no redelivery, and a killed
   worker's chunk may be lost with it), publishes unpublished recomputes and queues signing.
@@ -28,10 +31,15 @@ from django.utils import timezone
 from searchapp.search.sync import search_index_here, search_index_sync
 from searchapp.services.clusters import (
     clusters_after_signing,
+    clusters_fail_stalled,
     clusters_publish_unpublished,
     clusters_schedule,
 )
-from searchapp.services.jobs import jobs_publish_unpublished, jobs_resume_unfinished
+from searchapp.services.jobs import (
+    jobs_publish_unpublished,
+    jobs_republish_stalled,
+    jobs_resume_unfinished,
+)
 from searchapp.services.signing import (
     signatures_schedule_pending,
     signatures_sign_documents,
@@ -81,7 +89,8 @@ def catch_up() -> CatchUp:
     ingest queued: signing them here too would double the work of a large ingest.
     """
     _search_index_apply()
-    chunks = jobs_publish_unpublished()
+    chunks = jobs_publish_unpublished() + jobs_republish_stalled()
+    clusters_fail_stalled()
     cluster_jobs = clusters_publish_unpublished()
     grace = timezone.now() - timedelta(seconds=settings.SIGNATURE_CATCHUP_SECONDS)
     return CatchUp(chunks, cluster_jobs, pending_documents_sign(older_than=grace))

@@ -22,7 +22,9 @@ not know either:
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from datetime import timedelta
 
 from django.conf import settings
 from django.db.models import Count, Min
@@ -40,6 +42,7 @@ __all__ = [
     "INCREMENTAL_MAX_DOCUMENTS",
     "RECOMPUTE_WAITS_FOR_BACKLOG",
     "clusters_after_signing",
+    "clusters_fail_stalled",
     "clusters_publish_unpublished",
     "clusters_remove_documents",
     "clusters_schedule",
@@ -216,12 +219,47 @@ RECOMPUTE_WAITS_FOR_BACKLOG = 5000
 BULK_LOAD_RETRY_SECONDS = 15
 
 
+class _NoLongerWanted(Exception):
+    """The recompute's job was cancelled or its set replaced: its result would be thrown away."""
+
+
+def _job_check(job_id: int, signature_set_id: int) -> Callable[[], None]:
+    """The recompute's ``check``: a heartbeat on the job row (at most every few seconds, so the
+    catch-up can tell a live recompute from one whose worker died) and a stop when the work is
+    no longer wanted."""
+    last = [0.0]
+
+    def check() -> None:
+        now = time.monotonic()
+        if now - last[0] < _HEARTBEAT_SECONDS:
+            return
+        last[0] = now
+        Job.objects.filter(pk=job_id).update(updated_at=timezone.now())
+        if Job.objects.filter(pk=job_id, cancel_requested=True).exists():
+            raise _NoLongerWanted("cancelled")
+        if not SignatureSet.objects.active().filter(pk=signature_set_id).exists():
+            raise _NoLongerWanted(
+                f"signature set v{signature_set_id} was replaced by a newer one; "
+                "its clusters are no longer needed"
+            )
+
+    return check
+
+
+# How often a running recompute touches its job row; a job untouched for JOB_STALL_SECONDS is
+# taken for one whose worker died (``clusters_fail_stalled``).
+_HEARTBEAT_SECONDS = 5.0
+
+
 def job_clusters_run(*, job_id: int) -> int:
     """Run a queued CLUSTERS job: recompute the set's clusters if the set is still active.
 
     While a bulk load is being signed the job stays QUEUED (absorbing further requests) and is
     published again for later: recomputing a million-document corpus while half of it is
-    unsigned would only be redone, and would take a worker from the signing.
+    unsigned would only be redone, and would take a worker from the signing. A recompute whose
+    set is replaced, or whose job is cancelled, while it runs stops at its next band and ends
+    CANCELLED with the reason; a failure ends FAILED with the error. Either way the job reaches
+    a final state; one whose worker dies is found by ``clusters_fail_stalled``.
     """
     if (
         not settings.CELERY_TASK_ALWAYS_EAGER  # inline tasks would call themselves back at once
@@ -230,7 +268,7 @@ def job_clusters_run(*, job_id: int) -> int:
     ):
         return 0
     updated = Job.objects.filter(pk=job_id, state=Job.State.QUEUED).update(
-        state=Job.State.RUNNING, started_at=timezone.now()
+        state=Job.State.RUNNING, started_at=timezone.now(), updated_at=timezone.now()
     )
     if not updated:
         return 0
@@ -239,13 +277,23 @@ def job_clusters_run(*, job_id: int) -> int:
     try:
         n = 0
         if signature_set is not None and signature_set.state == SignatureSet.State.ACTIVE:
-            n = clusters_recompute(signature_set=signature_set)
+            n = clusters_recompute(
+                signature_set=signature_set, check=_job_check(job_id, signature_set.pk)
+            )
+    except _NoLongerWanted as stop:
+        Job.objects.filter(pk=job_id, state=Job.State.RUNNING).update(
+            state=Job.State.CANCELLED, finished_at=timezone.now(), message=f"Stopped: {stop}"
+        )
+        return 0
     except Exception as exc:
         Job.objects.filter(pk=job_id).update(
-            state=Job.State.FAILED, finished_at=timezone.now(), errors=[{"error": str(exc)[:500]}]
+            state=Job.State.FAILED,
+            finished_at=timezone.now(),
+            message=f"Failed: {type(exc).__name__}",
+            errors=[{"error": str(exc)[:500]}],
         )
         raise
-    Job.objects.filter(pk=job_id).update(
+    Job.objects.filter(pk=job_id, state=Job.State.RUNNING).update(
         state=Job.State.DONE,
         done=1,
         finished_at=timezone.now(),
@@ -253,3 +301,30 @@ def job_clusters_run(*, job_id: int) -> int:
         report={"clusters": n},
     )
     return n
+
+
+def clusters_fail_stalled() -> int:
+    """RUNNING recomputes whose job row has not been touched for JOB_STALL_SECONDS (their worker
+    was killed, or lost its database while recording the outcome) end FAILED with that reason,
+    and a new recompute is queued for each set still active. Run by the periodic catch-up;
+    returns how many were failed."""
+    cutoff = timezone.now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
+    stalled = list(
+        Job.objects.filter(
+            kind=Job.Kind.CLUSTERS, state=Job.State.RUNNING, updated_at__lt=cutoff
+        ).values_list("pk", "signature_set_id")
+    )
+    failed = 0
+    for job_id, set_id in stalled:
+        failed += Job.objects.filter(pk=job_id, state=Job.State.RUNNING).update(
+            state=Job.State.FAILED,
+            finished_at=timezone.now(),
+            message=(
+                f"Failed: no progress for {settings.JOB_STALL_SECONDS} s "
+                "(its worker stopped); a new recompute was queued"
+            ),
+            errors=[{"error": "no progress: the worker running it stopped"}],
+        )
+        if set_id is not None and SignatureSet.objects.active().filter(pk=set_id).exists():
+            clusters_schedule(signature_set_id=set_id, countdown=0)
+    return failed

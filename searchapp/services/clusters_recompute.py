@@ -19,6 +19,8 @@ rebuild activates a set, after deletes, and wherever the incremental update
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 from django.db import connection, transaction
 from django.utils import timezone
@@ -36,9 +38,17 @@ __all__ = ["clusters_recompute"]
 _MemberRow = tuple[int, int, float]
 
 
-def clusters_recompute(*, signature_set: SignatureSet) -> int:
-    """Replace the set's corpus-wide clusters; returns the number of clusters."""
-    pairs = _candidate_pairs(signature_set)
+def clusters_recompute(
+    *, signature_set: SignatureSet, check: Callable[[], None] | None = None
+) -> int:
+    """Replace the set's corpus-wide clusters; returns the number of clusters.
+
+    ``check`` is called between bands and before the write: the job running the recompute
+    records its progress there, and raises to stop work that is no longer wanted (the job
+    cancelled, the set replaced by a newer one); nothing is written then.
+    """
+    check = check or _go_on
+    pairs = _candidate_pairs(signature_set, check)
     doc_ids, matrix = signatures_load(signature_set, np.unique(pairs))
     edges = verified(signature_set, pairs, doc_ids, matrix)
     components = connected_components(len(doc_ids), edges) if len(edges) else []
@@ -55,16 +65,22 @@ def clusters_recompute(*, signature_set: SignatureSet) -> int:
             for i, sim in zip(component.tolist(), sims.tolist(), strict=True)
         )
     sizes = [len(component) for component in components]
+    check()
     _replace(signature_set, representatives, sizes, member_rows)
     planner_stats_rows_added(Cluster._meta.db_table, len(components))
     planner_stats_rows_added(ClusterMember._meta.db_table, len(member_rows))
     return len(components)
 
 
-def _candidate_pairs(signature_set: SignatureSet) -> np.ndarray:
+def _go_on() -> None:
+    """No job to report to: always go on."""
+
+
+def _candidate_pairs(signature_set: SignatureSet, check: Callable[[], None]) -> np.ndarray:
     """The set's distinct candidate pairs (a < b), gathered band by band."""
     found: list[np.ndarray] = []
     for rows in colliding_rows(signature_set):
+        check()
         if len(rows) < 2:
             continue
         pairs = bucket_pairs(rows[:, 0], rows[:, 1])

@@ -33,6 +33,9 @@ Faults:
   FAILED, its error is appended to ``job.errors`` and the job ends FAILED at once (fail fast: a
   set missing a chunk would leave documents ungrouped, so it is never activated). The set goes
   FAILED, the active set is unchanged, and the remaining chunks become no-ops.
+* Messages lost by the broker (Redis restarted without persistence): a rebuild whose chunks show
+  no progress for ``JOB_STALL_SECONDS`` has its unfinished chunks re-published by the periodic
+  catch-up (``jobs_republish_stalled``), not only by a worker's restart.
 * Cancel (``job_cancel``): in one transaction the job becomes CANCELLED and the set CANCELLED;
   running chunks stop at their next batch, queued ones are no-ops; the active set is unchanged.
 
@@ -44,11 +47,12 @@ from __future__ import annotations
 
 import logging
 import time
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Max
 from django.utils import timezone
 
 from searchapp import publishing
@@ -73,6 +77,7 @@ __all__ = [
     "job_chunk_fail",
     "job_chunk_run",
     "jobs_publish_unpublished",
+    "jobs_republish_stalled",
     "jobs_resume_unfinished",
     "signature_set_rebuild",
 ]
@@ -339,6 +344,37 @@ def jobs_publish_unpublished() -> int:
     ).values_list("pk", flat=True):
         # Zero when the broker is still down: the next catch-up tries again.
         published += _dispatch_chunks(job_id, only_unfinished=True)
+    return published
+
+
+def jobs_republish_stalled() -> int:
+    """Re-publish the unfinished chunks of rebuilds that have shown no progress (no chunk started
+    or finished, nothing published) for JOB_STALL_SECONDS: their messages were published but are
+    gone (a broker restarted without persistence, a worker killed on a broker with no
+    redelivery). Run by the periodic catch-up; returns the number of chunks published.
+
+    A chunk that is merely slow is run twice at worst, which is harmless (module docstring);
+    publishing stamps ``published_at``, so a stalled job is re-published once per stall period.
+    """
+    cutoff = timezone.now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
+    published = 0
+    jobs = Job.objects.filter(
+        kind=Job.Kind.REBUILD,
+        state__in=_RUNNING_STATES,
+        cancel_requested=False,
+        published_at__lt=cutoff,
+    )
+    for job_id in jobs.values_list("pk", flat=True):
+        activity = JobChunk.objects.filter(job_id=job_id).aggregate(
+            started=Max("started_at"), finished=Max("finished_at")
+        )
+        if any(stamp is not None and stamp >= cutoff for stamp in activity.values()):
+            continue  # chunks are moving
+        count = _dispatch_chunks(job_id, only_unfinished=True)
+        if count:
+            Job.objects.filter(pk=job_id).update(published_at=timezone.now())
+            logger.warning("rebuild job %s: no progress; re-published %d chunks", job_id, count)
+        published += count
     return published
 
 

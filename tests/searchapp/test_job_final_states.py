@@ -1,0 +1,115 @@
+"""Every background job reaches a final state: stalled, superseded and failed ones included.
+
+The broker losing its queued messages (Redis restarted without persistence) and a worker killed
+mid-recompute leave the database exactly as these tests do: a rebuild whose chunks were published
+and never run, a recompute job RUNNING with nobody running it. Tasks run inline here, so "the
+broker is back" means the catch-up's publish runs the chunks at once.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from corpora import make_news, sign_all
+from django.utils import timezone
+
+from searchapp import publishing
+from searchapp.models import Job, JobChunk, SignatureSet
+from searchapp.selectors.signatures import active_signature_set
+from searchapp.services import cluster_rows, clusters
+from searchapp.services.catchup import catch_up
+from searchapp.services.clusters import job_clusters_run
+from searchapp.services.jobs import signature_set_rebuild
+
+pytestmark = pytest.mark.django_db
+
+
+def _age(job: Job, seconds: float) -> None:
+    past = timezone.now() - timedelta(seconds=seconds)
+    Job.objects.filter(pk=job.pk).update(updated_at=past, published_at=past, started_at=past)
+    JobChunk.objects.filter(job=job).exclude(started_at=None).update(started_at=past)
+
+
+def test_a_rebuild_whose_queued_chunks_the_broker_lost_is_finished_by_the_catch_up(
+    settings, monkeypatch, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    make_news()
+    sign_all("minhash")
+    # Published (the broker said yes), then lost: nothing ever runs the chunks.
+    with monkeypatch.context() as lost:
+        lost.setattr(publishing, "publish_many", lambda *args, **kwargs: True)
+        with django_capture_on_commit_callbacks(execute=True):
+            job = signature_set_rebuild(method="minhash", params={"threshold": 0.9})
+    job.refresh_from_db()
+    assert job.state == Job.State.QUEUED and job.published_at is not None
+    catch_up()  # too early to call it stalled: a long queue looks the same for a while
+    job.refresh_from_db()
+    assert job.state == Job.State.QUEUED
+    _age(job, settings.JOB_STALL_SECONDS + 1)
+    assert catch_up().rebuild_chunks_published >= 1
+    job.refresh_from_db()
+    assert job.state == Job.State.DONE
+    assert active_signature_set("minhash").params["threshold"] == 0.9
+
+
+def test_a_recompute_whose_worker_died_ends_failed_with_the_reason_and_is_queued_again(
+    settings,
+) -> None:  # type: ignore[no-untyped-def]
+    make_news()
+    active = sign_all("minhash")
+    dead = Job.objects.create(
+        kind=Job.Kind.CLUSTERS, signature_set=active, total=1, state=Job.State.RUNNING
+    )
+    catch_up()  # still within the stall period: it may be running
+    dead.refresh_from_db()
+    assert dead.state == Job.State.RUNNING
+    _age(dead, settings.JOB_STALL_SECONDS + 1)
+    catch_up()
+    dead.refresh_from_db()
+    assert dead.state == Job.State.FAILED and dead.finished_at is not None
+    assert "no progress" in dead.message and "worker stopped" in dead.message
+    again = Job.objects.filter(kind=Job.Kind.CLUSTERS).exclude(pk=dead.pk).get()
+    assert again.state == Job.State.DONE  # queued anew (and run inline here)
+
+
+def test_a_recompute_for_a_set_replaced_while_it_runs_stops_and_says_why(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_news()
+    first = sign_all("minhash")
+    job = Job.objects.create(kind=Job.Kind.CLUSTERS, signature_set=first, total=1)
+    real = cluster_rows.colliding_rows
+    bands_read = []
+
+    def replaced_after_the_first_band(signature_set):  # type: ignore[no-untyped-def]
+        for n, rows in enumerate(real(signature_set)):
+            if n == 1:  # a staff rebuild activates a newer set meanwhile
+                SignatureSet.objects.filter(pk=first.pk).update(state=SignatureSet.State.RETIRED)
+            bands_read.append(n)
+            yield rows
+
+    monkeypatch.setattr(clusters, "_HEARTBEAT_SECONDS", 0.0)
+    monkeypatch.setattr(
+        "searchapp.services.clusters_recompute.colliding_rows", replaced_after_the_first_band
+    )
+    assert job_clusters_run(job_id=job.pk) == 0
+    job.refresh_from_db()
+    assert job.state == Job.State.CANCELLED
+    assert f"v{first.pk} was replaced" in job.message
+    assert len(bands_read) < first.params["bands"]  # dropped, not done
+
+
+def test_a_recompute_that_fails_ends_failed_with_the_error(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_news()
+    active = sign_all("minhash")
+    job = Job.objects.create(kind=Job.Kind.CLUSTERS, signature_set=active, total=1)
+
+    def broken(*args: object, **kwargs: object) -> np.ndarray:
+        raise RuntimeError("disk gone")
+
+    monkeypatch.setattr(clusters, "clusters_recompute", broken)
+    with pytest.raises(RuntimeError):
+        job_clusters_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.state == Job.State.FAILED and job.errors == [{"error": "disk gone"}]
+    assert job.message == "Failed: RuntimeError"
