@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+import redis
+from django.utils import timezone
 from pipeline_testing import Workers, make_documents, wait_for, worker_pool
 
 from searchapp.models import BandKey, Job, JobChunk, Signature, SignatureSet
 from searchapp.selectors.signatures import active_signature_set
+from searchapp.services.catchup import catch_up
 from searchapp.services.jobs import signature_set_rebuild
 from searchapp.services.signature_sets import signature_set_build_inline
 
@@ -109,3 +114,41 @@ def test_a_chunk_that_fails_once_succeeds_on_retry(workers) -> None:
     assert job.state == Job.State.DONE and not job.errors
     assert JobChunk.objects.get(job=job, index=0).attempts == 2
     assert active_signature_set("simhash").pk == job.signature_set_id
+
+
+def test_a_rebuild_whose_queued_chunks_the_broker_lost_is_finished_by_the_catch_up(
+    workers, settings
+) -> None:  # type: ignore[no-untyped-def]
+    make_documents(600)
+    workers.start(SIGNATURE_CHUNK_DELAY_MS=100)
+    job = signature_set_rebuild(method="minhash", params={"num_perm": 64}, chunk_size=100)
+    wait_for(
+        lambda: JobChunk.objects.filter(job=job, state="running").exists(),
+        timeout=40,
+        what="a chunk running",
+        logs=workers.logs,
+    )
+    # What a Redis restart without persistence does to the queue: the waiting messages are gone.
+    redis.Redis.from_url(workers.broker).delete(workers.queue)
+    stalled_at = None
+    for _ in range(100):  # until the worker has finished what it held, and nothing moves
+        done = JobChunk.objects.filter(job=job, state="done").count()
+        if not JobChunk.objects.filter(job=job, state="running").exists():
+            if stalled_at == done:
+                break
+            stalled_at = done
+        time.sleep(0.5)
+    assert stalled_at is not None and stalled_at < 6, "the lost chunks ran anyway"
+    assert catch_up().rebuild_chunks_published == 0  # not yet: a long queue looks the same
+    past = timezone.now() - timedelta(seconds=settings.JOB_STALL_SECONDS + 1)
+    Job.objects.filter(pk=job.pk).update(published_at=past)
+    JobChunk.objects.filter(job=job).update(started_at=past, finished_at=past)
+    assert catch_up().rebuild_chunks_published == 6 - stalled_at
+    wait_for(
+        lambda: Job.objects.get(pk=job.pk).is_finished,
+        timeout=60,
+        what="the re-published chunks",
+        logs=workers.logs,
+    )
+    job.refresh_from_db()
+    assert job.state == Job.State.DONE and job.done == job.total == 600
