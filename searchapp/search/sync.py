@@ -32,9 +32,11 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.utils import timezone
 
 from searchapp.models import Document, SearchIndexChange
 from searchapp.search.text_index import (
@@ -42,6 +44,7 @@ from searchapp.search.text_index import (
     WRITER_THREADS,
     IndexBusy,
     IndexedDocument,
+    IndexWriteError,
     TextIndex,
     Writer,
     open_index,
@@ -51,6 +54,7 @@ __all__ = [
     "IndexSession",
     "SyncReport",
     "search_index_apply_written",
+    "search_index_before_search",
     "search_index_catch_up",
     "search_index_here",
     "search_index_pending",
@@ -83,6 +87,36 @@ def search_index_here() -> bool:
     first ingest, search or ``manage.py reindex`` here). A machine that runs only workers has
     none, and applying the outbox there would build a stray index that no search reads."""
     return Path(settings.SEARCH_INDEX_DIR).is_dir()
+
+
+# Pending changes younger than this are a writer's work in progress, not an index left behind.
+BEHIND_AFTER_SECONDS = 60
+
+
+def _oldest_pending() -> datetime | None:
+    return SearchIndexChange.objects.order_by("id").values_list("created_at", flat=True).first()
+
+
+def search_index_before_search() -> datetime | None:
+    """What a search does to the index before it runs; returns when the oldest change not yet
+    searchable was made if that is more than BEHIND_AFTER_SECONDS ago (the index cannot be
+    written, or no writer ran), else None.
+
+    One query when nothing is pending, which is the steady state. With SEARCH_CATCH_UP_DOCUMENTS
+    above 0, pending changes are first caught up (``search_index_catch_up``).
+    """
+    oldest = _oldest_pending()
+    if oldest is None:
+        return None
+    if settings.SEARCH_CATCH_UP_DOCUMENTS > 0:
+        report = search_index_catch_up()
+        if report is not None and report.changes:
+            oldest = _oldest_pending()
+            if oldest is None:
+                return None
+    if timezone.now() - oldest < timedelta(seconds=BEHIND_AFTER_SECONDS):
+        return None
+    return oldest
 
 
 def search_index_pending() -> int:
@@ -263,6 +297,9 @@ def search_index_apply_written() -> SyncReport | None:
             wait=False,
             patience=settings.SEARCH_CATCH_UP_PATIENCE,
         )
+    except IndexWriteError as exc:  # read-only or full: one line, not a traceback per write
+        logger.error("%s; the change stays pending", exc)
+        return None
     except Exception:
         logger.exception("could not apply a committed change to the search index")
         return None
@@ -277,7 +314,7 @@ def search_index_catch_up() -> SyncReport | None:
     waited for): a search never does unbounded writing, and never fails for the index's sake.
     """
     budget = settings.SEARCH_CATCH_UP_DOCUMENTS
-    if budget <= 0 or not SearchIndexChange.objects.exists():
+    if budget <= 0:
         return None
     try:
         report = search_index_sync(
@@ -286,6 +323,9 @@ def search_index_catch_up() -> SyncReport | None:
             wait=False,
             patience=settings.SEARCH_CATCH_UP_PATIENCE,
         )
+    except IndexWriteError as exc:  # a search still answers from the index as it is
+        logger.error("%s; searching the index as it is", exc)
+        return None
     except Exception:  # a search still answers from the index as it is
         logger.exception("could not bring the search index up to date")
         return None

@@ -51,7 +51,7 @@ from searchapp.search.query import (
     Term,
     parse_query,
 )
-from searchapp.search.sync import search_index_catch_up
+from searchapp.search.sync import search_index_before_search
 from searchapp.search.text_index import (
     CORPUS,
     DATE,
@@ -337,8 +337,9 @@ class TantivyBackend:
         parsed = parse_query(query, mode=mode or "or")
         if parsed.is_empty:
             return BackendResult(message=parsed.message)
-        # Changes committed a moment ago (an upload, an edit) become searchable now.
-        search_index_catch_up()
+        # Whether the index is behind the database (and, if searches may write, a bounded
+        # catch-up first): one query in the steady state, nothing pending.
+        behind = search_index_before_search()
         text_index = open_index(settings.SEARCH_INDEX_DIR)
         searcher = text_index.searcher()
         messages = [m for m in (parsed.message,) if m]
@@ -386,6 +387,11 @@ class TantivyBackend:
         ]
         if not hits and all(term in STOPWORDS for term in parsed.plain_terms()):
             messages.append("Only very common words were typed; add a more specific word.")
+        if behind is not None:
+            messages.append(
+                f"Changes made since {behind:%Y-%m-%d %H:%M} UTC are not searchable yet: "
+                "the search index is behind."
+            )
         rewritten = parsed.describe() if parsed.messages else None
         return BackendResult(
             hits=hits,

@@ -18,12 +18,14 @@ their next search. This module knows nothing of Django; the sync module
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import fcntl
 import json
 import logging
 import os
 import shutil
+import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator
@@ -38,6 +40,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "ANALYZER",
     "IndexBusy",
+    "IndexWriteError",
     "IndexedDocument",
     "TextIndex",
     "analyze",
@@ -56,6 +59,22 @@ MAX_TOKEN_BYTES = 40
 # Writer memory: tantivy flushes a segment when a thread's share is full.
 WRITER_HEAP_BYTES = 256_000_000
 WRITER_THREADS = 2
+
+
+class IndexWriteError(Exception):
+    """The index directory cannot be written (read-only, full, not permitted); the message is one
+    line that names the directory and the reason."""
+
+
+@contextlib.contextmanager
+def _writing(root: Path) -> Iterator[None]:
+    """Turn an I/O failure of the index's files (tantivy reports them as ValueError) into an
+    IndexWriteError naming the directory."""
+    try:
+        yield
+    except (OSError, ValueError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise IndexWriteError(f"the search index at {root} could not be written: {reason}") from exc
 
 
 class IndexBusy(Exception):
@@ -147,8 +166,12 @@ def _open_tantivy(path: Path) -> tantivy.Index:
 class Writer:
     """Adds and deletes documents; nothing is visible to searches before ``commit``."""
 
-    def __init__(self, index: tantivy.Index, *, heap_bytes: int, threads: int, dated: bool) -> None:
-        self._writer = index.writer(heap_bytes, threads)
+    def __init__(
+        self, index: tantivy.Index, *, root: Path, heap_bytes: int, threads: int, dated: bool
+    ) -> None:
+        self.root = root
+        with _writing(root):
+            self._writer = index.writer(heap_bytes, threads)
         self._dated = dated
         self.uncommitted = 0
 
@@ -161,7 +184,8 @@ class Writer:
             query = tantivy.Query.range_query(
                 SCHEMA, ID, tantivy.FieldType.Unsigned, first_id, last_id
             )
-        self._writer.delete_documents_by_query(query)
+        with _writing(self.root):
+            self._writer.delete_documents_by_query(query)
 
     def add(self, documents: Iterable[IndexedDocument]) -> int:
         added = 0
@@ -173,18 +197,22 @@ class Writer:
             entry.add_text(TEXT, doc.text)
             if doc.date is not None and self._dated:
                 entry.add_integer(DATE, doc.date)
-            self._writer.add_document(entry)
+            with _writing(self.root):
+                self._writer.add_document(entry)
             added += 1
         self.uncommitted += added
         return added
 
     def commit(self) -> None:
-        self._writer.commit()
+        with _writing(self.root):
+            self._writer.commit()
         self.uncommitted = 0
 
     def close(self) -> None:
-        # Waits for background merges, then releases tantivy's own lock file.
-        self._writer.wait_merging_threads()
+        # Waits for background merges, then releases tantivy's own lock file. A merge that
+        # failed (a full disk) loses nothing committed: it is only not merged.
+        with contextlib.suppress(OSError, ValueError):
+            self._writer.wait_merging_threads()
 
 
 class TextIndex:
@@ -196,6 +224,9 @@ class TextIndex:
         self._generation: str | None = None
         self._index: tantivy.Index | None = None
         self._dated = True
+        # Set when the directory cannot be written and searches read a view of it.
+        self.read_only = False
+        self._view: Path | None = None
 
     # --- generations ---------------------------------------------------------------------
 
@@ -225,18 +256,56 @@ class TextIndex:
         with self._lock:
             name = self._current_name()
             if name is None:
-                self.root.mkdir(parents=True, exist_ok=True)
                 with self._write_lock(wait=True):
                     name = self._current_name()
                     if name is None:
-                        name, path = self._new_generation()
-                        _open_tantivy(path)
-                        self._switch(name)
+                        with _writing(self.root):
+                            name, path = self._new_generation()
+                            _open_tantivy(path)
+                            self._switch(name)
             if name != self._generation or self._index is None:
-                self._index = _open_tantivy(self.root / name)
+                self._index = self._open_for_reading(name)
                 self._dated = _has_date(self.root / name)
                 self._generation = name
             return self._index
+
+    def _open_for_reading(self, name: str) -> tantivy.Index:
+        """The generation ``name``, opened where it is, or through a read-only view when its
+        directory cannot be written (a read-only mount, as on a replica): tantivy creates lock
+        files beside an index even to read it, so the view is a private directory of symbolic
+        links to the generation's files, where those lock files can go."""
+        path = self.root / name
+        try:
+            index = _open_tantivy(path)
+        except (OSError, ValueError):
+            if os.access(path, os.W_OK):
+                raise
+            index = _open_tantivy(self._view_of(path))
+            if not self.read_only:
+                logger.warning("the search index at %s is read-only: searching a view of it", path)
+            self.read_only = True
+            return index
+        self.read_only = False
+        return index
+
+    def _view_of(self, path: Path) -> Path:
+        """A private directory mirroring ``path``'s files by symbolic links (made or brought up
+        to date: a writer elsewhere may have added segments since)."""
+        if self._view is None or self._view.name != path.name:
+            if self._view is not None:
+                shutil.rmtree(self._view.parent, ignore_errors=True)
+            holder = tempfile.mkdtemp(prefix="search-index-view-")
+            atexit.register(shutil.rmtree, holder, True)
+            self._view = Path(holder) / path.name
+            self._view.mkdir()
+        present = {link.name for link in self._view.iterdir()}
+        for source in path.iterdir():
+            if source.name not in present and not source.name.startswith(".tantivy-"):
+                (self._view / source.name).symlink_to(source)
+        for link in self._view.iterdir():
+            if link.is_symlink() and not link.exists():  # merged away at the source
+                link.unlink()
+        return self._view
 
     @property
     def has_dates(self) -> bool:
@@ -247,6 +316,8 @@ class TextIndex:
     def searcher(self) -> tantivy.Searcher:
         try:
             index = self.index()
+            if self.read_only and self._generation is not None:
+                self._view_of(self.root / self._generation)  # segments committed meanwhile
             index.reload()  # picks up commits made by other processes
             return index.searcher()
         except (OSError, ValueError):
@@ -263,8 +334,10 @@ class TextIndex:
     @contextlib.contextmanager
     def _write_lock(self, *, wait: bool, patience: float = 0.0) -> Iterator[IO[str]]:
         """The write lock; without ``wait``, tries for ``patience`` seconds, then IndexBusy."""
-        self.root.mkdir(parents=True, exist_ok=True)
-        with (self.root / "write.lock").open("a") as handle:
+        with _writing(self.root):
+            self.root.mkdir(parents=True, exist_ok=True)
+            handle = (self.root / "write.lock").open("a")
+        with handle:
             if wait:
                 fcntl.flock(handle, fcntl.LOCK_EX)
             else:
@@ -330,8 +403,11 @@ class TextIndex:
             index = self.index()  # a reindex may have switched generations meanwhile
             marker = self.root / "long-writer"
             if long:
-                marker.write_text(f"{os.getpid()}\n")
-            writer = Writer(index, heap_bytes=heap_bytes, threads=threads, dated=self._dated)
+                with _writing(self.root):
+                    marker.write_text(f"{os.getpid()}\n")
+            writer = Writer(
+                index, root=self.root, heap_bytes=heap_bytes, threads=threads, dated=self._dated
+            )
             try:
                 yield writer
             finally:
@@ -349,14 +425,15 @@ class TextIndex:
         On an exception (or a kill) the old generation keeps serving and the partial one is
         removed (by the next rebuild, after a kill).
         """
-        self.root.mkdir(parents=True, exist_ok=True)
         with self._write_lock(wait=True):
             marker = self.root / "long-writer"
-            marker.write_text(f"{os.getpid()}\n")
             current = self._current_name()
-            name, path = self._new_generation()
+            with _writing(self.root):
+                marker.write_text(f"{os.getpid()}\n")
+                name, path = self._new_generation()
+                fresh = _open_tantivy(path)
             writer = Writer(
-                _open_tantivy(path), heap_bytes=heap_bytes, threads=threads, dated=True
+                fresh, root=self.root, heap_bytes=heap_bytes, threads=threads, dated=True
             )
             try:
                 yield writer
@@ -367,7 +444,8 @@ class TextIndex:
                 marker.unlink(missing_ok=True)
                 raise
             writer.close()
-            self._switch(name)
+            with _writing(self.root):
+                self._switch(name)
             marker.unlink(missing_ok=True)
             if current is not None:
                 # Processes still reading the old files keep them open until they notice.

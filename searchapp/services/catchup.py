@@ -29,6 +29,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from searchapp.search.sync import search_index_here, search_index_sync
+from searchapp.search.text_index import IndexWriteError
 from searchapp.services.clusters import (
     clusters_after_signing,
     clusters_fail_stalled,
@@ -102,6 +103,8 @@ def _search_index_apply() -> None:
     try:
         if search_index_here():
             search_index_sync(wait=False)
+    except IndexWriteError as exc:  # read-only or full: one line each period, not a traceback
+        logger.error("%s; the changes stay pending", exc)
     except Exception:  # the outbox keeps the rows for the next catch-up; signing goes on
         logger.exception("the periodic catch-up could not update the search index")
 

@@ -20,6 +20,7 @@ from django.utils import timezone
 from searchapp.models import Corpus, Document
 from searchapp.readers import Record, RecordError, record_problem
 from searchapp.search.sync import IndexSession, search_index_session, search_index_sync
+from searchapp.search.text_index import IndexWriteError
 from searchapp.services.planner_stats import planner_stats_rows_added
 from searchapp.services.search_index import search_index_changed_ids
 from searchapp.services.signing import signatures_schedule_documents
@@ -38,6 +39,9 @@ class IngestReport:
     skipped: list[RecordError] = field(default_factory=list)
     # The corpus written to; None while nothing has been written into a corpus given by name.
     corpus: Corpus | None = None
+    # Set when the search index could not be written (its directory read-only or full): the
+    # documents are saved all the same and become searchable once the index catches up.
+    index_error: str | None = None
 
     @property
     def imported(self) -> int:
@@ -212,6 +216,7 @@ def documents_ingest(
     written before such an error.
     """
     size = batch_size or settings.INGEST_BATCH_SIZE
+    records = iter(records)  # read once, whatever happens to the index on the way
     if size < 1:
         raise ValueError("batch_size must be at least 1")
     report = report if report is not None else IngestReport()
@@ -247,7 +252,13 @@ def documents_ingest(
         if batch:
             write()
             for session in held:
-                session.sync()
+                try:
+                    session.sync()
+                except IndexWriteError as exc:
+                    # The documents are committed (the database is the source of truth); the
+                    # index catches up from the outbox once its directory can be written.
+                    report.index_error = str(exc)
+                    held.clear()
         if progress is not None and seen_in_batch:
             progress(seen_in_batch)
         batch, seen_in_batch = {}, 0
@@ -273,12 +284,16 @@ def documents_ingest(
         transaction.on_commit(_sync_search_index)
         read_all()
         return report
-    with search_index_session(long=True) as session:
-        if session is None:  # another process is writing the index: it applies our batches too
-            logger.info("the search index is busy; its writer applies this ingest's documents")
-        else:
-            held.append(session)
-        read_all()
+    try:
+        with search_index_session(long=True) as session:
+            if session is None:  # another process is writing the index: it applies our batches
+                logger.info("the search index is busy; its writer applies this ingest's documents")
+            else:
+                held.append(session)
+            read_all()
+    except IndexWriteError as exc:
+        report.index_error = str(exc)
+        read_all()  # the rest of the records, into the database only (a no-op when all were read)
     return report
 
 

@@ -137,7 +137,7 @@ def test_the_number_of_queries_does_not_grow_with_the_hits(django_assert_max_num
         doc_a=docs[0], doc_b=docs[1], verdict=DuplicateDecision.Verdict.NOT_DUPLICATE
     )
     search_index_sync()  # the steady state: nothing pending for the index to catch up
-    # pending index changes?, snippet texts, documents, active set, signatures, decisions and
+    # pending index changes (the oldest, if any), snippet texts, documents, active set, signatures, decisions and
     # the representative rule
     with django_assert_max_num_queries(6):
         page = search_grouped(query="lantern", group="minhash", limit=100)

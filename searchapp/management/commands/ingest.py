@@ -68,6 +68,11 @@ class Command(BaseCommand):
         except ValueError as exc:  # a bad corpus name
             raise CommandError(str(exc)) from None
         self._summarise(options["corpus"], report)
+        if report.index_error:
+            raise CommandError(
+                f"{report.index_error}; the {report.imported} record(s) were saved and become "
+                "searchable once it can be written (then run manage.py reindex --pending)"
+            )
         if not report.imported:
             why = "every record was skipped (listed above)" if report.skipped else "it holds none"
             raise CommandError(f"nothing was imported from {path}: {why}")

@@ -7,7 +7,7 @@ import time
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from searchapp.models import Document
@@ -16,6 +16,7 @@ from searchapp.search.sync import (
     search_index_rebuild,
     search_index_sync,
 )
+from searchapp.search.text_index import IndexWriteError
 
 
 class Command(BaseCommand):
@@ -33,6 +34,14 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            self._reindex(**options)
+        except IndexWriteError as exc:
+            raise CommandError(
+                f"{exc}; the index in use is unchanged and the database keeps every change"
+            ) from None
+
+    def _reindex(self, **options: Any) -> None:
         started = time.perf_counter()
         if options["pending"]:
             pending = search_index_pending()
