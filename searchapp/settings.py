@@ -244,6 +244,10 @@ SIGNATURE_RETRY_BACKOFF = env_int("SIGNATURE_RETRY_BACKOFF", 2, minimum=1)
 SIGNATURE_RETRY_BACKOFF_MAX = env_int("SIGNATURE_RETRY_BACKOFF_MAX", 120, minimum=1)
 # Periodic catch-up of pending documents by celery beat (0 disables the schedule).
 SIGNATURE_CATCHUP_SECONDS = env_int("SIGNATURE_CATCHUP_SECONDS", 60, minimum=0)
+# The niceness of Celery's worker processes and of manage.py ingest (searchapp.background): 0-19,
+# 0 leaves them at the web's priority. Measured in BENCHMARKS.md ("Search capacity during
+# ingest and rebuilds").
+BACKGROUND_NICE = env_int("BACKGROUND_NICE", 19, minimum=0, maximum=19)
 # A running background job that shows no progress for this long is taken for one whose worker
 # died or whose queued messages the broker lost: the periodic catch-up re-publishes a rebuild's
 # unfinished chunks and ends a clusters recompute FAILED (queueing a new one).

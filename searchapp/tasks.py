@@ -12,11 +12,12 @@ import logging
 from typing import Any
 
 from celery import Task, shared_task
-from celery.signals import worker_ready
+from celery.signals import worker_init, worker_process_init, worker_ready
 from django.conf import settings
 from django.db import connections
 
 from searchapp import publishing
+from searchapp.background import lower_priority
 from searchapp.services.catchup import (
     batch_documents_sign,
     catch_up,
@@ -106,3 +107,11 @@ def catch_up_on_worker_ready(**_: Any) -> None:
             logger.warning("worker ready: re-published %d unfinished rebuild chunks", resumed)
     finally:
         connections.close_all()
+
+
+@worker_init.connect
+@worker_process_init.connect
+def lower_worker_priority(**_: Any) -> None:
+    """Background work yields the CPU to the web processes (BACKGROUND_NICE): on a machine that
+    serves searches too, a rebuild or the signing of an ingest must not starve the readers."""
+    lower_priority()

@@ -48,6 +48,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "support",
         (
             "searchapp.readers",
+            "searchapp.background",
             "searchapp.csv_safety",
             "searchapp.converters",
             "searchapp.signature_codec",

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
+from searchapp.background import lower_priority
 from searchapp.readers import IngestFileError, read_path
 from searchapp.services.ingest import IngestReport, IngestWriteError, documents_ingest
 
@@ -39,6 +40,7 @@ class Command(BaseCommand):
         batch_size = options["batch_size"]
         if batch_size is not None and batch_size < 1:
             raise CommandError("--batch-size must be at least 1")
+        lower_priority()  # searches keep their share of the CPU while a large file loads
         report = IngestReport()
         try:
             records = read_path(path, max_record_bytes=settings.INGEST_MAX_RECORD_BYTES)
