@@ -26,10 +26,10 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from dedup.group import clusters as connected_components
-from searchapp.models import Cluster, ClusterMember, SignatureSet
+from searchapp.models import BandKey, Cluster, ClusterMember, SignatureSet
 from searchapp.services.cluster_pairs import bucket_pairs, verified
 from searchapp.services.cluster_rows import colliding_rows, lock_clusters, signatures_load
-from searchapp.services.planner_stats import planner_stats_rows_added
+from searchapp.services.planner_stats import planner_stats_refresh, planner_stats_rows_added
 from searchapp.services.sql_rows import copy_rows, insert_rows
 
 __all__ = ["clusters_recompute"]
@@ -48,6 +48,7 @@ def clusters_recompute(
     cancelled, the set replaced by a newer one); nothing is written then.
     """
     check = check or _go_on
+    planner_stats_refresh(BandKey._meta.db_table)  # the band queries' plans depend on it
     pairs = _candidate_pairs(signature_set, check)
     doc_ids, matrix = signatures_load(signature_set, np.unique(pairs))
     edges = verified(signature_set, pairs, doc_ids, matrix)

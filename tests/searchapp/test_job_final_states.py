@@ -16,7 +16,7 @@ from corpora import make_news, sign_all
 from django.utils import timezone
 
 from searchapp import publishing
-from searchapp.models import Job, JobChunk, SignatureSet
+from searchapp.models import BandKey, Job, JobChunk, SignatureSet
 from searchapp.selectors.signatures import active_signature_set
 from searchapp.services import cluster_rows, clusters
 from searchapp.services.catchup import catch_up
@@ -113,3 +113,28 @@ def test_a_recompute_that_fails_ends_failed_with_the_error(monkeypatch) -> None:
     job.refresh_from_db()
     assert job.state == Job.State.FAILED and job.errors == [{"error": "disk gone"}]
     assert job.message == "Failed: RuntimeError"
+
+
+def test_the_recompute_plans_its_band_queries_on_fresh_statistics() -> None:
+    """A set's band keys planned from statistics older than the set ran 31 minutes on a
+    quadratic plan (issue 22, item 1): the recompute analyzes the table first."""
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite's statistics are written by migration 0008")
+    make_news()
+    active = sign_all("minhash")
+
+    def estimated_rows() -> int:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'searchapp_bandkey'")
+            return int(cursor.fetchone()[0])
+
+    with connection.cursor() as cursor:  # as if last analyzed when the table was empty
+        cursor.execute("DELETE FROM pg_statistic WHERE starelid = 'searchapp_bandkey'::regclass")
+        cursor.execute(
+            "UPDATE pg_class SET reltuples = 0 WHERE relname = 'searchapp_bandkey'"
+        )
+    assert estimated_rows() == 0
+    clusters.clusters_recompute(signature_set=active)
+    assert estimated_rows() == BandKey.objects.count() > 0
