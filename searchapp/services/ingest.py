@@ -24,7 +24,7 @@ from searchapp.search.text_index import IndexWriteError
 from searchapp.services.planner_stats import planner_stats_rows_added
 from searchapp.services.search_index import search_index_changed_ids
 from searchapp.services.signing import signatures_schedule_documents
-from searchapp.services.sql_rows import insert_rows
+from searchapp.services.sql_rows import insert_rows, update_rows
 
 __all__ = ["IngestReport", "IngestWriteError", "corpus_get_or_create", "documents_ingest"]
 
@@ -135,12 +135,19 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                 to_update.append(doc)
         created_ids = _insert_documents(corpus, to_create, now)
         planner_stats_rows_added(Document._meta.db_table, len(created_ids))
-        if to_update:
-            Document.objects.bulk_update(
-                to_update,
-                ["title", "url", "text", "date", "content_hash", "needs_signature", "updated_at"],
-                batch_size=200,
-            )
+        stamp = connection.ops.adapt_datetimefield_value
+        update_rows(
+            Document._meta.db_table,
+            _UPDATE_COLUMNS,
+            [
+                (
+                    doc.pk, doc.title, doc.url, doc.text,
+                    None if doc.date is None else stamp(doc.date),
+                    doc.content_hash, doc.needs_signature, stamp(now),
+                )
+                for doc in to_update
+            ],
+        )
         # In the same transaction: the search index learns of exactly what was written.
         search_index_changed_ids([*created_ids, *(doc.pk for doc in to_update)])
         # Counted once written, so a batch that fails adds nothing to the report.
@@ -153,6 +160,10 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
             transaction.on_commit(lambda: _schedule_signatures(to_sign))
 
 
+_UPDATE_COLUMNS = (
+    ("title", "text"), ("url", "text"), ("text", "text"), ("date", "timestamptz"),
+    ("content_hash", "text"), ("needs_signature", "boolean"), ("updated_at", "timestamptz"),
+)
 _INSERT_COLUMNS = (
     "corpus_id", "external_id", "title", "url", "text", "date", "content_hash",
     "needs_signature", "created_at", "updated_at",

@@ -16,7 +16,7 @@ from typing import Any
 
 from django.db import connection
 
-__all__ = ["ID_BATCH", "copy_rows", "insert_rows"]
+__all__ = ["ID_BATCH", "copy_rows", "insert_rows", "update_rows"]
 
 # SQLite allows 32,766 variables per statement; stay well under it.
 _MAX_PARAMETERS = 10_000
@@ -71,6 +71,41 @@ def copy_rows(table: str, columns: Sequence[str], rows: Sequence[Sequence[Any]])
             placeholders = ", ".join(["%s"] * len(columns))
             cursor.executemany(
                 f"INSERT INTO {quoted_table} ({names}) VALUES ({placeholders})", rows
+            )
+
+
+def update_rows(
+    table: str, columns: Sequence[tuple[str, str]], rows: Sequence[Sequence[Any]]
+) -> None:
+    """UPDATE rows by id: each row is ``(id, *values)`` in ``columns`` order, where ``columns``
+    names each column with its PostgreSQL type (``("title", "text")``).
+
+    Django's bulk_update writes one CASE expression per column over every row of a statement
+    (seven columns of 200 cases for an ingest batch of updates), which psycopg re-parses on the
+    client and the server evaluates per row: re-ingesting 20,000 changed documents took 21.7 s
+    against 3.2 s to create them. PostgreSQL gets one statement joining the table to the rows as
+    arrays (``unnest``), SQLite an executemany of plain UPDATEs by id. Rows are written in id
+    order, the order every other writer of the table takes its row locks in.
+    """
+    if not rows:
+        return
+    ordered = sorted(rows, key=lambda row: row[0])
+    quoted_table = connection.ops.quote_name(table)
+    names = [connection.ops.quote_name(name) for name, _type in columns]
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            arrays = ", ".join(["%s::bigint[]", *(f"%s::{kind}[]" for _name, kind in columns)])
+            assignments = ", ".join(f"{name} = v.{name}" for name in names)
+            cursor.execute(
+                f"UPDATE {quoted_table} AS t SET {assignments} "
+                f"FROM unnest({arrays}) AS v(id, {', '.join(names)}) WHERE t.id = v.id",
+                [[row[i] for row in ordered] for i in range(len(columns) + 1)],
+            )
+        else:
+            assignments = ", ".join(f"{name} = %s" for name in names)
+            cursor.executemany(
+                f"UPDATE {quoted_table} SET {assignments} WHERE id = %s",
+                [(*row[1:], row[0]) for row in ordered],
             )
 
 

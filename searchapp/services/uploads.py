@@ -167,8 +167,23 @@ def _bad_records_message(name: str, errors: list[dict[str, Any]]) -> str:
     )
 
 
+class _ImportCancelled(Exception):
+    """Staff cancelled the import while it ran: nothing it wrote is kept."""
+
+
+def _stop_if_cancelled(job_id: int) -> None:
+    if Job.objects.filter(pk=job_id).exclude(state=Job.State.RUNNING).exists() or (
+        Job.objects.filter(pk=job_id, cancel_requested=True).exists()
+    ):
+        raise _ImportCancelled
+
+
 def upload_import(*, job: Job) -> Job:
-    """Read, check and import the job's stored file; all or nothing. Returns the finished job."""
+    """Read, check and import the job's stored file; all or nothing. Returns the finished job.
+
+    A cancel (``jobs.job_cancel``) is honoured while reading and between written batches: the
+    import stops and its transaction is rolled back, so nothing of the file is kept.
+    """
     if job.is_finished:
         return job
     params = job.params
@@ -195,6 +210,7 @@ def upload_import(*, job: Job) -> Job:
                         errors.append(_error_dict(item))
                     read = len(records) + len(errors)
                     if read % _PROGRESS_EVERY == 0:
+                        _stop_if_cancelled(job.pk)
                         Job.objects.filter(pk=job.pk).update(
                             done=read, message=f"Reading {name}: {read:,} records"
                         )
@@ -227,7 +243,12 @@ def upload_import(*, job: Job) -> Job:
         with transaction.atomic():
             # The service's batches become savepoints inside this one transaction; the corpus
             # is created with the first of them.
-            report = documents_ingest(corpus=params["corpus"], records=records)
+            report = documents_ingest(
+                corpus=params["corpus"],
+                records=records,
+                progress=lambda _n: _stop_if_cancelled(job.pk),
+            )
+            _stop_if_cancelled(job.pk)
             # The service checks each record again before writing; the readers already did,
             # so this only matters if they missed one, and then strict still means nothing.
             refused = [_error_dict(e) for e in report.skipped]
@@ -239,6 +260,16 @@ def upload_import(*, job: Job) -> Job:
         corpus = report.corpus
         if corpus is None:
             return _fail(job, f"{name}: nothing to import, every record is bad.", refused)
+    except _ImportCancelled:
+        # The cancel already closed the job; this makes sure of it whatever happened to that
+        # write (a cancel inside this very transaction is rolled back with the import).
+        Job.objects.filter(pk=job.pk, state=Job.State.RUNNING).update(
+            state=Job.State.CANCELLED,
+            finished_at=timezone.now(),
+            message="cancelled; nothing was imported",
+        )
+        job.refresh_from_db()
+        return job
     except Exception as exc:
         logger.exception("import job %s failed", job.pk)
         return _fail(

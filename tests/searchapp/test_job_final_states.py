@@ -99,6 +99,29 @@ def test_a_recompute_for_a_set_replaced_while_it_runs_stops_and_says_why(monkeyp
     assert len(bands_read) < first.params["bands"]  # dropped, not done
 
 
+def test_a_recompute_cancelled_while_it_runs_stops_at_its_next_band(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    make_news()
+    active = sign_all("minhash")
+    job = Job.objects.create(kind=Job.Kind.CLUSTERS, signature_set=active, total=1)
+    real = cluster_rows.colliding_rows
+
+    def cancelled_after_the_first_band(signature_set):  # type: ignore[no-untyped-def]
+        for n, rows in enumerate(real(signature_set)):
+            if n == 1:
+                Job.objects.filter(pk=job.pk).update(cancel_requested=True)
+            yield rows
+
+    monkeypatch.setattr(clusters, "_HEARTBEAT_SECONDS", 0.0)
+    monkeypatch.setattr(
+        "searchapp.services.clusters_recompute.colliding_rows", cancelled_after_the_first_band
+    )
+    before = list(active.clusters.values_list("pk", flat=True))
+    assert job_clusters_run(job_id=job.pk) == 0
+    job.refresh_from_db()
+    assert job.state == Job.State.CANCELLED and job.message == "Stopped: cancelled"
+    assert list(active.clusters.values_list("pk", flat=True)) == before  # nothing written
+
+
 def test_a_recompute_that_fails_ends_failed_with_the_error(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     make_news()
     active = sign_all("minhash")

@@ -59,3 +59,36 @@ def test_copy_rows_writes_every_row_and_nothing_for_none() -> None:
     assert sorted(Document.objects.filter(corpus=corpus).values_list("external_id", flat=True)) == [
         "x", "y", "z",
     ]
+
+
+def test_update_rows_writes_each_row_to_its_own_id_and_touches_no_other() -> None:
+    from datetime import UTC, datetime
+
+    from django.db import connection
+
+    from searchapp.services.sql_rows import update_rows
+
+    corpus = Corpus.objects.create(name="rows")
+    docs = [
+        Document.objects.create(corpus=corpus, external_id=f"d{i}", title="old", text="old")
+        for i in range(5)
+    ]
+    when = datetime(2024, 5, 1, 12, 30, tzinfo=UTC)
+    stamp = connection.ops.adapt_datetimefield_value
+    changed = [docs[3], docs[0], docs[2]]  # not in id order
+    with transaction.atomic():
+        update_rows(
+            _TABLE,
+            (("title", "text"), ("text", "text"), ("date", "timestamptz"),
+             ("needs_signature", "boolean")),
+            [
+                (doc.pk, f"new {doc.external_id}", "l'été\t\\ « quoted »",
+                 stamp(when) if i else None, bool(i % 2))
+                for i, doc in enumerate(changed)
+            ],
+        )
+    after = {d.external_id: d for d in Document.objects.filter(corpus=corpus)}
+    assert [after[f"d{i}"].title for i in range(5)] == ["new d0", "old", "new d2", "new d3", "old"]
+    assert after["d0"].text == "l'été\t\\ « quoted »" and after["d1"].text == "old"
+    assert after["d3"].date is None and after["d0"].date == when == after["d2"].date
+    assert [after[k].needs_signature for k in ("d3", "d0", "d2")] == [False, True, False]

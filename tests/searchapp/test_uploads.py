@@ -322,6 +322,32 @@ def test_a_failure_while_writing_rolls_back_every_record(
     assert corpus_state() == before
 
 
+def test_an_import_cancelled_while_it_writes_stops_and_keeps_nothing(
+    staff_client, existing_corpus, monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    from searchapp.services import ingest as ingest_service
+    from searchapp.services.jobs import job_cancel
+
+    real_write = ingest_service._write_batch
+    calls = []
+
+    def write_then_cancel(corpus, batch, report):  # type: ignore[no-untyped-def]
+        real_write(corpus, batch, report)
+        calls.append(len(batch))
+        if len(calls) == 2:  # staff press "Cancel" while the third batch is still to come
+            job_cancel(job=Job.objects.get(kind=Job.Kind.IMPORT))
+
+    monkeypatch.setattr(ingest_service, "_write_batch", write_then_cancel)
+    settings.INGEST_BATCH_SIZE = 2
+    before = corpus_state()
+    data = jsonl(*({"id": f"n{i}", "title": f"T{i}", "text": f"{STORY} {i}"} for i in range(9)))
+    upload(staff_client, "ok.jsonl", data, capture=django_capture_on_commit_callbacks)
+    job = Job.objects.get(kind=Job.Kind.IMPORT)
+    assert calls == [2, 2], "the import stopped at the first batch after the cancel"
+    assert job.state == Job.State.CANCELLED and job.is_finished
+    assert corpus_state() == before
+
+
 def test_the_stored_upload_is_removed_once_imported(
     staff_client, existing_corpus, settings, django_capture_on_commit_callbacks
 ):
