@@ -258,6 +258,8 @@ CLUSTERS_DEBOUNCE_SECONDS = env_int("CLUSTERS_DEBOUNCE_SECONDS", 5, minimum=0)
 SIGNATURE_CHUNK_DELAY_MS = env_int("SIGNATURE_CHUNK_DELAY_MS", 0, minimum=0)
 SIGNATURE_TEST_FAIL_CHUNK = env_int("SIGNATURE_TEST_FAIL_CHUNK", -1, minimum=-1)
 SIGNATURE_TEST_FAIL_ATTEMPTS = env_int("SIGNATURE_TEST_FAIL_ATTEMPTS", 1000, minimum=0)
+# Test-only: a pause per band of a clusters recompute, so a test can kill its worker mid-run.
+CLUSTERS_TEST_BAND_DELAY_MS = env_int("CLUSTERS_TEST_BAND_DELAY_MS", 0, minimum=0)
 
 # --- Search and dedup defaults ---------------------------------------------------------------
 SEARCH_RESULT_LIMIT = env_int(

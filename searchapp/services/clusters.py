@@ -228,8 +228,11 @@ def _job_check(job_id: int, signature_set_id: int) -> Callable[[], None]:
     catch-up can tell a live recompute from one whose worker died) and a stop when the work is
     no longer wanted."""
     last = [0.0]
+    pause = settings.CLUSTERS_TEST_BAND_DELAY_MS / 1000.0  # test-only (settings.py)
 
     def check() -> None:
+        if pause:
+            time.sleep(pause)
         now = time.monotonic()
         if now - last[0] < _HEARTBEAT_SECONDS:
             return

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from datetime import timedelta
@@ -10,11 +13,19 @@ from pathlib import Path
 import pytest
 import redis
 from django.utils import timezone
-from pipeline_testing import Workers, make_documents, wait_for, worker_pool
+from pipeline_testing import (
+    ROOT,
+    Workers,
+    make_documents,
+    services_available,
+    wait_for,
+    worker_pool,
+)
 
 from searchapp.models import BandKey, Job, JobChunk, Signature, SignatureSet
 from searchapp.selectors.signatures import active_signature_set
 from searchapp.services.catchup import catch_up
+from searchapp.services.clusters import clusters_schedule
 from searchapp.services.jobs import signature_set_rebuild
 from searchapp.services.signature_sets import signature_set_build_inline
 
@@ -116,39 +127,126 @@ def test_a_chunk_that_fails_once_succeeds_on_retry(workers) -> None:
     assert active_signature_set("simhash").pk == job.signature_set_id
 
 
-def test_a_rebuild_whose_queued_chunks_the_broker_lost_is_finished_by_the_catch_up(
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for_redis(url: str) -> None:
+    deadline = time.monotonic() + 20
+    while True:
+        try:
+            redis.Redis.from_url(url, socket_connect_timeout=1).ping()
+            return
+        except redis.exceptions.ConnectionError:
+            assert time.monotonic() < deadline, f"redis at {url} did not start"
+            time.sleep(0.1)
+
+
+def test_a_rebuild_whose_queued_chunks_a_redis_restart_lost_is_finished_by_the_catch_up(
+    transactional_db, settings, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """A Redis of the test's own, in memory only (as the production one that lost its queue
+    was), restarted while chunks wait in it; every process reaches it through its environment,
+    as in production (the rebuild and the catch-up run as their own processes)."""
+    reason = services_available()
+    if reason:
+        pytest.skip(reason)
+    port = _free_port()
+    argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "no", "--dir", str(tmp_path)]
+    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    pool = Workers(tmp_path, "redis-restart", f"redis://127.0.0.1:{port}/0")
+
+    def django(code: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "manage.py", "shell", "-c", code],
+            cwd=ROOT, env=pool.env(), check=True, capture_output=True, text=True,
+        )
+        return done.stdout.strip().splitlines()[-1]  # the shell may say what it imported first
+
+    try:
+        _wait_for_redis(pool.broker)
+        make_documents(600)
+        pool.start(SIGNATURE_CHUNK_DELAY_MS=100)
+        job_id = int(django(
+            "from searchapp.services.jobs import signature_set_rebuild as r; "
+            "print(r(method='minhash', params={'num_perm': 64}, chunk_size=100).pk)"
+        ))
+        wait_for(
+            lambda: JobChunk.objects.filter(job_id=job_id, state="running").exists(),
+            timeout=40,
+            what="a chunk running",
+            logs=pool.logs,
+        )
+        # Redis restarted without persistence: every queued message is gone.
+        server.kill()
+        server.wait()
+        server = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+        _wait_for_redis(pool.broker)
+        stalled_at = None
+        for _ in range(120):  # until the worker has finished what it held and nothing moves
+            done = JobChunk.objects.filter(job_id=job_id, state="done").count()
+            if not JobChunk.objects.filter(job_id=job_id, state="running").exists():
+                if stalled_at == done:
+                    break
+                stalled_at = done
+            time.sleep(0.5)
+        assert stalled_at is not None and stalled_at < 6, "the lost chunks ran anyway"
+        catch_up_published = (
+            "from searchapp.services.catchup import catch_up; "
+            "print(catch_up().rebuild_chunks_published)"
+        )
+        assert django(catch_up_published) == "0"  # not yet: a long queue looks alike
+        past = timezone.now() - timedelta(seconds=settings.JOB_STALL_SECONDS + 1)
+        Job.objects.filter(pk=job_id).update(published_at=past)
+        JobChunk.objects.filter(job_id=job_id).update(started_at=past, finished_at=past)
+        assert django(catch_up_published) == str(6 - stalled_at)
+        wait_for(
+            lambda: Job.objects.get(pk=job_id).is_finished,
+            timeout=60,
+            what="the re-published chunks",
+            logs=pool.logs,
+        )
+        job = Job.objects.get(pk=job_id)
+        assert job.state == Job.State.DONE and job.done == job.total == 600
+    finally:
+        pool.kill_all()
+        server.kill()
+
+
+def test_a_recompute_whose_worker_is_killed_ends_failed_and_runs_again(
     workers, settings
 ) -> None:  # type: ignore[no-untyped-def]
-    make_documents(600)
-    workers.start(SIGNATURE_CHUNK_DELAY_MS=100)
-    job = signature_set_rebuild(method="minhash", params={"num_perm": 64}, chunk_size=100)
+    make_documents(300)
+    active = signature_set_build_inline(method="minhash")
+    first = workers.start(CLUSTERS_TEST_BAND_DELAY_MS=1000)
+    clusters_schedule(signature_set_id=active.pk, countdown=0)
     wait_for(
-        lambda: JobChunk.objects.filter(job=job, state="running").exists(),
+        lambda: Job.objects.filter(kind=Job.Kind.CLUSTERS, state=Job.State.RUNNING).exists(),
         timeout=40,
-        what="a chunk running",
+        what="the recompute running",
         logs=workers.logs,
     )
-    # What a Redis restart without persistence does to the queue: the waiting messages are gone.
-    redis.Redis.from_url(workers.broker).delete(workers.queue)
-    stalled_at = None
-    for _ in range(100):  # until the worker has finished what it held, and nothing moves
-        done = JobChunk.objects.filter(job=job, state="done").count()
-        if not JobChunk.objects.filter(job=job, state="running").exists():
-            if stalled_at == done:
-                break
-            stalled_at = done
-        time.sleep(0.5)
-    assert stalled_at is not None and stalled_at < 6, "the lost chunks ran anyway"
-    assert catch_up().rebuild_chunks_published == 0  # not yet: a long queue looks the same
-    past = timezone.now() - timedelta(seconds=settings.JOB_STALL_SECONDS + 1)
-    Job.objects.filter(pk=job.pk).update(published_at=past)
-    JobChunk.objects.filter(job=job).update(started_at=past, finished_at=past)
-    assert catch_up().rebuild_chunks_published == 6 - stalled_at
+    workers.kill(first)
+    dead = Job.objects.get(kind=Job.Kind.CLUSTERS)
+    catch_up()  # within the stall period: it may still be running
+    dead.refresh_from_db()
+    assert dead.state == Job.State.RUNNING
+    # Time passes with no heartbeat: the worker is gone.
+    Job.objects.filter(pk=dead.pk).update(
+        updated_at=timezone.now() - timedelta(seconds=settings.JOB_STALL_SECONDS + 1)
+    )
+    workers.start()
+    catch_up()
+    dead.refresh_from_db()
+    assert dead.state == Job.State.FAILED and "worker stopped" in dead.message
     wait_for(
-        lambda: Job.objects.get(pk=job.pk).is_finished,
+        lambda: Job.objects.filter(
+            kind=Job.Kind.CLUSTERS, state=Job.State.DONE, signature_set=active
+        ).exists(),
         timeout=60,
-        what="the re-published chunks",
+        what="the recompute queued again",
         logs=workers.logs,
     )
-    job.refresh_from_db()
-    assert job.state == Job.State.DONE and job.done == job.total == 600
