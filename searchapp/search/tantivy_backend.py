@@ -28,6 +28,7 @@ around the matched byte ranges are markup.
 from __future__ import annotations
 
 import html
+import logging
 import re
 from dataclasses import dataclass, field
 
@@ -59,11 +60,14 @@ from searchapp.search.text_index import (
     SCHEMA,
     TEXT,
     TITLE,
+    IndexWriteError,
     analyze,
     fold,
     open_index,
 )
 from searchapp.search.types import BackendHit, BackendResult, SortOrder
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "MAX_PREFIX_TERMS",
@@ -341,7 +345,13 @@ class TantivyBackend:
         # catch-up first): one query in the steady state, nothing pending.
         behind = search_index_before_search()
         text_index = open_index(settings.SEARCH_INDEX_DIR)
-        searcher = text_index.searcher()
+        try:
+            searcher = text_index.searcher()
+        except IndexWriteError as exc:  # no index yet, and none can be made here
+            logger.error("%s", exc)
+            return BackendResult(
+                message="Search is not available yet: the search index has not been built."
+            )
         messages = [m for m in (parsed.message,) if m]
         compiled = compile_query(parsed, corpus_id=corpus_id, searcher=searcher, notes=messages)
         if compiled is None:

@@ -115,3 +115,11 @@ def test_a_full_disk_keeps_every_document_and_names_the_index_directory(disk: Pa
     assert found["total_matches"] >= 20  # the last good index still answers
     _age_pending()
     assert "behind" in client.get("/api/search", {"q": "lighthouse"}).json()["message"]
+
+
+def test_a_read_only_disk_with_no_index_yet_answers_with_a_message(disk: Path, client) -> None:  # type: ignore[no-untyped-def]
+    subprocess.run(["mount", "-o", "remount,ro", str(disk)], check=True)
+    answer = client.get("/api/search", {"q": "lighthouse"})
+    assert answer.status_code == 200
+    assert "search index has not been built" in answer.json()["message"]
+    assert client.get("/", {"q": "lighthouse"}).status_code == 200
