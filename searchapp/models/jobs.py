@@ -3,7 +3,20 @@
 from __future__ import annotations
 
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
+
+
+class JobQuerySet(models.QuerySet["Job"]):
+    def stopped(self, job_id: int) -> bool:
+        """Whether work for this job should stop: cancel was asked for, or the job already
+        ended (cancelled, failed, or closed by the stall check) while its worker ran on."""
+        running = [Job.State.QUEUED, Job.State.RUNNING]
+        return (
+            self.filter(pk=job_id)
+            .filter(Q(cancel_requested=True) | ~Q(state__in=running))
+            .exists()
+        )
 
 
 class Job(models.Model):
@@ -51,6 +64,8 @@ class Job(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = JobQuerySet.as_manager()
 
     class Meta:
         ordering = ["-id"]

@@ -53,6 +53,7 @@ from searchapp.search.text_index import (
 __all__ = [
     "IndexSession",
     "SyncReport",
+    "search_index_apply_pending",
     "search_index_apply_written",
     "search_index_before_search",
     "search_index_catch_up",
@@ -281,28 +282,50 @@ def search_index_sync(
         return session.report
 
 
+def _apply_quietly(
+    *, max_documents: int | None, patience: float, leaving: str
+) -> SyncReport | None:
+    """``search_index_sync`` for callers that must not fail for the index's sake (a committed
+    write, a search, the periodic catch-up): no waiting for another writer beyond ``patience``,
+    and a failure logged (one line when the directory cannot be written) instead of raised;
+    ``leaving`` says what the log line's reader is left with."""
+    bounded = max_documents is not None
+    try:
+        return search_index_sync(
+            max_documents=max_documents,
+            max_rows=settings.SEARCH_CATCH_UP_ROWS if bounded else None,
+            wait=False,
+            patience=patience,
+        )
+    except IndexWriteError as exc:  # read-only or full: one line, not a traceback each time
+        logger.error("%s; %s", exc, leaving)
+    except Exception:
+        logger.exception("could not apply pending changes to the search index; %s", leaving)
+    return None
+
+
 def search_index_apply_written() -> SyncReport | None:
     """After a writer's transaction commits: apply the pending rows (its own among them), a
     bounded amount (``SEARCH_WRITER_APPLY_DOCUMENTS`` ids; 0 leaves everything to the periodic
-    catch-up), without waiting for another writer
-    (an ingest applies every row it finds itself), and only where the index is. Never raises:
-    the write has committed, and the outbox keeps what was not applied."""
+    catch-up), without waiting for another writer beyond ``SEARCH_CATCH_UP_PATIENCE`` (an
+    ingest applies every row it finds itself), and only where the index is. Never raises: the
+    write has committed, and the outbox keeps what was not applied."""
     budget = settings.SEARCH_WRITER_APPLY_DOCUMENTS
-    try:
-        if budget <= 0 or not search_index_here() or not SearchIndexChange.objects.exists():
-            return None
-        return search_index_sync(
-            max_documents=budget,
-            max_rows=settings.SEARCH_CATCH_UP_ROWS,
-            wait=False,
-            patience=settings.SEARCH_CATCH_UP_PATIENCE,
-        )
-    except IndexWriteError as exc:  # read-only or full: one line, not a traceback per write
-        logger.error("%s; the change stays pending", exc)
+    if budget <= 0 or not search_index_here() or not SearchIndexChange.objects.exists():
         return None
-    except Exception:
-        logger.exception("could not apply a committed change to the search index")
+    return _apply_quietly(
+        max_documents=budget,
+        patience=settings.SEARCH_CATCH_UP_PATIENCE,
+        leaving="the change stays pending",
+    )
+
+
+def search_index_apply_pending() -> SyncReport | None:
+    """The periodic catch-up's apply: everything pending, where the index is, unless a writer
+    holds the index (that writer applies the rows itself). Never raises."""
+    if not search_index_here():
         return None
+    return _apply_quietly(max_documents=None, patience=0.0, leaving="the changes stay pending")
 
 
 def search_index_catch_up() -> SyncReport | None:
@@ -316,20 +339,11 @@ def search_index_catch_up() -> SyncReport | None:
     budget = settings.SEARCH_CATCH_UP_DOCUMENTS
     if budget <= 0:
         return None
-    try:
-        report = search_index_sync(
-            max_documents=budget,
-            max_rows=settings.SEARCH_CATCH_UP_ROWS,
-            wait=False,
-            patience=settings.SEARCH_CATCH_UP_PATIENCE,
-        )
-    except IndexWriteError as exc:  # a search still answers from the index as it is
-        logger.error("%s; searching the index as it is", exc)
-        return None
-    except Exception:  # a search still answers from the index as it is
-        logger.exception("could not bring the search index up to date")
-        return None
-    return report
+    return _apply_quietly(
+        max_documents=budget,
+        patience=settings.SEARCH_CATCH_UP_PATIENCE,
+        leaving="searching the index as it is",
+    )
 
 
 def search_index_rebuild(*, progress: Callable[[int], object] | None = None) -> int:

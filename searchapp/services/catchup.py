@@ -20,7 +20,6 @@ Everything published here is idempotent, so a duplicate costs time, never correc
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -28,8 +27,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
-from searchapp.search.sync import search_index_here, search_index_sync
-from searchapp.search.text_index import IndexWriteError
+from searchapp.search.sync import search_index_apply_pending
 from searchapp.services.clusters import (
     clusters_after_signing,
     clusters_fail_stalled,
@@ -54,8 +52,6 @@ __all__ = [
     "catch_up_on_worker_start",
     "pending_documents_sign",
 ]
-
-logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -89,24 +85,12 @@ def catch_up() -> CatchUp:
     Documents written during the last catch-up period are left to the signing tasks their
     ingest queued: signing them here too would double the work of a large ingest.
     """
-    _search_index_apply()
+    search_index_apply_pending()
     chunks = jobs_publish_unpublished() + jobs_republish_stalled()
     clusters_fail_stalled()
     cluster_jobs = clusters_publish_unpublished()
     grace = timezone.now() - timedelta(seconds=settings.SIGNATURE_CATCHUP_SECONDS)
     return CatchUp(chunks, cluster_jobs, pending_documents_sign(older_than=grace))
-
-
-def _search_index_apply() -> None:
-    """Apply the index's outbox where the index is, unless a writer holds it (that writer
-    applies the rows itself). A worker on a machine of its own has no index and skips this."""
-    try:
-        if search_index_here():
-            search_index_sync(wait=False)
-    except IndexWriteError as exc:  # read-only or full: one line each period, not a traceback
-        logger.error("%s; the changes stay pending", exc)
-    except Exception:  # the outbox keeps the rows for the next catch-up; signing goes on
-        logger.exception("the periodic catch-up could not update the search index")
 
 
 def catch_up_on_worker_start() -> int:

@@ -238,7 +238,7 @@ def _job_check(job_id: int, signature_set_id: int) -> Callable[[], None]:
             return
         last[0] = now
         Job.objects.filter(pk=job_id).update(updated_at=timezone.now())
-        if Job.objects.filter(pk=job_id, cancel_requested=True).exists():
+        if Job.objects.stopped(job_id):
             raise _NoLongerWanted("cancelled")
         if not SignatureSet.objects.active().filter(pk=signature_set_id).exists():
             raise _NoLongerWanted(

@@ -184,13 +184,6 @@ def _rebuild_set_id(job: Job) -> int:
     return job.signature_set_id
 
 
-def _cancelled(job_id: int) -> bool:
-    return (
-        Job.objects.filter(pk=job_id).exclude(state__in=_RUNNING_STATES).exists()
-        or Job.objects.filter(pk=job_id, cancel_requested=True).exists()
-    )
-
-
 def job_chunk_run(*, chunk_id: int) -> str:
     """Run one chunk of a rebuild; safe to call any number of times. Returns what happened."""
     with transaction.atomic():
@@ -219,7 +212,7 @@ def job_chunk_run(*, chunk_id: int) -> str:
     ):
         if delay:
             time.sleep(delay)
-        if _cancelled(job.pk):
+        if Job.objects.stopped(job.pk):
             return "cancelled"
     return _chunk_finish(chunk_id=chunk_id)
 

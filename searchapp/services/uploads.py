@@ -172,9 +172,7 @@ class _ImportCancelled(Exception):
 
 
 def _stop_if_cancelled(job_id: int) -> None:
-    if Job.objects.filter(pk=job_id).exclude(state=Job.State.RUNNING).exists() or (
-        Job.objects.filter(pk=job_id, cancel_requested=True).exists()
-    ):
+    if Job.objects.stopped(job_id):
         raise _ImportCancelled
 
 
