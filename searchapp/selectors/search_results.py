@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from django.utils.safestring import SafeString
 
+from searchapp.languages import language_name
 from searchapp.search import SortOrder
 
 __all__ = [
@@ -44,6 +45,12 @@ class Hit:
     date: datetime | None = None
     corpus: str = ""  # the corpus's name
     added: datetime | None = None  # when it was ingested (the "earliest" representative rule)
+    lang: str = ""  # ISO 639-1 code of its language ("" unknown)
+
+    @property
+    def language(self) -> str:
+        """The name of its language ("Chinese"); "" when unknown."""
+        return language_name(self.lang)
 
     @property
     def host(self) -> str:

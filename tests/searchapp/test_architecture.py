@@ -56,6 +56,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "searchapp.svg",
             "searchapp.publishing",
             "searchapp.demo",
+            "searchapp.languages",
         ),
     ),
     (
