@@ -42,9 +42,9 @@ import django  # noqa: E402 - after the path and environment set-up above
 
 django.setup()  # searchapp.search's package imports the backend, which needs the app registry
 
+import language_texts  # noqa: E402
 import tantivy  # noqa: E402
 
-import language_texts  # noqa: E402
 from searchapp.search.analysis import UNSPACED_CHARS, analyzers  # noqa: E402
 
 LANGS = ("zh", "ja", "ko", "th")

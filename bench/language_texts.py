@@ -12,6 +12,7 @@ A package that is not installed is fetched with ``apt-get download`` and unpacke
 ``~/.cache/neardup-bench/debs`` (Debian's own client; nothing else is downloaded).
 """
 
+# ruff: noqa: RUF001 - full-width punctuation ends sentences in Chinese and Japanese
 from __future__ import annotations
 
 import gzip

@@ -1,6 +1,8 @@
 """Every language: each document's language, and search in Chinese, Japanese, Korean, Thai,
 Arabic, Russian, German and English side by side (issue 16's own example corpus)."""
 
+# ruff: noqa: RUF001, E501 - real text in other scripts: full-width punctuation, long lines
+
 from __future__ import annotations
 
 import json
