@@ -1,15 +1,17 @@
 """How text becomes index terms, per language: the analyzers of the index's fields.
 
-One tokenizer for every language (TOKEN_PATTERN): each character of a script written without
-spaces is a word, other words are runs of letters, digits and marks. Then lower case, accents
-folded, and the Snowball stemmer of the document's language, in the title and text fields kept
-for that language (LANGUAGE_FIELDS); English, and every language without a stemmer, in the
-default fields with English's stemmer, as before languages were told apart. The same analyzer
-reads the query for each field, so index and query always agree.
+Words are runs of letters and digits (tantivy's simple tokenizer), lower-cased, accents folded,
+then stemmed by the Snowball stemmer of the document's language, in the title and text fields
+kept for that language (LANGUAGE_FIELDS); English, and every language without a stemmer, in the
+default fields with English's stemmer, as before languages were told apart. Chinese, Japanese,
+Korean, Thai, Lao, Khmer and Burmese documents go to the UNSPACED fields, where each character
+of those scripts is a word (TOKEN_PATTERN). The same analyzer reads the query for each field,
+so index and query always agree.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import tantivy
@@ -23,7 +25,9 @@ __all__ = [
     "TEXT",
     "TITLE",
     "TOKEN_PATTERN",
+    "UNSPACED",
     "UNSPACED_CHARS",
+    "UNSPACED_LANGUAGES",
     "FieldPair",
     "analyze",
     "analyzers",
@@ -57,6 +61,11 @@ UNSPACED_CHARS = (
 TOKEN_PATTERN = (
     rf"[{_UNSPACED_SCRIPTS}]|[[\p{{Alphabetic}}\p{{N}}\p{{M}}]--[{_UNSPACED_SCRIPTS}]]+"
 )
+# The languages written in those scripts: their documents go to the UNSPACED pair of fields,
+# the only one read with TOKEN_PATTERN (a regular expression, 3-5 times slower to run than the
+# simple tokenizer, which every other field keeps: English is indexed and its snippets cut at
+# the same speed as before languages were told apart).
+UNSPACED_LANGUAGES = frozenset({"zh", "ja", "ko", "th", "lo", "km", "my"})
 # Snowball stemmers of tantivy by ISO 639-1 code. English is the default fields' stemmer; every
 # other language with a stemmer has a title and text field of its own (LANGUAGE_FIELDS).
 STEMMERS = {
@@ -76,27 +85,38 @@ class FieldPair:
     text: str
     analyzer: str
     stemmer: str  # tantivy's name of the stemmer
+    by_character: bool = False  # TOKEN_PATTERN: a character of an unspaced script is a word
 
 
 DEFAULT_FIELDS = FieldPair(TITLE, TEXT, ANALYZER, "english")
+UNSPACED = FieldPair("title_cjk", "text_cjk", "app_cjk", "english", by_character=True)
 LANGUAGE_FIELDS: dict[str, FieldPair] = {
     stemmer: FieldPair(f"title_{stemmer}", f"text_{stemmer}", f"app_{stemmer}", stemmer)
     for stemmer in sorted(set(STEMMERS.values()))
 }
+_UNSPACED_TEXT = re.compile(f"[{UNSPACED_CHARS}]")
 
 
-def field_pair(lang: str | None) -> FieldPair:
-    """The fields a document in language ``lang`` (ISO 639-1, "" unknown) is indexed in."""
+def field_pair(lang: str | None, text: str = "") -> FieldPair:
+    """The fields a document in language ``lang`` (ISO 639-1, "" unknown) is indexed in; a
+    document of unknown language goes by its script (``text``: its first characters)."""
+    if lang in UNSPACED_LANGUAGES or (not lang and text and _UNSPACED_TEXT.search(text)):
+        return UNSPACED
     stemmer = STEMMERS.get(lang or "")
     return LANGUAGE_FIELDS[stemmer] if stemmer else DEFAULT_FIELDS
 
 
-def _build_analyzer(stemmer: str | None = "english") -> tantivy.TextAnalyzer:
-    # Words (TOKEN_PATTERN), lower-cased, accents folded, then stemmed: the same words match
-    # "Approving" and "approved", "Zürich" and "Zurich". Folding before stemming, so that a
-    # word typed with or without its accents always gives the stemmer the same input.
+def _build_analyzer(
+    stemmer: str | None = "english", *, by_character: bool = False
+) -> tantivy.TextAnalyzer:
+    # Words, lower-cased, accents folded, then stemmed: the same words match "Approving" and
+    # "approved", "Zürich" and "Zurich". Folding before stemming, so that a word typed with or
+    # without its accents always gives the stemmer the same input.
+    tokenizer = (
+        tantivy.Tokenizer.regex(TOKEN_PATTERN) if by_character else tantivy.Tokenizer.simple()
+    )
     builder = (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.regex(TOKEN_PATTERN))
+        tantivy.TextAnalyzerBuilder(tokenizer)
         .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
         .filter(tantivy.Filter.lowercase())
         .filter(tantivy.Filter.ascii_fold())
@@ -107,8 +127,8 @@ def _build_analyzer(stemmer: str | None = "english") -> tantivy.TextAnalyzer:
 
 
 _analyzers = {
-    pair.analyzer: _build_analyzer(pair.stemmer)
-    for pair in (DEFAULT_FIELDS, *LANGUAGE_FIELDS.values())
+    pair.analyzer: _build_analyzer(pair.stemmer, by_character=pair.by_character)
+    for pair in (DEFAULT_FIELDS, UNSPACED, *LANGUAGE_FIELDS.values())
 }
 
 

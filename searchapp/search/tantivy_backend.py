@@ -41,6 +41,8 @@ from searchapp.search.analysis import (
     DEFAULT_FIELDS,
     LANGUAGE_FIELDS,
     STEMMERS,
+    UNSPACED,
+    UNSPACED_LANGUAGES,
     FieldPair,
     analyze,
     field_pair,
@@ -114,14 +116,20 @@ def _both_fields(tokens: list[str], pair: FieldPair) -> list[tantivy.Query]:
     return [title, _unit(tokens, pair.text)]
 
 
-def present_fields(searcher: tantivy.Searcher, *, has_languages: bool) -> tuple[FieldPair, ...]:
-    """The field pairs holding documents: the default one, and each stemmed language's that
-    some document is in (a query is compiled for these only, so a corpus in one language is
-    searched exactly as before languages were told apart)."""
+def present_fields(
+    searcher: tantivy.Searcher, *, has_languages: bool, unspaced_query: bool
+) -> tuple[FieldPair, ...]:
+    """The field pairs holding documents: the default one, each stemmed language's that some
+    document is in, and the unspaced scripts' when the query has their characters or some
+    document is in their languages (a query is compiled for these only, so a corpus in one
+    language is searched exactly as before languages were told apart)."""
     if not has_languages:
         return (DEFAULT_FIELDS,)
     stemmers = {stem for code, stem in STEMMERS.items() if searcher.doc_freq(LANG, code)}
-    return (DEFAULT_FIELDS, *(LANGUAGE_FIELDS[stem] for stem in sorted(stemmers)))
+    pairs = [DEFAULT_FIELDS, *(LANGUAGE_FIELDS[stem] for stem in sorted(stemmers))]
+    if unspaced_query or any(searcher.doc_freq(LANG, code) for code in UNSPACED_LANGUAGES):
+        pairs.append(UNSPACED)
+    return tuple(pairs)
 
 
 @dataclass
@@ -392,8 +400,11 @@ class TantivyBackend:
                 "documents in every language are shown meanwhile."
             )
             lang = None
+        runs = unspaced_runs(parsed.plain_terms())
         pairs = (
-            (field_pair(lang),) if lang else present_fields(searcher, has_languages=languages)
+            (field_pair(lang),)
+            if lang
+            else present_fields(searcher, has_languages=languages, unspaced_query=bool(runs))
         )
         compiled = compile_query(
             parsed,
@@ -434,7 +445,6 @@ class TantivyBackend:
             # same corpus ranks, and so picks representatives, the same way however it was
             # indexed.
             present.sort(key=lambda doc_id: (-scores[doc_id], doc_id))
-        runs = unspaced_runs(parsed.plain_terms())
         snippets = self._snippets(searcher, compiled, present, runs, languages=languages)
         hits = [
             BackendHit(
@@ -494,12 +504,13 @@ class TantivyBackend:
         rows = (
             Document.objects.filter(id__in=ids)
             .annotate(head=Substr("text", 1, SNIPPET_SOURCE_CHARS))
-            .values_list("id", "head", "lang")
+            .values_list("id", "head", "lang", "title")
         )
         generators: dict[FieldPair, tantivy.SnippetGenerator] = {}
         snippets: dict[int, SafeString] = {}
-        for doc_id, text, lang in rows:
-            pair = field_pair(lang) if languages else DEFAULT_FIELDS
+        for doc_id, text, lang, title in rows:
+            # The pair the document was indexed in (text_index.Writer.add chooses it so).
+            pair = field_pair(lang, f"{title} {text[:500]}") if languages else DEFAULT_FIELDS
             if pair not in generators:
                 generator = tantivy.SnippetGenerator.create(searcher, query, SCHEMA, pair.text)
                 generator.set_max_num_chars(SNIPPET_CHARS)

@@ -41,6 +41,7 @@ from searchapp.search.analysis import (
     LANGUAGE_FIELDS,
     TEXT,
     TITLE,
+    UNSPACED,
     UNSPACED_CHARS,
     FieldPair,
     analyze,
@@ -118,7 +119,7 @@ def _schema() -> tantivy.Schema:
     # Added after the fields above, so they keep their numbers in an index built before.
     builder.add_integer_field(DATE, indexed=False, fast=True)
     builder.add_text_field(LANG, tokenizer_name="raw", index_option="basic")
-    for pair in LANGUAGE_FIELDS.values():
+    for pair in (UNSPACED, *LANGUAGE_FIELDS.values()):
         builder.add_text_field(pair.title, tokenizer_name=pair.analyzer, index_option="position")
         builder.add_text_field(pair.text, tokenizer_name=pair.analyzer, index_option="position")
     return builder.build()
@@ -202,7 +203,9 @@ class Writer:
             entry = tantivy.Document()
             entry.add_unsigned(ID, doc.id)
             entry.add_unsigned(CORPUS, doc.corpus_id)
-            pair = field_pair(doc.lang) if self._languages else DEFAULT_FIELDS
+            pair = DEFAULT_FIELDS
+            if self._languages:
+                pair = field_pair(doc.lang, f"{doc.title} {doc.text[:500]}")
             entry.add_text(pair.title, doc.title)
             entry.add_text(pair.text, doc.text)
             if doc.lang and self._languages:

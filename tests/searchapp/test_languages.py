@@ -18,7 +18,7 @@ from django.test import Client
 from searchapp.languages import detect_language, language_code, language_name
 from searchapp.models import Document
 from searchapp.search import get_backend
-from searchapp.search.analysis import DEFAULT_FIELDS, analyze, field_pair
+from searchapp.search.analysis import DEFAULT_FIELDS, UNSPACED, analyze, field_pair
 from searchapp.search.highlight import unspaced_runs
 
 # Two Chinese sports stories that differ in one character (二 / 三), another Chinese story, a
@@ -77,11 +77,15 @@ def test_language_codes_and_names() -> None:
 
 
 def test_unspaced_scripts_are_read_one_character_at_a_time() -> None:
-    assert analyze("日本队") == ["日", "本", "队"]
-    assert analyze("東京タワー") == ["東", "京", "タ", "ワ", "ー"]
-    assert analyze("ฝนตก") == ["ฝ", "น", "ต", "ก"]
-    # Latin words around them are words as before (English stemming in the default fields).
-    assert analyze("iPhone手机 approved") == ["iphon", "手", "机", "approv"]
+    for lang in ("zh", "ja", "ko", "th"):
+        assert field_pair(lang) == UNSPACED
+    assert analyze("日本队", UNSPACED) == ["日", "本", "队"]
+    assert analyze("東京タワー", UNSPACED) == ["東", "京", "タ", "ワ", "ー"]
+    assert analyze("ฝนตก", UNSPACED) == ["ฝ", "น", "ต", "ก"]
+    # Latin words among them are words as before (English stemming).
+    assert analyze("iPhone手机 approved", UNSPACED) == ["iphon", "手", "机", "approv"]
+    # A document of unknown language goes by its script; English keeps the simple tokenizer.
+    assert field_pair("", "雨") == UNSPACED and field_pair("", "rain") == DEFAULT_FIELDS
 
 
 def test_each_stemmed_language_has_its_own_fields_and_stemmer() -> None:
@@ -90,7 +94,7 @@ def test_each_stemmed_language_has_its_own_fields_and_stemmer() -> None:
     assert analyze("Häuser", german) == analyze("Haus", german)
     russian = field_pair("ru")
     assert analyze("станций", russian) == analyze("станции", russian)
-    assert field_pair("zh") == field_pair("") == field_pair("en") == DEFAULT_FIELDS
+    assert field_pair("pl") == field_pair("") == field_pair("en") == DEFAULT_FIELDS
 
 
 def test_unspaced_runs_of_a_query() -> None:
@@ -311,10 +315,12 @@ def test_an_index_built_before_languages_keeps_serving_and_reindex_adds_them(
     _ingest(tmp_path, [{"id": k, "title": t, "text": x} for k, (t, x) in MIXED.items()])
     backend = get_backend()
     assert len(backend.search("inflation", limit=10).hits) == 1
-    assert len(backend.search("東京", limit=10).hits) == 1
-    filtered = backend.search("東京", limit=10, lang="ja")
-    assert "manage.py reindex" in (filtered.message or "")
+    # Searched as before languages (a run of CJK is one word there) until the reindex.
+    assert backend.search("東京", limit=10).hits == []
+    filtered = backend.search("inflation", limit=10, lang="ja")
+    assert "manage.py reindex" in (filtered.message or "") and len(filtered.hits) == 1
     call_command("reindex", "--no-progress", stdout=StringIO())
+    assert len(backend.search("東京", limit=10).hits) == 1
     filtered = backend.search("東京", limit=10, lang="zh")
     assert filtered.hits == [] and not filtered.message
     assert len(backend.search("Haus", limit=10).hits) == 1
