@@ -99,12 +99,12 @@ class Design:
     def schema(self) -> tantivy.Schema:
         builder = tantivy.SchemaBuilder()
         builder.add_unsigned_field("id", indexed=True, fast=True)
-        builder.add_text_field("text", tokenizer_name="app_en", index_option="position")
+        builder.add_text_field("text", tokenizer_name="app_cjk", index_option="position")
         return builder.build()
 
     def query_terms(self, query: str) -> list[str]:
         if self.tokenize is None:
-            return list(analyzers()["app_en"].analyze(query))
+            return list(analyzers()["app_cjk"].analyze(query))
         return [word for word, _a, _b in self.tokenize(query)]
 
 
