@@ -8,8 +8,9 @@ says what the picture shows ("Topic “oil prices”: 23 results, 4 groups of si
 Colours come from CSS classes (static/css/topic-map.css: light and dark schemes); nothing is
 told by colour alone (the selected topic has a thick border, "Other topics" a dashed one).
 Like ``searchapp.svg``: pure string building, every number formatted here, every text escaped
-by format_html, label widths estimated (the server does not know the font) and clipped to their
-area as well, so a label never spills over a neighbour even when the estimate is short.
+by format_html, label widths estimated (``searchapp.label_fit``: the server does not know the
+font) and each label clipped to its area as well, so none spills over a neighbour even where
+the estimate falls short.
 """
 
 # One SVG element per line reads best; the labels use typographic quotes and the ellipsis.
@@ -103,7 +104,11 @@ def _areas(topics: Sequence[MapTopic]) -> list[_Area]:
     for index, topic in enumerate([*shown, *others]):
         similar = [g for g in topic.groups if g.size > 1]
         # Largest first, rank order among equals (sorted is stable).
-        tiles = tuple(sorted(similar, key=lambda g: -g.size)[:MAX_GROUPS_PER_TOPIC])
+        largest = sorted(similar, key=lambda g: -g.size)[:MAX_GROUPS_PER_TOPIC]
+        # Tiles never claim more than the topic holds, even from a facet whose counts disagree.
+        tiles = tuple(
+            g for i, g in enumerate(largest) if sum(t.size for t in largest[: i + 1]) <= topic.size
+        )
         hue = -1 if topic.other else index % HUES
         areas.append(_Area(topic, topic.size, hue, tiles, len(similar)))
     if pooled:

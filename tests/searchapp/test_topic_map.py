@@ -234,6 +234,13 @@ def test_one_topic_fills_the_map() -> None:
     assert _floats(rect, "width", "height") == [WIDTH - 2, HEIGHT - 2]
 
 
+def test_groups_larger_than_their_topic_are_drawn_within_it() -> None:
+    # A facet whose counts disagree (a topic of 5 claiming groups of 4 and 3) still draws.
+    topic = MapTopic("odd", 5, "/?topic=odd", (MapGroup("a", 4, "/d/1/"), MapGroup("b", 3, "/d/2/")))
+    root = _parse(topic_map_svg([topic], more_url="#t"))
+    assert [t.attrib["href"] for t in _group_links(root)] == ["/d/1/"]
+
+
 def test_no_topics_draw_nothing() -> None:
     assert topic_map_svg([], more_url="#t") == ""
     assert topic_map_svg([_topic("empty", 0)], more_url="#t") == ""
@@ -281,4 +288,4 @@ def test_a_label_keeps_its_count_when_it_still_reads() -> None:
     assert fit_label("Map deep sea vents", "9", 30, 1, 12, bold=True) == fit_label("", "9", 30, 1, 12, bold=True)
     assert wrap("Results from a trial", [100, 100, 100], 12, bold=True) == ["Results from", "a trial"]
     # Words left over: the last line ends with an ellipsis.
-    assert wrap("Results from a trial today", [100, 60], 12, bold=True) == ["Results from", "a tria…"]
+    assert wrap("Results from a trial today", [100, 60], 12, bold=True) == ["Results from", "a trial…"]

@@ -201,4 +201,4 @@ def test_the_layout_and_the_label_fitting_are_pure(module: str) -> None:
             imported |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module.split(".")[0])
-    assert imported <= {"__future__", "collections", "dataclasses", "math", "unicodedata"}
+    assert imported <= {"__future__", "collections", "dataclasses", "functools", "math", "unicodedata"}
