@@ -13,8 +13,6 @@ font) and each label clipped to its area as well, so none spills over a neighbou
 the estimate falls short.
 """
 
-# One SVG element per line reads best; the labels use typographic quotes and the ellipsis.
-# ruff: noqa: E501
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -248,7 +246,7 @@ def _tile(group: MapGroup, cell: Rect, ident: str) -> SafeString:
             )
         )
     return format_html(
-        '<a href="{url}" class="tm-group-link" aria-label="{name}"><title>{name}</title>'
+        '<a href="{url}" class="tm-group-link" aria-label="{name}">'
         '<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="2" class="tm-tile"/>'
         '<g clip-path="url(#{ident})">{texts}</g></a>{clip}',
         url=group.url,
@@ -305,7 +303,7 @@ def _topic(
     )
     return format_html(
         '<g class="{classes}">'
-        '<a href="{url}"{htmx} class="tm-topic-link" aria-label="{name}"{current}><title>{name}</title>'
+        '<a href="{url}"{htmx} class="tm-topic-link" aria-label="{name}"{current}>'
         '<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="3" class="tm-area"/>{texts}</a>'
         "{clip}{tiles}</g>",
         classes=" ".join(classes),
@@ -329,13 +327,19 @@ def topic_map_svg(
     more_url: str,
     htmx_target: str | None = None,
     total: int | None = None,
+    described_by: str | None = None,
 ) -> SafeString:
     """The map as an inline <svg> element, or an empty string when there is no topic to draw.
 
     ``topics`` come largest first with "Other topics" last (as the facet lists them);
     ``more_url`` is where the area pooling the topics beyond MAX_TOPICS leads (the topic list);
     ``htmx_target``, when given, makes a topic's link swap that element in place; ``total`` is
-    the number of results the page groups (the sum of the topics' sizes when None).
+    the number of results the page groups (the sum of the topics' sizes when None);
+    ``described_by``, the id of the page's visible explanation of the map.
+
+    Names and descriptions are attributes (aria-label, aria-describedby), not <title> or <desc>
+    elements: those are text of the page, which find-in-page and tests looking for a visible
+    text ("2 similar results") would meet a second time, invisible.
     """
     areas = _areas(topics)
     if not areas:
@@ -362,20 +366,17 @@ def topic_map_svg(
         a.pooled_topics for a in areas
     )
     other = any(a.topic and a.topic.other for a in areas)
-    desc = (
-        f"{_plural(named, 'topic', 'topics')}{' and other topics' if other else ''} among "
-        f"{_plural(results, 'result', 'results')}. "
-        "Each area is a topic, sized by its number of results; the tiles inside an area are its "
-        "largest groups of similar results, sized by theirs."
+    name = (
+        f"Map of {_plural(named, 'topic', 'topics')}{' and other topics' if other else ''} "
+        f"among {_plural(results, 'result', 'results')}"
     )
     return format_html(
         '<svg xmlns="http://www.w3.org/2000/svg" class="topic-map-svg" viewBox="0 0 {w} {h}" '
-        'font-size="{font}" role="group" aria-labelledby="topic-map-title" aria-describedby="topic-map-desc">'
-        '<title id="topic-map-title">Map of the results by topic</title><desc id="topic-map-desc">{desc}</desc>'
-        "{drawn}</svg>",
+        'font-size="{font}" role="group" aria-label="{name}"{described}>{drawn}</svg>',
         w=WIDTH,
         h=HEIGHT,
         font=FONT_SIZE,
-        desc=desc,
+        name=name,
+        described=format_html(' aria-describedby="{}"', described_by) if described_by else "",
         drawn=drawn,
     )

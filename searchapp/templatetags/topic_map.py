@@ -42,5 +42,9 @@ def topic_map(context: dict[str, Any], page: SearchPage | None) -> SafeString:
         for entry in page.topics.topics
     ]
     return topic_map_svg(
-        topics, more_url="#topics-heading", htmx_target="#results", total=page.total
+        topics,
+        more_url="#topics-heading",
+        htmx_target="#results",
+        total=page.total,
+        described_by="topic-map-help",
     )

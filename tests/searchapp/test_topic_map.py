@@ -96,10 +96,12 @@ def test_each_topic_is_a_link_to_its_filter_with_a_spoken_name() -> None:
         _topic("storms", 9),
         _topic("Other topics", 4, other=True),
     ]
-    root = _parse(topic_map_svg(topics, more_url="#topics-heading", htmx_target="#results"))
+    root = _parse(
+        topic_map_svg(topics, more_url="#topics-heading", htmx_target="#results", described_by="help")
+    )
     assert root.attrib["role"] == "group"
-    assert root.find("svg:title", NS).text == "Map of the results by topic"  # type: ignore[union-attr]
-    assert root.attrib["aria-labelledby"] == "topic-map-title"
+    assert root.attrib["aria-label"] == "Map of 2 topics and other topics among 36 results"
+    assert root.attrib["aria-describedby"] == "help"
     links = _topic_links(root)
     assert [link.attrib["href"] for link in links] == [t.url for t in topics]
     assert [link.attrib["hx-get"] for link in links] == [t.url for t in topics]
@@ -109,8 +111,8 @@ def test_each_topic_is_a_link_to_its_filter_with_a_spoken_name() -> None:
         "Topic “storms”: 9 results, none of them near-duplicates",
         "Other topics: 4 results, none of them near-duplicates",
     ]
-    # The hover tooltip says the same as the name.
-    assert [link.find("svg:title", NS).text for link in links] == [link.attrib["aria-label"] for link in links]  # type: ignore[union-attr]
+    # Names are attributes: no <title> or <desc> text that a search for visible text would meet.
+    assert root.findall(".//svg:title", NS) == [] and root.findall(".//svg:desc", NS) == []
 
 
 def test_groups_of_similar_results_are_tiles_linking_to_their_representative() -> None:
@@ -223,7 +225,7 @@ def test_many_topics_are_capped_and_the_rest_pooled_into_one_area_leading_to_the
     pooled = sum(t.size for t in topics[MAX_TOPICS:20])
     assert more.attrib["href"] == "#topics-heading" and "hx-get" not in more.attrib
     assert more.attrib["aria-label"] == f"8 more topics, {pooled} results: go to the list of topics"
-    assert "20 topics and other topics among 617 results" in root.find("svg:desc", NS).text  # type: ignore[union-attr,operator]
+    assert root.attrib["aria-label"] == "Map of 20 topics and other topics among 617 results"
 
 
 def test_one_topic_fills_the_map() -> None:
