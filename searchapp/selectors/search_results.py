@@ -26,6 +26,7 @@ __all__ = [
     "SearchPage",
     "TopicEntry",
     "TopicFacet",
+    "TopicGroup",
 ]
 
 # The snippet is escaped text with <mark> tags around the matches (search/tantivy_backend.py):
@@ -126,6 +127,15 @@ class SearchPage:
 
 
 @dataclass(frozen=True)
+class TopicGroup:
+    """One group of a topic (the topic map draws it): its representative and its size."""
+
+    representative_id: int  # the representative's document id
+    title: str  # the representative's title (its external id when it has none)
+    size: int  # results in the group, the representative counted
+
+
+@dataclass(frozen=True)
 class TopicEntry:
     """One topic of a result list: its label and the results (and groups) it holds."""
 
@@ -135,6 +145,7 @@ class TopicEntry:
     member_ids: tuple[int, ...]  # document ids, in rank order
     other: bool  # the "Other topics" bucket
     selected: bool
+    groups: tuple[TopicGroup, ...] = ()  # every group of the topic, in rank order
 
 
 @dataclass(frozen=True)
