@@ -112,7 +112,10 @@ def _clusters(text: str) -> list[str]:
 
 def thai_tokenize(text: str) -> list[str]:
     """Thai words of ``text`` by PyThaiNLP's dictionary-based maximal matching (newmm)."""
-    from pythainlp.tokenize import word_tokenize  # why here: Thai queries only
+    try:
+        from pythainlp.tokenize import word_tokenize  # why here: Thai queries only
+    except ImportError:
+        sys.exit("Thai queries need PyThaiNLP: pip install -e '.[bench]'")
 
     return [w for w in word_tokenize(text, engine="newmm") if w.strip()]
 
@@ -122,7 +125,10 @@ def thai_words() -> frozenset[str]:
     spaces between words, so "a word from inside a document" needs a dictionary to be defined."""
     global _THAI_WORDS
     if _THAI_WORDS is None:
-        from pythainlp.corpus.common import thai_words as words  # why here: Thai queries only
+        try:
+            from pythainlp.corpus.common import thai_words as words  # why here: Thai only
+        except ImportError:
+            sys.exit("Thai queries need PyThaiNLP: pip install -e '.[bench]'")
 
         _THAI_WORDS = frozenset(words())
     return _THAI_WORDS
