@@ -459,13 +459,14 @@ def main() -> None:
     n_docs = sum(len(c.docs) for c in corpora)
     print(f"ingested {n_docs:,} documents into one mixed corpus in {ingest_s:.1f} s")
 
-    rng = random.Random(args.seed)
+
     known: dict[str, dict[str, float]] = {}
     misses: dict[str, list[str]] = {}
     search_ms: list[float] = []
     everything = [norm(d.text) for c in corpora for d in c.docs]
     for c in corpora:
-        queries = known_item_queries(c, args.queries, rng, everything)
+        # One generator per language: its queries do not depend on which others run.
+        queries = known_item_queries(c, args.queries, random.Random(f"{args.seed}:{c.lang}"), everything)
         hits: dict[str, list[bool]] = {"word": [], "phrase": []}
         for query, doc_id, kind in queries:
             t0 = time.perf_counter()
