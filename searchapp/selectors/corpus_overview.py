@@ -48,15 +48,17 @@ def example_queries(titles: list[str], count: int = EXAMPLES) -> list[str]:
     """Up to ``count`` one-word queries covering as many of ``titles`` as they can.
 
     Greedy set cover over the titles' words counted by stem (each title counts a stem once), so
-    "energy" and "energies" are one candidate, shown in its commonest spelling. A word found in
-    a single title is no example of what the corpus holds, so it is never picked.
+    "energy" and "energies" are one candidate, shown in its commonest spelling (``_spelling``).
+    A word found in a single title is no example of what the corpus holds, so it is never
+    picked.
     """
     stems_of: list[set[str]] = []
     spellings: dict[str, Counter[str]] = {}
     stem_cache: dict[str, str | None] = {}
     for title in titles:
         stems: set[str] = set()
-        for word in _WORD.findall(title.lower()):
+        for position, spelled in enumerate(_WORD.findall(title)):
+            word = spelled.lower()
             if word in STOPWORDS:
                 continue
             if word not in stem_cache:
@@ -65,8 +67,11 @@ def example_queries(titles: list[str], count: int = EXAMPLES) -> list[str]:
             stem = stem_cache[word]
             if stem is not None:
                 stems.add(stem)
-                spellings.setdefault(stem, Counter())[word] += 1
+                # A capital means something only inside a title written in lower case.
+                kept = spelled if position and not spelled.isupper() else word
+                spellings.setdefault(stem, Counter())[kept] += 1
         stems_of.append(stems)
+
     def score(item: tuple[str, int]) -> tuple[int, str]:
         # More titles first, and among them longer stems ("megawatt" teaches more than "rise").
         stem, n = item
@@ -89,7 +94,14 @@ def example_queries(titles: list[str], count: int = EXAMPLES) -> list[str]:
             break
         if n >= 2 and stem not in picked:
             picked.append(stem)
-    return [spellings[stem].most_common(1)[0][0] for stem in picked]
+    return [_spelling(spellings[stem]) for stem in picked]
+
+
+def _spelling(seen: Counter[str]) -> str:
+    """How to show a word: in lower case if a title writes it so, else as titles write it
+    inside ("Larkhill"); a title's first word and an all-capitals title say nothing."""
+    lower = Counter({w: n for w, n in seen.items() if w.islower()})
+    return (lower or seen).most_common(1)[0][0]
 
 
 def _finds_something(query: str) -> bool:
