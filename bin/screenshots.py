@@ -33,12 +33,17 @@ import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "docs" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
-DESKTOP = {"viewport": {"width": 1366, "height": 900}}
-PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+DESKTOP: dict[str, Any] = {"viewport": {"width": 1366, "height": 900}}
+PHONE: dict[str, Any] = {
+    "viewport": {"width": 390, "height": 844},
+    "is_mobile": True,
+    "has_touch": True,
+}
 QUERY = "energy"
 STAFF_USER = "screenshots"
 
@@ -55,9 +60,10 @@ def _wait_until_up(url: str, seconds: float = 60) -> None:
         try:
             with urllib.request.urlopen(url, timeout=2):
                 return
-        except OSError:
+        except OSError as exc:
             if time.monotonic() > deadline:
-                raise SystemExit(f"the server at {url} did not answer within {seconds:.0f} s")
+                message = f"the server at {url} did not answer within {seconds:.0f} s ({exc})"
+                raise SystemExit(message) from None
             time.sleep(0.3)
 
 
@@ -80,7 +86,8 @@ def demo_site() -> Iterator[tuple[str, str, str]]:
         manage = [sys.executable, str(ROOT / "manage.py")]
 
         def run(*args: str) -> None:
-            subprocess.run([*manage, *args], cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+            command = [*manage, *args]
+            subprocess.run(command, cwd=ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
 
         print("building the demo site (migrate, 3,000 documents, signatures, clusters) …")
         run("migrate", "--noinput")
@@ -105,18 +112,18 @@ def demo_site() -> Iterator[tuple[str, str, str]]:
             server.wait(timeout=20)
 
 
-def _settle(page) -> None:  # type: ignore[no-untyped-def]
+def _settle(page: Any) -> None:
     page.wait_for_load_state("networkidle")
     page.wait_for_timeout(200)
 
 
-def _shoot(page, name: str) -> None:  # type: ignore[no-untyped-def]
+def _shoot(page: Any, name: str) -> None:
     path = OUT / f"{name}.png"
     page.screenshot(path=str(path), full_page=False)
     print(f"wrote {path.relative_to(ROOT)}")
 
 
-def _log_in(page, base: str, user: str, password: str) -> None:  # type: ignore[no-untyped-def]
+def _log_in(page: Any, base: str, user: str, password: str) -> None:
     page.goto(f"{base}/accounts/login/?next=/staff/")
     page.get_by_label("Username").fill(user)
     page.get_by_label("Password").fill(password)
