@@ -44,7 +44,7 @@ from __future__ import annotations
 import bisect
 import unicodedata
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from difflib import SequenceMatcher
 from typing import Literal
 
@@ -58,6 +58,7 @@ __all__ = [
     "Tokenizer",
     "diff_texts",
     "diff_units",
+    "unspaced_share",
 ]
 
 # A tokenizer: the (start, end) character offsets of a text's units, two int64 arrays in order.
@@ -132,6 +133,16 @@ def _classes(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     return space, word, unspaced, mark
 
 
+def unspaced_share(text: str) -> float:
+    """The share of the visible characters of ``text`` that belong to scripts written without
+    spaces (each such character is a unit of ``diff_units``); 0.0 for a text without any."""
+    if text.isascii():
+        return 0.0
+    space, _, unspaced, _ = _classes(text)
+    visible = int((~space).sum())
+    return float(unspaced.sum()) / visible if visible else 0.0
+
+
 def diff_units(text: str) -> tuple[np.ndarray, np.ndarray]:
     """Start and end offsets (int64 arrays) of the units of ``text``, in order.
 
@@ -171,8 +182,9 @@ def _unit_ids(
     text_b: str,
     spans_a: tuple[np.ndarray, np.ndarray],
     spans_b: tuple[np.ndarray, np.ndarray],
-) -> tuple[np.ndarray, np.ndarray]:
-    """Each unit as a small integer, equal units equal (NFC), shared by both texts."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each unit as a small integer, equal units equal (NFC), shared by both texts; and for
+    each integer, whether its unit is a word (has a letter or digit) or punctuation."""
     table: dict[str, int] = {}
 
     def ids(text: str, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -183,7 +195,11 @@ def _unit_ids(
             (table.setdefault(u, len(table)) for u in units), dtype=np.int64, count=len(units)
         )
 
-    return ids(text_a, *spans_a), ids(text_b, *spans_b)
+    ids_a, ids_b = ids(text_a, *spans_a), ids(text_b, *spans_b)
+    is_word = np.fromiter(
+        (any(map(str.isalnum, unit)) for unit in table), dtype=bool, count=len(table)
+    )
+    return ids_a, ids_b, is_word
 
 
 # --- matching ------------------------------------------------------------------------------
@@ -409,8 +425,9 @@ class DiffPiece:
     "moved_away" (the place in ``a`` a passage left), "moved_here" (the place in ``b`` it went
     to), or "skip" (an unchanged run left out by ``TextDiff.collapsed``). Offsets are character
     offsets into the original texts (``a_start == a_end`` when the piece has no part in ``a``);
-    ``units`` counts the units of the piece (of ``b`` if it has any, else of ``a``); ``move``
-    (1, 2, ... in ``b``'s order) pairs the two halves of a moved passage, 0 for other pieces.
+    ``units`` counts the units of the piece (of ``b`` if it has any, else of ``a``), ``words``
+    those of them with a letter or digit (not punctuation); ``move`` (1, 2, ... in ``b``'s
+    order) pairs the two halves of a moved passage, 0 for other pieces.
     """
 
     kind: PieceKind
@@ -420,6 +437,7 @@ class DiffPiece:
     b_end: int
     units: int
     move: int = 0
+    words: int = 0
 
 
 @dataclass(frozen=True, eq=False)
@@ -428,7 +446,8 @@ class TextDiff:
 
     ``units_a``/``units_b``: units in each whole text; ``compared_a``/``compared_b``: units
     compared (fewer when a text is longer than the limit); ``complete``: False when the work
-    bound left some long changed stretch unrefined.
+    bound left some long changed stretch unrefined. The counts (``inserted``, ``deleted``,
+    ``moved``, ``unchanged``) are of words: units with a letter or digit, not punctuation.
     """
 
     pieces: tuple[DiffPiece, ...]
@@ -438,38 +457,61 @@ class TextDiff:
     compared_b: int
     complete: bool
     # Unit offsets of the compared parts (for collapsing unchanged runs).
-    _starts_b: np.ndarray
-    _ends_b: np.ndarray
-    _starts_a: np.ndarray
-    _ends_a: np.ndarray
+    _starts_b: np.ndarray = field(repr=False)
+    _ends_b: np.ndarray = field(repr=False)
+    _starts_a: np.ndarray = field(repr=False)
+    _ends_a: np.ndarray = field(repr=False)
+    # Words among the first i compared units of each text (length compared + 1).
+    _words_a: np.ndarray = field(repr=False)
+    _words_b: np.ndarray = field(repr=False)
 
     @property
     def truncated(self) -> bool:
         """True when a text was longer than the limit and only its beginning was compared."""
         return self.compared_a < self.units_a or self.compared_b < self.units_b
 
+    @property
+    def words_a(self) -> int:
+        """Words among the compared units of ``a``."""
+        return int(self._words_a[-1])
+
+    @property
+    def words_b(self) -> int:
+        """Words among the compared units of ``b``."""
+        return int(self._words_b[-1])
+
     def _count(self, *kinds: str) -> int:
-        return sum(p.units for p in self.pieces if p.kind in kinds)
+        return sum(p.words for p in self.pieces if p.kind in kinds)
 
     @property
     def inserted(self) -> int:
-        """Units only in ``b``."""
+        """Words only in ``b``."""
         return self._count("insert")
 
     @property
     def deleted(self) -> int:
-        """Units only in ``a``."""
+        """Words only in ``a``."""
         return self._count("delete")
 
     @property
     def moved(self) -> int:
-        """Units of the moved passages."""
+        """Words of the moved passages."""
         return self._count("moved_here")
 
     @property
     def unchanged(self) -> int:
-        """Units in both texts at the same place."""
+        """Words in both texts at the same place."""
         return self._count("equal")
+
+    def _counted(self, piece: DiffPiece) -> DiffPiece:
+        """``piece`` with its ``words`` counted (in ``b`` if it has a part there, else ``a``)."""
+        if piece.b_end > piece.b_start:
+            starts, words, lo, hi = self._starts_b, self._words_b, piece.b_start, piece.b_end
+        else:
+            starts, words, lo, hi = self._starts_a, self._words_a, piece.a_start, piece.a_end
+        first = int(np.searchsorted(starts, lo))
+        last = int(np.searchsorted(starts, hi))
+        return replace(piece, words=int(words[last] - words[first]))
 
     @property
     def moves(self) -> int:
@@ -523,7 +565,7 @@ class TextDiff:
             a0, a1 = span(self._starts_a, self._ends_a, first_a, n - tail, n)
             b0, b1 = span(self._starts_b, self._ends_b, first_b, n - tail, n)
             out.append(DiffPiece("equal", a0, a1, b0, b1, tail))
-        return out
+        return [self._counted(p) for p in out]
 
 
 def _runs(labels: np.ndarray) -> list[tuple[int, int, int]]:
@@ -697,7 +739,7 @@ def diff_texts(
     units_a, units_b = len(starts_a), len(starts_b)
     starts_a, ends_a = starts_a[:max_units], ends_a[:max_units]
     starts_b, ends_b = starts_b[:max_units], ends_b[:max_units]
-    a, b = _unit_ids(text_a, text_b, (starts_a, ends_a), (starts_b, ends_b))
+    a, b, is_word = _unit_ids(text_a, text_b, (starts_a, ends_a), (starts_b, ends_b))
     blocks, complete = _matching_blocks(a, b, WORK_FACTOR * (len(a) + len(b)) + 1000)
     deleted = np.ones(len(a), dtype=bool)
     inserted = np.ones(len(b), dtype=bool)
@@ -714,8 +756,8 @@ def diff_texts(
         move_a[i : i + size] = number
         move_b[j : j + size] = number
     pieces = _pieces((deleted, move_a, starts_a, ends_a), (inserted, move_b, starts_b, ends_b))
-    return TextDiff(
-        pieces=tuple(pieces),
+    result = TextDiff(
+        pieces=(),
         units_a=units_a,
         units_b=units_b,
         compared_a=len(a),
@@ -725,4 +767,7 @@ def diff_texts(
         _ends_b=ends_b,
         _starts_a=starts_a,
         _ends_a=ends_a,
+        _words_a=np.r_[0, np.cumsum(is_word[a])],
+        _words_b=np.r_[0, np.cumsum(is_word[b])],
     )
+    return replace(result, pieces=tuple(result._counted(p) for p in pieces))

@@ -73,7 +73,7 @@ def test_a_planted_copy_with_k_changed_words_marks_exactly_those_words(seed: int
     assert marked(d, text_b, "insert") == [spans_b[p] for p in positions]
     assert marked(d, text_a, "delete") == [spans_a[p] for p in positions]
     assert d.inserted == d.deleted == k and d.moves == 0
-    assert d.unchanged == d.compared_b - k
+    assert d.unchanged == len(words) - k  # words, not the sentences' full stops
 
 
 def test_a_planted_insertion_and_deletion_are_marked_where_they_are() -> None:
@@ -127,11 +127,12 @@ def test_a_moved_paragraph_with_an_edit_elsewhere_keeps_both() -> None:
 
 
 def test_a_short_repeated_phrase_is_not_a_move() -> None:
-    # "on the night boats" (4 words) leaves one place and appears at another: below min_move.
+    # "voted. The talks" (4 units) changes places with "on the night boats": below min_move.
     a = "Crews on the night boats voted. The talks ended late."
     b = "Crews voted. The talks on the night boats ended late."
     d = diff_texts(a, b)
-    assert d.moves == 0 and d.inserted == d.deleted == 4
+    assert d.moves == 0 and d.inserted == d.deleted == 3  # words: the full stop is not one
+    assert [b[s:e] for s, e in marked(d, b, "insert")] == ["voted. The talks"]
 
 
 # --- scripts without spaces -------------------------------------------------------------------
@@ -183,8 +184,11 @@ def test_a_segmenter_can_replace_the_tokenizer() -> None:
 def test_whitespace_is_not_a_difference_but_case_and_punctuation_are() -> None:
     d = diff_texts("The  ferry\nsailed.", "The ferry sailed.")
     assert d.identical
-    d = diff_texts("The ferry sailed.", "the ferry sailed!")
-    assert d.inserted == d.deleted == 2
+    a, b = "The ferry sailed.", "the ferry sailed!"
+    d = diff_texts(a, b)
+    assert [a[s:e] for s, e in marked(d, a, "delete")] == ["The", "."]
+    assert [b[s:e] for s, e in marked(d, b, "insert")] == ["the", "!"]
+    assert d.inserted == d.deleted == 1  # counted in words: "!" and "." are not words
 
 
 # --- edges and bounds --------------------------------------------------------------------------
