@@ -49,6 +49,16 @@ class CompareTable:
     new_in_top: int  # results shown in the grouped first N that are past the ungrouped first N
 
     @property
+    def grouping(self) -> str:
+        """How the grouped list was folded: "MinHash/LSH, threshold 0.80"."""
+        page = self.comparison.grouped
+        if page.group == "simhash":
+            bits = "" if page.max_distance is None else f", ≤ {page.max_distance} bits apart"
+            return f"SimHash{bits}"
+        threshold = "" if page.threshold is None else f", threshold {page.threshold:.2f}"
+        return f"MinHash/LSH{threshold}"
+
+    @property
     def summary(self) -> str:
         """What grouping changes among the first N, in one sentence."""
         n, folded = self.top, self.folded_in_top

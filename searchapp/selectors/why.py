@@ -21,7 +21,7 @@ from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
 from dedup import DiffPiece, ShingleSpec, TextDiff, diff_texts
-from dedup.diff import unspaced_share
+from dedup.diff import DEFAULT_MAX_UNITS, unspaced_share
 from searchapp.selectors.documents import PairExplanation, explain_pair
 
 __all__ = [
@@ -45,6 +45,8 @@ CONTEXT_WORDS = 12
 CONTEXT_CHARACTERS = 30
 # At or above this much shared wording a pair is called near-copies.
 NEAR_COPY_SHARE = 0.5
+# Units (words and punctuation marks) compared per document: beyond, a partial view says so.
+MAX_DIFF_UNITS = DEFAULT_MAX_UNITS
 # A moved passage is quoted at the place it left up to about this many characters.
 MOVED_QUOTE_CHARS = 80
 
@@ -233,7 +235,7 @@ def why_pair(*, a_id: int, b_id: int, method: str = "minhash", view: str = DEFAU
     if view == "shared":
         title, lead = _wording(explanation.jaccard, text_a.split() == text_b.split())
         return WhyPage(explanation=explanation, view=view, title=title, lead=lead, unit=unit)
-    diff = diff_texts(text_a, text_b)
+    diff = diff_texts(text_a, text_b, max_units=MAX_DIFF_UNITS)
     title, lead = _wording(explanation.jaccard, diff.identical and not diff.truncated)
     context = CONTEXT_CHARACTERS if unit == "character" else CONTEXT_WORDS
     pieces = diff.collapsed(context) if view == "changes" else diff.pieces
