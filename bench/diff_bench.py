@@ -87,7 +87,7 @@ def _time(label: str, trials: int, run: Callable[[], object]) -> None:
     extra = ""
     if d is not None:
         extra = (
-            f"  +{d.inserted} -{d.deleted} moved {d.moves} ({d.moved} units)"  # type: ignore[attr-defined]
+            f"  +{d.inserted} -{d.deleted} words, {d.moves} moved ({d.moved} words)"  # type: ignore[attr-defined]
             f" truncated={d.truncated} complete={d.complete}"  # type: ignore[attr-defined]
         )
     print(
