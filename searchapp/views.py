@@ -21,8 +21,8 @@ from searchapp import serializers
 from searchapp.access import search_login_required
 from searchapp.forms import CompareForm, DocumentMethodForm, SearchForm, WhyForm
 from searchapp.models import Document
-from searchapp.selectors.documents import document_detail
 from searchapp.selectors.compare_rows import compare_page
+from searchapp.selectors.documents import document_detail
 from searchapp.selectors.search import SearchParameterError, search_grouped
 from searchapp.selectors.why import DEFAULT_VIEW, why_pair
 
@@ -209,6 +209,6 @@ def why_view(request: HttpRequest, a_id: int, b_id: int) -> HttpResponse:
         request,
         page_template="documents/why.html",
         fragment_template="documents/_why.html",
-        context={"form": form, "why": why, "explanation": why.explanation, "method": kwargs["method"]},
+        context={"form": form, "why": why, "method": kwargs["method"]},
         status=400 if form.errors else 200,
     )

@@ -15,7 +15,7 @@ Every piece of document text is escaped here before any markup is added around i
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
@@ -29,6 +29,7 @@ __all__ = [
     "VIEWS",
     "WhyPage",
     "difference_html",
+    "title_and_lead",
     "why_pair",
 ]
 
@@ -59,7 +60,7 @@ class WhyPage:
     lead: str  # one plain sentence: how much wording they share
     unit: str  # "word" or "character": what the difference counts
     diff: TextDiff | None = None  # None in the "shared" view
-    difference: SafeString = mark_safe("")  # the marked-up text (escaped), diff views only
+    difference: SafeString = field(default_factory=lambda: mark_safe(""))  # diff views only
 
     @property
     def shingle_words(self) -> str:
@@ -85,7 +86,9 @@ class WhyPage:
         if diff.inserted:
             parts.append(f"{_count(diff.inserted, self.unit)} added")
         if diff.deleted:
-            parts.append(f"{_count(diff.deleted, self.unit) if not parts else f'{diff.deleted:,}'} removed")
+            parts.append(
+                f"{_count(diff.deleted, self.unit) if not parts else f'{diff.deleted:,}'} removed"
+            )
         if diff.moves:
             passages = "1 passage" if diff.moves == 1 else f"{diff.moves:,} passages"
             parts.append(f"{passages} of {_count(diff.moved, self.unit)} moved")
@@ -101,7 +104,7 @@ class WhyPage:
         return round((1 - similarity) * 64)
 
 
-def _wording(jaccard: float, identical_words: bool) -> tuple[str, str]:
+def title_and_lead(jaccard: float, identical_words: bool) -> tuple[str, str]:
     """The page's title and lead sentence for this much shared wording."""
     share = int(jaccard * 100 + 1e-6)  # truncated, as the result pages show percents
     if jaccard >= 1.0 and identical_words:
@@ -138,7 +141,12 @@ def _count(n: int, unit: str) -> str:
 
 
 def difference_html(
-    text_a: str, text_b: str, pieces: list[DiffPiece] | tuple[DiffPiece, ...], *, prefix: str, unit: str
+    text_a: str,
+    text_b: str,
+    pieces: list[DiffPiece] | tuple[DiffPiece, ...],
+    *,
+    prefix: str,
+    unit: str,
 ) -> SafeString:
     """``text_b`` with its differences from ``text_a`` marked, as escaped HTML.
 
@@ -149,7 +157,7 @@ def difference_html(
     piece is a line saying how many unchanged units are left out. Gaps between units come from
     the text each piece belongs to.
     """
-    order = {}
+    order: dict[int, dict[str, int]] = {}  # move number -> kind of half -> piece index
     for index, piece in enumerate(pieces):
         if piece.move:
             order.setdefault(piece.move, {})[piece.kind] = index
@@ -233,10 +241,10 @@ def why_pair(*, a_id: int, b_id: int, method: str = "minhash", view: str = DEFAU
     text_a, text_b = explanation.doc_a.text, explanation.doc_b.text
     unit = "character" if max(unspaced_share(text_a), unspaced_share(text_b)) > 0.5 else "word"
     if view == "shared":
-        title, lead = _wording(explanation.jaccard, text_a.split() == text_b.split())
+        title, lead = title_and_lead(explanation.jaccard, text_a.split() == text_b.split())
         return WhyPage(explanation=explanation, view=view, title=title, lead=lead, unit=unit)
     diff = diff_texts(text_a, text_b, max_units=MAX_DIFF_UNITS)
-    title, lead = _wording(explanation.jaccard, diff.identical and not diff.truncated)
+    title, lead = title_and_lead(explanation.jaccard, diff.identical and not diff.truncated)
     context = CONTEXT_CHARACTERS if unit == "character" else CONTEXT_WORDS
     pieces = diff.collapsed(context) if view == "changes" else diff.pieces
     prefix = f"d{explanation.doc_a.id}-{explanation.doc_b.id}-"

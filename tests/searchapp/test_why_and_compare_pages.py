@@ -264,6 +264,33 @@ def test_the_title_follows_how_much_wording_the_two_share(
         assert "similar" not in _h1(html) and "Jaccard similarity from" not in html
 
 
+@pytest.mark.parametrize(
+    ("share", "title", "lead"),
+    [
+        (
+            0.88,
+            "How these two near-copies differ",
+            "These two documents share about 88% of their wording.",
+        ),
+        (
+            0.5,
+            "How these two near-copies differ",
+            "These two documents share about 50% of their wording.",
+        ),
+        (
+            0.16,
+            "How these two documents differ",
+            "These two documents share only about 16% of their wording.",
+        ),
+        (0.004, "How these two documents differ", "These two documents share almost no wording."),
+    ],
+)
+def test_title_and_headline_in_plain_words_by_shared_wording(
+    share: float, title: str, lead: str
+) -> None:
+    assert why_selector.title_and_lead(share, False) == (title, lead)
+
+
 def test_one_exact_figure_whatever_the_method_and_the_estimate_labelled(
     client: Client, volcano: VolcanoCorpus
 ) -> None:
