@@ -164,12 +164,15 @@ def difference_html(
     out: list[str] = []
     cursor_a = cursor_b = 0
     for index, piece in enumerate(pieces):
+        # The gap before the piece, from its own text; none at the start, or after a "skip"
+        # line (a line of its own: the text resumes at the start of the next line).
+        after_skip = index == 0 or pieces[index - 1].kind == "skip"
         if piece.kind in ("delete", "moved_away"):
-            out.append(str(escape(text_a[cursor_a : piece.a_start])))
+            out.append("" if after_skip else str(escape(text_a[cursor_a : piece.a_start])))
             cursor_a = piece.a_end
             passage = text_a[piece.a_start : piece.a_end]
         else:
-            out.append(str(escape(text_b[cursor_b : piece.b_start])))
+            out.append("" if after_skip else str(escape(text_b[cursor_b : piece.b_start])))
             cursor_b = piece.b_end
             cursor_a = max(cursor_a, piece.a_end)
             passage = text_b[piece.b_start : piece.b_end]
