@@ -19,7 +19,13 @@ from searchapp.models import Corpus
 from searchapp.search import SORT_ORDERS, SortOrder
 from searchapp.selectors.folded_hits import FoldedHits, search_and_fold
 from searchapp.selectors.folding import FoldedGroup, unfolded
-from searchapp.selectors.search_results import Comparison, Member, ResultGroup, SearchPage
+from searchapp.selectors.search_results import (
+    Comparison,
+    GroupPlace,
+    Member,
+    ResultGroup,
+    SearchPage,
+)
 from searchapp.selectors.topic_facet import check_topic_params, topic_facet
 
 __all__ = [
@@ -309,10 +315,14 @@ def compare_search(
         corpus_id=corpus_id,
     )
     group_of = {}
+    places: dict[int, GroupPlace] = {}
+    hits = folded.hits
     for index, (rep, members, _why) in enumerate(folded.groups):
         group_of[rep] = index
-        for pos, _sim in members:
+        places[hits[rep].id] = GroupPlace(number=index + 1, representative=hits[rep])
+        for pos, sim in members:
             group_of[pos] = index
+            places[hits[pos].id] = GroupPlace(index + 1, hits[rep], sim)
     top10 = range(min(10, len(folded.hits)))
     topics = topic_facet(
         folded.hits,
@@ -329,4 +339,5 @@ def compare_search(
         distinct_top10_ungrouped=len({group_of[i] for i in top10}),
         distinct_topics_top10_grouped=len({topic_of[g] for g in range(min(10, len(topic_of)))}),
         distinct_topics_top10_ungrouped=len({topic_of[group_of[i]] for i in top10}),
+        places=places,
     )

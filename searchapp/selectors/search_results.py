@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import html
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from urllib.parse import urlsplit
 
@@ -20,6 +20,7 @@ from searchapp.search import SortOrder
 
 __all__ = [
     "Comparison",
+    "GroupPlace",
     "Hit",
     "Member",
     "ResultGroup",
@@ -157,6 +158,16 @@ class TopicFacet:
 
 
 @dataclass(frozen=True)
+class GroupPlace:
+    """Where a result is in the grouped list: its group's position (1 = first) and the result
+    shown for the group (itself when it represents it), with its similarity to that one."""
+
+    number: int
+    representative: Hit
+    similarity: float | None = None  # None for the representative itself
+
+
+@dataclass(frozen=True)
 class Comparison:
     grouped: SearchPage
     ungrouped: SearchPage
@@ -166,3 +177,6 @@ class Comparison:
     # "Other topics" bucket counts as one.
     distinct_topics_top10_grouped: int | None = None
     distinct_topics_top10_ungrouped: int | None = None
+    # Every result's place in the grouped list, by document id (the compare page lines the
+    # two lists up with it).
+    places: dict[int, GroupPlace] = field(default_factory=dict)

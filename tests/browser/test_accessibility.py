@@ -74,7 +74,12 @@ def _check(page, url: str, report: dict[str, list[str]], *, prepare=None) -> Non
 def _open_groups_and_why(page) -> None:  # type: ignore[no-untyped-def]
     page.locator("details.similar > summary").first.click()
     page.get_by_role("link", name=re.compile("^Why is")).first.click()
-    page.locator(".why-panel mark.shared").first.wait_for()
+    page.locator(".why-panel .diff-text").first.wait_for()
+
+
+def _open_figures(page) -> None:  # type: ignore[no-untyped-def]
+    for summary in page.locator("details > summary", has_text="Figures").all():
+        summary.click()
 
 
 def _swagger_rendered(page) -> None:  # type: ignore[no-untyped-def]
@@ -105,7 +110,10 @@ def test_every_page_has_no_axe_violations(new_page, live_server, site, scheme): 
     _check(page, f"{base}/?q=Grindavik&threshold=7", report)  # a form error
     _check(page, f"{base}/compare/?q=Grindavik", report)
     _check(page, f"{base}/documents/{corpus.original.pk}/", report)
-    _check(page, f"{base}/documents/{corpus.original.pk}/why/{corpus.syndicated.pk}/", report)
+    why = f"{base}/documents/{corpus.original.pk}/why/{corpus.syndicated.pk}/"
+    for view in ("changes", "full", "shared"):
+        _check(page, f"{why}?view={view}", report, prepare=_open_figures)
+    _check(page, f"{base}/compare/?q=volcano", report, prepare=_open_figures)
     _check(page, f"{base}/accounts/login/", report)
     _check(page, f"{base}/admin/login/", report)
     _check(page, f"{base}/api/docs", report, prepare=_swagger_rendered)
