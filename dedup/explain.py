@@ -129,8 +129,15 @@ def _word_units(text: str, tokens: str) -> Units:
     laid = codes.tobytes().decode("utf-32-le", "surrogatepass")
     words = [laid[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
     first, last = origin[starts], origin[ends - 1]
+    # Single characters of unspaced scripts are read in m-grams, exactly as dedup.shingle does.
+    family = np.where(ends - starts == 1, _tok.classes(codes[starts]), _tok.WORD)
+    family = np.where(np.isin(family, _tok.SINGLE), family, _tok.WORD).astype(np.uint8)
+    values, _, held_first, held_last = _tok.read_unspaced(
+        token_hashes(words), family, np.array([len(words)])
+    )
+    first, last = first[held_first], last[held_last]
     brk = _url_breaks(in_url, first)
-    return token_hashes(words), origin_start[first], origin_end[last], brk
+    return values, origin_start[first], origin_end[last], brk
 
 
 def _char_units(text: str, tokens: str) -> Units:

@@ -196,7 +196,9 @@ def normalize(text: str) -> str:
 
 
 def tokenize(text: str, tokens: TokenKind = CURRENT_TOKENS) -> list[str]:
-    """Tokens of a text as word shingles see them (``tokens``: see :class:`ShingleSpec`)."""
+    """Tokens of a text (``tokens``: see :class:`ShingleSpec`). With "scripts", a character of
+    an unspaced script is a token on its own here; word shingles then read runs of them in
+    overlapping character m-grams (:data:`dedup.tokens.NGRAM`)."""
     if tokens == LEGACY_TOKENS:
         return _WORD.findall(normalize(text))
     return _tok.script_words(unicodedata.normalize("NFKC", text).casefold()).split()
@@ -300,9 +302,11 @@ def _word_tokens(texts: list[str], tokens: str) -> tuple[np.ndarray, np.ndarray]
     parts = list(texts)
     byte_len = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
     to_words = _unicode_words if tokens == LEGACY_TOKENS else _script_words
-    for i in np.flatnonzero(
+    unicode_docs = np.flatnonzero(
         ~np.fromiter(map(str.isascii, parts), dtype=np.bool_, count=len(parts))
-    ):
+    )
+    ascii_only = unicode_docs.shape[0] == 0
+    for i in unicode_docs:
         parts[i] = to_words(parts[i])
         byte_len[i] = len(parts[i].encode("utf-8", "surrogatepass"))
     # One separator byte after every text keeps tokens from running across documents.
@@ -330,7 +334,12 @@ def _word_tokens(texts: list[str], tokens: str) -> tuple[np.ndarray, np.ndarray]
     starts, ends = bounds[0::2], bounds[1::2]
     first = np.searchsorted(starts, doc_starts)
     counts = np.diff(np.append(first, starts.shape[0]))
-    return hash_byte_segments(data, starts, ends), counts
+    hashes = hash_byte_segments(data, starts, ends)
+    if tokens != LEGACY_TOKENS and not ascii_only:
+        # Single characters of Chinese, Japanese, Thai ... are read in m-grams (dedup.tokens).
+        family = _tok.token_families(data, starts, ends)
+        hashes, counts, _, _ = _tok.read_unspaced(hashes, family, counts)
+    return hashes, counts
 
 
 def _script_words(text: str) -> str:

@@ -501,7 +501,15 @@ class TestDecisionsOnlyAdd:
 
 
 # Documents with nothing to compare: empty, punctuation or symbols only, only a URL.
-NO_TEXT = ["", "   ", "!!! ... ???", "— · —", "★★★", "https://example.com/a", "https://example.com/a"]
+NO_TEXT = [
+    "",
+    "   ",
+    "!!! ... ???",
+    "— · —",
+    "★★★",
+    "https://example.com/a",
+    "https://example.com/a",
+]
 STORY = (
     "The central bank kept its main rate unchanged on Thursday and said inflation would "
     "return to target next year as energy prices ease and wage growth slows."
