@@ -16,7 +16,7 @@ from django.db.models import Exists, F, OuterRef
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
-from dedup import ShingleSpec, jaccard, shingle_set
+from dedup import jaccard, shingle_set
 from dedup.explain import shared_passages
 from searchapp import grouping_params as gp
 from searchapp import signature_codec
@@ -33,6 +33,7 @@ from searchapp.selectors.signatures import (
     active_signature_set,
     default_max_distance,
     default_threshold,
+    signature_set_spec,
     signatures_for_documents,
 )
 
@@ -221,12 +222,16 @@ def explain_pair(*, a_id: int, b_id: int, method: str = "minhash") -> PairExplan
         raise Document.DoesNotExist(f"document {missing} does not exist")
     doc_a, doc_b = docs[a_id], docs[b_id]
     signature_set = active_signature_set(method)
-    spec = ShingleSpec()
+    spec = signature_set_spec(signature_set)
     similarity: float | None = None
     if signature_set is not None:
-        spec = ShingleSpec.parse(signature_set.params.get("shingle", str(spec)))
         stored = signatures_for_documents(signature_set=signature_set, document_ids=[a_id, b_id])
-        if a_id in stored and b_id in stored and not stored[a_id].is_empty:
+        if (
+            a_id in stored
+            and b_id in stored
+            and not stored[a_id].is_empty
+            and not stored[b_id].is_empty
+        ):
             similarity = _similarities(signature_set, stored[a_id], {b_id: stored[b_id]}).get(
                 b_id, 0.0
             )
