@@ -5,8 +5,10 @@ A ``SignatureSet`` is one version: a method plus every parameter its signatures 
 shingle spec and tokenisation, seed, weighting, max_distance, blocks for SimHash). A set stored
 before the tokenisation was recorded has no ``tokens`` and was made with the old one ("words"):
 it is read as such (``dedup.ShingleSpec.from_params``), so documents signed into it later match
-the rest of it, and it is reported as needing a rebuild (``signature_set_outdated``). Searches read only the ACTIVE set of a method, so a
-set that is still BUILDING is never seen half-built; both methods can be active at once.
+the rest of it, and staff are told it needs a rebuild
+(``selectors.signatures.signature_set_outdated``). Searches read only the ACTIVE set of a
+method, so a set that is still BUILDING is never seen half-built; both methods can be active
+at once.
 
 Parameter ranges are those of ``searchapp.grouping_params`` (the one owner the forms, the API and
 the staff settings share). Background rebuilds are in ``searchapp.services.jobs``; signing in
@@ -26,8 +28,8 @@ from django.utils import timezone
 from dedup.lsh import optimal_params
 from dedup.minhash import DEFAULT_SEED
 from dedup.shingle import ShingleSpec
-from dedup.tokens import TOKENIZATIONS
 from dedup.simhash import FINGERPRINT_BITS
+from dedup.tokens import TOKENIZATIONS
 from searchapp import grouping_params as gp
 from searchapp.models import (
     BandKey,

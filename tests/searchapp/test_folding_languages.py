@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001  (Chinese and Japanese punctuation is the point of these tests)
 """Issue 16, folding in every script: Chinese and Japanese near-copies fold in a result list,
 documents without real text never fold, "why?" marks the shared characters, and a signature
 set made with the old tokenisation is read as made and flagged for a rebuild."""
