@@ -14,9 +14,17 @@ import unicodedata
 
 import numpy as np
 
-from dedup import tokens as _tok
 from dedup.shingle import ShingleSpec, combine_tokens, token_hashes
-from dedup.tokens import LEGACY_TOKENS
+from dedup.tokens import (
+    LEGACY_TOKENS,
+    SINGLE,
+    WORD,
+    classes,
+    has_word,
+    read_unspaced,
+    script_layout,
+    url_mask,
+)
 
 __all__ = ["shared_passages"]
 
@@ -121,8 +129,8 @@ def _word_units(text: str, tokens: str) -> Units:
         return token_hashes(words), origin_start[starts], origin_end[ends - 1], brk
     # The same layout dedup.shingle hashes (dedup.tokens.script_layout): URL characters become
     # spaces first (same length, so positions stay), then tokens are the runs of non-spaces.
-    in_url = _tok.url_mask(normed)
-    codes, origin = _tok.script_layout(_blanked(normed, in_url))
+    in_url = url_mask(normed)
+    codes, origin = script_layout(_blanked(normed, in_url))
     word = codes != 0x20
     edges = np.diff(np.r_[False, word, False].astype(np.int8))
     starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
@@ -130,9 +138,9 @@ def _word_units(text: str, tokens: str) -> Units:
     words = [laid[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
     first, last = origin[starts], origin[ends - 1]
     # Single characters of unspaced scripts are read in m-grams, exactly as dedup.shingle does.
-    family = np.where(ends - starts == 1, _tok.classes(codes[starts]), _tok.WORD)
-    family = np.where(np.isin(family, _tok.SINGLE), family, _tok.WORD).astype(np.uint8)
-    values, _, held_first, held_last = _tok.read_unspaced(
+    family = np.where(ends - starts == 1, classes(codes[starts]), WORD)
+    family = np.where(np.isin(family, SINGLE), family, WORD).astype(np.uint8)
+    values, _, held_first, held_last = read_unspaced(
         token_hashes(words), family, np.array([len(words)])
     )
     first, last = first[held_first], last[held_last]
@@ -150,8 +158,8 @@ def _char_units(text: str, tokens: str) -> Units:
     space = np.fromiter(map(str.isspace, normed), dtype=bool, count=len(normed))
     in_url = np.zeros(len(normed), dtype=bool)
     if tokens != LEGACY_TOKENS:
-        in_url = _tok.url_mask(normed)
-        if not _tok.has_word(_blanked(normed, in_url)):
+        in_url = url_mask(normed)
+        if not has_word(_blanked(normed, in_url)):
             empty = np.zeros(0, dtype=np.int64)
             return empty.astype(np.uint64), empty, empty, _no_breaks(0)
         space |= in_url

@@ -27,9 +27,18 @@ from typing import Literal
 
 import numpy as np
 
-from dedup import tokens as _tok
 from dedup._hashing import combine_runs, combine_windows, hash_byte_segments
-from dedup.tokens import CURRENT_TOKENS, LEGACY_TOKENS, TOKENIZATIONS, TokenKind
+from dedup.tokens import (
+    CURRENT_TOKENS,
+    LEGACY_TOKENS,
+    TOKENIZATIONS,
+    TokenKind,
+    has_word,
+    read_unspaced,
+    remove_urls,
+    script_words,
+    token_families,
+)
 
 __all__ = [
     "CURRENT_TOKENS",
@@ -201,7 +210,7 @@ def tokenize(text: str, tokens: TokenKind = CURRENT_TOKENS) -> list[str]:
     overlapping character m-grams (:data:`dedup.tokens.NGRAM`)."""
     if tokens == LEGACY_TOKENS:
         return _WORD.findall(normalize(text))
-    return _tok.script_words(unicodedata.normalize("NFKC", text).casefold()).split()
+    return script_words(unicodedata.normalize("NFKC", text).casefold()).split()
 
 
 def stable_hash64(data: bytes | str) -> int:
@@ -318,7 +327,7 @@ def _word_tokens(texts: list[str], tokens: str) -> tuple[np.ndarray, np.ndarray]
         # only those texts are rewritten (the others were already).
         marks = np.fromiter((m.start() for m in _URL_MARK.finditer(blob)), dtype=np.int64)
         for i in np.unique(np.searchsorted(doc_starts, marks, side="right") - 1).tolist():
-            parts[i] = _tok.remove_urls(parts[i])
+            parts[i] = remove_urls(parts[i])
             byte_len[i] = len(parts[i].encode("utf-8", "surrogatepass"))
         blob = " ".join(parts).encode("utf-8", "surrogatepass") + b" "
         np.cumsum(byte_len[:-1] + 1, out=doc_starts[1:])
@@ -337,13 +346,13 @@ def _word_tokens(texts: list[str], tokens: str) -> tuple[np.ndarray, np.ndarray]
     hashes = hash_byte_segments(data, starts, ends)
     if tokens != LEGACY_TOKENS and not ascii_only:
         # Single characters of Chinese, Japanese, Thai ... are read in m-grams (dedup.tokens).
-        family = _tok.token_families(data, starts, ends)
-        hashes, counts, _, _ = _tok.read_unspaced(hashes, family, counts)
+        family = token_families(data, starts, ends)
+        hashes, counts, _, _ = read_unspaced(hashes, family, counts)
     return hashes, counts
 
 
 def _script_words(text: str) -> str:
-    return _tok.script_words(unicodedata.normalize("NFKC", text).casefold())
+    return script_words(unicodedata.normalize("NFKC", text).casefold())
 
 
 def _classify_bytes(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -378,8 +387,8 @@ def char_text(text: str, tokens: str = CURRENT_TOKENS) -> str:
     if tokens == LEGACY_TOKENS:
         return normed
     if "://" in normed:
-        normed = " ".join(_tok.remove_urls(normed).split())
-    return normed if _tok.has_word(normed) else ""
+        normed = " ".join(remove_urls(normed).split())
+    return normed if has_word(normed) else ""
 
 
 def _char_shingles(texts: list[str], k: int, tokens: str) -> tuple[np.ndarray, np.ndarray]:

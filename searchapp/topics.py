@@ -58,16 +58,12 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.utils.extmath import randomized_svd
 from threadpoolctl import ThreadpoolController
 
+from searchapp import topic_words
+
 __all__ = ["OTHER_LABEL", "STOP_WORDS", "Topic", "TopicDoc", "topic_clusters"]
 
 OTHER_LABEL = "Other topics"
 
-# One pass finds words and the punctuation that ends a fragment (a sentence, a clause, a
-# " - " or " | " separator in a title).
-_TOKEN = re.compile(
-    "\\w(?:[\\w'\u2019&-]*\\w)?"
-    "|[.!?;:,()\\[\\]{}\"|/\\\\\u00ab\u00bb\u201c\u201d\u2026\u2013\u2014]+|\\s-\\s"
-)
 # Snippet debris, web boilerplate and reporting verbs that are never a topic.
 _EXTRA_STOP = (
     "http https www com org net html htm php asp aspx amp nbsp quot page pages home homepage site "
@@ -86,11 +82,13 @@ _HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd: the rolling n-gram hash
 
 @dataclass(frozen=True)
 class TopicDoc:
-    """One result: its id (returned in ``Topic.member_ids``), title and text (snippet)."""
+    """One result: its id (returned in ``Topic.member_ids``), title, text (snippet) and
+    language (ISO 639-1, ``Document.lang``; '' when unknown: guessed from the text)."""
 
     id: Hashable
     title: str
     text: str
+    lang: str = ""
 
 
 @dataclass(frozen=True)
@@ -108,11 +106,13 @@ class _Stream:
     tokens: np.ndarray  # int64 word ids, _BOUNDARY between fragments and documents
     doc: np.ndarray  # int64 document index of each token
     originals: list[str]  # the token as written (for labels' spelling)
-    content: np.ndarray  # bool per word id: may carry a topic (not a stop word, not a number)
+    glue: list[int]  # per token: how it joins the one before in a label (topic_words.GLUE_*)
+    content: np.ndarray  # bool per token: may carry a topic (not a stop word of its document's
+    # language, not a number)
     query: np.ndarray  # bool per word id: a word of the query
     stem: np.ndarray  # int64 per word id: the id of its stem (plural folded)
     verbal: np.ndarray  # bool per word id: looks like a verb form ("providing", "used")
-    leading: np.ndarray  # bool per word id: may start a label (content words and LEADING_WORDS)
+    leading: np.ndarray  # bool per token: may start a label (content words and LEADING_WORDS)
 
 
 def _stem(word: str) -> str:
@@ -134,15 +134,21 @@ def _verbal(word: str) -> bool:
 
 def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _Stream:
     originals: list[str] = [""]
+    glue: list[int] = [0]
     lengths: list[int] = []
     for d in docs:
         before = len(originals)
-        title = _TOKEN.findall(d.title)
+        title, title_glue = topic_words.split_words(d.title)
         for _ in range(title_weight):
             originals.extend(title)
+            glue.extend(title_glue)
             originals.append(".")
-        originals.extend(_TOKEN.findall(d.text))
+            glue.append(0)
+        text, text_glue = topic_words.split_words(d.text)
+        originals.extend(text)
+        glue.extend(text_glue)
         originals.append("")  # the gap between documents is a boundary too
+        glue.append(0)
         lengths.append(len(originals) - before)
     # One lower() over the whole stream: a C loop, not one call per token.
     lowered = "\x00".join(originals).lower().replace("\u2019", "'").split("\x00")
@@ -156,29 +162,64 @@ def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _St
     remap = np.where(boundary, _BOUNDARY, np.arange(len(words)) + 1)
     tokens = remap[tokens]
     words = ["", *words]
-    query_words = {w.lower() for w in _TOKEN.findall(query)}
-    content = np.array(
-        [bool(w) and w not in STOP_WORDS and not w.isdigit() and len(w) > 1 for w in words]
-    )
-    content[_BOUNDARY] = False
-    leading = content | np.array([w in LEADING_WORDS for w in words])
+    query_words = {w.lower() for w in topic_words.split_words(query)[0]}
+    # Document index per token (the leading boundary counts as the first document's).
+    lengths[0] += 1
+    doc = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    content, leading = _content(docs, words, tokens, doc)
     is_query = np.array([w in query_words for w in words])
     stems: dict[str, int] = {}
     stem = np.array([stems.setdefault(_stem(w), len(stems)) for w in words], dtype=np.int64)
     verbal = np.array([_verbal(w) for w in words])
-    # Document index per token (the leading boundary counts as the first document's).
-    lengths[0] += 1
-    doc = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     return _Stream(
         tokens=tokens,
         doc=doc,
         originals=originals,
+        glue=glue,
         content=content,
         query=is_query,
         stem=stem,
         verbal=verbal,
         leading=leading,
     )
+
+
+def _content(
+    docs: Sequence[TopicDoc], words: list[str], tokens: np.ndarray, doc: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per token: may it carry a topic, may it start a label. A stop word of the token's own
+    document's language (given, or guessed by topic_words) never does; nor a number, a single
+    character, a Japanese hiragana run or a Chinese bigram across a particle."""
+    plain = np.array(
+        [
+            bool(w)
+            and w not in STOP_WORDS
+            and not w.isdigit()
+            and len(w) > 1
+            and not topic_words.HIRAGANA_RUN.fullmatch(w)
+            and not topic_words.is_particle_bigram(w)
+            for w in words
+        ]
+    )
+    plain[_BOUNDARY] = False
+    langs = [d.lang.lower() if d.lang else "" for d in docs]
+    if not all(langs):
+        votes = np.zeros((len(docs), len(topic_words.LATIN_LANGUAGES)), dtype=np.int64)
+        np.add.at(votes, doc, topic_words.latin_vote_matrix(words)[tokens])
+        langs = [
+            lang or topic_words.guess_language(f"{d.title} {d.text}", votes[i])
+            for i, (lang, d) in enumerate(zip(langs, docs, strict=True))
+        ]
+    content = plain[tokens]
+    for lang in sorted(set(langs) - {"en"}):
+        stop = topic_words.language_stop_words(lang, STOP_WORDS)
+        if not stop:
+            continue
+        is_stop = np.array([w in stop for w in words])
+        in_lang = np.array([x == lang for x in langs])[doc]
+        content &= ~(is_stop[tokens] & in_lang)
+    leading = content | np.array([w in LEADING_WORDS for w in words])[tokens]
+    return content, leading
 
 
 def _incidence(
@@ -200,7 +241,7 @@ def _features(
     """Sublinear TF-IDF rows (L2-normalised) over content stems and consecutive stem pairs."""
     tokens, doc = stream.tokens, stream.doc
     # Drop stop words (keeping boundaries) so "bank of america" pairs "bank" with "america".
-    keep = stream.content[tokens] | (tokens == _BOUNDARY)
+    keep = stream.content | (tokens == _BOUNDARY)
     # Query words are in every result: they would only pull everything together.
     keep &= ~stream.query[tokens]
     kept, kept_doc = tokens[keep], doc[keep]
@@ -244,8 +285,8 @@ class _Phrases:
 def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _Phrases:
     tokens, doc = stream.tokens, stream.doc
     n = len(tokens)
-    content = stream.content[tokens]
-    leading = stream.leading[tokens]
+    content = stream.content
+    leading = stream.leading
     topical = content & ~stream.query[tokens]
     bound_before = np.concatenate([[0], np.cumsum(tokens == _BOUNDARY)])
     topical_before = np.concatenate([[0], np.cumsum(topical)])
@@ -365,7 +406,10 @@ def _spelling(stream: _Stream, phrases: _Phrases, column: int) -> str:
     """The phrase as most often written; ties go to capitals (a name), then sorted."""
     length = int(phrases.length[column])
     starts = phrases.starts[phrases.occurrence_column == column]
-    spellings = Counter(" ".join(stream.originals[s : s + length]) for s in starts)
+    spellings = Counter(
+        topic_words.join_label(stream.originals[s : s + length], stream.glue[s : s + length])
+        for s in starts
+    )
     # A heading in capitals ("PALM OIL PRICES") is the worst spelling when the snippets have
     # another; an acronym (four letters or fewer) keeps its capitals.
     best = min(
