@@ -33,10 +33,11 @@ import numpy as np
 
 __all__ = [
     "GLUE_OVERLAP",
-    "HIRAGANA_RUN",
-    "LATIN_LANGUAGES",
     "GLUE_SPACE",
     "GLUE_TIGHT",
+    "HIRAGANA_RUN",
+    "LATIN_LANGUAGES",
+    "content_flags",
     "guess_language",
     "is_particle_bigram",
     "join_label",
@@ -64,9 +65,17 @@ TOKEN = re.compile(
     "|(?P<punct>[.!?;:,()\\[\\]{}\"|/\\\\\u00ab\u00bb\u201c\u201d\u2026\u2013\u2014"
     "\u3001\u3002\u300c-\u3011\uff01\uff08\uff09\uff0c\uff1a\uff1b\uff1f]+|\\s-\\s)"
 )
+_UNSPACED_CHAR = re.compile(f"[{_UNSPACED}]")
+_SPACED_TOKEN = re.compile(
+    f"{_OTHER}+(?:['\u2019&-]+{_OTHER}+)*"
+    "|[.!?;:,()\\[\\]{}\"|/\\\\\u00ab\u00bb\u201c\u201d\u2026\u2013\u2014]+|\\s-\\s"
+)
 # Grammatical particles of Chinese: a bigram starting or ending with one crosses a word
 # boundary (在亚, 队在), so it never starts or ends a label.
-_PARTICLES = frozenset("的了着过是在和与及或也都就而把被让对从向于这那之其我你他她它们个吗呢吧啊将已并为以由所等该每此各很还又才但却则")
+_PARTICLES = frozenset(
+    "的了着过是在和与及或也都就而把被让对从向于这那之其我你他她它们个吗呢吧啊将已并为"
+    "以由所等该每此各很还又才但却则"
+)
 # Thai letters that are written before the consonant they are read after (a syllable starts
 # with them), and the marks that belong to the letter before them.
 _THAI_LEADING = frozenset("\u0e40\u0e41\u0e42\u0e43\u0e44")
@@ -91,6 +100,9 @@ def _thai_units(run: str) -> list[str]:
 def split_words(text: str) -> tuple[list[str], list[int]]:
     """Tokens of ``text`` (words, bigrams, fragment-ending punctuation) and how each joins the
     token before it in a label (GLUE_SPACE, GLUE_TIGHT, GLUE_OVERLAP)."""
+    if _UNSPACED_CHAR.search(text) is None:  # spaced scripts only: one C-level pass
+        tokens = _SPACED_TOKEN.findall(text)
+        return tokens, [GLUE_SPACE] * len(tokens)
     tokens: list[str] = []
     glue: list[int] = []
     last_end = -1
@@ -157,6 +169,10 @@ def is_particle_bigram(word: str) -> bool:
     return len(word) == 2 and (word[0] in _PARTICLES or word[1] in _PARTICLES)
 
 
+_LETTER = re.compile(r"[^\W\d_]")
+_NON_LATIN = re.compile(
+    f"[{_UNSPACED}\u0370-\u03ff\u0400-\u04ff\u0590-\u05ff\u0600-\u06ff\u0900-\u097f]"
+)
 _SCRIPTS = (
     ("ja", re.compile(f"[{_HIRAGANA}{_KATAKANA}]")),
     ("zh", re.compile(f"[{_HAN}]")),
@@ -179,11 +195,13 @@ def guess_language(text: str, latin_votes: np.ndarray | None = None) -> str:
     A script covering at least a fifth of the letters decides (a Chinese story quoting an
     English name is Chinese); kana before Han, since Japanese writes both.
     """
-    letters = sum(1 for _ in re.finditer(r"[^\W\d_]", text[:2000]))
-    for lang, pattern in _SCRIPTS:
-        found = len(pattern.findall(text[:2000]))
-        if found and found * 5 >= letters:
-            return lang
+    sample = text[:2000]
+    if not sample.isascii() and _NON_LATIN.search(sample) is not None:
+        letters = len(_LETTER.findall(sample))
+        for lang, pattern in _SCRIPTS:
+            found = len(pattern.findall(sample))
+            if found and found * 5 >= letters:
+                return lang
     if latin_votes is None or not latin_votes.any():
         return "en"
     return LATIN_LANGUAGES[int(np.argmax(latin_votes))]
@@ -201,3 +219,52 @@ def latin_vote_matrix(words: Sequence[str]) -> np.ndarray:
     for j, voter in enumerate(voters):
         votes[:, j] = np.fromiter(map(voter.__contains__, words), dtype=bool, count=len(words))
     return votes
+
+
+def content_flags(
+    langs: Sequence[str],
+    texts: Sequence[str],
+    words: Sequence[str],
+    tokens: np.ndarray,
+    doc: np.ndarray,
+    *,
+    english: frozenset[str],
+    leading_words: frozenset[str],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per token of a topic stream: may it carry a topic, may it start a label.
+
+    ``words`` are the stream's distinct lower-cased words (index 0: the boundary), ``tokens``
+    the word of each token and ``doc`` its document; ``langs`` and ``texts`` are per document
+    (a '' language is guessed from the text). A stop word of the token's own document's
+    language never carries a topic (English stop words never do), nor does a number, a single
+    character, a Japanese hiragana run or a Chinese bigram across a particle; ``leading_words``
+    may start a label without carrying one ("new" York).
+    """
+    plain = np.array(
+        [
+            bool(w)
+            and w not in english
+            and not w.isdigit()
+            and len(w) > 1
+            and (w.isascii() or not (HIRAGANA_RUN.fullmatch(w) or is_particle_bigram(w)))
+            for w in words
+        ]
+    )
+    plain[0] = False
+    chosen = [lang.lower() if lang else "" for lang in langs]
+    if not all(chosen):
+        votes = np.zeros((len(chosen), len(LATIN_LANGUAGES)), dtype=np.int64)
+        np.add.at(votes, doc, latin_vote_matrix(words)[tokens])
+        chosen = [
+            lang or guess_language(text, votes[i])
+            for i, (lang, text) in enumerate(zip(chosen, texts, strict=True))
+        ]
+    content = plain[tokens]
+    for lang in sorted(set(chosen) - {"en"}):
+        stop = language_stop_words(lang, english)
+        if stop:
+            is_stop = np.fromiter(map(stop.__contains__, words), dtype=bool, count=len(words))
+            in_lang = np.array([x == lang for x in chosen])[doc]
+            content &= ~(is_stop[tokens] & in_lang)
+    leading = content | np.array([w in leading_words for w in words])[tokens]
+    return content, leading

@@ -11,6 +11,9 @@ vocabulary, and reading them in order is how the method is reviewed. The method:
 
 1. Every document (title + text; the title counts ``title_weight`` times) is tokenised once into
    one stream of word ids with fragment boundaries at punctuation, so no phrase spans a clause.
+   Words, stop words and a result's language in every script are ``searchapp.topic_words``
+   (Chinese, Japanese kanji, Thai and Korean read in character bigrams, each result's own
+   language's stop words); a label is written as its words were (bigrams overlapping).
 2. Features: TF-IDF weighted words (a light plural stem; with ``word_pairs`` also pairs of
    consecutive content words within a fragment, which measured worse on both collections: the
    phrases matter for labels, not for grouping snippets); sublinear term frequency,
@@ -44,7 +47,6 @@ obtained here, so it is not measured; BENCHMARKS.md).
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections import Counter
 from collections.abc import Hashable, Sequence
@@ -166,7 +168,15 @@ def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _St
     # Document index per token (the leading boundary counts as the first document's).
     lengths[0] += 1
     doc = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    content, leading = _content(docs, words, tokens, doc)
+    content, leading = topic_words.content_flags(
+        [d.lang for d in docs],
+        [f"{d.title} {d.text}" for d in docs],
+        words,
+        tokens,
+        doc,
+        english=STOP_WORDS,
+        leading_words=LEADING_WORDS,
+    )
     is_query = np.array([w in query_words for w in words])
     stems: dict[str, int] = {}
     stem = np.array([stems.setdefault(_stem(w), len(stems)) for w in words], dtype=np.int64)
@@ -182,44 +192,6 @@ def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _St
         verbal=verbal,
         leading=leading,
     )
-
-
-def _content(
-    docs: Sequence[TopicDoc], words: list[str], tokens: np.ndarray, doc: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per token: may it carry a topic, may it start a label. A stop word of the token's own
-    document's language (given, or guessed by topic_words) never does; nor a number, a single
-    character, a Japanese hiragana run or a Chinese bigram across a particle."""
-    plain = np.array(
-        [
-            bool(w)
-            and w not in STOP_WORDS
-            and not w.isdigit()
-            and len(w) > 1
-            and not topic_words.HIRAGANA_RUN.fullmatch(w)
-            and not topic_words.is_particle_bigram(w)
-            for w in words
-        ]
-    )
-    plain[_BOUNDARY] = False
-    langs = [d.lang.lower() if d.lang else "" for d in docs]
-    if not all(langs):
-        votes = np.zeros((len(docs), len(topic_words.LATIN_LANGUAGES)), dtype=np.int64)
-        np.add.at(votes, doc, topic_words.latin_vote_matrix(words)[tokens])
-        langs = [
-            lang or topic_words.guess_language(f"{d.title} {d.text}", votes[i])
-            for i, (lang, d) in enumerate(zip(langs, docs, strict=True))
-        ]
-    content = plain[tokens]
-    for lang in sorted(set(langs) - {"en"}):
-        stop = topic_words.language_stop_words(lang, STOP_WORDS)
-        if not stop:
-            continue
-        is_stop = np.array([w in stop for w in words])
-        in_lang = np.array([x == lang for x in langs])[doc]
-        content &= ~(is_stop[tokens] & in_lang)
-    leading = content | np.array([w in LEADING_WORDS for w in words])[tokens]
-    return content, leading
 
 
 def _incidence(
@@ -277,7 +249,8 @@ def _features(
 class _Phrases:
     incidence: sparse.csr_matrix  # documents x candidate phrases, 1 where a document has it
     first: np.ndarray  # per phrase: the stream position of one occurrence
-    length: np.ndarray  # per phrase: its number of words
+    length: np.ndarray  # per phrase: its number of tokens
+    words: np.ndarray  # per phrase: its number of words (a bigram continuing one counts half)
     starts: np.ndarray  # stream start position of every occurrence
     occurrence_column: np.ndarray  # the phrase of every occurrence (-1: not a candidate)
 
@@ -290,17 +263,24 @@ def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _P
     topical = content & ~stream.query[tokens]
     bound_before = np.concatenate([[0], np.cumsum(tokens == _BOUNDARY)])
     topical_before = np.concatenate([[0], np.cumsum(topical)])
-    all_keys, all_docs, all_starts, all_lengths = [], [], [], []
+    # Overlapping bigrams (Chinese, Japanese kanji, Thai, Korean) count half a word each after
+    # the first, so "亚洲杯小组赛" (5 bigrams) is a three-word label like "asian cup group".
+    overlap = np.asarray(stream.glue) == topic_words.GLUE_OVERLAP
+    overlap_before = np.concatenate([[0], np.cumsum(overlap)])
+    all_keys, all_docs, all_starts, all_lengths, all_words = [], [], [], [], []
     key = np.zeros(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for length in range(1, max_words + 1):
+        for length in range(1, (2 * max_words if overlap.any() else max_words) + 1):
             m = n - length + 1
             if m <= 0:
                 break
             key = key[:m] * _HASH_MULTIPLIER + tokens[length - 1 :].astype(np.uint64)
             starts = np.arange(m)
             ends = starts + length
+            words = length - 0.5 * (overlap_before[ends] - overlap_before[starts + 1])
             valid = (
+                (words <= max_words)
+                &
                 leading[:m]
                 & content[length - 1 :]
                 & (bound_before[ends] == bound_before[starts])
@@ -310,10 +290,12 @@ def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _P
             all_docs.append(doc[:m][valid])
             all_starts.append(starts[valid])
             all_lengths.append(np.full(int(valid.sum()), length))
+            all_words.append(words[valid])
     occ_key = np.concatenate(all_keys) if all_keys else np.zeros(0, dtype=np.uint64)
     occ_doc = np.concatenate(all_docs) if all_docs else np.zeros(0, dtype=np.int64)
     occ_start = np.concatenate(all_starts) if all_starts else np.zeros(0, dtype=np.int64)
     occ_len = np.concatenate(all_lengths) if all_lengths else np.zeros(0, dtype=np.int64)
+    occ_words = np.concatenate(all_words) if all_words else np.zeros(0)
     keys, inverse = np.unique(occ_key, return_inverse=True)
     pair, first_occurrence = np.unique(occ_doc * len(keys) + inverse, return_index=True)
     pair_doc, pair_col = pair // max(len(keys), 1), pair % max(len(keys), 1)
@@ -328,15 +310,18 @@ def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _P
     )
     first = np.zeros(n_cols, dtype=np.int64)
     lengths = np.zeros(n_cols, dtype=np.int64)
+    n_words = np.zeros(n_cols)
     # Reversed assignment: the earliest occurrence of each phrase is written last and wins.
     occ = first_occurrence[sel][::-1]
     first[new_column[pair_col[sel]][::-1]] = occ_start[occ]
     lengths[new_column[pair_col[sel]][::-1]] = occ_len[occ]
+    n_words[new_column[pair_col[sel]][::-1]] = occ_words[occ]
     occurrence_column = np.where(usable[inverse], new_column[inverse], -1)
     return _Phrases(
         incidence=incidence,
         first=first,
         length=lengths,
+        words=n_words,
         starts=occ_start,
         occurrence_column=occurrence_column,
     )
@@ -451,7 +436,7 @@ def _labels(
     sizes = np.asarray(indicator.sum(axis=1)).ravel()
     coverage = inside / np.maximum(sizes, 1)[:, None]
     precision = inside / np.maximum(df, 1)[None, :]
-    score = coverage * precision * (1.0 + length_bonus * (phrases.length - 1))[None, :]
+    score = coverage * precision * (1.0 + length_bonus * (phrases.words - 1))[None, :]
     last = phrases.first + phrases.length - 1
     # Lower case only: "Wedding Planner" or "Reading Festival" are names.
     torn = (
