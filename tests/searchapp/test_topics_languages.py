@@ -1,4 +1,4 @@
-# ruff: noqa: RUF001  (Chinese and Japanese punctuation is the point of these tests)
+# ruff: noqa: RUF001, E501  (sample results in Chinese, Japanese, German and Turkish, one a line)
 """Issue 16, topics in every language: a result list in Chinese, Japanese and German (and
 Turkish) gets topics labelled with words of its own languages, never with stop words."""
 
