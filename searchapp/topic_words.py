@@ -37,6 +37,7 @@ __all__ = [
     "GLUE_TIGHT",
     "HIRAGANA_RUN",
     "LATIN_LANGUAGES",
+    "VERB_ENDINGS",
     "content_flags",
     "guess_language",
     "is_particle_bigram",
@@ -183,6 +184,12 @@ _SCRIPTS = (
     ("ru", re.compile("[\u0400-\u04ff]")),
     ("el", re.compile("[\u0370-\u03ff]")),
     ("hi", re.compile("[\u0900-\u097f]")),
+)
+# Endings of finite verbs in Turkish (present continuous, the formal -mAktAdIr and -mIştIr):
+# a label starting or ending with one reads as a torn-out clause, like English -ing / -ed.
+VERB_ENDINGS = (
+    "ıyor", "iyor", "uyor", "üyor", "maktadır", "mektedir", "mıştır", "miştir", "muştur",
+    "müştür", "acaktır", "ecektir", "ıyoruz", "iyoruz", "uyoruz", "üyoruz",
 )
 # Latin-script languages told apart by their stop words (English wins a tie).
 LATIN_LANGUAGES = ("en", "de", "fr", "es", "tr", "it", "pt", "nl")

@@ -131,6 +131,8 @@ def _verbal(word: str) -> bool:
     # "uptake by providing") reads as a torn-out clause, not a name.
     if len(word) > 5 and word.endswith("ing"):
         return True
+    if not word.isascii() and word.endswith(topic_words.VERB_ENDINGS):
+        return True  # the same for Turkish finite verbs ("yer alıyor", "bulunmaktadır")
     return len(word) > 4 and word.endswith("ed") and not word.endswith("eed")
 
 
