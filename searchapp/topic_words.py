@@ -188,8 +188,9 @@ _SCRIPTS = (
 # Endings of finite verbs in Turkish (present continuous, the formal -mAktAdIr and -mIştIr):
 # a label starting or ending with one reads as a torn-out clause, like English -ing / -ed.
 VERB_ENDINGS = (
-    "ıyor", "iyor", "uyor", "üyor", "maktadır", "mektedir", "mıştır", "miştir", "muştur",
-    "müştür", "acaktır", "ecektir", "ıyoruz", "iyoruz", "uyoruz", "üyoruz",
+    *("ıyor", "iyor", "uyor", "üyor", "ıyoruz", "iyoruz", "uyoruz", "üyoruz"),  # noqa: RUF001
+    *("maktadır", "mektedir", "mıştır", "miştir", "muştur", "müştür"),  # noqa: RUF001
+    *("acaktır", "ecektir"),  # noqa: RUF001
 )
 # Latin-script languages told apart by their stop words (English wins a tie).
 LATIN_LANGUAGES = ("en", "de", "fr", "es", "tr", "it", "pt", "nl")

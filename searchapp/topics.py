@@ -132,7 +132,7 @@ def _verbal(word: str) -> bool:
     if len(word) > 5 and word.endswith("ing"):
         return True
     if not word.isascii() and word.endswith(topic_words.VERB_ENDINGS):
-        return True  # the same for Turkish finite verbs ("yer alıyor", "bulunmaktadır")
+        return True  # the same for Turkish finite verbs (topic_words.VERB_ENDINGS)
     return len(word) > 4 and word.endswith("ed") and not word.endswith("eed")
 
 
