@@ -23,8 +23,10 @@ costs about the same similarity everywhere, so the figures are compared with Eng
 word 5-shingles (what the engine was tuned on); "gap" is the mean absolute difference from
 English over the five edit columns (one character is not an edit English can make).
 
-Tokenisations compared: "words" (runs of ``\\w``, before issue 16), "scripts" (dedup.tokens:
-one token per character of an unspaced script) at k = 3, 4, 5, 6, 8, and char k-shingles.
+Tokenisations compared (``VARIANTS``): "words" (runs of ``\\w``, before issue 16); "scripts"
+(dedup.tokens) with one character of an unspaced script a token, two, or the chosen m-grams
+(``dedup.tokens.NGRAM``: 4 for Chinese/Japanese, 10 code points for Thai); and char 9-shingles.
+Larger spans were tried by one character a token at k = 3 ... 18 (BENCHMARKS.md).
 """
 
 from __future__ import annotations
@@ -41,7 +43,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from dedup import ShingleSpec, jaccard, shingle_batch  # noqa: E402
+from dedup import ShingleSpec, jaccard, shingle_batch, tokens  # noqa: E402
 
 EMACS = {
     "en": "TUTORIAL",
@@ -65,11 +67,16 @@ VIM = {
 WORD_CHARS = {"zh": 2, "ja": 2, "th": 4}
 UNSPACED = re.compile(r"[\u0e00-\u0e7f\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff]")
 SENTENCE = re.compile(r"(?<=[.!?。！？])\s*|\n\s*\n")
-SPECS = [
-    ShingleSpec("word", 5, "words"),
-    *(ShingleSpec("word", k) for k in (3, 5, 8)),
-    ShingleSpec("char", 5),
-    ShingleSpec("char", 9),
+# (label, spec, characters per token in unspaced scripts: None = dedup.tokens.NGRAM as chosen,
+# else that m for both families; m = 1 is "one character a token").
+VARIANTS: list[tuple[str, ShingleSpec, int | None]] = [
+    ("word:5, old tokens (\\w runs)", ShingleSpec("word", 5, "words"), None),
+    ("word:5, 1 char a token", ShingleSpec("word", 5), 1),
+    ("word:8, 1 char a token", ShingleSpec("word", 8), 1),
+    ("word:5, 2 chars a token", ShingleSpec("word", 5), 2),
+    ("word:5 (chosen m-grams)", ShingleSpec("word", 5), None),
+    ("word:3 (chosen m-grams)", ShingleSpec("word", 3), None),
+    ("char:9", ShingleSpec("char", 9), None),
 ]
 EDITS = ["1 word", "1 char", "-1 sentence", "swap 2", "by-line", "5% words"]
 
@@ -159,25 +166,34 @@ def measure(corpus: dict[str, list[str]], seed: int) -> dict[tuple[str, str], di
         for lang, docs in corpus.items()
     }
     out: dict[tuple[str, str], dict[str, float]] = {}
-    for spec in SPECS:
-        for lang, docs in corpus.items():
-            base = shingle_batch(docs, spec).unique()
-            row: dict[str, float] = {}
-            for edit in EDITS:
-                texts = [c.get(edit) for c in planted[lang]]
-                keep = [i for i, t in enumerate(texts) if t is not None]
-                cb = shingle_batch([texts[i] for i in keep], spec).unique()
-                row[edit] = statistics.median(
-                    jaccard(base.doc(i), cb.doc(j)) for j, i in enumerate(keep)
-                )
-            best = 0.0
-            for i in range(len(docs)):
-                for j in range(i + 1, len(docs)):
-                    best = max(best, jaccard(base.doc(i), base.doc(j)))
-            row["unrelated max"] = best
-            row["tokens/doc"] = float(np.median(shingle_batch(docs, spec).sizes()))
-            out[(str(spec), lang)] = row
+    chosen = dict(tokens.NGRAM)
+    for label, spec, m in VARIANTS:
+        tokens.NGRAM.update(chosen if m is None else dict.fromkeys(chosen, m))
+        try:
+            for lang, docs in corpus.items():
+                out[(label, lang)] = _row(spec, docs, planted[lang])
+        finally:
+            tokens.NGRAM.update(chosen)
     return out
+
+
+def _row(spec: ShingleSpec, docs: list[str], planted: list[dict[str, str]]) -> dict[str, float]:
+    """Median Jaccard of each kind of copy to its original; the closest unrelated pair."""
+    base = shingle_batch(docs, spec).unique()
+    row: dict[str, float] = {}
+    for edit in EDITS:
+        texts = [c.get(edit) for c in planted]
+        keep = [i for i, t in enumerate(texts) if t is not None]
+        copies = shingle_batch([texts[i] for i in keep], spec).unique()  # type: ignore[misc]
+        row[edit] = statistics.median(
+            jaccard(base.doc(i), copies.doc(j)) for j, i in enumerate(keep)
+        )
+    row["unrelated max"] = max(
+        (jaccard(base.doc(i), base.doc(j)) for i in range(len(docs)) for j in range(i)),
+        default=0.0,
+    )
+    row["tokens/doc"] = float(np.median(base.sizes()))
+    return row
 
 
 def main() -> None:
@@ -202,7 +218,7 @@ def main() -> None:
             if (folder / f).is_file()
         }
         results = measure(corpus, args.seed)
-        english = results[("word:5:words", "en")]
+        english = results[(VARIANTS[0][0], "en")]
         print(f"\n## {name} ({folder}): {args.docs} documents per language, seed {args.seed}\n")
         cols = [*EDITS, "unrelated max", "gap", "shingles/doc"]
         print("| shingles | lang | " + " | ".join(cols) + " |")

@@ -102,8 +102,8 @@ def split_words(text: str) -> tuple[list[str], list[int]]:
     """Tokens of ``text`` (words, bigrams, fragment-ending punctuation) and how each joins the
     token before it in a label (GLUE_SPACE, GLUE_TIGHT, GLUE_OVERLAP)."""
     if _UNSPACED_CHAR.search(text) is None:  # spaced scripts only: one C-level pass
-        tokens = _SPACED_TOKEN.findall(text)
-        return tokens, [GLUE_SPACE] * len(tokens)
+        spaced: list[str] = _SPACED_TOKEN.findall(text)
+        return spaced, [GLUE_SPACE] * len(spaced)
     tokens: list[str] = []
     glue: list[int] = []
     last_end = -1
