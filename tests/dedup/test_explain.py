@@ -9,8 +9,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dedup.explain import shared_passages
-from dedup.shingle import ShingleSpec, shingle_set
+from dedup.explain import _char_units, _word_units, shared_passages
+from dedup.shingle import ShingleSpec, combine_tokens, shingle_set
 
 PARAGRAPH = (
     "Shareholders approved the merger on Friday, and the combined company will keep "
@@ -143,3 +143,29 @@ def test_chinese_with_the_old_tokens_shares_nothing_and_with_the_new_most():
     assert shared_passages(a, b, ShingleSpec("word", 5, "words")) == ([], [])
     spans_a, _ = shared_passages(a, b)
     assert unmarked(a, spans_a) == "二。"
+
+
+many_scripts = st.lists(
+    st.sampled_from(
+        [
+            *"ab cdé.\u0301ÉX ß日本\n、。ひらカナーｶ々한국สวัสดีิ่ःक\u094d",
+            "\u064e",
+            "\u0640",
+            "كتب",
+            "https://x.y/",
+            ":",
+        ]
+    ),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(many_scripts, st.sampled_from(["word:1", "word:3", "word:5", "char:4", "word:5:words"]))
+def test_the_units_shingle_exactly_as_shingle_set_does(text, spec_text):
+    # The "why?" view highlights the shingles the documents were compared on, in every script.
+    spec = ShingleSpec.parse(spec_text)
+    units = _word_units if spec.kind == "word" else _char_units
+    values, starts, ends, _ = units(text, spec.tokens)
+    assert np.array_equal(np.unique(combine_tokens(values, spec.k)), shingle_set(text, spec))
+    assert all(0 <= a < b <= len(text) for a, b in zip(starts.tolist(), ends.tolist(), strict=True))

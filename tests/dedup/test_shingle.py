@@ -134,6 +134,7 @@ def test_normalize_folds_compatibility_forms_case_and_whitespace():
         "สวัสดีครับ ภาษาไทย ๆ ฯ",
         "नमस्ते दुनिया كَتَبَ الوَلَدُ שָׁלוֹם",
         "read https://example.com/a?b=1 and HTTP://X.ORG now ㍿ ｶﾀｶﾅ",
+        "see https://example.com/x?y=1 and HTTP://X.ORG/Z now, or ftp://a.b/c.",
     ],
 )
 @pytest.mark.parametrize("tokens", ["scripts", "words"])
