@@ -238,15 +238,19 @@ def content_flags(
     *,
     english: frozenset[str],
     leading_words: frozenset[str],
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per token of a topic stream: may it carry a topic, may it start a label.
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per token of a topic stream: is it a clustering feature, may it carry a label, may it
+    start one.
 
     ``words`` are the stream's distinct lower-cased words (index 0: the boundary), ``tokens``
     the word of each token and ``doc`` its document; ``langs`` and ``texts`` are per document
     (a '' language is guessed from the text). A stop word of the token's own document's
-    language never carries a topic (English stop words never do), nor does a number, a single
+    language never carries a label (English stop words never do), nor does a number, a single
     character, a Japanese hiragana run or a Chinese bigram across a particle; ``leading_words``
-    may start a label without carrying one ("new" York).
+    may start a label without carrying one ("new" York). Features leave out only the latter
+    (and English stop words): taking the other languages' stop words out of the features too
+    changed ODP-TR30's clusters for the worse (ARI 30.99 -> 29.59, within its noise), while
+    labels alone got better (label hits 15.15 -> 16.29) with the clusters unchanged.
     """
     plain = np.array(
         [
@@ -275,4 +279,4 @@ def content_flags(
             in_lang = np.array([x == lang for x in chosen])[doc]
             content &= ~(is_stop[tokens] & in_lang)
     leading = content | np.array([w in leading_words for w in words])[tokens]
-    return content, leading
+    return plain[tokens], content, leading

@@ -109,8 +109,9 @@ class _Stream:
     doc: np.ndarray  # int64 document index of each token
     originals: list[str]  # the token as written (for labels' spelling)
     glue: list[int]  # per token: how it joins the one before in a label (topic_words.GLUE_*)
-    content: np.ndarray  # bool per token: may carry a topic (not a stop word of its document's
-    # language, not a number)
+    feature: np.ndarray  # bool per token: a clustering feature (not an English stop word...)
+    content: np.ndarray  # bool per token: may carry a label (not a stop word of its document's
+    # language either)
     query: np.ndarray  # bool per word id: a word of the query
     stem: np.ndarray  # int64 per word id: the id of its stem (plural folded)
     verbal: np.ndarray  # bool per word id: looks like a verb form ("providing", "used")
@@ -170,7 +171,7 @@ def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _St
     # Document index per token (the leading boundary counts as the first document's).
     lengths[0] += 1
     doc = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
-    content, leading = topic_words.content_flags(
+    feature, content, leading = topic_words.content_flags(
         [d.lang for d in docs],
         [f"{d.title} {d.text}" for d in docs],
         words,
@@ -188,6 +189,7 @@ def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _St
         doc=doc,
         originals=originals,
         glue=glue,
+        feature=feature,
         content=content,
         query=is_query,
         stem=stem,
@@ -215,7 +217,7 @@ def _features(
     """Sublinear TF-IDF rows (L2-normalised) over content stems and consecutive stem pairs."""
     tokens, doc = stream.tokens, stream.doc
     # Drop stop words (keeping boundaries) so "bank of america" pairs "bank" with "america".
-    keep = stream.content | (tokens == _BOUNDARY)
+    keep = stream.feature | (tokens == _BOUNDARY)
     # Query words are in every result: they would only pull everything together.
     keep &= ~stream.query[tokens]
     kept, kept_doc = tokens[keep], doc[keep]
