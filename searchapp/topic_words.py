@@ -98,12 +98,11 @@ def _thai_units(run: str) -> list[str]:
     return units
 
 
-def split_words(text: str) -> tuple[list[str], list[int]]:
-    """Tokens of ``text`` (words, bigrams, fragment-ending punctuation) and how each joins the
-    token before it in a label (GLUE_SPACE, GLUE_TIGHT, GLUE_OVERLAP)."""
+def split_words(text: str) -> tuple[list[str], dict[int, int]]:
+    """Tokens of ``text`` (words, bigrams, fragment-ending punctuation) and, by position, how a
+    token joins the one before it in a label when not by a space (GLUE_TIGHT, GLUE_OVERLAP)."""
     if _UNSPACED_CHAR.search(text) is None:  # spaced scripts only: one C-level pass
-        spaced: list[str] = _SPACED_TOKEN.findall(text)
-        return spaced, [GLUE_SPACE] * len(spaced)
+        return _SPACED_TOKEN.findall(text), {}
     tokens: list[str] = []
     glue: list[int] = []
     last_end = -1
@@ -124,7 +123,7 @@ def split_words(text: str) -> tuple[list[str], list[int]]:
         tokens.extend(parts)
         glue.append(GLUE_TIGHT if touching and kind == "han" else GLUE_SPACE)
         glue.extend([GLUE_OVERLAP] * (len(parts) - 1))
-    return tokens, glue
+    return tokens, {i: g for i, g in enumerate(glue) if g != GLUE_SPACE}
 
 
 def join_label(words: Sequence[str], glue: Sequence[int]) -> str:
@@ -220,12 +219,20 @@ def _latin_voters() -> tuple[frozenset[str], ...]:
     return tuple(_iso_stop_words(lang) for lang in LATIN_LANGUAGES)
 
 
+@cache
+def _any_latin_voter() -> frozenset[str]:
+    return frozenset().union(*_latin_voters())
+
+
 def latin_vote_matrix(words: Sequence[str]) -> np.ndarray:
-    """Per word (in order): which of LATIN_LANGUAGES' stop lists hold it (0/1 columns)."""
+    """Per word (in order): which of LATIN_LANGUAGES' stop lists hold it (0/1 columns). One
+    set lookup per word; the few stop words found are then looked up in each list."""
     voters = _latin_voters()
     votes = np.zeros((len(words), len(voters)), dtype=np.int64)
+    any_list = _any_latin_voter()
+    found = np.flatnonzero(np.fromiter(map(any_list.__contains__, words), bool, len(words)))
     for j, voter in enumerate(voters):
-        votes[:, j] = np.fromiter(map(voter.__contains__, words), dtype=bool, count=len(words))
+        votes[found, j] = [words[i] in voter for i in found.tolist()]
     return votes
 
 
@@ -265,18 +272,31 @@ def content_flags(
     plain[0] = False
     chosen = [lang.lower() if lang else "" for lang in langs]
     if not all(chosen):
-        votes = np.zeros((len(chosen), len(LATIN_LANGUAGES)), dtype=np.int64)
-        np.add.at(votes, doc, latin_vote_matrix(words)[tokens])
+        per_word = latin_vote_matrix(words)
+        votes = np.stack(
+            [
+                np.bincount(doc, weights=per_word[:, j][tokens], minlength=len(chosen))
+                for j in range(per_word.shape[1])
+            ],
+            axis=1,
+        )
+        # Latin script by the votes for all documents at once; a script guess only for the
+        # texts that are not ASCII.
+        by_votes = np.where(votes.any(axis=1), votes.argmax(axis=1), 0).tolist()
         chosen = [
-            lang or guess_language(text, votes[i])
-            for i, (lang, text) in enumerate(zip(chosen, texts, strict=True))
+            lang
+            or (LATIN_LANGUAGES[v] if text.isascii() else guess_language(text, votes[i]))
+            for i, (lang, text, v) in enumerate(zip(chosen, texts, by_votes, strict=True))
         ]
     content = plain[tokens]
+    doc_lang = np.array(chosen, dtype=object)
     for lang in sorted(set(chosen) - {"en"}):
         stop = language_stop_words(lang, english)
         if stop:
-            is_stop = np.fromiter(map(stop.__contains__, words), dtype=bool, count=len(words))
-            in_lang = np.array([x == lang for x in chosen])[doc]
+            in_lang = (doc_lang == lang)[doc]
+            present = np.unique(tokens[in_lang])
+            is_stop = np.zeros(len(words), dtype=bool)
+            is_stop[present] = [words[w] in stop for w in present.tolist()]
             content &= ~(is_stop[tokens] & in_lang)
     leading = content | np.array([w in leading_words for w in words])[tokens]
     return plain[tokens], content, leading

@@ -108,7 +108,8 @@ class _Stream:
     tokens: np.ndarray  # int64 word ids, _BOUNDARY between fragments and documents
     doc: np.ndarray  # int64 document index of each token
     originals: list[str]  # the token as written (for labels' spelling)
-    glue: list[int]  # per token: how it joins the one before in a label (topic_words.GLUE_*)
+    glue: dict[int, int]  # position -> how it joins the token before in a label, when not by
+    # a space (topic_words.GLUE_*)
     feature: np.ndarray  # bool per token: a clustering feature (not an English stop word...)
     content: np.ndarray  # bool per token: may carry a label (not a stop word of its document's
     # language either)
@@ -139,21 +140,21 @@ def _verbal(word: str) -> bool:
 
 def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _Stream:
     originals: list[str] = [""]
-    glue: list[int] = [0]
+    glue: dict[int, int] = {}  # position -> how it joins the token before (not by a space)
     lengths: list[int] = []
     for d in docs:
         before = len(originals)
         title, title_glue = topic_words.split_words(d.title)
         for _ in range(title_weight):
+            if title_glue:
+                glue.update((len(originals) + i, g) for i, g in title_glue.items())
             originals.extend(title)
-            glue.extend(title_glue)
             originals.append(".")
-            glue.append(0)
         text, text_glue = topic_words.split_words(d.text)
+        if text_glue:
+            glue.update((len(originals) + i, g) for i, g in text_glue.items())
         originals.extend(text)
-        glue.extend(text_glue)
         originals.append("")  # the gap between documents is a boundary too
-        glue.append(0)
         lengths.append(len(originals) - before)
     # One lower() over the whole stream: a C loop, not one call per token.
     lowered = "\x00".join(originals).lower().replace("\u2019", "'").split("\x00")
@@ -269,7 +270,8 @@ def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _P
     topical_before = np.concatenate([[0], np.cumsum(topical)])
     # Overlapping bigrams (Chinese, Japanese kanji, Thai, Korean) count half a word each after
     # the first, so "亚洲杯小组赛" (5 bigrams) is a three-word label like "asian cup group".
-    overlap = np.asarray(stream.glue) == topic_words.GLUE_OVERLAP
+    overlap = np.zeros(n, dtype=bool)
+    overlap[[p for p, g in stream.glue.items() if g == topic_words.GLUE_OVERLAP]] = True
     overlap_before = np.concatenate([[0], np.cumsum(overlap)])
     all_keys, all_docs, all_starts, all_lengths, all_words = [], [], [], [], []
     key = np.zeros(n, dtype=np.uint64)
@@ -396,7 +398,9 @@ def _spelling(stream: _Stream, phrases: _Phrases, column: int) -> str:
     length = int(phrases.length[column])
     starts = phrases.starts[phrases.occurrence_column == column]
     spellings = Counter(
-        topic_words.join_label(stream.originals[s : s + length], stream.glue[s : s + length])
+        topic_words.join_label(
+            stream.originals[s : s + length], [stream.glue.get(p, 0) for p in range(s, s + length)]
+        )
         for s in starts
     )
     # A heading in capitals ("PALM OIL PRICES") is the worst spelling when the snippets have
