@@ -27,6 +27,7 @@ from searchapp.grouping_params import (
     THRESHOLD_STEP,
     TOPIC_MAX_LENGTH,
 )
+from searchapp.languages import LANGUAGE_NAMES
 from searchapp.models import Corpus
 from searchapp.selectors.dedup_settings import default_max_distance, default_threshold
 
@@ -35,6 +36,10 @@ __all__ = ["CompareForm", "DocumentMethodForm", "SearchForm"]
 # The sort orders are these pages' own; the methods, their labels and every bound come from
 # searchapp.grouping_params, the one owner every door shares.
 SORT_CHOICES = [("relevance", "Relevance"), ("date", "Date (newest first)")]
+LANG_CHOICES = [
+    ("", "All languages"),
+    *sorted(LANGUAGE_NAMES.items(), key=lambda item: item[1]),
+]
 
 
 def _mutable_copy(data: Mapping[str, Any]) -> MutableMapping[str, Any]:
@@ -75,6 +80,7 @@ class SearchForm(forms.Form):
         required=False,
         empty_label="All corpora",
     )
+    lang = forms.ChoiceField(label="Language", choices=LANG_CHOICES, required=False)
     group = forms.ChoiceField(
         label="Fold near-duplicates with", choices=GROUP_METHOD_CHOICES, required=False
     )
@@ -177,6 +183,7 @@ class SearchForm(forms.Form):
             kwargs["page"] = data.get("page") or 1
             kwargs["topics"] = settings.SEARCH_TOPICS
             kwargs["topic"] = data.get("topic") or None
+            kwargs["lang"] = data.get("lang") or None
         return kwargs
 
 

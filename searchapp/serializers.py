@@ -40,6 +40,7 @@ def _hit(hit: Hit) -> dict[str, object]:
         "rank": hit.rank,
         "date": hit.date,
         "corpus": hit.corpus,
+        "lang": hit.lang,
         "host": hit.host,
     }
 

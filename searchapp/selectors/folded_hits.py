@@ -43,7 +43,7 @@ def _load_hits(result: BackendResult) -> list[Hit]:
     docs = {
         row[0]: row
         for row in Document.objects.filter(id__in=ids).values_list(
-            "id", "external_id", "title", "url", "date", "corpus__name", "created_at"
+            "id", "external_id", "title", "url", "date", "corpus__name", "created_at", "lang"
         )
     }
     hits: list[Hit] = []
@@ -63,6 +63,7 @@ def _load_hits(result: BackendResult) -> list[Hit]:
                 date=row[4],
                 corpus=row[5],
                 added=row[6],
+                lang=row[7] or "",
             )
         )
     return hits
@@ -77,11 +78,14 @@ def search_and_fold(
     limit: int,
     corpus_id: int | None,
     sort: SortOrder = "relevance",
+    lang: str | None = None,
 ) -> FoldedHits:
     """The top ``limit`` hits folded by ``group``; a missing threshold or distance is the active
     set's (the ones used are in the result). Parameters are expected checked."""
     started = time.perf_counter()
-    result = get_backend().search(query, limit=limit, corpus_id=corpus_id, sort=sort)
+    result = get_backend().search(
+        query, limit=limit, corpus_id=corpus_id, sort=sort, lang=lang or None
+    )
     hits = _load_hits(result)
     grouping_started = time.perf_counter()
     groups, pending, threshold, max_distance = fold_hits(hits, group, threshold, max_distance)

@@ -14,6 +14,7 @@ from dataclasses import replace
 from django.conf import settings
 
 from searchapp import grouping_params as gp
+from searchapp.languages import LANGUAGE_NAMES
 from searchapp.models import Corpus
 from searchapp.search import SORT_ORDERS, SortOrder
 from searchapp.selectors.folded_hits import FoldedHits, search_and_fold
@@ -50,6 +51,16 @@ def _check_sort_and_corpus(sort: str, corpus_id: int | None) -> SortOrder:
     if corpus_id is not None and not Corpus.objects.filter(pk=corpus_id).exists():
         raise SearchParameterError("corpus", f"there is no corpus with id {corpus_id}")
     return sort
+
+
+def _check_lang(lang: str | None) -> str | None:
+    if not lang:
+        return None
+    if lang not in LANGUAGE_NAMES:
+        raise SearchParameterError(
+            "lang", f"must be an ISO 639-1 language code such as en, zh or ja, got {lang!r}"
+        )
+    return lang
 
 
 def _check_params(
@@ -182,6 +193,7 @@ def search_grouped(
     topics: bool = False,
     topic: str | None = None,
     max_topics: int | None = None,
+    lang: str | None = None,
 ) -> SearchPage:
     """Search, then fold the top ``limit`` hits into near-duplicate groups; one page of groups.
 
@@ -197,6 +209,7 @@ def search_grouped(
     """
     _check_query(query)
     checked_sort = _check_sort_and_corpus(sort, corpus_id)
+    checked_lang = _check_lang(lang)
     topic, max_topics = check_topic_params(topic, max_topics)
     group, threshold, max_distance, limit, page, per_page = _check_params(
         group or settings.DEDUP_DEFAULT_METHOD,
@@ -214,6 +227,7 @@ def search_grouped(
         limit=limit,
         corpus_id=corpus_id,
         sort=checked_sort,
+        lang=checked_lang,
     )
     if all_groups:
         page, per_page = 1, max(1, len(folded.groups))
