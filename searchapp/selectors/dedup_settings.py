@@ -37,6 +37,8 @@ class SettingsInForce:
     representative_rule: str
     pending_job: Job | None  # the rebuild that will bring the saved values into force
     pending: dict[str, object]  # field -> saved value that differs from the one in force
+    # Why an active set should be rebuilt (made with an older tokenisation), one line each.
+    outdated: tuple[str, ...] = ()
 
     def get_method_display(self) -> str:
         return gp.METHOD_LABELS.get(self.method, self.method)
@@ -54,7 +56,8 @@ def settings_in_force() -> SettingsInForce:
     distance = signatures.default_max_distance(simhash)
     num_perm = int(minhash.params.get("num_perm", saved.num_perm)) if minhash else saved.num_perm
     chosen = minhash if saved.method == "minhash" else simhash
-    shingle = str(chosen.params.get("shingle", saved.shingle)) if chosen else saved.shingle
+    # "word:5:words" when the set in force was made with the old tokenisation.
+    shingle = str(signatures.signature_set_spec(chosen)) if chosen else saved.shingle
     rule = saved.representative_rule
     if rule not in gp.REPRESENTATIVE_RULES:
         rule = gp.REPRESENTATIVE_RULE_DEFAULT
@@ -88,6 +91,11 @@ def settings_in_force() -> SettingsInForce:
         representative_rule=rule,
         pending_job=pending_job,
         pending=pending,
+        outdated=tuple(
+            reason
+            for reason in map(signatures.signature_set_outdated, (minhash, simhash))
+            if reason is not None
+        ),
     )
 
 

@@ -33,6 +33,7 @@ from searchapp.selectors.signatures import (
     active_signature_set,
     default_max_distance,
     default_threshold,
+    signature_set_spec,
     signatures_for_documents,
 )
 
@@ -220,10 +221,8 @@ def exact_spec() -> ShingleSpec:
     SimHash sets use other shingles (word 2 by default); computing "the exact figure" on each
     method's own shingles gave one pair two different exact figures.
     """
-    minhash_set = active_signature_set("minhash")
-    if minhash_set is None:
-        return ShingleSpec()
-    return ShingleSpec.parse(minhash_set.params.get("shingle", str(ShingleSpec())))
+    # The set's own tokenisation too: a set made before every script was supported reads as such.
+    return signature_set_spec(active_signature_set("minhash"))
 
 
 def explain_pair(
@@ -248,7 +247,12 @@ def explain_pair(
     num_perm: int | None = None
     if signature_set is not None:
         stored = signatures_for_documents(signature_set=signature_set, document_ids=[a_id, b_id])
-        if a_id in stored and b_id in stored and not stored[a_id].is_empty:
+        if (
+            a_id in stored
+            and b_id in stored
+            and not stored[a_id].is_empty
+            and not stored[b_id].is_empty
+        ):
             similarity = _similarities(signature_set, stored[a_id], {b_id: stored[b_id]}).get(
                 b_id, 0.0
             )
