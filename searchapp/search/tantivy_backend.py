@@ -69,7 +69,16 @@ from searchapp.search.query import (
     parse_query,
 )
 from searchapp.search.sync import search_index_before_search
-from searchapp.search.text_index import CORPUS, DATE, ID, LANG, SCHEMA, IndexWriteError, open_index
+from searchapp.search.text_index import (
+    CORPUS,
+    DATE,
+    ID,
+    LANG,
+    SCHEMA,
+    UNSPACED_BY_SCRIPT,
+    IndexWriteError,
+    open_index,
+)
 from searchapp.search.types import BackendHit, BackendResult, SortOrder
 
 logger = logging.getLogger(__name__)
@@ -127,7 +136,9 @@ def present_fields(
         return (DEFAULT_FIELDS,)
     stemmers = {stem for code, stem in STEMMERS.items() if searcher.doc_freq(LANG, code)}
     pairs = [DEFAULT_FIELDS, *(LANGUAGE_FIELDS[stem] for stem in sorted(stemmers))]
-    if unspaced_query or any(searcher.doc_freq(LANG, code) for code in UNSPACED_LANGUAGES):
+    if unspaced_query or any(
+        searcher.doc_freq(LANG, code) for code in (*UNSPACED_LANGUAGES, UNSPACED_BY_SCRIPT)
+    ):
         pairs.append(UNSPACED)
     return tuple(pairs)
 

@@ -165,3 +165,16 @@ def test_a_set_made_with_the_old_tokens_is_read_as_made_and_flagged(cjk, admin_c
     assert SignatureSet.objects.active("minhash").get().params["tokens"] == "scripts"
     assert settings_in_force().outdated == ()
     assert not Job.objects.filter(kind=Job.Kind.REBUILD).exists()
+
+
+def test_latin_words_inside_chinese_and_japanese_documents_of_unknown_language_are_found(cjk):
+    # The documents carry no language (read by their script): a query of Latin letters only
+    # must still be compiled for the fields those documents went to.
+    name = {v: k for k, v in cjk.items()}
+
+    def found(query: str) -> set[str]:
+        page = search_grouped(query=query, group="none")
+        return {name[g.representative.id] for g in page.groups}
+
+    assert found("CCTV") == {"zh", "zh-edit", "zh-other"}
+    assert found("NHK") == {"ja", "ja-copy", "ja-other"}
