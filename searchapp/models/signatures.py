@@ -5,12 +5,29 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
+from searchapp.models.jobs import Job
+
 
 class SignatureSetQuerySet(models.QuerySet["SignatureSet"]):
     def active(self, method: str | None = None) -> SignatureSetQuerySet:
         """The sets searches read: at most one per method (a constraint keeps it so)."""
         found = self.filter(state=SignatureSet.State.ACTIVE)
         return found if method is None else found.filter(method=method)
+
+    def clustered(self) -> SignatureSetQuerySet:
+        """Sets whose corpus-wide clusters have been computed at least once: they hold clusters,
+        or a recompute of them finished (possibly finding none). A set just activated by a
+        rebuild is not clustered until its first recompute commits."""
+        return self.filter(
+            models.Exists(Cluster.objects.filter(signature_set=models.OuterRef("pk")))
+            | models.Exists(
+                Job.objects.filter(
+                    kind=Job.Kind.CLUSTERS,
+                    state=Job.State.DONE,
+                    signature_set=models.OuterRef("pk"),
+                )
+            )
+        )
 
 
 class SignatureSet(models.Model):
@@ -54,7 +71,14 @@ class SignatureSet(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.method} v{self.pk} ({self.state})"
+        return f"{self.label} ({self.get_state_display().lower()})"
+
+    @property
+    def label(self) -> str:
+        """How pages name the version: "MinHash signature version 4", never "v4" (which reads
+        like a job number)."""
+        method = "SimHash" if self.method == self.Method.SIMHASH else "MinHash"
+        return f"{method} signature version {self.pk}"
 
 
 class Signature(models.Model):

@@ -8,6 +8,10 @@ loaded only for the documents of candidate pairs.
 
 Writers of one set's clusters (an incremental update, a recompute's replace) serialise on the
 set's row (``lock_clusters``; SQLite's write lock does it there).
+
+The clusters of a version that a rebuild has just replaced stay until the new version's first
+recompute writes its own (``clusters_still_shown``): the duplicates report lists them meanwhile,
+and the recompute removes them in the transaction that writes the new ones.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from searchapp.signature_codec import DecodedSignatures
 
 __all__ = [
     "bucket_heads",
+    "clusters_still_shown",
     "colliding_rows",
     "id_batches",
     "int_rows",
@@ -73,6 +78,30 @@ def lock_clusters(signature_set: SignatureSet) -> None:
         .filter(pk=signature_set.pk)
         .values_list("pk", flat=True)
     )
+
+
+def clusters_still_shown() -> set[int]:
+    """Retired sets whose clusters the duplicates report still lists, which the prune keeps.
+
+    Per method whose active set has no clusters computed yet (``SignatureSet.clustered``):
+    the newest retired set that still has clusters. The active set's first recompute deletes
+    them when it writes its own (``clusters_recompute``).
+    """
+    kept: set[int] = set()
+    clustered = set(SignatureSet.objects.active().clustered().values_list("pk", flat=True))
+    for active in SignatureSet.objects.active():
+        if active.pk in clustered:
+            continue
+        previous = (
+            SignatureSet.objects.filter(method=active.method, state=SignatureSet.State.RETIRED)
+            .filter(pk__in=Cluster.objects.values("signature_set_id"))
+            .order_by("-pk")
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if previous is not None:
+            kept.add(previous)
+    return kept
 
 
 def signatures_load(

@@ -242,7 +242,7 @@ def _job_check(job_id: int, signature_set_id: int) -> Callable[[], None]:
             raise _NoLongerWanted("cancelled")
         if not SignatureSet.objects.active().filter(pk=signature_set_id).exists():
             raise _NoLongerWanted(
-                f"signature set v{signature_set_id} was replaced by a newer one; "
+                f"signature version {signature_set_id} was replaced by a newer one; "
                 "its clusters are no longer needed"
             )
 

@@ -9,7 +9,10 @@
    max_distance.
 4. Connected components by union-find (``dedup.group.clusters``); the representative is the
    lowest document id (the first ingested copy), each member stores its estimated similarity to
-   it. The set's clusters are replaced in one transaction.
+   it. The set's clusters are replaced in one transaction, which also removes those of the
+   versions of the method that the set replaced (kept by the prune until now, so that the
+   duplicates report lists the last complete clusters while these are computed): readers see
+   the old clusters or the new ones, never none.
 
 It reads only colliding band keys, so its cost grows with the number of near-duplicates rather
 than with the corpus. It runs as a debounced job (``clusters.clusters_schedule``), after a
@@ -98,13 +101,19 @@ def _replace(
     sizes: list[int],
     member_rows: list[_MemberRow],
 ) -> None:
-    """In one transaction, the set's clusters become these (one per representative)."""
+    """In one transaction, the set's clusters become these (one per representative), and the
+    clusters of the retired versions of its method go (the report switches to these)."""
     cluster_table = connection.ops.quote_name(Cluster._meta.db_table)
     member_table = connection.ops.quote_name(ClusterMember._meta.db_table)
     with transaction.atomic(), connection.cursor() as cursor:
         lock_clusters(signature_set)
+        replaced = [signature_set.pk]
+        replaced += SignatureSet.objects.filter(
+            method=signature_set.method, state=SignatureSet.State.RETIRED
+        ).values_list("pk", flat=True)
+        marks = ", ".join(["%s"] * len(replaced))
         for table in (member_table, cluster_table):
-            cursor.execute(f"DELETE FROM {table} WHERE signature_set_id = %s", [signature_set.pk])
+            cursor.execute(f"DELETE FROM {table} WHERE signature_set_id IN ({marks})", replaced)
         now = connection.ops.adapt_datetimefield_value(timezone.now())
         cluster_ids = insert_rows(
             Cluster._meta.db_table,

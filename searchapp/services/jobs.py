@@ -249,7 +249,7 @@ def _job_finish(*, job: Job) -> None:
     job.state = Job.State.DONE
     job.finished_at = timezone.now()
     job.started_at = job.started_at or job.finished_at
-    job.message = f"{signature_set.method} v{signature_set.pk} active"
+    job.message = f"{signature_set.label} is now in force"
     job.save(update_fields=["state", "finished_at", "started_at", "message"])
     transaction.on_commit(lambda: _after_activation(signature_set.pk))
 
