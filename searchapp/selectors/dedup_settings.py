@@ -27,6 +27,14 @@ __all__ = [
 ]
 
 
+_FIELD_WORDS = {
+    "shingle": "shingles",
+    "num_perm": "permutations",
+    "threshold": "threshold",
+    "simhash_max_distance": "SimHash distance",
+}
+
+
 @dataclass(frozen=True)
 class SettingsInForce:
     """What search uses now, and what staff saved that is not in force yet (a running rebuild)."""
@@ -41,6 +49,11 @@ class SettingsInForce:
     pending: dict[str, object]  # field -> saved value that differs from the one in force
     # The signature versions in force, by method (what "in force" is read from).
     active: dict[str, SignatureSet] = field(default_factory=dict)
+
+    @property
+    def pending_items(self) -> list[tuple[str, object]]:
+        """The saved values waiting for the rebuild, each named in words."""
+        return [(_FIELD_WORDS.get(name, name), value) for name, value in self.pending.items()]
 
     def get_method_display(self) -> str:
         return gp.METHOD_LABELS.get(self.method, self.method)

@@ -134,7 +134,7 @@ def signature_set_rebuild(
             signature_set=signature_set,
             total=sum(r[2] for r in ranges),
             params={"method": method, "signature_params": signature_set.params, "chunk_size": size},
-            message=f"Rebuilding {method} signatures (v{signature_set.pk})",
+            message=f"Building {signature_set.label}",
             created_by=created_by,
         )
         JobChunk.objects.bulk_create(

@@ -314,6 +314,7 @@ def decide_cluster(request: HttpRequest) -> HttpResponse:
                 "preview": preview,
                 "form": form,
                 "verdict_words": _VERDICT_WORDS[verdict],
+                "other_words": next(w for v, w in _VERDICT_WORDS.items() if v != verdict),
                 "next_url": next_url.split("#")[0] + f"#cluster-{preview.cluster.pk}",
                 "shown": preview.pairs[:50],
             },
