@@ -152,10 +152,25 @@ class Cluster(models.Model):
         "searchapp.Document", on_delete=models.CASCADE, related_name="+"
     )
     size = models.PositiveIntegerField()
+    # The lowest similarity of a member to the representative (the cluster's weakest pair; 1.0
+    # for exact copies): the duplicates report's "least / most similar first" orders by it.
+    # Kept by every writer of members (services.cluster_rows.clusters_weakest_refresh).
+    weakest = models.FloatField(default=1.0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-size", "id"]
+        # One per order of the report, so a page of any of them is an index range, not a sort
+        # of every cluster of the set.
+        indexes = [
+            models.Index(fields=["signature_set", "-size", "id"], name="cluster_by_size"),
+            models.Index(
+                fields=["signature_set", "weakest", "-size", "id"], name="cluster_least_similar"
+            ),
+            models.Index(
+                fields=["signature_set", "-weakest", "-size", "id"], name="cluster_most_similar"
+            ),
+        ]
 
 
 class ClusterMember(models.Model):

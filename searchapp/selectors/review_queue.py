@@ -8,7 +8,8 @@ decision form carries it and comes back to the same place, with or without JavaS
   decided; those with a "same as" or a "not a duplicate" verdict. A pair is a member and its
   cluster's representative, the pair the report shows a verdict on.
 * **Order** (``sort``): largest first (as before), or by the cluster's weakest pair (its lowest
-  similarity to the representative), least similar first (the doubtful ones) or most similar.
+  similarity to the representative, stored as ``Cluster.weakest``), least similar first (the
+  doubtful ones) or most similar; each order has its index, so a page is an index range.
 * **Which clusters' rows** (``cluster_source``): the active version's, once they have been
   computed. Until the first recompute of a version just activated commits, the report keeps
   listing the clusters of the version before it (the prune keeps them, the recompute removes
@@ -26,7 +27,7 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Min, Prefetch, QuerySet
+from django.db.models import Prefetch, QuerySet
 
 from searchapp.models import Cluster, ClusterMember, DuplicateDecision, Job, SignatureSet
 from searchapp.selectors.report_rows import (
@@ -219,12 +220,10 @@ def _filtered(
             qs = qs.filter(pk__in=sorted(found.with_same_as))
         else:
             qs = qs.filter(pk__in=sorted(found.with_not_duplicate))
-    if state.sort != "size":
-        # The cluster's weakest pair: the representative's own row is 1.0, so the minimum over
-        # all members is the lowest similarity of a member to the representative.
-        qs = qs.annotate(weakest=Min("members__similarity"))
-        first = "weakest" if state.sort == "least_similar" else "-weakest"
-        qs = qs.order_by(first, "-size", "id")
+    if state.sort == "least_similar":
+        qs = qs.order_by("weakest", "-size", "id")
+    elif state.sort == "most_similar":
+        qs = qs.order_by("-weakest", "-size", "id")
     return qs
 
 

@@ -20,7 +20,8 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 from django.db import connection
-from django.db.models import Count, Exists, OuterRef
+from django.db.models import Count, Exists, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 
 from searchapp import signature_codec
 from searchapp.models import BandKey, Cluster, ClusterMember, Signature, SignatureSet
@@ -30,6 +31,7 @@ from searchapp.signature_codec import DecodedSignatures
 __all__ = [
     "bucket_heads",
     "clusters_still_shown",
+    "clusters_weakest_refresh",
     "colliding_rows",
     "id_batches",
     "int_rows",
@@ -102,6 +104,18 @@ def clusters_still_shown() -> set[int]:
         if previous is not None:
             kept.add(previous)
     return kept
+
+
+def clusters_weakest_refresh(cluster_ids: Iterable[int]) -> None:
+    """Set each cluster's ``weakest`` (its lowest member similarity) from its member rows:
+    for writers that change a cluster's members without knowing all of them."""
+    weakest = (
+        ClusterMember.objects.filter(cluster_id=OuterRef("pk"))
+        .order_by("similarity")
+        .values("similarity")[:1]
+    )
+    for part in id_batches(np.unique(np.fromiter(cluster_ids, dtype=np.int64))):
+        Cluster.objects.filter(pk__in=part).update(weakest=Coalesce(Subquery(weakest), 1.0))
 
 
 def signatures_load(

@@ -61,6 +61,7 @@ def clusters_recompute(
     # it kept other writers waiting past their timeout.
     representatives = [int(doc_ids[c[0]]) for c in components]
     member_rows: list[_MemberRow] = []
+    weakest: list[float] = []
     for component in components:
         sims = matrix.similarities(np.full(len(component), component[0]), component)
         rep = int(doc_ids[component[0]])
@@ -68,9 +69,10 @@ def clusters_recompute(
             (rep, int(doc_ids[i]), float(sim))
             for i, sim in zip(component.tolist(), sims.tolist(), strict=True)
         )
+        weakest.append(float(sims.min()))
     sizes = [len(component) for component in components]
     check()
-    _replace(signature_set, representatives, sizes, member_rows)
+    _replace(signature_set, representatives, sizes, weakest, member_rows)
     planner_stats_rows_added(Cluster._meta.db_table, len(components))
     planner_stats_rows_added(ClusterMember._meta.db_table, len(member_rows))
     return len(components)
@@ -99,6 +101,7 @@ def _replace(
     signature_set: SignatureSet,
     representatives: list[int],
     sizes: list[int],
+    weakest: list[float],
     member_rows: list[_MemberRow],
 ) -> None:
     """In one transaction, the set's clusters become these (one per representative), and the
@@ -117,10 +120,10 @@ def _replace(
         now = connection.ops.adapt_datetimefield_value(timezone.now())
         cluster_ids = insert_rows(
             Cluster._meta.db_table,
-            ("signature_set_id", "representative_id", "size", "created_at"),
+            ("signature_set_id", "representative_id", "size", "weakest", "created_at"),
             [
-                (signature_set.pk, rep, size, now)
-                for rep, size in zip(representatives, sizes, strict=True)
+                (signature_set.pk, rep, size, low, now)
+                for rep, size, low in zip(representatives, sizes, weakest, strict=True)
             ],
             match="representative_id",  # a representative heads one cluster of the set
         )

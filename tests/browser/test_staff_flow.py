@@ -296,3 +296,47 @@ def test_keyboard_shortcuts_move_and_decide_but_never_while_typing_a_note(
     page.wait_for_url(lambda url: url != middle)
     assert DuplicateDecision.objects.filter(verdict="same_as").count() == 2
     assert page.locator(".messages").inner_text().startswith("Recorded:")
+
+
+def test_the_settings_page_updates_as_one_when_the_rebuild_completes(page, live_server, reviewer, monkeypatch):  # type: ignore[no-untyped-def]
+    from searchapp import publishing
+    from searchapp.models import Job, JobChunk, SignatureSet
+    from searchapp.services.jobs import job_chunk_run
+
+    # No worker: the rebuild waits until this test runs its chunks, and the recompute that
+    # follows stays queued.
+    monkeypatch.setattr(publishing, "publish_many", lambda *args, **kwargs: False)
+    monkeypatch.setattr(publishing, "publish", lambda *args, **kwargs: False)
+    base = live_server.url
+    old = SignatureSet.objects.get(method="minhash", state="active")
+    log_in(page, base, "/staff/settings/")
+    page.get_by_label("Similarity threshold").fill("0.7")
+    page.get_by_role("button", name="Review and save…").click()
+    page.get_by_role("button", name="Save and rebuild").click()
+    page.wait_for_url(re.compile(r"/staff/settings/\?job=\d+"))
+    job = Job.objects.get(kind=Job.Kind.REBUILD)
+    pending = page.locator(".notice.pending")
+    expect(pending).to_contain_text(f"in force when rebuild job {job.pk} completes: threshold 0.7")
+    expect(page.locator(".in-force")).to_contain_text("threshold 0.80")
+    expect(page.locator(".versions")).to_contain_text(old.label)
+
+    for chunk in JobChunk.objects.filter(job=job).order_by("index"):
+        job_chunk_run(chunk_id=chunk.pk)
+    new = SignatureSet.objects.get(method="minhash", state="active")
+    assert new.pk != old.pk
+
+    # Without a reload, every part of the page now says the same thing.
+    expect(pending).to_have_count(0)
+    expect(page.locator(".in-force")).to_contain_text("threshold 0.70")
+    expect(page.locator(".versions")).to_contain_text(new.label)
+    rebuild = page.get_by_role("region", name="Rebuild")
+    expect(rebuild).to_contain_text("Done")
+    expect(rebuild).to_contain_text(f"{new.label} is now in force")
+    expect(page.get_by_label("Similarity threshold")).to_have_value("0.7")
+    expect(page.locator(".notice.recompute")).to_contain_text(
+        f"Clusters of {new.label} are being computed"
+    )
+    # The duplicates report meanwhile lists the last complete clusters, and says why.
+    page.goto(f"{base}/staff/duplicates/")
+    expect(page.locator(".notice.recompute")).to_contain_text(f"those of {old.label}")
+    assert page.locator("li.cluster").count() == 2
