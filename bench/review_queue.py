@@ -5,13 +5,13 @@
         .venv/bin/python bench/review_queue.py
 
 Fills a fresh database (a temporary SQLite file by default; ``BENCH_DATABASE_URL`` names an
-empty scratch PostgreSQL database instead, which it migrates and fills) with ``--clusters``
-synthetic clusters of three documents of one active MinHash version (similarities drawn at
-random, seed 7) and staff verdicts on ``--decisions`` random clusters (one pair each; both pairs of
-every fourth, so that some clusters are decided whole),
-then times ``selectors.reports.duplicates_report`` - what the report page reads - for each
-filter and order on page 1, and on the last page. No signatures are stored, so the precision
-and recall part costs nothing here: what is timed is choosing, ordering and loading clusters.
+empty scratch PostgreSQL database instead, which it migrates, fills and empties again) with
+``--clusters`` synthetic clusters of three documents of one active MinHash version
+(similarities drawn at random, seed 7) and staff verdicts on ``--decisions`` random clusters
+(one pair each; both pairs of every fourth, so that some clusters are decided whole), then
+times ``selectors.reports.duplicates_report`` - what the report page reads - for each filter
+and order on page 1, and on the last page. No signatures are stored, so the precision and
+recall part reads no signature blobs: what is timed is choosing, ordering and loading clusters.
 Figures are the median of ``--repeat`` runs after one untimed warm-up.
 """
 
@@ -158,6 +158,13 @@ def main() -> int:
                     ms, _, _ = timed(ReviewState(show=show, sort=sort, page=pages), args.repeat)
                     print(f"{show:<15} {sort:<15} {pages:>6,} {matching:>9,} {ms:>10.0f}")
     finally:
+        if connection.vendor == "postgresql":  # leave the scratch database as it was given
+            tables = ", ".join(
+                m._meta.db_table
+                for m in (ClusterMember, Cluster, DuplicateDecision, Job, Document, Corpus)
+            )
+            with connection.cursor() as cursor:
+                cursor.execute(f"TRUNCATE {tables}, searchapp_signatureset CASCADE")
         shutil.rmtree(_TMP, ignore_errors=True)
     return 0
 

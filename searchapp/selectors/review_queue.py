@@ -15,19 +15,19 @@ decision form carries it and comes back to the same place, with or without JavaS
   listing the clusters of the version before it (the prune keeps them, the recompute removes
   them in the transaction that writes the new ones), and says that a recompute is running.
 
-Decided or not is worked out from the decisions (a staff-made, small table) and the clusters
-that hold decided documents, never by a query per cluster: the page costs a fixed number of
-queries whatever the number of clusters.
+Decided or not is worked out in one query over the decisions (a staff-made, small table) and
+the clusters that hold decided documents, never by a query per cluster: the page costs a fixed
+number of queries whatever the number of clusters.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
-from django.db.models import Prefetch, QuerySet
+from django.db.models import F, OuterRef, Prefetch, Q, QuerySet, Subquery
 
 from searchapp.models import Cluster, ClusterMember, DuplicateDecision, Job, SignatureSet
 from searchapp.selectors.report_rows import (
@@ -68,8 +68,6 @@ SORT_CHOICES = {
     "most_similar": "Most similar first",
 }
 _METHODS = ("minhash", "simhash")
-# Document ids per IN (...) list: well under every database's parameter limit.
-_ID_BATCH = 2000
 
 
 @dataclass(frozen=True)
@@ -107,12 +105,6 @@ class ReviewState:
     def filters_pairs(self) -> bool:
         """Whether deciding a pair can take its cluster out of the list (all but "all")."""
         return self.show != "all"
-
-
-def _batches(ids: Iterable[int]) -> Iterator[list[int]]:
-    ordered = sorted(ids)
-    for start in range(0, len(ordered), _ID_BATCH):
-        yield ordered[start : start + _ID_BATCH]
 
 
 # --- whose clusters ----------------------------------------------------------------------------
@@ -174,35 +166,41 @@ class _DecidedClusters:
 def _decided_clusters(
     signature_set: SignatureSet, decisions: Mapping[Pair, DecisionInfo]
 ) -> _DecidedClusters:
-    documents = {d for p in decisions for d in p}
-    cluster_of: dict[int, int] = {}
-    for part in _batches(documents):
-        cluster_of.update(
+    """One query over the decisions (a staff-made, small table): each decided pair whose two
+    documents are in one cluster of the set, one of them its representative. No list of ids
+    travels to the database, however many decisions there are."""
+    if not decisions:
+        return _DecidedClusters(frozenset(), frozenset(), frozenset())
+
+    def cluster_of(column: str) -> Subquery:
+        return Subquery(
             ClusterMember.objects.filter(
-                signature_set=signature_set, document_id__in=part
-            ).values_list("document_id", "cluster_id")
+                signature_set=signature_set, document_id=OuterRef(column)
+            ).values("cluster_id")[:1]
         )
-    heads: dict[int, tuple[int, int]] = {}
-    for part in _batches(set(cluster_of.values())):
-        for pk, rep, size in Cluster.objects.filter(pk__in=part).values_list(
-            "pk", "representative_id", "size"
-        ):
-            heads[pk] = (rep, size)
+
+    def of_cluster(field: str) -> Subquery:
+        return Subquery(Cluster.objects.filter(pk=OuterRef("in_cluster")).values(field)[:1])
+
+    rows = (
+        DuplicateDecision.objects.annotate(in_cluster=cluster_of("doc_a_id"))
+        .filter(in_cluster=cluster_of("doc_b_id"))
+        .annotate(rep=of_cluster("representative_id"), size=of_cluster("size"))
+        .filter(Q(rep=F("doc_a_id")) | Q(rep=F("doc_b_id")))
+        .values_list("in_cluster", "size", "verdict")
+    )
     decided: dict[int, int] = {}
+    sizes: dict[int, int] = {}
     same_as: set[int] = set()
     not_duplicate: set[int] = set()
-    for (a, b), info in decisions.items():
-        cluster = cluster_of.get(a)
-        if cluster is None or cluster != cluster_of.get(b) or cluster not in heads:
-            continue
-        if heads[cluster][0] not in (a, b):
-            continue  # between two members: a note, not one of the report's pairs
+    for cluster, size, verdict in rows:
         decided[cluster] = decided.get(cluster, 0) + 1
-        if info.verdict == DuplicateDecision.Verdict.SAME_AS:
+        sizes[cluster] = size
+        if verdict == DuplicateDecision.Verdict.SAME_AS:
             same_as.add(cluster)
         else:
             not_duplicate.add(cluster)
-    full = frozenset(c for c, n in decided.items() if n >= heads[c][1] - 1)
+    full = frozenset(c for c, n in decided.items() if n >= sizes[c] - 1)
     return _DecidedClusters(full, frozenset(same_as), frozenset(not_duplicate))
 
 

@@ -174,12 +174,14 @@ def _settings_context(state: SettingsState) -> dict[str, Any]:
 def settings_state_view(request: HttpRequest) -> HttpResponse:
     """htmx partial: what is in force, what is saved and waiting, and the rebuild - one block,
     polled every second while something is under way, so the parts never disagree. When the
-    followed rebuild has just finished (``?polling=1`` and it is done), the form and its preview
-    are refreshed too (out of band): they start from the settings in force, which just changed.
+    followed rebuild has just finished (the poll says it was running: ``running=1``), the form
+    and its preview are refreshed too (out of band): they start from the settings in force,
+    which just changed.
     """
     state = settings_state(job_id=_job_id(request))
     context = _settings_context(state)
-    context["refresh_form"] = bool(request.GET.get("polling")) and not state.polling
+    just_finished = state.job is not None and state.job.is_finished
+    context["refresh_form"] = bool(request.GET.get("running")) and just_finished
     return render(request, "staff/_settings_state.html", context)
 
 

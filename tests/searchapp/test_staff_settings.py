@@ -203,7 +203,10 @@ def test_the_settings_state_says_one_thing_while_a_rebuild_runs_and_another_once
             form_data(threshold=0.6, simhash_max_distance=4, confirm="yes"),
         )
     job = Job.objects.get(kind=Job.Kind.REBUILD)
-    polled = reverse("staff:settings_state") + f"?polling=1&job={job.pk}"
+    page = staff_client.get(reverse("staff:settings") + f"?job={job.pk}").content.decode()
+    polled = re.search(r'id="settings-state"[^>]* hx-get="([^"]+)"', page)
+    assert polled, "the state block does not poll while the rebuild runs"
+    polled = polled.group(1).replace("&amp;", "&")
 
     running = staff_client.get(polled).content.decode()
     assert (
