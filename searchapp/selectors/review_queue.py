@@ -27,9 +27,9 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
-from django.db.models import F, OuterRef, Prefetch, Q, QuerySet, Subquery
+from django.db.models import F, Prefetch, Q, QuerySet
 
-from searchapp.models import Cluster, ClusterMember, DuplicateDecision, Job, SignatureSet
+from searchapp.models import Cluster, DuplicateDecision, Job, SignatureSet
 from searchapp.selectors.report_rows import (
     DecisionInfo,
     Pair,
@@ -172,22 +172,24 @@ def _decided_clusters(
     if not decisions:
         return _DecidedClusters(frozenset(), frozenset(), frozenset())
 
-    def cluster_of(column: str) -> Subquery:
-        return Subquery(
-            ClusterMember.objects.filter(
-                signature_set=signature_set, document_id=OuterRef(column)
-            ).values("cluster_id")[:1]
+    # Both documents' memberships of the set, in one cluster that one of them represents: one
+    # filter() call, so each relation is one join (the planner joins the small decisions
+    # table to the memberships' (set, document) index).
+    membership_a = "doc_a__cluster_memberships"
+    membership_b = "doc_b__cluster_memberships"
+    rep = f"{membership_a}__cluster__representative_id"
+    decided_pairs = DuplicateDecision.objects.filter(
+        Q(**{rep: F("doc_a_id")}) | Q(**{rep: F("doc_b_id")}),
+        **{
+            f"{membership_a}__signature_set": signature_set,
+            f"{membership_b}__signature_set": signature_set,
+            f"{membership_b}__cluster_id": F(f"{membership_a}__cluster_id"),
+        },
+    )
+    rows: list[tuple[int, int, str]] = list(
+        decided_pairs.order_by().values_list(
+            f"{membership_a}__cluster_id", f"{membership_a}__cluster__size", "verdict"
         )
-
-    def of_cluster(field: str) -> Subquery:
-        return Subquery(Cluster.objects.filter(pk=OuterRef("in_cluster")).values(field)[:1])
-
-    rows = (
-        DuplicateDecision.objects.annotate(in_cluster=cluster_of("doc_a_id"))
-        .filter(in_cluster=cluster_of("doc_b_id"))
-        .annotate(rep=of_cluster("representative_id"), size=of_cluster("size"))
-        .filter(Q(rep=F("doc_a_id")) | Q(rep=F("doc_b_id")))
-        .values_list("in_cluster", "size", "verdict")
     )
     decided: dict[int, int] = {}
     sizes: dict[int, int] = {}
@@ -253,11 +255,17 @@ def review_page(
         source = cluster_source(state.method)
         if source.shown is None:
             return ReviewPage(state, source, None, [], decisions)
-        qs = _filtered(source.shown, state, decisions).prefetch_related(
-            Prefetch("members", queryset=member_queryset())
+        # The page's ids first (an index-only range of the order's index, however deep the
+        # page), then those clusters with their representative and members.
+        ids_in_order = _filtered(source.shown, state, decisions).values_list("pk", flat=True)
+        page = Paginator(ids_in_order, per_page).get_page(state.page)
+        ids = list(page.object_list)
+        loaded = (
+            clusters_queryset(source.shown)
+            .prefetch_related(Prefetch("members", queryset=member_queryset()))
+            .in_bulk(ids)
         )
-        page = Paginator(qs, per_page).get_page(state.page)
-        clusters = [report_cluster(c, decisions) for c in page.object_list]
+        clusters = [report_cluster(loaded[pk], decisions) for pk in ids if pk in loaded]
         # An older version's clusters can be replaced between the reads above (the recompute
         # committing): read once more rather than show an empty page.
         if clusters or not source.previous:
