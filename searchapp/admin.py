@@ -166,6 +166,21 @@ class JobChunkInline(admin.TabularInline):
         return False
 
 
+def _problem(error: Any) -> str:
+    """One entry of ``Job.errors`` in words: a failed part by its number, not by its range of
+    database ids; an import's problem by file and line."""
+    if not isinstance(error, dict):
+        return str(error)
+    if isinstance(error.get("chunk"), int):
+        attempts = error.get("attempts", "?")
+        return f"part {error['chunk'] + 1} ({attempts} attempts): {error.get('error', '')}"
+    where = error.get("source", "")
+    if where and error.get("line") is not None:
+        where = f"{where}:{error['line']}"
+    text = error.get("error") or error.get("reason") or ""
+    return f"{where}: {text}" if where else str(text)
+
+
 def _progress_html(job: Job) -> str:
     return render_to_string("staff/_progress_bar.html", {"job": job})
 
@@ -186,7 +201,7 @@ class JobAdmin(admin.ModelAdmin):
         "message",
         "params",
         "report",
-        "errors",
+        "problems",
         "cancel_requested",
         "created_by",
         "created_at",
@@ -196,6 +211,10 @@ class JobAdmin(admin.ModelAdmin):
     fields = readonly_fields
     inlines = (JobChunkInline,)
     actions = ("cancel_jobs",)
+
+    @admin.display(description="errors")
+    def problems(self, obj: Job) -> str:
+        return "\n".join(_problem(e) for e in obj.errors or []) or "-"
 
     @admin.display(description="job", ordering="-id")
     def job(self, obj: Job) -> str:

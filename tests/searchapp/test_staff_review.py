@@ -366,7 +366,14 @@ def test_no_staff_page_message_or_admin_page_shows_a_documents_database_id(staff
     ids = [d.pk for d in (*alpha, *beta)]
     cluster = cluster_of(alpha[0])
     job = Job.objects.create(
-        kind=Job.Kind.REBUILD, signature_set=sset, total=4, done=4, state=Job.State.DONE
+        kind=Job.Kind.REBUILD,
+        signature_set=sset,
+        total=4,
+        done=4,
+        state=Job.State.FAILED,
+        errors=[
+            {"chunk": 0, "first_id": ids[0], "last_id": ids[-1], "attempts": 3, "error": "boom"}
+        ],
     )
     job.chunks.create(index=0, first_id=ids[0], last_id=ids[-1], size=5, state="done")
     pages = []
@@ -438,3 +445,4 @@ def test_no_staff_page_message_or_admin_page_shows_a_documents_database_id(staff
     )
     assert "2 pairs marked “not a duplicate”" in everything
     assert "alpha-0 … beta-1" in everything  # the rebuild's part, in the job's admin page
+    assert "part 1 (3 attempts): boom" in everything
