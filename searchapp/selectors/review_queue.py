@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlencode
 
 from django.core.paginator import Page, Paginator
-from django.db.models import F, Prefetch, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Prefetch, Q, QuerySet
 
 from searchapp.models import Cluster, DuplicateDecision, Job, SignatureSet
 from searchapp.selectors.report_rows import (
@@ -143,7 +143,7 @@ def cluster_source(method: str) -> ClusterSource:
     if not SignatureSet.objects.clustered().filter(pk=active.pk).exists():
         previous = (
             SignatureSet.objects.filter(method=method, state=SignatureSet.State.RETIRED)
-            .filter(pk__in=Cluster.objects.values("signature_set_id"))
+            .filter(Exists(Cluster.objects.filter(signature_set=OuterRef("pk"))))
             .order_by("-pk")
             .first()
         )
@@ -173,8 +173,7 @@ def _decided_clusters(
         return _DecidedClusters(frozenset(), frozenset(), frozenset())
 
     # Both documents' memberships of the set, in one cluster that one of them represents: one
-    # filter() call, so each relation is one join (the planner joins the small decisions
-    # table to the memberships' (set, document) index).
+    # filter() call, so that each relation is joined once.
     membership_a = "doc_a__cluster_memberships"
     membership_b = "doc_b__cluster_memberships"
     rep = f"{membership_a}__cluster__representative_id"

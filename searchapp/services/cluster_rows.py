@@ -96,7 +96,7 @@ def clusters_still_shown() -> set[int]:
             continue
         previous = (
             SignatureSet.objects.filter(method=active.method, state=SignatureSet.State.RETIRED)
-            .filter(pk__in=Cluster.objects.values("signature_set_id"))
+            .filter(Exists(Cluster.objects.filter(signature_set=OuterRef("pk"))))
             .order_by("-pk")
             .values_list("pk", flat=True)
             .first()
