@@ -39,6 +39,7 @@ from searchapp.models import (
     Signature,
     SignatureSet,
 )
+from searchapp.services.cluster_rows import clusters_still_shown
 from searchapp.services.clusters_recompute import clusters_recompute
 from searchapp.services.signing import (
     SIGN_BATCH_SIZE,
@@ -298,7 +299,12 @@ def signature_set_build_inline(
 
 
 def signature_sets_prune(*, keep_retired: int = 0) -> int:
-    """Delete the rows of retired, failed and cancelled sets (the SignatureSet rows stay)."""
+    """Delete the rows of retired, failed and cancelled sets (the SignatureSet rows stay).
+
+    The clusters of the version just replaced stay while the new version's are being computed
+    (``cluster_rows.clusters_still_shown``): the duplicates report lists them until then.
+    """
+    still_shown = clusters_still_shown()
     dead = SignatureSet.objects.filter(
         state__in=[
             SignatureSet.State.RETIRED,
@@ -313,8 +319,9 @@ def signature_sets_prune(*, keep_retired: int = 0) -> int:
             retired_kept += 1
             continue
         # Plain per-table deletes: no cascade collector loading millions of rows into memory.
-        ClusterMember.objects.filter(signature_set=signature_set).delete()
-        signature_set.clusters.all().delete()
+        if signature_set.pk not in still_shown:
+            ClusterMember.objects.filter(signature_set=signature_set).delete()
+            signature_set.clusters.all().delete()
         BandKey.objects.filter(signature_set=signature_set).delete()
         Signature.objects.filter(signature_set=signature_set).delete()
         pruned += 1

@@ -114,7 +114,7 @@ def test_after_a_cancelled_rebuild_settings_and_search_show_the_same_threshold(
     page.get_by_role("button", name="Save and rebuild").click()
     page.wait_for_url(re.compile(r"/staff/settings/\?job=\d+"))
     job = Job.objects.get(kind=Job.Kind.REBUILD)
-    assert f"in force when rebuild #{job.pk} completes: threshold 0.7" in page.inner_text("main")
+    assert f"in force when rebuild job {job.pk} completes: threshold 0.7" in page.inner_text("main")
     assert "threshold 0.80" in page.locator(".in-force").inner_text()
 
     rebuild = page.get_by_role("region", name="Rebuild")
