@@ -201,8 +201,10 @@ class _Compiler:
             found = self.alternatives(node)
             if not found:
                 return None
-            return found[0] if len(found) == 1 else Query.boolean_query(
-                [(Occur.Should, q) for q in found]
+            return (
+                found[0]
+                if len(found) == 1
+                else Query.boolean_query([(Occur.Should, q) for q in found])
             )
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
         if isinstance(node, AnyOf):
@@ -217,6 +219,28 @@ class _Compiler:
         for excluded in node.excluded:
             clauses += [(Occur.MustNot, q) for q in self.alternatives(excluded)]
         return Query.boolean_query(clauses)
+
+
+def _adjacent_words_bonus(root: Node, pairs: tuple[FieldPair, ...]) -> list[tantivy.Query]:
+    """For a plain query of several words (``stemming algorithms``): the same words as a phrase
+    in each field, scored on top of the words, as Lucene's edismax "pf" does. Stemming widens a
+    word to its whole family (Russian разделяются finds разделять, разделение...), so a long
+    document holding exactly the words typed was outranked by short ones holding one of them;
+    measured by bench/languages.py's known-item search (BENCHMARKS.md)."""
+    if not isinstance(root, AnyOf) or root.excluded or len(root.items) < 2:
+        return []
+    if not all(isinstance(item, Term) for item in root.items):
+        return []
+    words = " ".join(item.word for item in root.items if isinstance(item, Term))
+    bonus: list[tantivy.Query] = []
+    for pair in pairs:
+        tokens = analyze(words, pair)
+        if len(tokens) >= 2 and not pair.by_character:
+            bonus += [
+                Query.phrase_query(SCHEMA, name, list[str | tuple[int, str]](tokens))
+                for name in (pair.title, pair.text)
+            ]
+    return bonus
 
 
 def compile_query(
@@ -243,6 +267,11 @@ def compile_query(
         notes.extend(compiler.notes)
     if query is None:
         return None
+    adjacent = _adjacent_words_bonus(parsed.root, pairs)
+    if adjacent:
+        # Matches stay the same (the phrase only matches where its words do); documents that
+        # hold the words side by side, as typed, rank above those that hold them apart.
+        query = Query.boolean_query([(Occur.Should, query), *((Occur.Should, q) for q in adjacent)])
     if corpus_id is not None:
         only_corpus = Query.const_score_query(Query.term_query(SCHEMA, CORPUS, corpus_id), 0.0)
         query = Query.boolean_query([(Occur.Must, query), (Occur.Must, only_corpus)])
