@@ -35,6 +35,7 @@ from searchapp.readers.formats import (
     MAIN_SUFFIXES,
     ZIP_SUFFIX,
     DocumentFormat,
+    FileFormat,
     StreamFormat,
     StreamReader,
     format_for,
@@ -90,6 +91,8 @@ def read_path(
         return _stream_file(p, fmt.read, max_record_bytes)
     if isinstance(fmt, DocumentFormat):
         return iter([_document_file(p, max_record_bytes, fmt.extract)])
+    if isinstance(fmt, FileFormat):
+        return _binary_file(p, fmt, max_record_bytes)
     raise IngestFileError(
         f"{p}: unsupported file type {suffix or '(none)'!r} "
         f"(use {', '.join((*MAIN_SUFFIXES, ZIP_SUFFIX))} or a folder)"
@@ -113,6 +116,11 @@ def _stream_file(p: Path, reader: StreamReader, limit: int) -> Iterator[Record |
         yield from reader(handle, str(p), limit)
 
 
+def _binary_file(p: Path, fmt: FileFormat, limit: int) -> Iterator[Record | RecordError]:
+    with _open_file(p) as handle:
+        yield from fmt.read(handle, p.name, str(p), limit)
+
+
 def read_upload(
     name: str,
     fileobj: BinaryIO,
@@ -134,6 +142,9 @@ def read_upload(
             f"{safe_name}: unsupported file type {suffix or '(none)'!r} "
             f"(use {', '.join(MAIN_SUFFIXES)} or {ZIP_SUFFIX})"
         )
+    if isinstance(fmt, FileFormat):
+        # Read in place (the stored upload is a seekable file), never whole into memory.
+        return fmt.read(fileobj, safe_name, safe_name, max_record_bytes)
     data = fileobj.read(max_uncompressed + 1)
     if len(data) > max_uncompressed:
         raise IngestFileError(f"{safe_name}: larger than the limit of {max_uncompressed:,} bytes")

@@ -8,10 +8,12 @@ no empty corpus behind.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from pathlib import PurePath
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
@@ -97,7 +99,8 @@ def _existing_documents(corpus: Corpus, external_ids: list[str]) -> Iterable[Doc
             *external_ids
         ]
     return Document.objects.raw(
-        "SELECT id, external_id, url, date, lang, content_hash, needs_signature "
+        "SELECT id, external_id, url, date, lang, content_hash, needs_signature, source_name, "
+        "source_type, source_position, source_parent, source_details "
         f"FROM {connection.ops.quote_name(Document._meta.db_table)} "
         f"WHERE corpus_id = %s AND {where}",
         [corpus.pk, *params],
@@ -124,6 +127,7 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                 and doc.url == record.url
                 and doc.date == record.date
                 and record.lang in ("", doc.lang)
+                and _stored_origin(doc) == _origin(record)
             ):
                 unchanged += 1
             else:
@@ -139,6 +143,10 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                     content_hash,
                 )
                 doc.lang = record.lang or doc.lang
+                (
+                    doc.source_name, doc.source_type, doc.source_position, doc.source_parent,
+                    doc.source_details,
+                ) = _origin(record)
                 doc.updated_at = now
                 to_update.append(doc)
         detected = dict(
@@ -164,7 +172,7 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                 (
                     doc.pk, doc.title, doc.url, doc.text,
                     None if doc.date is None else stamp(doc.date), doc.lang,
-                    doc.content_hash, doc.needs_signature, stamp(now),
+                    doc.content_hash, doc.needs_signature, stamp(now), *_stored_origin(doc),
                 )
                 for doc in to_update
             ],
@@ -184,12 +192,35 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
 _UPDATE_COLUMNS = (
     ("title", "text"), ("url", "text"), ("text", "text"), ("date", "timestamptz"),
     ("lang", "text"), ("content_hash", "text"), ("needs_signature", "boolean"),
-    ("updated_at", "timestamptz"),
+    ("updated_at", "timestamptz"), ("source_name", "text"), ("source_type", "text"),
+    ("source_position", "text"), ("source_parent", "text"), ("source_details", "text"),
 )
 _INSERT_COLUMNS = (
     "corpus_id", "external_id", "title", "url", "text", "date", "lang", "content_hash",
-    "needs_signature", "created_at", "updated_at",
+    "needs_signature", "created_at", "updated_at", "source_name", "source_type",
+    "source_position", "source_parent", "source_details",
 )
+
+
+def _origin(record: Record) -> tuple[str, str, str, str, str]:
+    """The Document.source_* values of a record: its file's name (the last part of the path
+    the reader names when it gave none), type, place (its line when it gave none), parent id
+    and details as JSON."""
+    name = record.source_name or PurePath(record.source.rsplit("!", 1)[-1]).name
+    position = record.source_position or (
+        f"line {record.line}" if record.line is not None else ""
+    )
+    details = ""
+    if record.details:
+        details = json.dumps(record.details, ensure_ascii=False, sort_keys=True)
+    return name, record.source_type, position, record.parent_id, details
+
+
+def _stored_origin(doc: Document) -> tuple[str, str, str, str, str]:
+    return (
+        doc.source_name, doc.source_type, doc.source_position, doc.source_parent,
+        doc.source_details,
+    )
 
 
 def _insert_documents(
@@ -204,7 +235,7 @@ def _insert_documents(
             (
                 corpus.pk, external_id, r.title, r.url, r.text,
                 None if r.date is None else connection.ops.adapt_datetimefield_value(r.date),
-                r.lang, content_hash, True, stamp, stamp,
+                r.lang, content_hash, True, stamp, stamp, *_origin(r),
             )
             for external_id, r, content_hash in rows
         ],

@@ -1,0 +1,131 @@
+"""Files of the binary formats, written by real tools in the test (fpdf2, pypdf, Python's
+``mailbox`` and ``email``), and hostile ones (a PDF bomb, deeply nested MIME)."""
+
+from __future__ import annotations
+
+import io
+import zlib
+from email.message import EmailMessage
+from pathlib import Path
+
+# A PDF that Debian ships (libtasn1-doc): 36 pages of a real manual typeset by TeX.
+DEBIAN_PDF = Path("/usr/share/doc/libtasn1-doc/libtasn1.pdf")
+
+MEMO = (
+    "Travel expenses memo. All staff must file their travel expenses through the finance "
+    "portal by the tenth day of the following month. Receipts for hotels, trains and taxis "
+    "must be scanned and attached to each claim, and claims above five hundred euros need "
+    "the written approval of a head of department before they are paid. Late claims will be "
+    "paid with the next month's salary run rather than the current one."
+)
+
+
+def make_pdf(path: Path, pages: list[str], *, title: str = "") -> Path:
+    """A PDF of ``pages`` written by fpdf2, one page each."""
+    from fpdf import FPDF  # a test-only writer, imported where PDFs are made
+
+    pdf = FPDF()
+    pdf.set_font("Helvetica", size=11)
+    for text in pages:
+        pdf.add_page()
+        pdf.multi_cell(0, 6, text)
+    if title:
+        pdf.set_title(title)
+    pdf.output(str(path))
+    return path
+
+
+def make_image_only_pdf(path: Path) -> Path:
+    """A "scanned" PDF: one page holding only an image (a grey square), no text."""
+    from fpdf import FPDF  # a test-only writer
+    from PIL import Image  # fpdf2's own dependency draws the "scan"
+
+    image = io.BytesIO()
+    Image.new("L", (64, 64), 128).save(image, format="PNG")
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.image(image, x=10, y=10, w=100)
+    pdf.output(str(path))
+    return path
+
+
+def make_encrypted_pdf(path: Path, source: Path) -> Path:
+    """``source`` re-written by pypdf with a password needed to open it."""
+    import pypdf  # a test-only writer
+
+    writer = pypdf.PdfWriter()
+    writer.append(str(source))
+    writer.encrypt("secret")
+    with path.open("wb") as out:
+        writer.write(out)
+    return path
+
+
+def pdf_bomb(inflated_bytes: int) -> bytes:
+    """A valid one-page PDF whose page content inflates to ``inflated_bytes``."""
+    chunk = b"BT /F1 12 Tf 10 10 Td (AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA) Tj ET\n"
+    inflater = zlib.compressobj(9)
+    block = chunk * 10_000
+    parts = [inflater.compress(block) for _ in range(inflated_bytes // len(block) + 1)]
+    stream = b"".join([*parts, inflater.flush()])
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 5 0 R >> >> >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    body = b"%PDF-1.4\n"
+    offsets = []
+    for number, obj in enumerate(objects, 1):
+        offsets.append(len(body))
+        body += b"%d 0 obj\n" % number + obj + b"\nendobj\n"
+    xref = len(body)
+    body += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    body += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    body += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        xref,
+    )
+    return body
+
+
+def mail(
+    subject: str,
+    body: str,
+    *,
+    sender: str = "Ann Archer <ann@example.org>",
+    to: str = "Bob Baker <bob@example.org>",
+    message_id: str = "",
+    in_reply_to: str = "",
+    date: str = "Mon, 03 Mar 2025 09:15:00 +0100",
+    attachments: tuple[tuple[str, bytes, str], ...] = (),
+) -> EmailMessage:
+    """A message written by Python's ``email`` package; attachments are (name, data, type)."""
+    msg = EmailMessage()
+    msg["Subject"] = subject
+    msg["From"] = sender
+    msg["To"] = to
+    msg["Date"] = date
+    if message_id:
+        msg["Message-ID"] = f"<{message_id}>"
+    if in_reply_to:
+        msg["In-Reply-To"] = f"<{in_reply_to}>"
+        msg["References"] = f"<{in_reply_to}>"
+    msg.set_content(body)
+    for name, data, mime in attachments:
+        maintype, subtype = mime.split("/")
+        msg.add_attachment(data, maintype=maintype, subtype=subtype, filename=name)
+    return msg
+
+
+def nested_mime(depth: int) -> bytes:
+    """A message whose multiparts nest ``depth`` deep, a text part at the bottom."""
+    lines = [b"From: x@example.org", b"Subject: nested", b"MIME-Version: 1.0"]
+    for level in range(depth):
+        lines += [b'Content-Type: multipart/mixed; boundary="b%d"' % level, b"", b"--b%d" % level]
+    lines += [b"Content-Type: text/plain", b"", b"deep text"]
+    for level in reversed(range(depth)):
+        lines += [b"--b%d--" % level]
+    return b"\n".join(lines) + b"\n"
