@@ -239,12 +239,15 @@ def _as_child(record: Record, parent: str, *, name: str = "", position: str = ""
     )
 
 
-def _parse(data: bytes) -> EmailMessage | None:
+def _parse(data: bytes) -> EmailMessage | str:
+    """The parsed message, or why it cannot be read."""
     try:
         msg = email.parser.BytesParser(policy=email.policy.default).parsebytes(data)
-    except RecursionError:
-        return None
-    return msg if isinstance(msg, EmailMessage) else None
+    except RecursionError:  # the standard parser recurses once per level of nesting
+        return f"MIME parts nested too deeply to read (more than {MAX_MIME_DEPTH} levels); skipped"
+    if not isinstance(msg, EmailMessage) or not (msg.keys() or msg.get_payload()):
+        return "not a readable mail message; skipped"
+    return msg
 
 
 def read_eml(
@@ -264,8 +267,8 @@ def _message(
     data: bytes, doc_id: str, source: str, position: str, file_name: str, limit: int
 ) -> Iterator[Record | RecordError]:
     msg = _parse(data)
-    if msg is None or not (msg.keys() or msg.get_payload()):
-        yield RecordError(source, None, f"{position}: not a readable mail message; skipped")
+    if isinstance(msg, str):
+        yield RecordError(source, None, f"{position}: {msg}")
         return
     try:
         yield from message_records(msg, doc_id, source, position, file_name, limit)

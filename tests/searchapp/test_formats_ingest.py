@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import io
 import json
+import mailbox
 from pathlib import Path
 
 import pytest
 from corpora import sign_all
 from django.core.management import call_command
 from django.test import Client
-from format_fixtures import MEMO, make_pdf
+from format_fixtures import MEMO, mail, make_pdf
 
 from searchapp.models import Document
 from searchapp.selectors.documents import document_detail
@@ -80,3 +81,65 @@ def test_the_same_memo_as_pdf_and_as_text_folds(tmp_path: Path) -> None:
         for d, _ in document_detail(document_id=pdf.pk, method="minhash").near_duplicates
     }
     assert found == {"memo.txt"}
+
+
+def _mbox(path: Path, messages: list) -> Path:
+    box = mailbox.mbox(str(path))
+    try:
+        for msg in messages:
+            box.add(msg)
+        box.flush()
+    finally:
+        box.close()
+    return path
+
+
+def test_a_forwarded_mail_folds_with_its_original_and_a_quoting_reply_does_not(
+    tmp_path: Path,
+) -> None:
+    forward = (
+        "FYI, see below.\n\n---------- Forwarded message ---------\n"
+        "From: Ann Archer <ann@example.org>\nSubject: Expenses\n\n" + MEMO
+    )
+    reply = "Noted, thank you.\n\nOn Mon, 3 Mar 2025, Ann Archer wrote:\n" + "\n".join(
+        "> " + line for line in MEMO.split(". ")
+    )
+    _mbox(
+        tmp_path / "inbox.mbox",
+        [
+            mail("Expenses", MEMO, message_id="a1@example.org"),
+            mail("Fwd: Expenses", forward, sender="Bob <bob@example.org>"),
+            mail("Re: Expenses", reply, sender="Cy <cy@example.org>", in_reply_to="a1@example.org"),
+        ],
+    )
+    run(str(tmp_path / "inbox.mbox"))
+    sign_all("minhash")
+    original = Document.objects.get(external_id="inbox.mbox#1")
+    found = {
+        d.external_id
+        for d, _ in document_detail(document_id=original.pk, method="minhash").near_duplicates
+    }
+    assert found == {"inbox.mbox#2"}
+    stored_reply = Document.objects.get(external_id="inbox.mbox#3")
+    assert stored_reply.text == "Noted, thank you."
+    assert "> Please file" not in stored_reply.text
+
+
+def test_a_message_page_shows_sender_recipients_and_its_attachment_links_back(
+    tmp_path: Path, admin_client: Client
+) -> None:
+    pdf = make_pdf(tmp_path / "memo.pdf", [MEMO]).read_bytes()
+    _mbox(
+        tmp_path / "inbox.mbox",
+        [mail("Expenses <urgent>", "See the memo.", attachments=(("memo.pdf", pdf, "application/pdf"),))],
+    )
+    run(str(tmp_path / "inbox.mbox"))
+    message = Document.objects.get(external_id="inbox.mbox#1")
+    page = admin_client.get(f"/documents/{message.pk}/").content.decode()
+    assert "From the file <strong>inbox.mbox</strong> (email), message 1." in page
+    assert "<dt>From</dt><dd>Ann Archer &lt;ann@example.org&gt;</dd>" in page
+    attachment = Document.objects.get(external_id="inbox.mbox#1/attachment-1")
+    assert attachment.source_parent == "inbox.mbox#1"
+    page = admin_client.get(f"/documents/{attachment.pk}/").content.decode()
+    assert "(PDF), attachment 1 of message 1." in page
+    assert f'Attached to <a href="/documents/{message.pk}/">Expenses &lt;urgent&gt;</a>' in page
