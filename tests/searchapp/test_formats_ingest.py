@@ -1,6 +1,6 @@
 """PDFs and mail through the doors: each document keeps its source file and place, shown on its
-# ruff: noqa: E501 - test data and expected messages read better unwrapped
 page, and near-duplicates fold across formats."""
+# ruff: noqa: E501 - test data and expected messages read better unwrapped
 
 from __future__ import annotations
 

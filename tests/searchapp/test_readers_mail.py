@@ -1,6 +1,6 @@
 """Mail: each message of an mbox or .eml a document, attachments its children, quoted replies
-# ruff: noqa: E501 - test data and expected messages read better unwrapped
 kept apart from what is new; hostile mail reported, never raised."""
+# ruff: noqa: E501 - test data and expected messages read better unwrapped
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """PDF files: one document of all pages, page offsets kept; bad PDFs reported, never raised."""
-# ruff: noqa: E501 - test data and expected messages read better unwrapped
+
 
 from __future__ import annotations
 
