@@ -27,6 +27,7 @@ from searchapp.readers.documents import (
 )
 from searchapp.readers.jsonl import read_jsonl
 from searchapp.readers.mail import read_eml, read_mbox, set_attachment_reader
+from searchapp.readers.office import read_docx, read_odt, read_pptx, read_rtf, read_xlsx
 from searchapp.readers.pdf import read_pdf
 from searchapp.readers.records import Record, RecordError
 
@@ -93,6 +94,11 @@ FORMATS: tuple[Format, ...] = (
     FileFormat((".pdf",), read_pdf),
     FileFormat((".eml",), read_eml),
     FileFormat((".mbox",), read_mbox),
+    FileFormat((".docx",), read_docx),
+    FileFormat((".odt",), read_odt),
+    FileFormat((".pptx",), read_pptx),
+    FileFormat((".xlsx",), read_xlsx),
+    FileFormat((".rtf",), read_rtf),
 )
 ZIP_SUFFIX = ".zip"
 

@@ -129,3 +129,70 @@ def nested_mime(depth: int) -> bytes:
     for level in reversed(range(depth)):
         lines += [b"--b%d--" % level]
     return b"\n".join(lines) + b"\n"
+
+
+def make_docx(path: Path, paragraphs: list[str], table: list[list[str]] | None = None) -> Path:
+    """A Word document written by python-docx."""
+    import docx  # a test-only writer
+
+    document = docx.Document()
+    for text in paragraphs:
+        document.add_paragraph(text)
+    if table:
+        grid = document.add_table(rows=len(table), cols=len(table[0]))
+        for r, row in enumerate(table):
+            for c, value in enumerate(row):
+                grid.cell(r, c).text = value
+    document.save(str(path))
+    return path
+
+
+def make_odt(path: Path, heading: str, paragraphs: list[str]) -> Path:
+    """An OpenDocument text written by odfpy."""
+    from odf.opendocument import OpenDocumentText  # a test-only writer
+    from odf.text import H, P
+
+    document = OpenDocumentText()
+    document.text.addElement(H(outlinelevel=1, text=heading))
+    for text in paragraphs:
+        document.text.addElement(P(text=text))
+    document.save(str(path))
+    return path
+
+
+def make_pptx(path: Path, titles: list[str]) -> Path:
+    """A presentation written by python-pptx, one titled slide each."""
+    import pptx  # a test-only writer
+
+    deck = pptx.Presentation()
+    for title in titles:
+        slide = deck.slides.add_slide(deck.slide_layouts[5])
+        slide.shapes.title.text = title
+    deck.save(str(path))
+    return path
+
+
+def make_xlsx(path: Path, sheets: dict[str, list[list[object]]]) -> Path:
+    """A workbook written by openpyxl."""
+    import openpyxl  # a test-only writer
+
+    book = openpyxl.Workbook()
+    book.remove(book.active)
+    for name, rows in sheets.items():
+        sheet = book.create_sheet(name)
+        for row in rows:
+            sheet.append(row)
+    book.save(str(path))
+    return path
+
+
+def zip_bomb_named(path: Path, member: str, inflated_bytes: int) -> Path:
+    """A zip whose one member inflates ``inflated_bytes`` of zeros (an office file's name)."""
+    import zipfile
+
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
+        with zf.open(member, "w", force_zip64=True) as out:
+            block = b"\0" * (1 << 20)
+            for _ in range(inflated_bytes // len(block)):
+                out.write(block)
+    return path

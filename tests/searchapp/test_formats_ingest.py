@@ -13,7 +13,7 @@ import pytest
 from corpora import sign_all
 from django.core.management import call_command
 from django.test import Client
-from format_fixtures import MEMO, mail, make_pdf
+from format_fixtures import MEMO, mail, make_docx, make_odt, make_pdf
 
 from searchapp.models import Document
 from searchapp.selectors.documents import document_detail
@@ -144,3 +144,18 @@ def test_a_message_page_shows_sender_recipients_and_its_attachment_links_back(
     page = admin_client.get(f"/documents/{attachment.pk}/").content.decode()
     assert "(PDF), attachment 1 of message 1." in page
     assert f'Attached to <a href="/documents/{message.pk}/">Expenses &lt;urgent&gt;</a>' in page
+
+
+def test_the_same_memo_as_docx_and_as_pdf_folds(tmp_path: Path) -> None:
+    make_docx(tmp_path / "memo.docx", [MEMO])
+    make_pdf(tmp_path / "memo.pdf", [MEMO])
+    make_odt(tmp_path / "canteen.odt", "Canteen", [
+        "The canteen will close for refurbishment from the first of June until the end of "
+        "August; a food truck will serve lunch in the car park on weekdays meanwhile."
+    ])
+    run(str(tmp_path))
+    sign_all("minhash")
+    docx = Document.objects.get(external_id="memo.docx")
+    assert docx.source_type == "Word document"
+    found = {d.external_id for d, _ in document_detail(document_id=docx.pk, method="minhash").near_duplicates}
+    assert found == {"memo.pdf"}
