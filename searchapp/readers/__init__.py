@@ -39,6 +39,7 @@ from searchapp.readers.formats import (
     StreamFormat,
     StreamReader,
     format_for,
+    suffix_of,
 )
 from searchapp.readers.records import (
     DEFAULT_MAX_RECORD_BYTES,
@@ -65,6 +66,7 @@ __all__ = [
     "read_path",
     "read_upload",
     "record_problem",
+    "suffix_of",
 ]
 
 
@@ -83,7 +85,7 @@ def read_path(
         raise IngestFileError(f"{p}: no such file or folder")
     if p.is_dir():
         return read_folder(p, max_record_bytes)
-    suffix = p.suffix.lower()
+    suffix = suffix_of(p.name)
     if suffix == ZIP_SUFFIX:
         return read_zip(p, str(p), DEFAULT_MAX_UNCOMPRESSED, max_record_bytes)
     fmt = format_for(suffix)
@@ -133,7 +135,7 @@ def read_upload(
     Only the suffix of ``name`` is used; it is never used as a path on this machine.
     """
     safe_name = posixpath.basename(name.replace("\\", "/")) or "upload"
-    suffix = posixpath.splitext(safe_name)[1].lower()
+    suffix = suffix_of(safe_name)
     if suffix == ZIP_SUFFIX:
         return read_zip(fileobj, safe_name, max_uncompressed, max_record_bytes)
     fmt = format_for(suffix)

@@ -10,7 +10,6 @@ entry is reported and skipped; only a bomb or a lying header refuses the whole a
 from __future__ import annotations
 
 import io
-import posixpath
 import re
 import shutil
 import stat
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import IO, BinaryIO
 
 from searchapp.readers.documents import document_record, too_large
-from searchapp.readers.formats import DocumentFormat, FileFormat, format_for, unsupported
+from searchapp.readers.formats import DocumentFormat, FileFormat, format_for, suffix_of, unsupported
 from searchapp.readers.records import SYMLINK_SKIPPED, IngestFileError, Record, RecordError
 
 __all__ = [
@@ -157,7 +156,7 @@ def _read_entry(
     if _is_symlink_entry(info):
         yield RecordError(source, None, SYMLINK_SKIPPED)
         return
-    suffix = posixpath.splitext(name)[1].lower()
+    suffix = suffix_of(name)
     fmt = format_for(suffix)
     if fmt is None:
         yield RecordError(source, None, unsupported(suffix))

@@ -10,12 +10,11 @@ from __future__ import annotations
 
 import errno
 import os
-import posixpath
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from searchapp.readers.documents import read_document
-from searchapp.readers.formats import DocumentFormat, FileFormat, format_for, unsupported
+from searchapp.readers.formats import DocumentFormat, FileFormat, format_for, suffix_of, unsupported
 from searchapp.readers.records import SYMLINK_SKIPPED, IngestFileError, Record, RecordError
 
 __all__ = ["read_folder"]
@@ -79,7 +78,7 @@ def _walk_subfolder(
 def _folder_file(
     dir_fd: int, name: str, rel: PurePosixPath, source: str, limit: int
 ) -> Iterator[Record | RecordError]:
-    suffix = posixpath.splitext(name)[1].lower()
+    suffix = suffix_of(name)
     fmt = format_for(suffix)
     if not isinstance(fmt, DocumentFormat | FileFormat):
         yield RecordError(source, None, unsupported(suffix))

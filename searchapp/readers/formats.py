@@ -12,6 +12,7 @@ formats and is not one itself: a zip inside a zip is not read.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -30,6 +31,7 @@ from searchapp.readers.mail import read_eml, read_mbox, set_attachment_reader
 from searchapp.readers.office import read_docx, read_odt, read_pptx, read_rtf, read_xlsx
 from searchapp.readers.pdf import read_pdf
 from searchapp.readers.records import Record, RecordError
+from searchapp.readers.web_archives import read_warc
 
 __all__ = [
     "ACCEPTED_SUFFIXES",
@@ -45,6 +47,7 @@ __all__ = [
     "StreamReader",
     "file_reader",
     "format_for",
+    "suffix_of",
     "unsupported",
 ]
 
@@ -99,6 +102,7 @@ FORMATS: tuple[Format, ...] = (
     FileFormat((".pptx",), read_pptx),
     FileFormat((".xlsx",), read_xlsx),
     FileFormat((".rtf",), read_rtf),
+    FileFormat((".warc", ".warc.gz", ".arc", ".arc.gz"), read_warc),
 )
 ZIP_SUFFIX = ".zip"
 
@@ -113,6 +117,18 @@ DOCUMENT_SUFFIXES = frozenset(
 )
 # The suffix of each format that messages name: .jsonl, .csv, .txt, .md, .html.
 MAIN_SUFFIXES: tuple[str, ...] = tuple(fmt.suffixes[0] for fmt in FORMATS)
+
+
+_DOUBLE_SUFFIXES = tuple(suffix for suffix in _BY_SUFFIX if suffix.count(".") > 1)
+
+
+def suffix_of(name: str) -> str:
+    """The lower-case suffix that picks a file's format: ``.warc.gz`` as well as ``.pdf``."""
+    lowered = name.lower()
+    for double in _DOUBLE_SUFFIXES:
+        if lowered.endswith(double):
+            return double
+    return posixpath.splitext(lowered)[1]
 
 
 def format_for(suffix: str) -> Format | None:

@@ -196,3 +196,39 @@ def zip_bomb_named(path: Path, member: str, inflated_bytes: int) -> Path:
             for _ in range(inflated_bytes // len(block)):
                 out.write(block)
     return path
+
+
+PAGE = """<!doctype html><html><head><title>{title}</title></head><body>
+<nav><a href="/">Home</a> <a href="/news">News</a> <a href="/contact">Contact</a></nav>
+<article><h1>{title}</h1>{paragraphs}</article>
+<footer>Copyright the Harbour Gazette. All rights reserved.</footer></body></html>"""
+
+
+def html_page(title: str, paragraphs: list[str]) -> bytes:
+    """An HTML page with navigation and a footer around its article."""
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return PAGE.format(title=title, paragraphs=body).encode()
+
+
+def write_warc(path: Path, captures: list[tuple[str, str, bytes, str]], *, gzip: bool = True) -> Path:
+    """A WARC written by warcio: (url, content type, body, WARC-Date) responses, each after a
+    request record, as a crawler writes them."""
+    from warcio.statusandheaders import StatusAndHeaders  # a test-only writer here
+    from warcio.warcwriter import WARCWriter
+
+    with path.open("wb") as out:
+        writer = WARCWriter(out, gzip=gzip)
+        for url, content_type, body, date in captures:
+            request = writer.create_warc_record(
+                url, "request", payload=io.BytesIO(b""),
+                http_headers=StatusAndHeaders("GET / HTTP/1.1", [("Host", "example.org")], is_http_request=True),
+                warc_headers_dict={"WARC-Date": date},
+            )
+            writer.write_record(request)
+            headers = StatusAndHeaders("200 OK", [("Content-Type", content_type)], protocol="HTTP/1.1")
+            response = writer.create_warc_record(
+                url, "response", payload=io.BytesIO(body), http_headers=headers,
+                warc_headers_dict={"WARC-Date": date},
+            )
+            writer.write_record(response)
+    return path

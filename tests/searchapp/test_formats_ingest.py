@@ -13,7 +13,7 @@ import pytest
 from corpora import sign_all
 from django.core.management import call_command
 from django.test import Client
-from format_fixtures import MEMO, mail, make_docx, make_odt, make_pdf
+from format_fixtures import MEMO, html_page, mail, make_docx, make_odt, make_pdf, write_warc
 
 from searchapp.models import Document
 from searchapp.selectors.documents import document_detail
@@ -159,3 +159,22 @@ def test_the_same_memo_as_docx_and_as_pdf_folds(tmp_path: Path) -> None:
     assert docx.source_type == "Word document"
     found = {d.external_id for d, _ in document_detail(document_id=docx.pk, method="minhash").near_duplicates}
     assert found == {"memo.pdf"}
+
+
+def test_the_same_page_crawled_twice_folds_and_keeps_its_url(tmp_path: Path) -> None:
+    paragraphs = [MEMO, "Questions go to the finance office on the second floor."]
+    write_warc(
+        tmp_path / "crawl.warc.gz",
+        [
+            ("https://intranet.example/memo", "text/html", html_page("Expenses", paragraphs), "2025-03-01T10:00:00Z"),
+            ("https://intranet.example/memo", "text/html", html_page("Expenses (updated)", [*paragraphs, "Updated 8 March."]), "2025-03-08T10:00:00Z"),
+            ("https://intranet.example/canteen", "text/html", html_page("Canteen", ["The canteen will close for refurbishment from the first of June until the end of August; a food truck will serve lunch in the car park on weekdays meanwhile."]), "2025-03-08T10:00:00Z"),
+        ],
+    )
+    out = run(str(tmp_path / "crawl.warc.gz"))
+    assert "3 created" in out and "3 record(s) that are not HTML pages skipped" in out
+    sign_all("minhash")
+    first = Document.objects.get(external_id="https://intranet.example/memo @ 2025-03-01T10:00:00Z")
+    assert first.url == "https://intranet.example/memo" and first.source_type == "web archive"
+    found = {d.external_id for d, _ in document_detail(document_id=first.pk, method="minhash").near_duplicates}
+    assert found == {"https://intranet.example/memo @ 2025-03-08T10:00:00Z"}
