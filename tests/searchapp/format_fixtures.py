@@ -190,11 +190,13 @@ def zip_bomb_named(path: Path, member: str, inflated_bytes: int) -> Path:
     """A zip whose one member inflates ``inflated_bytes`` of zeros (an office file's name)."""
     import zipfile
 
-    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf:
-        with zf.open(member, "w", force_zip64=True) as out:
-            block = b"\0" * (1 << 20)
-            for _ in range(inflated_bytes // len(block)):
-                out.write(block)
+    block = b"\0" * (1 << 20)
+    with (
+        zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf,
+        zf.open(member, "w", force_zip64=True) as out,
+    ):
+        for _ in range(inflated_bytes // len(block)):
+            out.write(block)
     return path
 
 
@@ -210,7 +212,9 @@ def html_page(title: str, paragraphs: list[str]) -> bytes:
     return PAGE.format(title=title, paragraphs=body).encode()
 
 
-def write_warc(path: Path, captures: list[tuple[str, str, bytes, str]], *, gzip: bool = True) -> Path:
+def write_warc(
+    path: Path, captures: list[tuple[str, str, bytes, str]], *, gzip: bool = True
+) -> Path:
     """A WARC written by warcio: (url, content type, body, WARC-Date) responses, each after a
     request record, as a crawler writes them."""
     from warcio.statusandheaders import StatusAndHeaders  # a test-only writer here
@@ -220,14 +224,23 @@ def write_warc(path: Path, captures: list[tuple[str, str, bytes, str]], *, gzip:
         writer = WARCWriter(out, gzip=gzip)
         for url, content_type, body, date in captures:
             request = writer.create_warc_record(
-                url, "request", payload=io.BytesIO(b""),
-                http_headers=StatusAndHeaders("GET / HTTP/1.1", [("Host", "example.org")], is_http_request=True),
+                url,
+                "request",
+                payload=io.BytesIO(b""),
+                http_headers=StatusAndHeaders(
+                    "GET / HTTP/1.1", [("Host", "example.org")], is_http_request=True
+                ),
                 warc_headers_dict={"WARC-Date": date},
             )
             writer.write_record(request)
-            headers = StatusAndHeaders("200 OK", [("Content-Type", content_type)], protocol="HTTP/1.1")
+            headers = StatusAndHeaders(
+                "200 OK", [("Content-Type", content_type)], protocol="HTTP/1.1"
+            )
             response = writer.create_warc_record(
-                url, "response", payload=io.BytesIO(body), http_headers=headers,
+                url,
+                "response",
+                payload=io.BytesIO(body),
+                http_headers=headers,
                 warc_headers_dict={"WARC-Date": date},
             )
             writer.write_record(response)
