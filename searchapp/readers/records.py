@@ -264,7 +264,12 @@ def make_record(
         source_type=origin[1],
         source_position=origin[2][:MAX_POSITION_CHARS],
         parent_id=_clean(origin[3])[:MAX_ID_CHARS],
-        details={key: _clean(value) for key, value in (details or {}).items() if value},
+        # Details are shown, not checked like the fields: what no database stores is replaced.
+        details={
+            key: _clean(value).encode("utf-8", "replace").decode("utf-8")
+            for key, value in (details or {}).items()
+            if value
+        },
     )
     problem = record_problem(record)
     return RecordError(source, line, problem) if problem else record
