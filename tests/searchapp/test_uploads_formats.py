@@ -1,5 +1,5 @@
 """The staff upload page takes PDFs, office files, mailboxes and web archives like any file."""
-# ruff: noqa: E501 - test data and expected messages read better unwrapped
+# ruff: noqa: E501, F811 - unwrapped test data; pytest fixtures are parameters named as imported
 
 from __future__ import annotations
 
