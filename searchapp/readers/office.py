@@ -74,7 +74,10 @@ def _open_zip(handle: BinaryIO, kind: str) -> zipfile.ZipFile:
 
 
 def _paragraphs(
-    zf: zipfile.ZipFile, member: str, paragraph: str, pieces: Callable[[object], str]
+    zf: zipfile.ZipFile,
+    member: str,
+    paragraph: str | tuple[str, ...],
+    pieces: Callable[[object], str],
 ) -> Iterator[str]:
     """The text of each ``paragraph`` element of one XML part, read as a stream."""
     # lxml comes with trafilatura; imported here so the readers load without it until needed.
@@ -167,7 +170,7 @@ def _read_xml_document(
     source: str,
     kind: str,
     members: Callable[[zipfile.ZipFile], list[str]],
-    paragraph: str,
+    paragraph: str | tuple[str, ...],
     pieces: Callable[[object], str],
     separator: str,
 ) -> Record | RecordError:
@@ -240,7 +243,7 @@ def read_odt(
         _only("content.xml"),
         (f"{_TEXT}p", f"{_TEXT}h"),
         _odf_pieces,
-        "\n",  # type: ignore[arg-type]
+        "\n",
     )
 
 

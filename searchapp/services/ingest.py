@@ -114,6 +114,7 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
         to_create: list[tuple[str, Record, str]] = []
         to_update: list[Document] = []
         unchanged = 0
+        moved: list[Document] = []  # unchanged documents whose source file or place changed
         detect: list[tuple[str, Record]] = []  # (external id, record) whose language is read
         for external_id, record in batch.items():
             content_hash = Document.hash_content(record.title, record.text)
@@ -127,9 +128,16 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                 and doc.url == record.url
                 and doc.date == record.date
                 and record.lang in ("", doc.lang)
-                and _stored_origin(doc) == _origin(record)
             ):
+                # Same document, perhaps from another file or place: its source is noted, but
+                # it is not an update (nothing searched or signed changed).
                 unchanged += 1
+                if _stored_origin(doc) != _origin(record):
+                    (
+                        doc.source_name, doc.source_type, doc.source_position, doc.source_parent,
+                        doc.source_details,
+                    ) = _origin(record)
+                    moved.append(doc)
             else:
                 if doc.content_hash != content_hash:
                     doc.needs_signature = True
@@ -177,6 +185,11 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                 for doc in to_update
             ],
         )
+        update_rows(
+            Document._meta.db_table,
+            _UPDATE_COLUMNS[-len(_SOURCE_COLUMNS) :],
+            [(doc.pk, *_stored_origin(doc)) for doc in moved],
+        )
         # In the same transaction: the search index learns of exactly what was written.
         search_index_changed_ids([*created_ids, *(doc.pk for doc in to_update)])
         # Counted once written, so a batch that fails adds nothing to the report.
@@ -194,6 +207,9 @@ _UPDATE_COLUMNS = (
     ("lang", "text"), ("content_hash", "text"), ("needs_signature", "boolean"),
     ("updated_at", "timestamptz"), ("source_name", "text"), ("source_type", "text"),
     ("source_position", "text"), ("source_parent", "text"), ("source_details", "text"),
+)
+_SOURCE_COLUMNS = (
+    "source_name", "source_type", "source_position", "source_parent", "source_details",
 )
 _INSERT_COLUMNS = (
     "corpus_id", "external_id", "title", "url", "text", "date", "lang", "content_hash",

@@ -178,3 +178,16 @@ def test_the_same_page_crawled_twice_folds_and_keeps_its_url(tmp_path: Path) -> 
     assert first.url == "https://intranet.example/memo" and first.source_type == "web archive"
     found = {d.external_id for d, _ in document_detail(document_id=first.pk, method="minhash").near_duplicates}
     assert found == {"https://intranet.example/memo @ 2025-03-08T10:00:00Z"}
+
+
+def test_the_same_document_from_another_file_is_unchanged_but_names_its_new_source(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    record = json.dumps({"id": "memo", "text": MEMO})
+    (tmp_path / "a" / "first.jsonl").write_text(record, encoding="utf-8")
+    (tmp_path / "b" / "second.jsonl").write_text("\n" + record, encoding="utf-8")
+    run(str(tmp_path / "a" / "first.jsonl"))
+    out = run(str(tmp_path / "b" / "second.jsonl"))
+    assert "0 created, 0 updated, 1 unchanged" in out
+    doc = Document.objects.get()
+    assert (doc.source_name, doc.source_position) == ("second.jsonl", "line 2")
