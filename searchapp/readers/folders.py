@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
@@ -90,6 +91,9 @@ def _folder_file(
         return
     with os.fdopen(fd, "rb") as handle:
         if isinstance(fmt, FileFormat):
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # a FIFO swapped in
+                yield RecordError(source, None, "not a regular file; skipped")
+                return
             yield from fmt.read(handle, (rel / name).as_posix(), source, limit)
         else:
             yield read_document(handle, (rel / name).as_posix(), source, limit, fmt.extract)

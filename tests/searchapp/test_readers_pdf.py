@@ -119,3 +119,10 @@ def test_pdfs_in_a_zip_and_an_upload_are_read(tmp_path: Path) -> None:
     assert bomb.source == "reports.zip!reports/bomb.pdf" and "PDF bomb" in bomb.reason
     upload = _one(list(read_upload("memo.pdf", io.BytesIO(data), max_uncompressed=10**8)))
     assert isinstance(upload, Record) and upload.external_id == "memo.pdf"
+
+
+def test_a_fifo_named_pdf_in_a_folder_is_skipped_not_waited_on(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "x.pdf")
+    assert list(read_path(tmp_path)) == [RecordError(str(tmp_path / "x.pdf"), None, "not a regular file; skipped")]
