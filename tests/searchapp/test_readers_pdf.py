@@ -125,4 +125,5 @@ def test_a_fifo_named_pdf_in_a_folder_is_skipped_not_waited_on(tmp_path: Path) -
     import os
 
     os.mkfifo(tmp_path / "x.pdf")
-    assert list(read_path(tmp_path)) == [RecordError(str(tmp_path / "x.pdf"), None, "not a regular file; skipped")]
+    skipped = RecordError(str(tmp_path / "x.pdf"), None, "not a regular file; skipped")
+    assert list(read_path(tmp_path)) == [skipped]
