@@ -46,11 +46,11 @@ class Document(models.Model):
     # file's name and type ("PDF", "email"), the place in it ("pages 1-12", "message 3",
     # "line 40"), the external id of the document it belongs to (an attachment's message), and
     # what else the source said (a message's sender, recipients, thread; JSON, "{}" if none).
-    source_name = models.CharField(max_length=500, blank=True, default="")
-    source_type = models.CharField(max_length=40, blank=True, default="")
-    source_position = models.CharField(max_length=100, blank=True, default="")
-    source_parent = models.CharField(max_length=255, blank=True, default="")
-    source_details = models.TextField(blank=True, default="")
+    source_name = models.CharField(max_length=500, blank=True, default="", db_default="")
+    source_type = models.CharField(max_length=40, blank=True, default="", db_default="")
+    source_position = models.CharField(max_length=100, blank=True, default="", db_default="")
+    source_parent = models.CharField(max_length=255, blank=True, default="", db_default="")
+    source_details = models.TextField(blank=True, default="", db_default="")
     # True from the moment the text changes until every active signature set has a row for it;
     # the background pipeline picks these up (and catches up after a broker outage).
     needs_signature = models.BooleanField(default=True, db_index=True)
