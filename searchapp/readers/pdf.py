@@ -97,7 +97,11 @@ def _inflated_size(buffer: bytes | mmap.mmap, start: int, cap: int) -> int:
             position += len(piece)
             total += len(inflater.decompress(piece, 1 << 20))
             while inflater.unconsumed_tail and total <= cap:
-                total += len(inflater.decompress(inflater.unconsumed_tail, 1 << 20))
+                tail = len(inflater.unconsumed_tail)
+                out = len(inflater.decompress(inflater.unconsumed_tail, 1 << 20))
+                if not out and len(inflater.unconsumed_tail) == tail:
+                    break  # no progress at all: never loop on input zlib will not move
+                total += out
     except zlib.error:  # not Flate (an image's DCT, say), or damaged: PDFium judges it
         pass
     return total
