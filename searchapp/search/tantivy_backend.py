@@ -37,6 +37,7 @@ from django.db.models.functions import Substr
 from django.utils.safestring import SafeString, mark_safe
 
 from searchapp.models import Document
+from searchapp.search.adjacency import adjacent_words_bonus
 from searchapp.search.analysis import (
     DEFAULT_FIELDS,
     LANGUAGE_FIELDS,
@@ -221,28 +222,6 @@ class _Compiler:
         return Query.boolean_query(clauses)
 
 
-def _adjacent_words_bonus(root: Node, pairs: tuple[FieldPair, ...]) -> list[tantivy.Query]:
-    """For a plain query of several words (``stemming algorithms``): the same words as a phrase
-    in each field, scored on top of the words, as Lucene's edismax "pf" does. Stemming widens a
-    word to its whole family (Russian разделяются finds разделять, разделение...), so a long
-    document holding exactly the words typed was outranked by short ones holding one of them;
-    measured by bench/languages.py's known-item search (BENCHMARKS.md)."""
-    if not isinstance(root, AnyOf) or root.excluded or len(root.items) < 2:
-        return []
-    if not all(isinstance(item, Term) for item in root.items):
-        return []
-    words = " ".join(item.word for item in root.items if isinstance(item, Term))
-    bonus: list[tantivy.Query] = []
-    for pair in pairs:
-        tokens = analyze(words, pair)
-        if len(tokens) >= 2 and not pair.by_character:
-            bonus += [
-                Query.phrase_query(SCHEMA, name, list[str | tuple[int, str]](tokens))
-                for name in (pair.title, pair.text)
-            ]
-    return bonus
-
-
 def compile_query(
     parsed: ParsedQuery,
     *,
@@ -267,7 +246,7 @@ def compile_query(
         notes.extend(compiler.notes)
     if query is None:
         return None
-    adjacent = _adjacent_words_bonus(parsed.root, pairs)
+    adjacent = adjacent_words_bonus(parsed.root, pairs)
     if adjacent:
         # Matches stay the same (the phrase only matches where its words do); documents that
         # hold the words side by side, as typed, rank above those that hold them apart.
