@@ -77,6 +77,8 @@ def search_view(request: HttpRequest) -> HttpResponse:
                     _add_selector_error(form, error)
         if form.errors:
             status = 400
+        elif result is not None and result.past_last_page:
+            status = 404  # the page says so, and links to the last page
     return _render(
         request,
         page_template="search/search.html",
