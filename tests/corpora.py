@@ -25,6 +25,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import transaction
+
 from searchapp.demo import generate_documents
 from searchapp.models import Corpus, Document, SignatureSet
 from searchapp.services.signature_sets import signature_set_build_inline
@@ -341,17 +343,20 @@ DEMO_QUERY = "percent"
 def make_demo(n: int = 400, *, name: str = "demo", sign: bool = True) -> dict[str, Document]:
     """The first ``n`` documents of ``searchapp.demo`` in corpus ``name``, by external id."""
     corpus = make_corpus(name)
-    docs = {
-        record["id"]: make_document(
-            corpus=corpus,
-            external_id=record["id"],
-            title=record["title"],
-            text=record["text"],
-            url=record["url"],
-            date=datetime.fromisoformat(record["date"]) if record.get("date") else None,
-        )
-        for record in generate_documents(n)
-    }
+    # One transaction: on a committing test database (the browser tests) the search index then
+    # applies one change of n documents, not n changes of one.
+    with transaction.atomic():
+        docs = {
+            record["id"]: make_document(
+                corpus=corpus,
+                external_id=record["id"],
+                title=record["title"],
+                text=record["text"],
+                url=record["url"],
+                date=datetime.fromisoformat(record["date"]) if record.get("date") else None,
+            )
+            for record in generate_documents(n)
+        }
     if sign:
         sign_all("minhash")
         sign_all("simhash")
@@ -368,7 +373,8 @@ HARBOUR_STORY = (
 _HARBOUR_WORDS = """
 pier tide crane quay berth cargo tug anchor buoy lighthouse dock ferry rope net keel mast sail
 gull storm wave shore salt fish crab boat ship deck hull chain hook pilot channel beacon
-""".split()
+"""
+HARBOUR_VOCABULARY = _HARBOUR_WORDS.split()
 
 
 def make_far_copy(*, fillers: int = 160) -> dict[str, Document]:
@@ -388,7 +394,7 @@ def make_far_copy(*, fillers: int = 160) -> dict[str, Document]:
         ),
     }
     for n in range(fillers):
-        words = " ".join(rng.sample(_HARBOUR_WORDS, 12))
+        words = " ".join(rng.sample(HARBOUR_VOCABULARY, 12))
         docs[f"filler-{n}"] = make_document(
             corpus=corpus,
             external_id=f"filler-{n}",

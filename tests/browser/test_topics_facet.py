@@ -33,7 +33,8 @@ def test_a_topic_link_filters_the_results_in_place(page, live_server, jaguar_cor
     cats = facet.get_by_role("link", name=re.compile("cat", re.IGNORECASE))
     cats.click()
     page.wait_for_url(re.compile(r"topic="))
-    expect(page.locator("p.topic-filter")).to_contain_text("6 results in 6 groups")
+    expect(page.locator(".summary-counts")).to_contain_text("6 results in 6 groups")
+    expect(page.locator("p.topic-filter")).to_contain_text("Showing the topic")
     assert page.locator("li.group").count() == 6
     for key, doc_id in jaguar_corpus.items():
         expect(page.locator(f"#group-{doc_id}")).to_have_count(1 if key.startswith("cat-") else 0)

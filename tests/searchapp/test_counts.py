@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 SUMMARY = re.compile(
     r"^(?:(?P<matches>[\d,]+) match(?:es)?|Topic “(?P<topic>[^”]+)”: (?P<results>[\d,]+) results? in (?P<groups>[\d,]+) groups?)"
-    r"(?: · Page (?P<page>[\d,]+) of (?:at most )?(?P<pages>[\d,]+))?"
+    r"(?: · page (?P<page>[\d,]+) of (?:at most )?(?P<pages>[\d,]+))?"
     r"(?: · not grouped| · (?P<folded>[\d,]+) similar results? folded(?: on this page)?)?$"
 )
 

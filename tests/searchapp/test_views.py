@@ -119,7 +119,7 @@ def test_the_summary_line_uses_thousands_separators_and_mentions_pending_signatu
     request = RequestFactory().get("/", {"q": "q"})
     html = render_to_string("search/_results.html", {"result": page, "form": None}, request)
     assert _summary(html) == (
-        "5,000 matches · Page 1 of at most 4,990 · 1,200 similar results folded on this page"
+        "5,000 matches · page 1 of at most 4,990 · 1,200 similar results folded on this page"
     )
     assert "7 results on this page are not grouped yet (signatures pending)" in html
     assert "12 ms" in html
