@@ -377,8 +377,9 @@ gull storm wave shore salt fish crab boat ship deck hull chain hook pilot channe
 HARBOUR_VOCABULARY = _HARBOUR_WORDS.split()
 
 
-def make_far_copy(*, fillers: int = 160) -> dict[str, Document]:
-    """The harbour story, its far-ranked exact copy and the fillers between them, signed."""
+def make_far_copy(*, fillers: int = 160, copies: int = 1) -> dict[str, Document]:
+    """The harbour story, its far-ranked exact copy (``copy``; more copies ``copy-2``...) and
+    the fillers between them, signed."""
     corpus = make_corpus("harbour")
     rng = random.Random(18)
     docs = {
@@ -389,10 +390,12 @@ def make_far_copy(*, fillers: int = 160) -> dict[str, Document]:
             text=HARBOUR_STORY,
             url="https://news.example/harbour",
         ),
-        "copy": make_document(
-            corpus=corpus, external_id="copy", title="Dredging plan approved", text=HARBOUR_STORY
-        ),
     }
+    for n in range(1, copies + 1):
+        key = "copy" if n == 1 else f"copy-{n}"
+        docs[key] = make_document(
+            corpus=corpus, external_id=key, title="Dredging plan approved", text=HARBOUR_STORY
+        )
     for n in range(fillers):
         words = " ".join(rng.sample(HARBOUR_VOCABULARY, 12))
         docs[f"filler-{n}"] = make_document(

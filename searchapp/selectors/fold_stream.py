@@ -33,7 +33,10 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+import numpy as np
+
 from searchapp import grouping_params as gp
+from searchapp import signature_codec
 from searchapp.models import DuplicateDecision, SignatureSet
 from searchapp.search import RankedSearch
 from searchapp.selectors.fold_inputs import (
@@ -92,6 +95,7 @@ class FoldStream:
     _scores: dict[int, float] = field(default_factory=dict)
     _ended: bool = False  # the ranking was read to its end
     _rows: dict[int, DocumentRow] = field(default_factory=dict)
+    _decoded: dict[int, np.ndarray] = field(default_factory=dict)  # signatures, decoded once
     _gone: set[int] = field(default_factory=set)  # in the index, no longer in the database
     _partners: dict[int, set[int]] = field(default_factory=dict)
     _decisions: dict[int, list[Decision]] = field(default_factory=dict)
@@ -190,6 +194,7 @@ class FoldStream:
             max_distance=self.max_distance,
             decisions=decisions,
             rule=self._rule or gp.REPRESENTATIVE_RULE_DEFAULT,
+            decoded=self._decoded,
         )
         for rep, members, why in groups:
             if min([rep, *(m for m, _s in members)]) >= len(own):
@@ -240,7 +245,7 @@ class FoldStream:
         set_id = self.signature_set.pk if self.signature_set is not None else None
         fresh = [i for i in window if i not in self._rows]
         rows = document_rows(set_id, fresh)
-        self._rows.update(rows)
+        self._remember(rows)
         self._gone.update(i for i in fresh if i not in rows)
         if self.method == "none" or set_id is None:
             return
@@ -249,7 +254,7 @@ class FoldStream:
         opening = [i for i in opening if i not in self._assigned]
         for i in opening:
             self._partners[i] = set()
-        for a, b in stored_partners(set_id, opening):
+        for a, b in stored_partners(set_id, opening, band_keys=self._looser_than_set()):
             self._partners[a].add(b)
         partners = {p for i in opening for p in self._partners[i]}
         # One read of the decisions touching the window or its partners: a decision between
@@ -273,8 +278,28 @@ class FoldStream:
         scores = self.ranked.scores(beyond)
         self._scores.update(scores)
         matching = [p for p in beyond if p in scores and p not in self._rows]
-        self._rows.update(document_rows(set_id, matching))
+        self._remember(document_rows(set_id, matching))
         self._gone.update(p for p in matching if p not in self._rows)
+
+    def _looser_than_set(self) -> bool:
+        """Whether pairs below the set's own threshold fold here: those are in no stored
+        cluster, only (with some probability) in the band keys."""
+        params = self.signature_set.params if self.signature_set is not None else {}
+        if self.method == "minhash":
+            built = params.get("threshold")
+            return built is None or (self.threshold or 0.0) < float(built) - 1e-9
+        built = params.get("max_distance")
+        return built is None or (self.max_distance or 0) > int(built)
+
+    def _remember(self, rows: dict[int, DocumentRow]) -> None:
+        """Keep the rows, their signatures decoded in one go (each pool reuses them)."""
+        self._rows.update(rows)
+        if self.signature_set is None or self.method == "none":
+            return
+        signed = [row for row in rows.values() if row.signed and not row.is_empty]
+        if signed:
+            values = signature_codec.decode_rows(self.signature_set, signed).values
+            self._decoded.update(zip((row.id for row in signed), values, strict=True))
 
     def _read_decisions(self, ids: list[int]) -> list[Decision]:
         fresh = [i for i in dict.fromkeys(ids) if i not in self._decisions]

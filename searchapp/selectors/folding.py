@@ -16,7 +16,7 @@ of the representative shown, and each group says why its representative was pick
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 
 import numpy as np
@@ -107,10 +107,13 @@ def fold_pool(
     max_distance: int | None,
     decisions: Iterable[Decision],
     rule: str,
+    decoded: Mapping[int, np.ndarray] | None = None,
 ) -> list[FoldedGroup]:
     """Groups over pool positions (the pool in rank order), ordered by their best-ranked member.
 
     A hit without a current signature, or with an empty text's, is a group of its own.
+    ``decoded`` holds signatures already decoded, by document id (a stream decodes each once,
+    not once per pool it joins); the rest are decoded here.
     """
     n = len(pool)
     valid = np.array([row.signed and not row.is_empty for row in pool], dtype=bool)
@@ -120,11 +123,16 @@ def fold_pool(
     forbid, force, preferred = _decision_pairs(ids, decisions)
     prefer, reason = _preference(pool, rule, preferred)
     positions = np.flatnonzero(valid)
-    decoded = signature_codec.decode_rows(signature_set, [pool[int(i)] for i in positions])
+    if decoded is not None and all(pool[int(i)].id in decoded for i in positions):
+        values = np.stack([decoded[pool[int(i)].id] for i in positions])
+        signatures = signature_codec.DecodedSignatures(method, values)
+    else:
+        signatures = signature_codec.decode_rows(signature_set, [pool[int(i)] for i in positions])
+    padded = signatures.padded(n, positions)
     if method == "minhash":
         assert threshold is not None  # resolved from the active set by the caller
         groups = group_ranked(
-            decoded.padded(n, positions),
+            padded,
             threshold=threshold,
             valid=valid,
             forbid=forbid,
@@ -134,7 +142,7 @@ def fold_pool(
     else:
         assert max_distance is not None
         groups = group_ranked_simhash(
-            decoded.padded(n, positions),
+            padded,
             max_distance=max_distance,
             valid=valid,
             forbid=forbid,

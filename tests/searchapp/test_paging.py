@@ -9,6 +9,7 @@ from corpora import DEMO_QUERY, make_demo, make_far_copy
 from django.urls import reverse
 
 from searchapp.search import get_backend
+from searchapp.selectors import fold_inputs
 from searchapp.selectors.fold_stream import BLOCK
 from searchapp.selectors.search import search_grouped
 from searchapp.selectors.search_results import SearchPage
@@ -113,17 +114,37 @@ def test_groups_follow_the_ranking_of_their_best_ranked_member(demo) -> None:  #
     )
 
 
-def test_a_copy_ranked_far_below_is_folded_under_its_original_on_the_first_page() -> None:
+@pytest.mark.parametrize(
+    "threshold",
+    [None, 0.6],
+    ids=["the set's threshold: through the stored clusters", "a looser one: through the band keys"],
+)
+def test_a_copy_ranked_far_below_is_folded_under_its_original_on_the_first_page(threshold) -> None:  # type: ignore[no-untyped-def]
     docs = make_far_copy()
     ranking = [h.document_id for h in get_backend().search("harbour", limit=1000).hits]
     story, copy = ranking.index(docs["story"].id), ranking.index(docs["copy"].id)
     assert story < BLOCK and copy >= 2 * BLOCK, "the copy must rank beyond the story's neighbourhood"
-    page = search_grouped(query="harbour", group="minhash", per_page=10)
+    page = search_grouped(query="harbour", group="minhash", threshold=threshold, per_page=10)
     (group,) = [g for g in page.groups if g.representative.id == docs["story"].id]
     assert [m.hit.id for m in group.members] == [docs["copy"].id]
     assert group.members[0].similarity == 1.0
-    later = all_pages(query="harbour", group="minhash", per_page=10)[1:]
+    later = all_pages(query="harbour", group="minhash", threshold=threshold, per_page=10)[1:]
     assert docs["copy"].id not in {i for p in later for i in ids_of(p)}
+
+
+def test_a_huge_family_is_not_pulled_forward_but_each_copy_still_appears_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Over MAX_SHARED documents in one cluster and bucket (boilerplate-like families) are not
+    # read to pull copies forward: a far copy is folded where it ranks instead. Lowered here.
+    monkeypatch.setattr(fold_inputs, "MAX_SHARED", 2)
+    docs = make_far_copy(copies=3)
+    first = search_grouped(query="harbour", group="minhash", per_page=10)
+    (group,) = [g for g in first.groups if g.representative.id == docs["story"].id]
+    assert group.members == []
+    pages = all_pages(query="harbour", group="minhash", per_page=10)
+    seen = [i for p in pages for i in ids_of(p)]
+    assert len(seen) == len(set(seen)) == len(matching_ids("harbour"))
+    copies = [g for p in pages for g in p.groups if g.representative.id == docs["copy"].id]
+    assert len(copies) == 1 and len(copies[0].members) == 2  # the copies fold together
 
 
 def test_a_page_past_the_last_says_so_on_the_page_and_in_the_api(client, demo) -> None:  # type: ignore[no-untyped-def]
