@@ -9,7 +9,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-engine test-app test-postgres test-browser lint demo bench bench-engine bench-search bench-ranking bench-pipeline bench-scale clean
+.PHONY: run test test-engine test-app test-postgres test-browser lint demo bench bench-engine bench-search bench-ranking bench-pipeline bench-scale bench-languages clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -61,6 +61,10 @@ bench-scale: $(VENV)/.installed-dev
 
 bench-engine: $(VENV)/.installed-dev
 	$(PY) bench/dedup_bench.py
+
+## bench-languages: near-duplicates, known-item search and detection per language (issue 16).
+bench-languages: $(VENV)/.installed-dev
+	$(PY) bench/languages.py
 
 clean:
 	rm -rf var staticfiles .pytest_cache .ruff_cache .mypy_cache

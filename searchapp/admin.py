@@ -16,11 +16,13 @@ from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 
+from searchapp.languages import LANGUAGE_NAMES
 from searchapp.models import Corpus, Document, DuplicateDecision, Job, JobChunk, SignatureSet
 from searchapp.selectors.reports import corpora_with_counts
 from searchapp.services import corpus_admin
 from searchapp.services.decisions import decision_record
 from searchapp.services.jobs import job_cancel
+from searchapp.services.languages import document_language_fill
 
 admin.site.site_header = "Near-duplicate search administration"
 admin.site.site_title = "Near-duplicate search admin"
@@ -52,11 +54,28 @@ class CorpusAdmin(admin.ModelAdmin):
             corpus_admin.corpus_delete(corpus=corpus)
 
 
+class DocumentForm(forms.ModelForm):
+    lang = forms.ChoiceField(
+        label="Language",
+        required=False,
+        choices=[
+            ("", "Detect from the text"),
+            *sorted(LANGUAGE_NAMES.items(), key=lambda item: item[1]),
+        ],
+        help_text="Chooses how the text is searched (stemming); empty: detected when saved.",
+    )
+
+    class Meta:
+        model = Document
+        fields = "__all__"
+
+
 @admin.register(Document)
 class DocumentAdmin(admin.ModelAdmin):
-    list_display = ("id", "external_id", "title", "corpus", "needs_signature", "updated_at")
+    form = DocumentForm
+    list_display = ("id", "external_id", "title", "corpus", "lang", "needs_signature", "updated_at")
     list_display_links = ("id", "external_id")
-    list_filter = ("corpus", "needs_signature")
+    list_filter = ("corpus", "lang", "needs_signature")
     search_fields = ("external_id", "title", "url")
     list_select_related = ("corpus",)
     readonly_fields = ("content_hash", "created_at", "updated_at")
@@ -73,6 +92,13 @@ class DocumentAdmin(admin.ModelAdmin):
             "help_text": "UTC, as YYYY-MM-DD HH:MM:SS (empty: no date)",
         }
     }
+
+    def save_model(self, request: HttpRequest, obj: Document, form: Any, change: bool) -> None:
+        if "lang" in form.changed_data or {"title", "text"} & set(form.changed_data):
+            if "lang" not in form.changed_data or not obj.lang:
+                obj.lang = ""  # the text changed and no language was chosen: read it again
+            document_language_fill(obj)
+        super().save_model(request, obj, form, change)
 
     def delete_model(self, request: HttpRequest, obj: Document) -> None:
         corpus_admin.documents_delete(document_ids=[obj.pk])

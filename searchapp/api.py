@@ -59,6 +59,9 @@ class HitOut(Schema):
     date: datetime | None = Field(description="the document's date, if its source gave one")
     corpus: str = Field(description="the name of the document's corpus")
     host: str = Field(description="the host of the document's http(s) url, else empty")
+    lang: str = Field(
+        "", description="the document's language, an ISO 639-1 code (zh, ja, de…); empty: unknown"
+    )
 
 
 class MemberOut(HitOut):
@@ -155,6 +158,14 @@ class SearchParams(Schema):
     )
     corpus: int | None = Field(
         None, ge=1, le=MAX_ID, description="search only this corpus (its id); default: all"
+    )
+    lang: str | None = Field(
+        None,
+        max_length=8,
+        description=(
+            "search only documents in this language, an ISO 639-1 code (en, zh, ja, ko, th, "
+            "ar, ru, de…; the language detected at ingest or given by the record); default: all"
+        ),
     )
     group: GroupMethod = Field(
         "minhash", description="how to fold near-duplicates (none: every group has no members)"
@@ -279,6 +290,7 @@ def search(request: HttpRequest, params: Query[SearchParams]) -> Status:
             topics=params.topics,
             topic=params.topic,
             max_topics=params.max_topics,
+            lang=params.lang,
         )
     except SearchParameterError as exc:
         if exc.field == "corpus":  # a well-formed id of no corpus: a missing resource

@@ -277,9 +277,17 @@ def _pair(seq: list[str], u1: float, u2: float) -> tuple[str, str]:
     return seq[i], seq[j]
 
 
-# Stories are dated one every 11 minutes from here (1M documents span about eight years); a
-# variant comes hours or days after its original. No random draw: the texts stay as they were.
+# Stories are spread over ten years, oldest first, each at a point drawn from its own slot of
+# the span (so the wire is uneven, as a real one is); a variant comes hours or days after its
+# original. The spacing follows ``n`` (a 30-document corpus and a million-document one both span
+# the ten years), so the same (n, seed) always gives the same dates. The draw is a uniform the
+# texts never used, so the texts are the same as they were before documents had dates.
 _FIRST_STORY = datetime(2016, 1, 1, tzinfo=UTC)
+_LAST_STORY = datetime(2025, 12, 28, tzinfo=UTC)
+# Documents per story: a quarter of the stories come with about 3.35 variants (1.84 on average);
+# a little less, so that a corpus with more families than average does not pile its last
+# stories up on the last day.
+_DOCS_PER_STORY = 1.75
 _VARIANT_DELAY = {
     "syndicated": timedelta(hours=2),
     "corrected": timedelta(hours=5),
@@ -288,11 +296,29 @@ _VARIANT_DELAY = {
 }
 
 
-def _date(story_no: int, kind: str = "original", j: int = 1) -> str:
-    when = _FIRST_STORY + timedelta(minutes=11 * story_no)
+def _story_time(story_no: int, n: int, jitter: float) -> datetime:
+    """When story ``story_no`` (1-based) of a corpus of ``n`` documents was published."""
+    stories = max(1.0, n / _DOCS_PER_STORY)
+    slot = (_LAST_STORY - _FIRST_STORY) / stories
+    when = _FIRST_STORY + slot * (story_no - 1 + jitter)
+    # Whole minutes, as a wire dates its stories; never past the end of the span.
+    return min(when, _LAST_STORY).replace(second=0, microsecond=0)
+
+
+def _date(published: datetime, kind: str = "original", j: int = 1) -> datetime:
+    when = published
     if kind in _VARIANT_DELAY:
         when += _VARIANT_DELAY[kind] * (j if kind == "syndicated" else 1)
+    return when
+
+
+def _iso(when: datetime) -> str:
     return when.isoformat().replace("+00:00", "Z")
+
+
+def _url(domain: str, when: datetime, slug: str) -> str:
+    """A news site's address: its year and month are the document's own."""
+    return f"https://{domain}/{when:%Y/%m}/{slug}"
 
 
 def generate_documents(
@@ -341,19 +367,21 @@ def generate_documents(
         day, month = slots["day"], slots["month"]
         body = " ".join(sentences)
         slug = _slug(title)
+        published = _story_time(story_no, n, u[29])
         yield {
             "id": base_id,
             "title": title,
             "text": f"{_byline(outlet, day, month)}. {body} {_footer(outlet)}",
-            "url": f"https://{domain}/{story_no % 12 + 2015}/{slug}",
-            "date": _date(story_no),
+            "url": _url(domain, published, slug),
+            "date": _iso(published),
             "family": base_id,
             "kind": "original",
         }
         produced += 1
         if u[19] >= FAMILY_SHARE:
             continue
-        variants: list[tuple[str, str, str, str, str]] = []
+        # (id, kind, title, text, site, address's last part)
+        variants: list[tuple[str, str, str, str, str, str]] = []
         for j in range(1, 2 + int(u[20] * 3)):
             other, other_domain = OUTLETS[p8[j]]
             text = f"{_byline(other, day, month)}. {body} {_footer(other)}"
@@ -363,7 +391,8 @@ def generate_documents(
                     "syndicated",
                     f"{title} | {other}",
                     text,
-                    f"https://{other_domain}/{slug}",
+                    other_domain,
+                    slug,
                 )
             )
         if u[21] < 0.5:
@@ -379,7 +408,8 @@ def generate_documents(
                     "corrected",
                     f"{title} (corrected)",
                     text,
-                    f"https://{domain}/{slug}-corrected",
+                    domain,
+                    f"{slug}-corrected",
                 )
             )
         if u[25] < 0.5:
@@ -391,23 +421,25 @@ def generate_documents(
                     "updated",
                     f"{title} (update)",
                     text,
-                    f"https://{domain}/{slug}-update",
+                    domain,
+                    f"{slug}-update",
                 )
             )
         if u[27] < 0.35:
             mirror = _pick(MIRRORS, u[28])
             head, tail = _mirror_chrome(mirror)
             text = f"{head}. {_byline(outlet, day, month)}. {body} {tail}"
-            variants.append((f"{base_id}-m", "mirror", title, text, f"https://{mirror}/{slug}"))
-        for number, (doc_id, kind, doc_title, text, url) in enumerate(variants, start=1):
+            variants.append((f"{base_id}-m", "mirror", title, text, mirror, slug))
+        for number, (doc_id, kind, doc_title, text, site, path) in enumerate(variants, start=1):
             if produced >= n:
                 break
+            when = _date(published, kind, number)
             yield {
                 "id": doc_id,
                 "title": doc_title,
                 "text": text,
-                "url": url,
-                "date": _date(story_no, kind, number),
+                "url": _url(site, when, path),
+                "date": _iso(when),
                 "family": base_id,
                 "kind": kind,
             }

@@ -7,11 +7,14 @@ to the form, never an exception.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, MutableMapping
 from typing import Any
 
 from django import forms
 from django.conf import settings
+from django.http import QueryDict
+from django.template.defaultfilters import pluralize
 
 from searchapp.grouping_params import (
     GROUP_METHOD_CHOICES,
@@ -20,6 +23,7 @@ from searchapp.grouping_params import (
     MAX_DISTANCE_MAX,
     MAX_DISTANCE_MIN,
     METHOD_CHOICES,
+    METHOD_LABELS,
     PAGE_MAX,
     QUERY_MAX_LENGTH,
     THRESHOLD_MAX,
@@ -27,6 +31,7 @@ from searchapp.grouping_params import (
     THRESHOLD_STEP,
     TOPIC_MAX_LENGTH,
 )
+from searchapp.languages import LANGUAGE_NAMES
 from searchapp.models import Corpus
 from searchapp.selectors.dedup_settings import default_max_distance, default_threshold
 
@@ -35,6 +40,13 @@ __all__ = ["CompareForm", "DocumentMethodForm", "SearchForm"]
 # The sort orders are these pages' own; the methods, their labels and every bound come from
 # searchapp.grouping_params, the one owner every door shares.
 SORT_CHOICES = [("relevance", "Relevance"), ("date", "Date (newest first)")]
+LANG_CHOICES = [
+    ("", "All languages"),
+    *sorted(LANGUAGE_NAMES.items(), key=lambda item: item[1]),
+]
+# The search page's options (what its collapsed "Options" control holds); the others are the
+# query, the page and the topic.
+OPTION_FIELDS = ("sort", "corpus", "lang", "group", "threshold", "max_distance", "limit")
 
 
 def _mutable_copy(data: Mapping[str, Any]) -> MutableMapping[str, Any]:
@@ -75,6 +87,7 @@ class SearchForm(forms.Form):
         required=False,
         empty_label="All corpora",
     )
+    lang = forms.ChoiceField(label="Language", choices=LANG_CHOICES, required=False)
     group = forms.ChoiceField(
         label="Fold near-duplicates with", choices=GROUP_METHOD_CHOICES, required=False
     )
@@ -158,6 +171,64 @@ class SearchForm(forms.Form):
     def clean_sort(self) -> str:
         return self.cleaned_data.get("sort") or "relevance"
 
+    def _is_default(self, name: str) -> bool:
+        """Whether a valid form's ``name`` says no more than leaving it out would."""
+        value = self.cleaned_data.get(name)
+        if value in (None, "", []):
+            return True
+        group = self.cleaned_data.get("group")
+        # A method's own setting means nothing under another method: the search ignores it.
+        if (name == "threshold" and group != "minhash") or (
+            name == "max_distance" and group != "simhash"
+        ):
+            return True
+        if name == "page":
+            return value == 1
+        return bool(value == self.fields[name].initial)
+
+    def non_default_parameters(self) -> QueryDict:
+        """The parameters of a valid bound form that differ from their defaults, as given.
+
+        The pages' addresses and links carry only these: ``?q=energy`` rather than every option
+        spelled out at its default. A parameter left out means "the default in force", so a link
+        follows staff's threshold when it changes.
+        """
+        params = QueryDict(mutable=True)
+        for name in self.fields:
+            if not self._is_default(name):
+                raw = self.cleaned_data[name] if name == "q" else self.data.get(name)
+                params[name] = str(raw).strip()
+        return params
+
+    def option_choices(self) -> list[str]:
+        """The options of a valid bound form that differ from their defaults, in plain words
+        (the collapsed "Options" control's summary)."""
+        if not self.is_bound or not self.is_valid():
+            return []
+        data = self.cleaned_data
+        words: list[str] = []
+        for name in OPTION_FIELDS:
+            if name not in self.fields or self._is_default(name):
+                continue
+            value = data[name]
+            if name == "sort":
+                words.append("newest first" if value == "date" else "most relevant first")
+            elif name == "corpus":
+                words.append(f"only {value.name}")
+            elif name == "lang":
+                words.append(f"only {LANGUAGE_NAMES.get(value, value)}")
+            elif name == "group":
+                words.append(
+                    "not folded" if value == "none" else f"folds with {METHOD_LABELS[value]}"
+                )
+            elif name == "threshold":
+                words.append(f"folds at {math.floor(value * 100 + 1e-6)}% similar")
+            elif name == "max_distance":
+                words.append(f"folds at {value} bit{pluralize(value)} apart")
+            elif name == "limit":
+                words.append(f"topics of the first {value:,}")
+        return words
+
     def selector_kwargs(self, *, with_page: bool = True) -> dict[str, Any]:
         """Keyword arguments for ``search_grouped`` (or ``compare_search`` without the page)."""
         data = self.cleaned_data
@@ -177,6 +248,7 @@ class SearchForm(forms.Form):
             kwargs["page"] = data.get("page") or 1
             kwargs["topics"] = settings.SEARCH_TOPICS
             kwargs["topic"] = data.get("topic") or None
+            kwargs["lang"] = data.get("lang") or None
         return kwargs
 
 

@@ -18,6 +18,7 @@ import csv
 import io
 import json
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 
 from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.text import slugify
@@ -40,6 +41,7 @@ def _hit(hit: Hit) -> dict[str, object]:
         "rank": hit.rank,
         "date": hit.date,
         "corpus": hit.corpus,
+        "lang": hit.lang,
         "host": hit.host,
     }
 
@@ -111,11 +113,20 @@ CSV_COLUMNS = [
     "id",
     "external_id",
     "title",
+    "date",
+    "corpus",
     "url",
     "document_url",
     "score",
     "snippet",
 ]
+
+def _csv_date(when: datetime | None) -> str:
+    # ISO 8601 in UTC, as the JSON writes it ("2024-05-06T07:08:00Z"); empty when undated.
+    if when is None:
+        return ""
+    return when.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
 
 def _rows(page: SearchPage, document_url: Callable[[int], str]) -> Iterator[list[object]]:
     def row(number: int, role: str, hit: Hit, similarity: float | None) -> list[object]:
@@ -127,6 +138,8 @@ def _rows(page: SearchPage, document_url: Callable[[int], str]) -> Iterator[list
             hit.id,
             csv_cell(hit.external_id),
             csv_cell(hit.title),
+            _csv_date(hit.date),
+            csv_cell(hit.corpus),
             csv_cell(hit.url),
             document_url(hit.id),
             f"{hit.score:.4f}",

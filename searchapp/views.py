@@ -10,7 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.conf import settings
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponsePermanentRedirect,
+    HttpResponseRedirect,
+    QueryDict,
+)
 from django.shortcuts import render
 from django.templatetags.static import static
 from django.urls import reverse
@@ -20,8 +27,11 @@ from django.views.decorators.http import require_safe
 from searchapp import serializers
 from searchapp.access import search_login_required
 from searchapp.forms import CompareForm, DocumentMethodForm, SearchForm
+from searchapp.grouping_params import QUERY_MAX_LENGTH
 from searchapp.models import Document
+from searchapp.selectors.corpus_overview import corpus_overview
 from searchapp.selectors.documents import document_detail, explain_pair
+from searchapp.selectors.query_highlight import mark_query
 from searchapp.selectors.search import SearchParameterError, compare_search, search_grouped
 
 
@@ -61,14 +71,30 @@ def favicon_view(request: HttpRequest) -> HttpResponse:
     return HttpResponsePermanentRedirect(static("favicon.ico"))
 
 
+def _given_pairs(query: QueryDict) -> list[tuple[str, str]]:
+    return sorted((key, value) for key, values in query.lists() for value in values)
+
+
 @search_login_required
 @require_safe
 def search_view(request: HttpRequest) -> HttpResponse:
     form = SearchForm(request.GET) if request.GET else SearchForm()
     result = None
+    overview = None
+    search_params = None
     status = 200
     if form.is_bound:
         if form.is_valid():
+            # The address keeps only the parameters that differ from the defaults: a form
+            # submitted without JavaScript spells out every option (and may repeat one, or
+            # carry parameters the page does not read), so it is redirected to the short one;
+            # htmx is told to push the short one.
+            search_params = form.non_default_parameters()
+            address = reverse("search") + (f"?{search_params.urlencode()}" if search_params else "")
+            if not _is_htmx_fragment_request(request) and _given_pairs(
+                search_params
+            ) != _given_pairs(request.GET):
+                return HttpResponseRedirect(address)
             kwargs = form.selector_kwargs()
             if kwargs["query"]:
                 try:
@@ -79,13 +105,24 @@ def search_view(request: HttpRequest) -> HttpResponse:
             status = 400
         elif result is not None and result.past_last_page:
             status = 404  # the page says so, and links to the last page
-    return _render(
+    if result is None and not form.errors:
+        overview = corpus_overview()
+    response = _render(
         request,
         page_template="search/search.html",
         fragment_template="search/_results.html",
-        context={"form": form, "result": result},
+        context={
+            "form": form,
+            "result": result,
+            "overview": overview,
+            "search_params": search_params,
+        },
         status=status,
     )
+    if search_params is not None and status in (200, 404) and _is_htmx_fragment_request(request):
+        # htmx pushes the address it asked for, every option spelled out; this one is short.
+        response["HX-Push-Url"] = address
+    return response
 
 
 EXPORT_FORMATS = {"csv": "text/csv; charset=utf-8", "json": "application/json"}
@@ -169,6 +206,29 @@ def _method_form(request: HttpRequest) -> tuple[DocumentMethodForm, dict[str, An
     return form, {"method": settings.DEDUP_DEFAULT_METHOD, "threshold": None}
 
 
+def _results_parameters(request: HttpRequest) -> QueryDict:
+    """The search a document was opened from, as a result link carries it (its search
+    parameters, defaults left out); empty when it came from elsewhere.
+
+    Only the search form's own parameters are read and the link back is always the search
+    page's path with them, so no value in the address can send the reader to another site.
+    """
+    given = QueryDict(mutable=True)
+    for name in SearchForm.base_fields:
+        value = request.GET.get(name)
+        if value is not None and len(value) <= QUERY_MAX_LENGTH:
+            given[name] = value
+    if not given.get("q", "").strip():
+        return QueryDict()
+    form = SearchForm(given)
+    if form.is_valid():
+        return form.non_default_parameters()
+    # A bad option (a hand-edited address): the query alone still finds the results.
+    params = QueryDict(mutable=True)
+    params["q"] = str(given.get("q", "")).strip()
+    return params
+
+
 @search_login_required
 @require_safe
 def document_view(request: HttpRequest, document_id: int) -> HttpResponse:
@@ -183,11 +243,20 @@ def document_view(request: HttpRequest, document_id: int) -> HttpResponse:
         detail = document_detail(
             document_id=document_id, method=settings.DEDUP_DEFAULT_METHOD, threshold=None
         )
+    results = _results_parameters(request)
     return _render(
         request,
         page_template="documents/document.html",
         fragment_template=None,
-        context={"form": form, "detail": detail, "document": detail.document},
+        context={
+            "form": form,
+            "detail": detail,
+            "document": detail.document,
+            "results_params": results,
+            "search_params": results,  # the links to other documents carry the search too
+            "results_url": f"{reverse('search')}?{results.urlencode()}" if results else "",
+            "marked": mark_query(detail.document.text, results.get("q", "")),
+        },
         status=400 if form.errors else 200,
     )
 

@@ -36,6 +36,11 @@ class Document(models.Model):
     # When the document was written or published, if its source says (ingest's optional
     # ``date``). Shown on each hit; "newest first" sorts on the search index's copy of it.
     date = models.DateTimeField(null=True, blank=True)
+    # The text's language, an ISO 639-1 code (searchapp.languages): a record's ``lang``, else
+    # detected at ingest; "" when unknown. NULL only for documents stored before languages
+    # existed, until ``manage.py detect_languages`` reaches them (the migration adding the
+    # column rewrites no row). Chooses the index's analyzer (stemming) and filters searches.
+    lang = models.CharField(max_length=8, null=True, blank=True, db_index=True)
     # True from the moment the text changes until every active signature set has a row for it;
     # the background pipeline picks these up (and catches up after a broker outage).
     needs_signature = models.BooleanField(default=True, db_index=True)

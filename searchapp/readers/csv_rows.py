@@ -1,7 +1,8 @@
 """CSV whose header row names its columns: one record per row.
 
-``id`` and ``text`` are required, ``title``, ``url`` and ``date`` optional
-(:func:`~searchapp.readers.records.parse_date` says which dates are read).
+``id`` and ``text`` are required, ``title``, ``url``, ``date`` and ``lang`` optional
+(:func:`~searchapp.readers.records.parse_date` says which dates are read; ``lang`` is an
+ISO 639-1 code, empty to detect the language at ingest).
 
 Memory is bounded by the record limit, not by the file: rows are read in pieces of at most that
 size, and a longer row is skipped (and reported) without ever being held whole. A header that
@@ -135,7 +136,7 @@ def read_csv(stream: BinaryIO, source: str, limit: int) -> Iterator[Record | Rec
         )
     index = {
         name: columns.index(name)
-        for name in ("id", "title", "text", "url", "date")
+        for name in ("id", "title", "text", "url", "date", "lang")
         if name in columns
     }
     while True:
@@ -169,4 +170,5 @@ def read_csv(stream: BinaryIO, source: str, limit: int) -> Iterator[Record | Rec
             source=source,
             line=line,
             date=row[index["date"]] if "date" in index else None,
+            lang=row[index["lang"]] if "lang" in index else None,
         )

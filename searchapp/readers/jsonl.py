@@ -1,6 +1,7 @@
 """JSON lines (``.jsonl``, ``.ndjson``, ``.json``): one record per line.
 
-Each line is an object with ``id`` and ``text`` and optionally ``title``, ``url`` and ``date``.
+Each line is an object with ``id`` and ``text`` and optionally ``title``, ``url``, ``date`` and
+``lang`` (an ISO 639-1 code; without it ingest detects the language).
 Memory is bounded by the record limit, not by the file: lines are read in pieces of at most
 that size, and a longer line is skipped (and reported) without ever being held whole.
 """
@@ -64,4 +65,5 @@ def read_jsonl(stream: BinaryIO, source: str, limit: int) -> Iterator[Record | R
             source=source,
             line=number,
             date=obj.get("date"),
+            lang=obj.get("lang"),
         )

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from searchapp.readers.language_codes import LANGUAGE_NAMES, language_code
+
 __all__ = [
     "DATE_FORMATS_HELP",
     "DEFAULT_MAX_RECORD_BYTES",
@@ -56,6 +58,8 @@ class Record:
     source: str
     line: int | None = None
     date: datetime | None = None  # timezone-aware (UTC when the source gave no zone)
+    # ISO 639-1 code the source gave ("" when it gave none: ingest detects the language).
+    lang: str = ""
 
 
 @dataclass(frozen=True)
@@ -130,6 +134,8 @@ def record_problem(record: Record) -> str | None:
     if record.date is not None and record.date.tzinfo is None:
         # The index stores seconds since the epoch: a date must say which zone it is in.
         return "'date' has no time zone"
+    if record.lang and record.lang not in LANGUAGE_NAMES:
+        return f"unknown 'lang' {record.lang!r} (an ISO 639-1 language code is required)"
     return None
 
 
@@ -173,6 +179,24 @@ def _record_date(value: object) -> datetime | str | None:
     return parsed
 
 
+def _record_lang(value: object, raw_id: object) -> str | tuple[str]:
+    """The record's ISO 639-1 code ("" when absent or empty), or (the reason it is refused,)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        return (
+            f"invalid 'lang' for id {raw_id!r} (a string is required, not {type(value).__name__})",
+        )
+    code = language_code(value)
+    if code is None:
+        shown = value if len(value) <= 20 else value[:20] + "…"
+        return (
+            f"unknown 'lang' {shown!r} for id {raw_id!r} (an ISO 639-1 language code such as "
+            "'en', 'zh' or 'ja' is required, or no 'lang' to detect the language)",
+        )
+    return code
+
+
 def make_record(
     *,
     raw_id: object,
@@ -182,6 +206,7 @@ def make_record(
     source: str,
     line: int | None,
     date: object = None,
+    lang: object = None,
 ) -> Record | RecordError:
     """The record for one set of fields as a reader found them, or the reason there is none.
 
@@ -205,6 +230,9 @@ def make_record(
     when = _record_date(date)
     if isinstance(when, str):
         return RecordError(source, line, when)
+    code = _record_lang(lang, raw_id)
+    if isinstance(code, tuple):
+        return RecordError(source, line, code[0])
     record = Record(
         external_id=_clean(str(raw_id)).strip(),
         title=" ".join(_clean(title).split())[:MAX_TITLE_CHARS],
@@ -213,6 +241,7 @@ def make_record(
         source=source,
         line=line,
         date=when,
+        lang=code,
     )
     problem = record_problem(record)
     return RecordError(source, line, problem) if problem else record

@@ -30,6 +30,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from searchapp.search.analysis import UNSPACED_CHARS
+from searchapp.search.stopwords import STOPWORDS
+
 __all__ = [
     "EMPTY_QUERY_MESSAGE",
     "MAX_NESTING",
@@ -159,8 +162,16 @@ def describe(node: Node, *, nested: bool = False) -> str:
 
 # --- tokens ----------------------------------------------------------------------------------
 
-_WORD = re.compile(r"\w+")
-_WORD_STAR = re.compile(r"(\w+)(\*?)")
+# A word: letters and digits, with the combining marks of scripts that write vowels and
+# viramas as marks (Thai, Devanagari), which \w alone would cut a word at.
+_MARKS = (
+    "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670\u06d6-\u06ed"
+    "\u0900-\u0dff\u0e31\u0e34-\u0e3a\u0e47-\u0e4e\u0eb1\u0eb4-\u0ebc\u0ec8-\u0ecd"
+    "\u1000-\u109f\u17b4-\u17d3"
+)
+_WORD = re.compile(rf"[\w{_MARKS}]+")
+_WORD_STAR = re.compile(rf"([\w{_MARKS}]+)(\*?)")
+_UNSPACED = re.compile(f"[{UNSPACED_CHARS}]")
 # A quoted phrase, a parenthesis, or a chunk of anything else up to a space, quote or parenthesis.
 _TOKEN = re.compile(r'"([^"]*)"|([()])|([^\s"()]+)')
 _OPERATORS = frozenset({"AND", "OR", "NOT"})
@@ -181,7 +192,11 @@ def _chunk_node(chunk: str, notes: list[str]) -> Node | None:
     items: list[Node] = []
     for match in _WORD_STAR.finditer(chunk):
         word, star = match.group(1).lower(), match.group(2)
-        if star and len(word) >= MIN_PREFIX_CHARS:
+        if star and _UNSPACED.search(word):
+            # Every character is a word there: a run of them is found wherever it occurs,
+            # at the start of a longer run too, so the prefix is the word itself.
+            items.append(Term(word))
+        elif star and len(word) >= MIN_PREFIX_CHARS:
             items.append(Prefix(word))
         else:
             if star:
@@ -413,135 +428,3 @@ def parse_query(raw: str, *, mode: MatchMode = "or") -> ParsedQuery:
         root = _drop_stopwords(root)
         assert isinstance(root, AnyOf | AllOf)
     return ParsedQuery(original=raw, root=root, mode=mode, messages=tuple(messages))
-
-
-STOPWORDS = frozenset(
-    [
-        "a",
-        "about",
-        "above",
-        "after",
-        "again",
-        "against",
-        "all",
-        "am",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "because",
-        "been",
-        "before",
-        "being",
-        "below",
-        "between",
-        "both",
-        "but",
-        "by",
-        "can",
-        "could",
-        "did",
-        "do",
-        "does",
-        "doing",
-        "down",
-        "during",
-        "each",
-        "few",
-        "for",
-        "from",
-        "further",
-        "had",
-        "has",
-        "have",
-        "having",
-        "he",
-        "her",
-        "here",
-        "hers",
-        "herself",
-        "him",
-        "himself",
-        "his",
-        "how",
-        "i",
-        "if",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "itself",
-        "just",
-        "me",
-        "more",
-        "most",
-        "my",
-        "myself",
-        "no",
-        "nor",
-        "not",
-        "now",
-        "of",
-        "off",
-        "on",
-        "once",
-        "only",
-        "or",
-        "other",
-        "our",
-        "ours",
-        "ourselves",
-        "out",
-        "over",
-        "own",
-        "same",
-        "she",
-        "should",
-        "so",
-        "some",
-        "such",
-        "than",
-        "that",
-        "the",
-        "their",
-        "theirs",
-        "them",
-        "themselves",
-        "then",
-        "there",
-        "these",
-        "they",
-        "this",
-        "those",
-        "through",
-        "to",
-        "too",
-        "under",
-        "until",
-        "up",
-        "very",
-        "was",
-        "we",
-        "were",
-        "what",
-        "when",
-        "where",
-        "which",
-        "while",
-        "who",
-        "whom",
-        "why",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-        "yours",
-        "yourself",
-        "yourselves",
-    ]
-)

@@ -18,21 +18,20 @@ window: a window of a thousand ids costs a millisecond, a thousand snippets far 
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 
 import tantivy
 from django.db.models.functions import Substr
-from django.utils.html import escape
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import SafeString
 
 from searchapp.models import Document
-from searchapp.search.text_index import DATE, ID, SCHEMA, TEXT
+from searchapp.search.analysis import DEFAULT_FIELDS, FieldPair, field_pair
+from searchapp.search.highlight import SNIPPET_CHARS, leading_text, snippet_html, window_html
+from searchapp.search.text_index import DATE, ID, SCHEMA
 from searchapp.search.types import RankedHit, SortOrder
 
-__all__ = ["SNIPPET_CHARS", "NoMatches", "TantivyRanked"]
+__all__ = ["SNIPPET_SOURCE_CHARS", "NoMatches", "TantivyRanked"]
 
-SNIPPET_CHARS = 180
 # The snippet is cut from the first characters of the text (bounded work on huge documents).
 SNIPPET_SOURCE_CHARS = 20_000
 # The first read, at least: one full-text query answers a first page with room to spare.
@@ -45,36 +44,6 @@ MAX_TIED = 20_000
 
 Query = tantivy.Query
 Occur = tantivy.Occur
-
-
-def _snippet_html(snippet: tantivy.Snippet) -> SafeString:
-    # html.escape directly: Django's escape() wraps it in lazy-string handling that cost as
-    # much as cutting the snippet itself, for a hundred snippets per search.
-    fragment = snippet.fragment().encode()
-    pieces: list[str] = []
-    position = 0
-    for highlighted in sorted(snippet.highlighted(), key=lambda r: r.start):
-        if highlighted.start < position:
-            continue
-        pieces.append(html.escape(fragment[position : highlighted.start].decode(errors="replace")))
-        word = fragment[highlighted.start : highlighted.end].decode(errors="replace")
-        pieces.append(f"<mark>{html.escape(word)}</mark>")
-        position = highlighted.end
-    pieces.append(html.escape(fragment[position:].decode(errors="replace")))
-    return mark_safe(" ".join("".join(pieces).split()))  # every piece escaped above
-
-
-def _leading_text(text: str) -> SafeString:
-    words = text[: SNIPPET_CHARS * 2].split()
-    shown: list[str] = []
-    length = 0
-    for word in words:
-        if length + len(word) > SNIPPET_CHARS and shown:
-            break
-        shown.append(word)
-        length += len(word) + 1
-    ellipsis = " …" if len(shown) < len(words) else ""
-    return mark_safe(str(escape(" ".join(shown))) + ellipsis)
 
 
 @dataclass
@@ -105,6 +74,8 @@ class TantivyRanked:
     searcher: tantivy.Searcher
     query: tantivy.Query
     sort: SortOrder
+    runs: tuple[str, ...] = ()  # the query's runs of unspaced-script characters (highlight)
+    languages: bool = False  # the index tells languages apart (fields per language)
     total_matches: int = 0
     message: str | None = None
     suggestion: str | None = None
@@ -176,19 +147,27 @@ class TantivyRanked:
     def snippets(self, ids: list[int]) -> dict[int, SafeString]:
         if not ids:
             return {}
-        texts = dict(
+        rows = (
             Document.objects.filter(id__in=list(ids))
             .annotate(head=Substr("text", 1, SNIPPET_SOURCE_CHARS))
-            .values_list("id", "head")
+            .values_list("id", "head", "lang", "title")
         )
-        generator = tantivy.SnippetGenerator.create(self.searcher, self.query, SCHEMA, TEXT)
-        generator.set_max_num_chars(SNIPPET_CHARS)
+        generators: dict[FieldPair, tantivy.SnippetGenerator] = {}
         snippets: dict[int, SafeString] = {}
-        for doc_id, text in texts.items():
+        for doc_id, text, lang, title in rows:
+            # The pair the document was indexed in (text_index.Writer.add chooses it so).
+            pair = field_pair(lang, f"{title} {text[:500]}") if self.languages else DEFAULT_FIELDS
+            if pair not in generators:
+                generator = tantivy.SnippetGenerator.create(
+                    self.searcher, self.query, SCHEMA, pair.text
+                )
+                generator.set_max_num_chars(SNIPPET_CHARS)
+                generators[pair] = generator
             source = tantivy.Document()
-            source.add_text(TEXT, text)
-            snippet = generator.snippet_from_doc(source)
-            snippets[doc_id] = (
-                _snippet_html(snippet) if snippet.highlighted() else _leading_text(text)
-            )
+            source.add_text(pair.text, text)
+            snippet = generators[pair].snippet_from_doc(source)
+            shown = snippet_html(snippet, self.runs) if snippet.highlighted() else None
+            if shown is None and self.runs:
+                shown = window_html(text, self.runs)
+            snippets[doc_id] = shown if shown is not None else leading_text(text)
         return snippets

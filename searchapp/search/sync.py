@@ -131,15 +131,20 @@ def _documents_between(first_id: int, last_id: int) -> Iterator[list[IndexedDocu
         rows = list(
             Document.objects.filter(id__gt=after, id__lte=last_id)
             .order_by("id")
-            .values_list("id", "corpus_id", "title", "text", "date")[:READ_CHUNK]
+            .values_list("id", "corpus_id", "title", "text", "date", "lang")[:READ_CHUNK]
         )
         if not rows:
             return
         yield [
             IndexedDocument(
-                doc_id, corpus_id, title, text, None if date is None else int(date.timestamp())
+                doc_id,
+                corpus_id,
+                title,
+                text,
+                None if date is None else int(date.timestamp()),
+                lang,
             )
-            for doc_id, corpus_id, title, text, date in rows
+            for doc_id, corpus_id, title, text, date, lang in rows
         ]
         after = rows[-1][0]
 

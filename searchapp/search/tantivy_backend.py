@@ -23,8 +23,8 @@ the index, and only for words the index lacks.
 ``open`` returns the query's whole ranked list, read in windows as far as a page needs
 (searchapp.search.ranked); ``search`` is its top ``limit`` with snippets. Snippets are cut from
 the documents' text as stored in the database (the index keeps no copy), by tantivy's snippet
-generator, and escaped piece by piece: only the <mark> tags around the matched byte ranges are
-markup.
+generator, and escaped piece by piece (searchapp.search.highlight): only the <mark> tags around
+the matched byte ranges are markup.
 """
 
 from __future__ import annotations
@@ -39,6 +39,21 @@ from django.db.models.functions import Substr
 from django.utils.safestring import mark_safe
 
 from searchapp.models import Document
+from searchapp.search.analysis import (
+    DEFAULT_FIELDS,
+    LANGUAGE_FIELDS,
+    STEMMERS,
+    UNSPACED,
+    UNSPACED_LANGUAGES,
+    FieldPair,
+    analyze,
+    field_pair,
+    fold,
+)
+from searchapp.search.highlight import (
+    SNIPPET_CHARS,
+    unspaced_runs,
+)
 from searchapp.search.query import (
     MIN_PREFIX_CHARS,
     STOPWORDS,
@@ -52,18 +67,9 @@ from searchapp.search.query import (
     Term,
     parse_query,
 )
-from searchapp.search.ranked import SNIPPET_CHARS, SNIPPET_SOURCE_CHARS, NoMatches, TantivyRanked
+from searchapp.search.ranked import SNIPPET_SOURCE_CHARS, NoMatches, TantivyRanked
 from searchapp.search.sync import search_index_before_search
-from searchapp.search.text_index import (
-    CORPUS,
-    SCHEMA,
-    TEXT,
-    TITLE,
-    IndexWriteError,
-    analyze,
-    fold,
-    open_index,
-)
+from searchapp.search.text_index import CORPUS, LANG, SCHEMA, IndexWriteError, open_index
 from searchapp.search.types import BackendHit, BackendResult, RankedSearch, SortOrder
 
 logger = logging.getLogger(__name__)
@@ -101,11 +107,27 @@ def _unit(tokens: list[str], field: str) -> tantivy.Query:
     return Query.phrase_query(SCHEMA, field, list[str | tuple[int, str]](tokens))
 
 
-def _both_fields(tokens: list[str]) -> list[tantivy.Query]:
-    title = _unit(tokens, TITLE)
+def _both_fields(tokens: list[str], pair: FieldPair) -> list[tantivy.Query]:
+    title = _unit(tokens, pair.title)
     if TITLE_BOOST != 1.0:
         title = Query.boost_query(title, TITLE_BOOST)
-    return [title, _unit(tokens, TEXT)]
+    return [title, _unit(tokens, pair.text)]
+
+
+def present_fields(
+    searcher: tantivy.Searcher, *, has_languages: bool, unspaced_query: bool
+) -> tuple[FieldPair, ...]:
+    """The field pairs holding documents: the default one, each stemmed language's that some
+    document is in, and the unspaced scripts' when the query has their characters or some
+    document is in their languages (a query is compiled for these only, so a corpus in one
+    language is searched exactly as before languages were told apart)."""
+    if not has_languages:
+        return (DEFAULT_FIELDS,)
+    stemmers = {stem for code, stem in STEMMERS.items() if searcher.doc_freq(LANG, code)}
+    pairs = [DEFAULT_FIELDS, *(LANGUAGE_FIELDS[stem] for stem in sorted(stemmers))]
+    if unspaced_query or any(searcher.doc_freq(LANG, code) for code in UNSPACED_LANGUAGES):
+        pairs.append(UNSPACED)
+    return tuple(pairs)
 
 
 @dataclass
@@ -113,14 +135,19 @@ class _Compiler:
     """Builds one query tree; prefix expansions read the searcher's term dictionary."""
 
     searcher: tantivy.Searcher | None
+    pairs: tuple[FieldPair, ...] = (DEFAULT_FIELDS,)
     notes: list[str] = field(default_factory=list)
 
     def alternatives(self, node: Node) -> list[tantivy.Query]:
         """Queries any one of which matches ``node`` ([] when no word of it is searchable)."""
         if isinstance(node, Term | Phrase):
             words = node.words if isinstance(node, Phrase) else (node.word,)
-            tokens = analyze(" ".join(words))
-            return _both_fields(tokens) if tokens else []
+            queries: list[tantivy.Query] = []
+            for pair in self.pairs:
+                tokens = analyze(" ".join(words), pair)
+                if tokens:
+                    queries += _both_fields(tokens, pair)
+            return queries
         if isinstance(node, Prefix):
             return self.prefix(node)
         if isinstance(node, AnyOf) and not node.excluded:
@@ -131,21 +158,23 @@ class _Compiler:
     def prefix(self, node: Prefix) -> list[tantivy.Query]:
         if self.searcher is None:
             return []
-        folded = fold(node.start)
-        starts = folded[:1]
-        # "companies*": the index holds the stem "compani", which "companies" does not begin.
-        stems = analyze(node.start)
-        if stems and stems[0] not in starts and len(stems[0]) >= MIN_PREFIX_CHARS:
-            starts.append(stems[0])
         queries: list[tantivy.Query] = []
         capped = False
-        for field_name in (TITLE, TEXT):
-            for start in starts:
-                found = self.searcher.terms_with_prefix(field_name, start, limit=MAX_PREFIX_TERMS)
-                if found:
-                    capped = capped or len(found) >= MAX_PREFIX_TERMS
-                    queries += [Query.term_query(SCHEMA, field_name, t) for t, _n in found]
-                    break
+        for pair in self.pairs:
+            starts = fold(node.start)[:1]
+            # "companies*": the index holds the stem "compani", which "companies" does not begin.
+            stems = analyze(node.start, pair)
+            if stems and stems[0] not in starts and len(stems[0]) >= MIN_PREFIX_CHARS:
+                starts.append(stems[0])
+            for field_name in (pair.title, pair.text):
+                for start in starts:
+                    found = self.searcher.terms_with_prefix(
+                        field_name, start, limit=MAX_PREFIX_TERMS
+                    )
+                    if found:
+                        capped = capped or len(found) >= MAX_PREFIX_TERMS
+                        queries += [Query.term_query(SCHEMA, field_name, t) for t, _n in found]
+                        break
         if capped:
             self.notes.append(
                 f"“{node.start}*” matches many words; its {MAX_PREFIX_TERMS} most frequent "
@@ -159,10 +188,8 @@ class _Compiler:
             found = self.alternatives(node)
             if not found:
                 return None
-            return (
-                found[0]
-                if len(found) == 1
-                else Query.boolean_query([(Occur.Should, q) for q in found])
+            return found[0] if len(found) == 1 else Query.boolean_query(
+                [(Occur.Should, q) for q in found]
             )
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
         if isinstance(node, AnyOf):
@@ -185,15 +212,19 @@ def compile_query(
     corpus_id: int | None = None,
     searcher: tantivy.Searcher | None = None,
     notes: list[str] | None = None,
+    pairs: tuple[FieldPair, ...] = (DEFAULT_FIELDS,),
+    lang: str | None = None,
 ) -> tantivy.Query | None:
     """The tantivy query for ``parsed``; None when no word survives the analyzer.
 
-    Prefixes need ``searcher`` (its term dictionary); without one they match nothing. Remarks
-    for the person searching (a prefix capped) are appended to ``notes``.
+    Each word is searched in the fields ``pairs`` (through each one's analyzer); with ``lang``
+    only documents in that language match. Prefixes need ``searcher`` (its term dictionary);
+    without one they match nothing. Remarks for the person searching (a prefix capped) are
+    appended to ``notes``.
     """
     if parsed.root is None:
         return None
-    compiler = _Compiler(searcher)
+    compiler = _Compiler(searcher, pairs)
     query = compiler.boolean(parsed.root)
     if notes is not None:
         notes.extend(compiler.notes)
@@ -202,33 +233,54 @@ def compile_query(
     if corpus_id is not None:
         only_corpus = Query.const_score_query(Query.term_query(SCHEMA, CORPUS, corpus_id), 0.0)
         query = Query.boolean_query([(Occur.Must, query), (Occur.Must, only_corpus)])
+    if lang:
+        only_lang = Query.const_score_query(Query.term_query(SCHEMA, LANG, lang), 0.0)
+        query = Query.boolean_query([(Occur.Must, query), (Occur.Must, only_lang)])
     return query
 
 
 # --- spelling ------------------------------------------------------------------------------
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
+# The letters tried in a misspelled word's place, by its script. Scripts written without spaces
+# get no suggestion: any run of their characters already finds the documents holding it.
+_ALPHABETS = (
+    (re.compile("[\u0400-\u04ff]"), "абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґў"),
+    (re.compile("[\u0370-\u03ff]"), "αβγδεζηθικλμνξοπρστυφχψωάέήίόύώϊϋς"),
+    (re.compile("[\u0600-\u06ff]"), "ءآأؤإئابةتثجحخدذرزسشصضطظعغفقكلمنهوىي"),
+    (re.compile("[\u0590-\u05ff]"), "אבגדהוזחטיכךלמםנןסעפףצץקרשת"),
+    (re.compile("[\u00c0-\u024f]"), _LETTERS + "àâäçéèêëîïôöùûüÿñßæœøåáíóúãõ"),
+)
 
 
-def _one_edit_away(word: str) -> set[str]:
+def _alphabet(word: str) -> str | None:
+    if word.isascii():
+        return _LETTERS
+    for script, letters in _ALPHABETS:
+        if script.search(word):
+            return letters
+    return None
+
+
+def _one_edit_away(word: str, letters: str = _LETTERS) -> set[str]:
     splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
     deletes = [a + b[1:] for a, b in splits if b]
     swaps = [a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1]
-    replaces = [a + c + b[1:] for a, b in splits if b for c in _LETTERS]
-    inserts = [a + c + b for a, b in splits for c in _LETTERS]
+    replaces = [a + c + b[1:] for a, b in splits if b for c in letters]
+    inserts = [a + c + b for a, b in splits for c in letters]
     return set(deletes + swaps + replaces + inserts) - {word}
 
 
-def _documents_with(searcher: tantivy.Searcher, term: str) -> int:
-    return int(searcher.doc_freq(TEXT, term)) + int(searcher.doc_freq(TITLE, term))
+def _documents_with(searcher: tantivy.Searcher, term: str, pair: FieldPair) -> int:
+    return int(searcher.doc_freq(pair.text, term)) + int(searcher.doc_freq(pair.title, term))
 
 
 def _words_of_documents_with(
-    searcher: tantivy.Searcher, stem: str, corpus_id: int | None
+    searcher: tantivy.Searcher, stem: str, pair: FieldPair, corpus_id: int | None
 ) -> set[str]:
     """The words (folded, unstemmed) of a few documents holding ``stem`` (in the corpus)."""
     either = Query.boolean_query(
-        [(Occur.Should, Query.term_query(SCHEMA, f, stem)) for f in (TITLE, TEXT)]
+        [(Occur.Should, Query.term_query(SCHEMA, f, stem)) for f in (pair.title, pair.text)]
     )
     if corpus_id is not None:
         either = Query.boolean_query(
@@ -244,46 +296,63 @@ def _words_of_documents_with(
     return {word for title, head in rows for word in fold(f"{title} {head}")}
 
 
-def _correction(searcher: tantivy.Searcher, word: str, corpus_id: int | None) -> str | None:
+def _correction(
+    searcher: tantivy.Searcher, word: str, corpus_id: int | None, pairs: tuple[FieldPair, ...]
+) -> str | None:
     # The index holds stems: "alled" and "called" both look up a known stem ("all", "call").
     # A candidate is kept only if a document holding its stem spells it so, which rejects the
-    # non-words a stem lets through; stems are tried most frequent first.
-    by_stem: dict[str, list[str]] = {}
-    for candidate in sorted(_one_edit_away(word)):
-        tokens = analyze(candidate)
-        if len(tokens) == 1:
-            by_stem.setdefault(tokens[0], []).append(candidate)
-    counts = {stem: _documents_with(searcher, stem) for stem in by_stem}
-    known = sorted((stem for stem in by_stem if counts[stem]), key=lambda t: (-counts[t], t))
-    for stem in known[:MAX_SUGGESTION_CHECKS]:
-        spelled = _words_of_documents_with(searcher, stem, corpus_id)
-        for candidate in by_stem[stem]:
-            if candidate in spelled:
+    # non-words a stem lets through; stems are tried most frequent first, in the fields of
+    # every language that has documents.
+    letters = _alphabet(word)
+    if letters is None:
+        return None
+    by_stem: dict[tuple[FieldPair, str], list[str]] = {}
+    for candidate in sorted(_one_edit_away(word, letters)):
+        for pair in pairs:
+            tokens = analyze(candidate, pair)
+            if len(tokens) == 1:
+                by_stem.setdefault((pair, tokens[0]), []).append(candidate)
+    counts = {key: _documents_with(searcher, key[1], key[0]) for key in by_stem}
+    known = sorted((k for k in by_stem if counts[k]), key=lambda k: (-counts[k], k[1], k[0].text))
+    for pair, stem in known[:MAX_SUGGESTION_CHECKS]:
+        spelled = _words_of_documents_with(searcher, stem, pair, corpus_id)
+        for candidate in by_stem[(pair, stem)]:
+            if "".join(fold(candidate)) in spelled:
                 return candidate
     return None
 
 
 def suggest_spelling(
-    parsed: ParsedQuery, searcher: tantivy.Searcher, *, corpus_id: int | None = None
+    parsed: ParsedQuery,
+    searcher: tantivy.Searcher,
+    *,
+    corpus_id: int | None = None,
+    pairs: tuple[FieldPair, ...] = (DEFAULT_FIELDS,),
 ) -> str | None:
     """The query with each word no document holds replaced by its likeliest spelling (one
     edit away, most documents, spelled so in a document of ``corpus_id`` when given); None
     when every word is known or none has a correction. At most MAX_SUGGESTED_WORDS unknown
-    words are looked at (a query of gibberish costs no more than three)."""
+    words are looked at (a query of gibberish costs no more than three). Words of alphabetic
+    scripts only (Latin, Cyrillic, Greek, Arabic, Hebrew), looked up in ``pairs``' fields."""
     corrections: dict[str, str] = {}
     tried = 0
     for word in parsed.plain_terms():
         if tried >= MAX_SUGGESTED_WORDS:
             break
-        if len(word) < MIN_SUGGEST_CHARS or not (word.isascii() and word.isalpha()):
+        if len(word) < MIN_SUGGEST_CHARS or not word.isalpha() or unspaced_runs([word]):
             continue
         if word in STOPWORDS:
             continue
-        tokens = analyze(word)
-        if not tokens or any(_documents_with(searcher, t) for t in tokens):
+        known = False
+        for pair in pairs:
+            tokens = analyze(word, pair)
+            if not tokens or any(_documents_with(searcher, t, pair) for t in tokens):
+                known = True
+                break
+        if known:
             continue
         tried += 1
-        fixed = _correction(searcher, word, corpus_id)
+        fixed = _correction(searcher, word, corpus_id, pairs)
         if fixed is not None:
             corrections[word] = fixed
     if not corrections:
@@ -304,6 +373,7 @@ class TantivyBackend:
         corpus_id: int | None = None,
         mode: MatchMode | None = None,
         sort: SortOrder = "relevance",
+        lang: str | None = None,
     ) -> RankedSearch:
         """The query's ranked list, its first window read (and its matches counted)."""
         parsed = parse_query(query, mode=mode or "or")
@@ -321,7 +391,27 @@ class TantivyBackend:
                 message="Search is not available yet: the search index has not been built."
             )
         messages = [m for m in (parsed.message,) if m]
-        compiled = compile_query(parsed, corpus_id=corpus_id, searcher=searcher, notes=messages)
+        languages = text_index.has_languages
+        if lang and not languages:
+            messages.append(
+                "Filtering by language needs the search index rebuilt (manage.py reindex); "
+                "documents in every language are shown meanwhile."
+            )
+            lang = None
+        runs = unspaced_runs(parsed.plain_terms())
+        pairs = (
+            (field_pair(lang),)
+            if lang
+            else present_fields(searcher, has_languages=languages, unspaced_query=bool(runs))
+        )
+        compiled = compile_query(
+            parsed,
+            corpus_id=corpus_id,
+            searcher=searcher,
+            notes=messages,
+            pairs=pairs,
+            lang=lang,
+        )
         if compiled is None:
             messages.append("No searchable word in the query.")
             return NoMatches(message=" ".join(messages))
@@ -333,7 +423,9 @@ class TantivyBackend:
             sort = "relevance"
         # Newest first: documents without a date come last (tantivy sorts absent values after
         # present ones).
-        ranked = TantivyRanked(searcher=searcher, query=compiled, sort=sort)
+        ranked = TantivyRanked(
+            searcher=searcher, query=compiled, sort=sort, runs=runs, languages=languages
+        )
         ranked.start()
         if ranked.total_matches == 0 and all(term in STOPWORDS for term in parsed.plain_terms()):
             messages.append("Only very common words were typed; add a more specific word.")
@@ -344,7 +436,7 @@ class TantivyBackend:
             )
         ranked.message = " ".join(dict.fromkeys(messages)) or None
         ranked.rewritten_query = parsed.describe() if parsed.messages else None
-        ranked.suggestion = suggest_spelling(parsed, searcher, corpus_id=corpus_id)
+        ranked.suggestion = suggest_spelling(parsed, searcher, corpus_id=corpus_id, pairs=pairs)
         return ranked
 
     def search(
@@ -355,9 +447,10 @@ class TantivyBackend:
         corpus_id: int | None = None,
         mode: MatchMode | None = None,
         sort: SortOrder = "relevance",
+        lang: str | None = None,
     ) -> BackendResult:
         """The top ``limit`` hits with their snippets (and scores, in either order)."""
-        ranked = self.open(query, corpus_id=corpus_id, mode=mode, sort=sort)
+        ranked = self.open(query, corpus_id=corpus_id, mode=mode, sort=sort, lang=lang)
         top = ranked.ranked(limit)
         ids = [h.document_id for h in top]
         scores = (

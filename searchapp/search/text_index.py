@@ -35,27 +35,46 @@ from typing import IO
 
 import tantivy
 
+from searchapp.search.analysis import (
+    ANALYZER,
+    DEFAULT_FIELDS,
+    LANGUAGE_FIELDS,
+    TEXT,
+    TITLE,
+    UNSPACED,
+    UNSPACED_CHARS,
+    FieldPair,
+    analyze,
+    analyzers,
+    field_pair,
+    fold,
+)
+
 logger = logging.getLogger(__name__)
 
 __all__ = [
     "ANALYZER",
+    "DEFAULT_FIELDS",
+    "LANG",
+    "LANGUAGE_FIELDS",
+    "UNSPACED_CHARS",
+    "FieldPair",
     "IndexBusy",
     "IndexWriteError",
     "IndexedDocument",
     "TextIndex",
     "analyze",
+    "field_pair",
     "fold",
     "open_index",
 ]
 
-ANALYZER = "app_en"
 # Fields. ``id`` and ``corpus`` are fast fields: hit ids are read from columns, not from a
 # document store (none is kept: the database holds the text). ``date`` (seconds since the
 # epoch, absent when the document has none) is a fast column so that "newest first" is a
-# top-k over a column (order_by_field), not a database sort of every match.
-ID, CORPUS, TITLE, TEXT, DATE = "id", "corpus", "title", "text", "date"
-# Words longer than this are dropped by the analyzer (identifiers, base64, URLs glued together).
-MAX_TOKEN_BYTES = 40
+# top-k over a column (order_by_field), not a database sort of every match. ``lang`` holds the
+# document's ISO 639-1 code as one term (the language filter).
+ID, CORPUS, DATE, LANG = "id", "corpus", "date", "lang"
 # Writer memory: tantivy flushes a segment when a thread's share is full.
 WRITER_HEAP_BYTES = 256_000_000
 WRITER_THREADS = 2
@@ -88,41 +107,7 @@ class IndexedDocument:
     title: str
     text: str
     date: int | None = None  # seconds since the epoch (UTC)
-
-
-def _build_analyzer() -> tantivy.TextAnalyzer:
-    # Runs of letters and digits, lower-cased, accents folded, Porter-stemmed (English): the
-    # same words match "Approving" and "approved", "Zürich" and "Zurich".
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.ascii_fold())
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
-
-
-_analyzer = _build_analyzer()
-
-
-def analyze(text: str) -> list[str]:
-    """The index terms of ``text``, as the index's own analyzer makes them."""
-    return list(_analyzer.analyze(text))
-
-
-_folder = (
-    tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-    .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
-    .filter(tantivy.Filter.lowercase())
-    .filter(tantivy.Filter.ascii_fold())
-    .build()
-)
-
-
-def fold(text: str) -> list[str]:
-    """The words of ``text`` as the analyzer sees them before stemming (prefixes match these)."""
-    return list(_folder.analyze(text))
+    lang: str | None = None  # ISO 639-1 code; "" or None when unknown
 
 
 def _schema() -> tantivy.Schema:
@@ -131,35 +116,52 @@ def _schema() -> tantivy.Schema:
     builder.add_unsigned_field(CORPUS, indexed=True, fast=True)
     builder.add_text_field(TITLE, tokenizer_name=ANALYZER, index_option="position")
     builder.add_text_field(TEXT, tokenizer_name=ANALYZER, index_option="position")
-    # Last, so the fields above keep their numbers in an index built before it existed.
+    # Added after the fields above, so they keep their numbers in an index built before.
     builder.add_integer_field(DATE, indexed=False, fast=True)
+    builder.add_text_field(LANG, tokenizer_name="raw", index_option="basic")
+    for pair in (UNSPACED, *LANGUAGE_FIELDS.values()):
+        builder.add_text_field(pair.title, tokenizer_name=pair.analyzer, index_option="position")
+        builder.add_text_field(pair.text, tokenizer_name=pair.analyzer, index_option="position")
     return builder.build()
 
 
 SCHEMA = _schema()
 
 
-def _has_date(path: Path) -> bool:
+def _field_names(path: Path) -> set[str] | None:
+    """The fields of the index at ``path``; None for a new, empty one (written with SCHEMA)."""
     try:
         meta = json.loads((path / "meta.json").read_text())
     except (OSError, ValueError):
-        return True  # a new, empty generation: tantivy writes it with today's schema
-    return any(entry.get("name") == DATE for entry in meta.get("schema", []))
+        return None
+    return {entry.get("name") for entry in meta.get("schema", [])}
+
+
+def _has_date(path: Path) -> bool:
+    names = _field_names(path)
+    return names is None or DATE in names
+
+
+def _has_languages(path: Path) -> bool:
+    names = _field_names(path)
+    return names is None or LANG in names
 
 
 def _open_tantivy(path: Path) -> tantivy.Index:
-    if _has_date(path):
+    if _has_languages(path):
         index = tantivy.Index(SCHEMA, path=str(path), reuse=True)
     else:
-        # Built before documents had dates: it still answers every search (the fields before
-        # ``date`` are numbered as in SCHEMA, so queries built on SCHEMA run on it), and is
-        # written without dates until ``manage.py reindex`` builds a generation with them.
+        # Built before dates or languages: it still answers every search (its fields are
+        # numbered as in SCHEMA, so queries built on SCHEMA's first fields run on it), and is
+        # written without them until ``manage.py reindex`` builds a generation with them.
         logger.warning(
-            "the search index at %s has no date column: sorting by date needs "
-            "`manage.py reindex`", path
+            "the search index at %s predates %s: `manage.py reindex` rebuilds it with them",
+            path,
+            "languages" if _has_date(path) else "dates and languages",
         )
         index = tantivy.Index.open(str(path))
-    index.register_tokenizer(ANALYZER, _build_analyzer())
+    for name, analyzer in analyzers().items():
+        index.register_tokenizer(name, analyzer)
     return index
 
 
@@ -167,12 +169,20 @@ class Writer:
     """Adds and deletes documents; nothing is visible to searches before ``commit``."""
 
     def __init__(
-        self, index: tantivy.Index, *, root: Path, heap_bytes: int, threads: int, dated: bool
+        self,
+        index: tantivy.Index,
+        *,
+        root: Path,
+        heap_bytes: int,
+        threads: int,
+        dated: bool,
+        languages: bool,
     ) -> None:
         self.root = root
         with _writing(root):
             self._writer = index.writer(heap_bytes, threads)
         self._dated = dated
+        self._languages = languages
         self.uncommitted = 0
 
     def delete_range(self, first_id: int, last_id: int) -> None:
@@ -193,8 +203,13 @@ class Writer:
             entry = tantivy.Document()
             entry.add_unsigned(ID, doc.id)
             entry.add_unsigned(CORPUS, doc.corpus_id)
-            entry.add_text(TITLE, doc.title)
-            entry.add_text(TEXT, doc.text)
+            pair = DEFAULT_FIELDS
+            if self._languages:
+                pair = field_pair(doc.lang, f"{doc.title} {doc.text[:500]}")
+            entry.add_text(pair.title, doc.title)
+            entry.add_text(pair.text, doc.text)
+            if doc.lang and self._languages:
+                entry.add_text(LANG, doc.lang)
             if doc.date is not None and self._dated:
                 entry.add_integer(DATE, doc.date)
             with _writing(self.root):
@@ -224,6 +239,7 @@ class TextIndex:
         self._generation: str | None = None
         self._index: tantivy.Index | None = None
         self._dated = True
+        self._languages = True
         # Set when the directory cannot be written and searches read a view of it.
         self.read_only = False
         self._view: Path | None = None
@@ -266,6 +282,7 @@ class TextIndex:
             if name != self._generation or self._index is None:
                 self._index = self._open_for_reading(name)
                 self._dated = _has_date(self.root / name)
+                self._languages = _has_languages(self.root / name)
                 self._generation = name
             return self._index
 
@@ -312,6 +329,13 @@ class TextIndex:
         """False for an index built before documents had dates (it cannot sort by date)."""
         self.index()
         return self._dated
+
+    @property
+    def has_languages(self) -> bool:
+        """False for an index built before documents had languages: it holds every document in
+        the default fields and has no language filter."""
+        self.index()
+        return self._languages
 
     def searcher(self) -> tantivy.Searcher:
         try:
@@ -406,7 +430,12 @@ class TextIndex:
                 with _writing(self.root):
                     marker.write_text(f"{os.getpid()}\n")
             writer = Writer(
-                index, root=self.root, heap_bytes=heap_bytes, threads=threads, dated=self._dated
+                index,
+                root=self.root,
+                heap_bytes=heap_bytes,
+                threads=threads,
+                dated=self._dated,
+                languages=self._languages,
             )
             try:
                 yield writer
@@ -433,7 +462,12 @@ class TextIndex:
                 name, path = self._new_generation()
                 fresh = _open_tantivy(path)
             writer = Writer(
-                fresh, root=self.root, heap_bytes=heap_bytes, threads=threads, dated=True
+                fresh,
+                root=self.root,
+                heap_bytes=heap_bytes,
+                threads=threads,
+                dated=True,
+                languages=True,
             )
             try:
                 yield writer

@@ -93,6 +93,7 @@ class SearchBackend(Protocol):
         corpus_id: int | None = None,
         mode: MatchMode | None = None,
         sort: SortOrder = "relevance",
+        lang: str | None = None,  # ISO 639-1: only documents in this language
     ) -> RankedSearch: ...
 
     def search(
@@ -103,4 +104,5 @@ class SearchBackend(Protocol):
         corpus_id: int | None = None,
         mode: MatchMode | None = None,
         sort: SortOrder = "relevance",
+        lang: str | None = None,  # ISO 639-1: only documents in this language
     ) -> BackendResult: ...

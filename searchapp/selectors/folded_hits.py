@@ -57,14 +57,14 @@ class FoldedSearch:
         cut = wanted if snippets is None else list(dict.fromkeys(snippets))
         # Plain tuples: model instances for a page of rows cost more than the query itself.
         rows = Document.objects.filter(id__in=wanted).values_list(
-            "id", "external_id", "title", "url", "date", "corpus__name", "created_at"
+            "id", "external_id", "title", "url", "date", "corpus__name", "created_at", "lang"
         )
         snippet_of = self.ranked.snippets(cut)
         stream = self.stream
         unscored = [i for i in wanted if stream.score(i) is None]
         scores = self.ranked.scores(unscored) if unscored else {}
         hits: dict[int, Hit] = {}
-        for doc_id, external_id, title, url, date, corpus, added in rows:
+        for doc_id, external_id, title, url, date, corpus, added, lang in rows:
             score = stream.score(doc_id)
             hits[doc_id] = Hit(
                 id=doc_id,
@@ -77,6 +77,7 @@ class FoldedSearch:
                 date=date,
                 corpus=corpus,
                 added=added,
+                lang=lang or "",
             )
         return hits
 
@@ -89,11 +90,12 @@ def open_folded(
     max_distance: int | None,
     corpus_id: int | None,
     sort: SortOrder = "relevance",
+    lang: str | None = None,
 ) -> FoldedSearch:
     """The query's ranked list, ready to fold by ``group``; a missing threshold or distance is
     the active set's (the ones used are in the result). Parameters are expected checked."""
     started = time.perf_counter()
-    ranked = get_backend().open(query, corpus_id=corpus_id, sort=sort)
+    ranked = get_backend().open(query, corpus_id=corpus_id, sort=sort, lang=lang or None)
     signature_set = None
     if group != "none":
         signature_set = active_signature_set(group)

@@ -18,6 +18,7 @@ from typing import NamedTuple
 from django.conf import settings
 
 from searchapp import grouping_params as gp
+from searchapp.languages import LANGUAGE_NAMES
 from searchapp.models import Corpus
 from searchapp.search import SORT_ORDERS, SortOrder
 from searchapp.selectors.fold_stream import StreamGroup
@@ -63,6 +64,16 @@ def _check_sort_and_corpus(sort: str, corpus_id: int | None) -> SortOrder:
     if corpus_id is not None and not Corpus.objects.filter(pk=corpus_id).exists():
         raise SearchParameterError("corpus", f"there is no corpus with id {corpus_id}")
     return sort
+
+
+def _check_lang(lang: str | None) -> str | None:
+    if not lang:
+        return None
+    if lang not in LANGUAGE_NAMES:
+        raise SearchParameterError(
+            "lang", f"must be an ISO 639-1 language code such as en, zh or ja, got {lang!r}"
+        )
+    return lang
 
 
 def _check_params(
@@ -290,6 +301,7 @@ def search_grouped(
     topics: bool = False,
     topic: str | None = None,
     max_topics: int | None = None,
+    lang: str | None = None,
 ) -> SearchPage:
     """Search, fold the ranked list into near-duplicate groups, and return one page of groups.
 
@@ -307,6 +319,7 @@ def search_grouped(
     """
     _check_query(query)
     checked_sort = _check_sort_and_corpus(sort, corpus_id)
+    checked_lang = _check_lang(lang)
     topic, max_topics = check_topic_params(topic, max_topics)
     group, threshold, max_distance, limit, page, per_page = _check_params(
         group or settings.DEDUP_DEFAULT_METHOD,
@@ -323,6 +336,7 @@ def search_grouped(
         max_distance=max_distance,
         corpus_id=corpus_id,
         sort=checked_sort,
+        lang=checked_lang,
     )
     request = _Request(query, group, limit, corpus_id)
     if all_groups:

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 from django.utils.safestring import SafeString
 
+from searchapp.languages import language_name
 from searchapp.search import SortOrder
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "SearchPage",
     "TopicEntry",
     "TopicFacet",
+    "TopicGroup",
 ]
 
 # The snippet is escaped text with <mark> tags around the matches (search/tantivy_backend.py):
@@ -46,6 +48,12 @@ class Hit:
     date: datetime | None = None
     corpus: str = ""  # the corpus's name
     added: datetime | None = None  # when it was ingested (the "earliest" representative rule)
+    lang: str = ""  # ISO 639-1 code of its language ("" unknown)
+
+    @property
+    def language(self) -> str:
+        """The name of its language ("Chinese"); "" when unknown."""
+        return language_name(self.lang)
 
     @property
     def host(self) -> str:
@@ -156,6 +164,15 @@ class SearchPage:
 
 
 @dataclass(frozen=True)
+class TopicGroup:
+    """One group of a topic (the topic map draws it): its representative and its size."""
+
+    representative_id: int  # the representative's document id
+    title: str  # the representative's title (its external id when it has none)
+    size: int  # results in the group, the representative counted
+
+
+@dataclass(frozen=True)
 class TopicEntry:
     """One topic of a result list: its label and the results (and groups) it holds."""
 
@@ -165,6 +182,7 @@ class TopicEntry:
     member_ids: tuple[int, ...]  # document ids, in rank order
     other: bool  # the "Other topics" bucket
     selected: bool
+    groups: tuple[TopicGroup, ...] = ()  # every group of the topic, in rank order
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from django.conf import settings
 
 from searchapp import grouping_params as gp
 from searchapp.selectors.folding import FoldedGroup
-from searchapp.selectors.search_results import Hit, TopicEntry, TopicFacet
+from searchapp.selectors.search_results import Hit, TopicEntry, TopicFacet, TopicGroup
 from searchapp.topics import TopicDoc, topic_clusters
 
 __all__ = ["GroupTopics", "check_topic_params", "topic_facet"]
@@ -54,12 +54,15 @@ def topic_facet(
     entries: list[TopicEntry] = []
     for t, topic in enumerate(clusters):
         positions: list[int] = []
-        for index in topic.member_ids:
+        topic_groups: list[TopicGroup] = []
+        for index in topic.member_ids:  # group indices, in rank order
             assert isinstance(index, int)
             group_topic[index] = t
             rep, members, _why = groups[index]
             positions.append(rep)
             positions.extend(pos for pos, _sim in members)
+            hit = hits[rep]
+            topic_groups.append(TopicGroup(hit.id, hit.title or hit.external_id, 1 + len(members)))
         entries.append(
             TopicEntry(
                 label=topic.label,
@@ -68,6 +71,7 @@ def topic_facet(
                 member_ids=tuple(hits[pos].id for pos in sorted(positions)),
                 other=topic.other,
                 selected=wanted is not None and topic.label.casefold() == wanted,
+                groups=tuple(topic_groups),
             )
         )
     chosen = next((e.label for e in entries if e.selected), None)

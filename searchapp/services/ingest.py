@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 from django.utils import timezone
 
+from searchapp.languages import detect_languages
 from searchapp.models import Corpus, Document
 from searchapp.readers import Record, RecordError, record_problem
 from searchapp.search.sync import IndexSession, search_index_session, search_index_sync
@@ -96,7 +97,7 @@ def _existing_documents(corpus: Corpus, external_ids: list[str]) -> Iterable[Doc
             *external_ids
         ]
     return Document.objects.raw(
-        "SELECT id, external_id, url, date, content_hash, needs_signature "
+        "SELECT id, external_id, url, date, lang, content_hash, needs_signature "
         f"FROM {connection.ops.quote_name(Document._meta.db_table)} "
         f"WHERE corpus_id = %s AND {where}",
         [corpus.pk, *params],
@@ -110,20 +111,26 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
         to_create: list[tuple[str, Record, str]] = []
         to_update: list[Document] = []
         unchanged = 0
+        detect: list[tuple[str, Record]] = []  # (external id, record) whose language is read
         for external_id, record in batch.items():
             content_hash = Document.hash_content(record.title, record.text)
             doc = existing.get(external_id)
             if doc is None:
                 to_create.append((external_id, record, content_hash))
+                if not record.lang:
+                    detect.append((external_id, record))
             elif (
                 doc.content_hash == content_hash
                 and doc.url == record.url
                 and doc.date == record.date
+                and record.lang in ("", doc.lang)
             ):
                 unchanged += 1
             else:
                 if doc.content_hash != content_hash:
                     doc.needs_signature = True
+                    if not record.lang:
+                        detect.append((external_id, record))
                 doc.title, doc.url, doc.text, doc.date, doc.content_hash = (
                     record.title,
                     record.url,
@@ -131,8 +138,22 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                     record.date,
                     content_hash,
                 )
+                doc.lang = record.lang or doc.lang
                 doc.updated_at = now
                 to_update.append(doc)
+        detected = dict(
+            zip(
+                [external_id for external_id, _r in detect],
+                detect_languages([f"{r.title}\n{r.text}" for _id, r in detect]),
+                strict=True,
+            )
+        )
+        for doc in to_update:
+            doc.lang = detected.get(doc.external_id, doc.lang)
+        to_create = [
+            (external_id, replace(r, lang=r.lang or detected.get(external_id, "")), content_hash)
+            for external_id, r, content_hash in to_create
+        ]
         created_ids = _insert_documents(corpus, to_create, now)
         planner_stats_rows_added(Document._meta.db_table, len(created_ids))
         stamp = connection.ops.adapt_datetimefield_value
@@ -142,7 +163,7 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
             [
                 (
                     doc.pk, doc.title, doc.url, doc.text,
-                    None if doc.date is None else stamp(doc.date),
+                    None if doc.date is None else stamp(doc.date), doc.lang,
                     doc.content_hash, doc.needs_signature, stamp(now),
                 )
                 for doc in to_update
@@ -162,10 +183,11 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
 
 _UPDATE_COLUMNS = (
     ("title", "text"), ("url", "text"), ("text", "text"), ("date", "timestamptz"),
-    ("content_hash", "text"), ("needs_signature", "boolean"), ("updated_at", "timestamptz"),
+    ("lang", "text"), ("content_hash", "text"), ("needs_signature", "boolean"),
+    ("updated_at", "timestamptz"),
 )
 _INSERT_COLUMNS = (
-    "corpus_id", "external_id", "title", "url", "text", "date", "content_hash",
+    "corpus_id", "external_id", "title", "url", "text", "date", "lang", "content_hash",
     "needs_signature", "created_at", "updated_at",
 )
 
@@ -182,7 +204,7 @@ def _insert_documents(
             (
                 corpus.pk, external_id, r.title, r.url, r.text,
                 None if r.date is None else connection.ops.adapt_datetimefield_value(r.date),
-                content_hash, True, stamp, stamp,
+                r.lang, content_hash, True, stamp, stamp,
             )
             for external_id, r, content_hash in rows
         ],

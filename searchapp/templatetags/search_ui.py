@@ -58,12 +58,18 @@ def milliseconds(value: float | None) -> str:
     return f"{number:.1f} ms" if number < 10 else f"{number:.0f} ms"
 
 
-def _search_parameters(request: Any) -> QueryDict:
-    """The search form's parameters of this request, one value each (the last, as the form reads).
+def _search_parameters(context: Any) -> QueryDict:
+    """The search form's parameters of this page, one value each (the last, as the form reads).
 
     Links on a results page are built from these only: an unknown parameter, a repeated one or
-    an over-long value in the URL is not copied into every pagination and compare link.
+    an over-long value in the URL is not copied into every pagination and compare link. A page
+    whose view checked its form puts the non-default ones in ``search_params``
+    (``SearchForm.non_default_parameters``), so links never spell out a default.
     """
+    checked = context.get("search_params")
+    if checked is not None:
+        return checked.copy()
+    request = context["request"]
     params = QueryDict(mutable=True)
     for name in SearchForm.base_fields:
         value = request.GET.get(name)
@@ -86,13 +92,18 @@ def query_with(context: dict[str, Any], **changes: Any) -> str:
     Returned as a plain string: autoescaping turns ``&`` into ``&amp;`` inside attributes, which
     is what HTML expects.
     """
-    request = context["request"]
-    params = _search_parameters(request)
+    params = _search_parameters(context)
     for key, value in changes.items():
         if value is None:
             params.pop(key, None)
         else:
             params[key] = str(value)
+    # A method's own setting says nothing under another method (the address stays short).
+    group = changes.get("group")
+    if group is not None:
+        for name, method in (("threshold", "minhash"), ("max_distance", "simhash")):
+            if group != method:
+                params.pop(name, None)
     encoded = params.urlencode()
     return f"?{encoded}" if encoded else "?"
 
@@ -133,7 +144,7 @@ def grouping_label(page: Any) -> str:
 @register.simple_tag(takes_context=True)
 def compare_query(context: dict[str, Any]) -> str:
     """The compare page's query string for the current search (no page, topic or "none")."""
-    params = _search_parameters(context["request"])
+    params = _search_parameters(context)
     params.pop("page", None)
     params.pop("topic", None)
     if params.get("group") == "none":
@@ -155,3 +166,26 @@ def login_url(context: dict[str, Any]) -> str:
     params = QueryDict(mutable=True)
     params["next"] = target
     return f"{url}?{params.urlencode(safe='/')}"
+
+
+@register.simple_tag(takes_context=True)
+def results_query(context: dict[str, Any]) -> str:
+    """The current search's parameters for a link to a document ("" when there is no search),
+    so the document page can link back to these results and mark the query's words."""
+    params = _search_parameters(context)
+    if not params.get("q"):
+        return ""
+    return f"?{params.urlencode()}"
+
+
+@register.filter
+def picked_over_better_ranked(group: Any) -> bool:
+    """Whether a group's representative was picked over a better-ranked member (staff's rule
+    or decision), which is worth saying on the page; the best-ranked one needs no words."""
+    members = getattr(group, "members", None) or []
+
+    def rank(hit: Any) -> float:
+        # A copy folded from further down than the page read has no known rank: after them all.
+        return float("inf") if hit.rank is None else float(hit.rank)
+
+    return any(rank(member.hit) < rank(group.representative) for member in members)

@@ -29,6 +29,22 @@
     }
   });
 
+  // Enter in a changed box fires "change" and then "submit", and the search form asks htmx on
+  // both: the same search went out twice, the first aborted (errors in the console). The second
+  // of two identical searches within a moment is dropped before it is sent.
+  var lastSearch = { key: null, at: 0 };
+  document.addEventListener("htmx:confirm", function (event) {
+    var form = event.detail && event.detail.elt;
+    if (!form || !form.matches || !form.matches("form.search-form")) return;
+    var key = new URLSearchParams(new FormData(form)).toString();
+    var now = Date.now();
+    if (key === lastSearch.key && now - lastSearch.at < 1000) {
+      event.preventDefault();
+      return;
+    }
+    lastSearch = { key: key, at: now };
+  });
+
   // "why?" inline: a second click folds the explanation away instead of loading it again.
   document.addEventListener("htmx:beforeRequest", function (event) {
     var link = event.detail && event.detail.elt;

@@ -56,7 +56,8 @@ def test_the_82_percent_copy_folds_at_080_shows_82_and_why_agrees(page, live_ser
     figures = panel.locator(".why-figures").inner_text()
     assert "Estimated similarity (minhash): 82%" in figures
     assert "exact Jaccard of the shingles: 80.1%" in figures
-    # The method's explanation sits next to the choice.
+    # The method's explanation sits next to the choice (under "Options").
+    page.locator("details.search-options > summary").click()
     assert "5-word phrases" in page.locator(".method-help").inner_text()
 
     page.goto(f"{live_server.url}/?q=ferry+strike&group=minhash&threshold=0.83")
@@ -126,6 +127,7 @@ def test_after_a_cancelled_rebuild_settings_and_search_show_the_same_threshold(
     assert page.locator(".notice.pending").count() == 0
     assert page.get_by_label("Similarity threshold").input_value() == "0.8"
     page.goto(f"{base}/?q=ferry+strike")
+    page.locator("details.search-options > summary").click()
     assert page.locator("output#id_threshold-value").inner_text() in ("0.8", "0.80")
     assert folded_titles(page) == [
         ("Ferry strike ends (uploaded copy)", ["Ferry strike ends after eleven days"])

@@ -64,7 +64,10 @@ def test_changing_the_method_reruns_the_search_in_place(page, live_server, volca
     assert page.evaluate("window.htmx.version").startswith("2.")
     assert page.locator(".summary-counts").inner_text().endswith("2 similar results folded")
 
-    # The slider shows only for MinHash; SimHash's distance input replaces it.
+    # The options are folded away under "Options"; there the slider shows only for MinHash,
+    # SimHash's distance input replaces it.
+    assert not page.get_by_label("Similarity threshold").is_visible()
+    page.locator("details.search-options > summary").click()
     assert page.get_by_label("Similarity threshold").is_visible()
     assert not page.get_by_label("Max. distance (bits)").is_visible()
 

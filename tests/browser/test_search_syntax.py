@@ -150,6 +150,7 @@ def test_sort_by_date_and_the_corpus_filter_rerun_the_search_in_place(page, live
     page.evaluate("window.__sameDocument = true")
     expect(page.locator("li.group")).to_have_count(6)
 
+    page.locator("details.search-options > summary").click()
     page.get_by_label("Sort by").select_option("date")
     expect(page.locator("li.group").first).to_contain_text("Prices climb")
     assert _titles(page) == [
@@ -182,6 +183,7 @@ def test_the_syntax_help_opens_without_javascript(new_page, live_server, energy_
     expect(help_list).to_contain_text("oil AND opec")
     # Without script the form still works: the corpus filter and date sort go in the URL.
     page.get_by_label("Search", exact=True).fill("oil")
+    page.locator("details.search-options > summary").click()
     page.get_by_label("Sort by").select_option("date")
     page.get_by_role("button", name="Search").click()
     page.wait_for_url(re.compile(r"sort=date"))

@@ -54,8 +54,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "searchapp.signature_codec",
             "searchapp.topics",
             "searchapp.svg",
+            # The results' topic map: layout (treemap), label fitting, the SVG.
+            "searchapp.treemap",
+            "searchapp.label_fit",
+            "searchapp.topic_map",
             "searchapp.publishing",
             "searchapp.demo",
+            "searchapp.languages",
         ),
     ),
     (

@@ -1,0 +1,152 @@
+"""How text becomes index terms, per language: the analyzers of the index's fields.
+
+Words are runs of letters and digits (tantivy's simple tokenizer), lower-cased, accents folded,
+then stemmed by the Snowball stemmer of the document's language, in the title and text fields
+kept for that language (LANGUAGE_FIELDS); English, and every language without a stemmer, in the
+default fields with English's stemmer, as before languages were told apart. Chinese, Japanese,
+Korean, Thai, Lao, Khmer and Burmese documents go to the UNSPACED fields, where each character
+of those scripts is a word (TOKEN_PATTERN). The same analyzer reads the query for each field,
+so index and query always agree.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import tantivy
+
+__all__ = [
+    "ANALYZER",
+    "DEFAULT_FIELDS",
+    "LANGUAGE_FIELDS",
+    "MAX_TOKEN_BYTES",
+    "STEMMERS",
+    "TEXT",
+    "TITLE",
+    "TOKEN_PATTERN",
+    "UNSPACED",
+    "UNSPACED_CHARS",
+    "UNSPACED_LANGUAGES",
+    "FieldPair",
+    "analyze",
+    "analyzers",
+    "field_pair",
+    "fold",
+]
+
+ANALYZER = "app_en"
+TITLE, TEXT = "title", "text"
+# Words longer than this are dropped by the analyzer (identifiers, base64, URLs glued together).
+MAX_TOKEN_BYTES = 40
+
+# Scripts written without spaces between words. Each of their characters is a word of its own
+# (a unigram), and a word of several characters is searched as a phrase of them: any run of
+# characters typed finds the documents holding it, a single one (「雨」) included, with no
+# dictionary; measured against character bigrams and dictionary segmenters in BENCHMARKS.md
+# ("Searching Chinese, Japanese, Korean and Thai"). Korean is spaced, but its words carry their
+# particles (서울에서 "in Seoul"), so it is read by the character too, as Lucene's CJK
+# analyzer does.
+_UNSPACED_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
+# The same characters for Python's re (the highlighter): the blocks of those scripts.
+UNSPACED_CHARS = (
+    "\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u0e00-\u0eff\u2e80-\u2fdf\u3005-\u3007"
+    "\u3021-\u3029\u3038-\u303b\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
+    "\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff66-\uffdc"
+    "\U00020000-\U0003134f"
+)
+# A word: one character of those scripts, or a run of letters, digits and combining marks
+# (Rust's char::is_alphanumeric, as tantivy's simple tokenizer, plus the marks of Indic and
+# other scripts, which the simple tokenizer cut words at).
+TOKEN_PATTERN = (
+    rf"[{_UNSPACED_SCRIPTS}]|[[\p{{Alphabetic}}\p{{N}}\p{{M}}]--[{_UNSPACED_SCRIPTS}]]+"
+)
+# The languages written in those scripts: their documents go to the UNSPACED pair of fields,
+# the only one read with TOKEN_PATTERN (a regular expression, 3-5 times slower to run than the
+# simple tokenizer, which every other field keeps: English is indexed and its snippets cut at
+# the same speed as before languages were told apart).
+UNSPACED_LANGUAGES = frozenset({"zh", "ja", "ko", "th", "lo", "km", "my"})
+# Snowball stemmers of tantivy by ISO 639-1 code. English is the default fields' stemmer; every
+# other language with a stemmer has a title and text field of its own (LANGUAGE_FIELDS).
+STEMMERS = {
+    "ar": "arabic", "da": "danish", "de": "german", "el": "greek", "es": "spanish",
+    "fi": "finnish", "fr": "french", "hu": "hungarian", "it": "italian", "nb": "norwegian",
+    "nl": "dutch", "nn": "norwegian", "no": "norwegian", "pt": "portuguese", "ro": "romanian",
+    "ru": "russian", "sv": "swedish", "ta": "tamil", "tr": "turkish",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class FieldPair:
+    """The title and text fields of one analyzer: the default (English stemming, and every
+    language without a stemmer of its own) or one stemmed language."""
+
+    title: str
+    text: str
+    analyzer: str
+    stemmer: str  # tantivy's name of the stemmer
+    by_character: bool = False  # TOKEN_PATTERN: a character of an unspaced script is a word
+
+
+DEFAULT_FIELDS = FieldPair(TITLE, TEXT, ANALYZER, "english")
+UNSPACED = FieldPair("title_cjk", "text_cjk", "app_cjk", "english", by_character=True)
+LANGUAGE_FIELDS: dict[str, FieldPair] = {
+    stemmer: FieldPair(f"title_{stemmer}", f"text_{stemmer}", f"app_{stemmer}", stemmer)
+    for stemmer in sorted(set(STEMMERS.values()))
+}
+_UNSPACED_TEXT = re.compile(f"[{UNSPACED_CHARS}]")
+
+
+def field_pair(lang: str | None, text: str = "") -> FieldPair:
+    """The fields a document in language ``lang`` (ISO 639-1, "" unknown) is indexed in; a
+    document of unknown language goes by its script (``text``: its first characters)."""
+    if lang in UNSPACED_LANGUAGES or (not lang and text and _UNSPACED_TEXT.search(text)):
+        return UNSPACED
+    stemmer = STEMMERS.get(lang or "")
+    return LANGUAGE_FIELDS[stemmer] if stemmer else DEFAULT_FIELDS
+
+
+def _build_analyzer(
+    stemmer: str | None = "english", *, by_character: bool = False
+) -> tantivy.TextAnalyzer:
+    # Words, lower-cased, accents folded, then stemmed: the same words match "Approving" and
+    # "approved", "Zürich" and "Zurich". Folding before stemming, so that a word typed with or
+    # without its accents always gives the stemmer the same input.
+    tokenizer = (
+        tantivy.Tokenizer.regex(TOKEN_PATTERN) if by_character else tantivy.Tokenizer.simple()
+    )
+    builder = (
+        tantivy.TextAnalyzerBuilder(tokenizer)
+        .filter(tantivy.Filter.remove_long(MAX_TOKEN_BYTES))
+        .filter(tantivy.Filter.lowercase())
+        .filter(tantivy.Filter.ascii_fold())
+    )
+    if stemmer is not None:
+        builder = builder.filter(tantivy.Filter.stemmer(stemmer))
+    return builder.build()
+
+
+_analyzers = {
+    pair.analyzer: _build_analyzer(pair.stemmer, by_character=pair.by_character)
+    for pair in (DEFAULT_FIELDS, UNSPACED, *LANGUAGE_FIELDS.values())
+}
+
+
+def analyzers() -> dict[str, tantivy.TextAnalyzer]:
+    """Every analyzer by the name the schema gives it (registered on each index opened)."""
+    return dict(_analyzers)
+
+
+def analyze(text: str, pair: FieldPair = DEFAULT_FIELDS) -> list[str]:
+    """The index terms of ``text``, as the analyzer of ``pair``'s fields makes them."""
+    return list(_analyzers[pair.analyzer].analyze(text))
+
+
+_folder = _build_analyzer(None)
+
+
+def fold(text: str) -> list[str]:
+    """The words of ``text`` as the analyzer sees them before stemming (prefixes match these)."""
+    return list(_folder.analyze(text))
+
+

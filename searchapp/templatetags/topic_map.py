@@ -1,0 +1,51 @@
+"""``{% topic_map result %}``: the map of a results page's topics (searchapp/topic_map.py draws
+it); this door only builds its links: a topic's is the same search filtered to it (as the topic
+list's), a group's is its representative's page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+from django.urls import reverse
+from django.utils.safestring import SafeString
+
+from searchapp.selectors.search_results import SearchPage
+from searchapp.templatetags.search_ui import query_with
+from searchapp.topic_map import MapGroup, MapTopic, topic_map_svg
+
+register = template.Library()
+
+
+@register.simple_tag(takes_context=True)
+def topic_map(context: dict[str, Any], page: SearchPage | None) -> SafeString:
+    """The map's <svg>, or "" for a page without topics."""
+    if page is None or page.topics is None or not page.topics.topics:
+        return SafeString("")
+    search = reverse("search")
+    topics = [
+        MapTopic(
+            label=entry.label,
+            size=entry.size,
+            url=search + query_with(context, topic=entry.label, page=None),
+            groups=tuple(
+                MapGroup(
+                    title=group.title,
+                    size=group.size,
+                    url=reverse("document", args=[group.representative_id]),
+                )
+                for group in entry.groups
+            ),
+            selected=entry.selected,
+            other=entry.other,
+        )
+        for entry in page.topics.topics
+    ]
+    return topic_map_svg(
+        topics,
+        more_url="#topics-heading",
+        htmx_target="#results",
+        # The results the topics cover (the groups of the first ``limit`` matches).
+        total=sum(entry.size for entry in page.topics.topics),
+        described_by="topic-map-help",
+    )

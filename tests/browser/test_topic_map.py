@@ -1,0 +1,167 @@
+"""The topic map in a real browser, on a desktop (1366x900) and a phone (390x844): there to see,
+an area's click filters the results in place, the keyboard reaches every area and shows where it
+is, it works without JavaScript, and axe-core finds nothing in the light or the dark scheme."""
+# ruff: noqa: E501 - descriptive test names and docstrings read better unwrapped
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from corpora import JAGUAR, make_corpus, make_document, make_jaguar, sign_all
+from playwright.sync_api import expect
+
+pytestmark = pytest.mark.browser
+
+DESKTOP = {"width": 1366, "height": 900}
+PHONE = {"width": 390, "height": 844}
+CATS = ("cat-facts", "cat-amazon", "cat-conservation", "cat-hunting", "cat-zoo", "cat-leopard")
+
+
+@pytest.fixture
+def jaguar_corpus(transactional_db) -> dict[str, int]:  # type: ignore[no-untyped-def]
+    """Cars and big cats behind "jaguar"; the cat fact sheet has two reprints (a group of 3)."""
+    corpus = make_corpus("jaguar")
+    docs = make_jaguar(corpus)
+    title, text = JAGUAR["cat-facts"]
+    for suffix in ("wire", "blog"):
+        docs[f"cat-facts-{suffix}"] = make_document(corpus=corpus, external_id=f"cat-facts-{suffix}", title=title, text=f"{text} Reprinted ({suffix}).")
+    sign_all()
+    return {key: doc.pk for key, doc in docs.items()}
+
+
+def _cats_area(page):  # type: ignore[no-untyped-def]
+    return page.locator("details.topic-map a.tm-topic-link", has_text=re.compile("cat", re.IGNORECASE)).first
+
+
+# An area's top-left corner is its label band: the tiles of its groups lie further in.
+BAND = {"x": 8, "y": 6}
+
+
+def _assert_only_cats(page, jaguar_corpus: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
+    expect(page.locator("li.group")).to_have_count(6)
+    for key in CATS:
+        expect(page.locator(f"#group-{jaguar_corpus[key]}")).to_have_count(1)
+
+
+def test_on_a_desktop_the_map_is_open_and_an_area_filters_the_results_in_place(new_page, live_server, jaguar_corpus):  # type: ignore[no-untyped-def]
+    page = new_page(viewport=DESKTOP)
+    page.goto(f"{live_server.url}/?q=jaguar")
+    page.evaluate("window.__sameDocument = true")
+    topic_map = page.locator("details.topic-map")
+    expect(topic_map).to_have_attribute("open", "")
+    svg = topic_map.locator("svg.topic-map-svg")
+    expect(svg).to_be_visible()
+    box = svg.bounding_box()
+    assert box is not None and box["width"] >= 200 and box["height"] >= 200
+    # Beside the results, as the topic list is: right of the first result's middle.
+    first_hit = page.locator("li.group").first.bounding_box()
+    assert first_hit is not None and box["x"] > first_hit["x"] + first_hit["width"] / 2
+    # Every area's label stays inside it, as drawn by the browser's own fonts.
+    overflowing = page.evaluate(
+        """() => [...document.querySelectorAll('.topic-map-svg a')].flatMap(a => {
+            const area = a.querySelector('rect').getBBox();
+            return [...a.querySelectorAll('text')].filter(t => {
+                const r = t.getBoundingClientRect(), s = a.querySelector('rect').getBoundingClientRect();
+                return r.left < s.left - 0.5 || r.right > s.right + 0.5 || r.top < s.top - 0.5 || r.bottom > s.bottom + 0.5;
+            }).map(t => t.textContent);
+        })"""
+    )
+    assert overflowing == []
+
+    _cats_area(page).click(position=BAND)
+    page.wait_for_url(re.compile(r"topic="))
+    _assert_only_cats(page, jaguar_corpus)
+    assert page.evaluate("window.__sameDocument") is True  # htmx swapped the results in place
+    expect(_cats_area(page)).to_have_attribute("aria-current", "true")
+    expect(page.locator("details.topic-map")).to_have_attribute("open", "")
+
+    # A group's tile opens its representative's page.
+    tile = page.locator("details.topic-map a.tm-group-link").first
+    expect(tile).to_have_attribute("aria-label", re.compile("and 2 similar results$"))
+    tile.click()
+    page.wait_for_url(re.compile(r"/documents/\d+/$"))
+    expect(page.locator("h1")).to_contain_text(JAGUAR["cat-facts"][0])
+
+
+def test_on_a_phone_the_map_starts_folded_and_opens_to_filter(new_page, live_server, jaguar_corpus):  # type: ignore[no-untyped-def]
+    page = new_page(viewport=PHONE, is_mobile=True, has_touch=True)
+    page.goto(f"{live_server.url}/?q=jaguar")
+    topic_map = page.locator("details.topic-map")
+    summary = topic_map.locator("summary")
+    expect(summary).to_be_visible()
+    expect(summary).to_have_text("Map of these results")
+    # Folded, it is one line: it does not push the results down by a picture's height.
+    assert topic_map.evaluate("d => d.open") is False
+    folded = topic_map.bounding_box()
+    assert folded is not None and folded["height"] < 60
+    summary.tap()
+    svg = topic_map.locator("svg.topic-map-svg")
+    expect(svg).to_be_visible()
+    box = svg.bounding_box()
+    assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    _cats_area(page).tap(position=BAND)
+    page.wait_for_url(re.compile(r"topic="))
+    _assert_only_cats(page, jaguar_corpus)
+    # The reader opened the map: it stays open over the new results.
+    assert page.locator("details.topic-map").evaluate("d => d.open") is True
+
+
+def test_the_keyboard_reaches_every_area_and_shows_which_has_focus(new_page, live_server, jaguar_corpus):  # type: ignore[no-untyped-def]
+    page = new_page(viewport=DESKTOP)
+    page.goto(f"{live_server.url}/?q=jaguar")
+    page.locator("details.topic-map summary").focus()
+    expected = page.locator("details.topic-map svg a").count()
+    assert expected == 3  # two topics and the cats' group
+    reached = []
+    for _ in range(expected):
+        page.keyboard.press("Tab")
+        reached.append(page.evaluate("document.activeElement.getAttribute('aria-label')"))
+        # The focused area's border turns thick, in the page's focus colour.
+        width = page.evaluate("getComputedStyle(document.activeElement.querySelector('rect')).strokeWidth")
+        assert width == "4px"
+    assert all(reached) and len(set(reached)) == expected
+    assert sum(name.startswith("Topic") for name in reached) == 2
+    # Enter on a topic area filters, like a click.
+    page.keyboard.press("Shift+Tab")
+    while not re.match(r"Topic .*cat", page.evaluate("document.activeElement.getAttribute('aria-label')")):
+        page.keyboard.press("Shift+Tab")
+    page.keyboard.press("Enter")
+    page.wait_for_url(re.compile(r"topic="))
+    _assert_only_cats(page, jaguar_corpus)
+
+
+def test_the_map_works_without_javascript(new_page, live_server, jaguar_corpus):  # type: ignore[no-untyped-def]
+    page = new_page(viewport=PHONE, java_script_enabled=False)
+    page.goto(f"{live_server.url}/?q=jaguar")
+    expect(page.locator("details.topic-map svg")).to_be_visible()  # open in the markup
+    _cats_area(page).click(position=BAND)
+    page.wait_for_url(re.compile(r"topic="))
+    _assert_only_cats(page, jaguar_corpus)
+
+
+def _violations(page) -> list[str]:  # type: ignore[no-untyped-def]
+    from axe_playwright_python.sync_playwright import Axe
+
+    results = Axe().run(page)
+    return [
+        f"{v['id']} ({v['impact']}): {v['help']} — " + "; ".join(", ".join(n["target"]) for n in v["nodes"][:5])
+        for v in results.response["violations"]
+    ]
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_axe_finds_nothing_in_the_map_in_either_scheme(new_page, live_server, jaguar_corpus, scheme):  # type: ignore[no-untyped-def]
+    found = {}
+    for name, viewport in (("desktop", DESKTOP), ("phone", PHONE)):
+        page = new_page(viewport=viewport, color_scheme=scheme)
+        page.goto(f"{live_server.url}/?q=jaguar")
+        page.wait_for_load_state("networkidle")
+        if name == "phone":
+            page.locator("details.topic-map summary").click()
+        _cats_area(page).click(position=BAND)  # a topic selected: its thick border and aria-current
+        page.wait_for_url(re.compile(r"topic="))
+        page.locator("details.topic-map a.tm-topic-link").first.focus()
+        expect(page.locator("details.topic-map svg")).to_be_visible()
+        found[name] = _violations(page)
+    assert found == {"desktop": [], "phone": []}
