@@ -4,9 +4,10 @@ The rule (README, "Paging"), which makes every match reachable and each one appe
 
 1. The ranking is read from the top in blocks of ``BLOCK`` hits. A block's hits not folded yet
    are folded together with the next block's and with their stored near-duplicates from
-   anywhere further down (documents sharing an LSH band key or a corpus-wide cluster with them,
-   that also match the query): every pair of that pool is compared exactly on its signatures,
-   with the staff's decisions and representative rule (selectors/folding.py).
+   anywhere further down (the members of their corpus-wide cluster, or documents sharing an
+   LSH band key with them: selectors/fold_inputs.py says when which; and "same as" partners),
+   those that also match the query: every pair of that pool is compared exactly on its
+   signatures, with the staff's decisions and representative rule (selectors/folding.py).
 2. Every group of the pool holding one of the block's hits is final: its members are folded
    there, wherever they rank, and never shown again. The other groups of the pool (made only
    of later hits) are dropped; their hits wait for their own block.
@@ -15,16 +16,17 @@ The rule (README, "Paging"), which makes every match reachable and each one appe
 
 So any two hits within ``BLOCK`` ranks of each other are compared exactly (hits of one block or
 of neighbouring ones: up to ``2 * BLOCK`` apart), and near-duplicates further apart are found
-through the stored LSH index when their pair reaches the set's threshold often enough to share
-a band (the S-curve the staff settings page draws). Nothing depends on which page asked: page
-3 computed alone and page 3 reached by paging from page 1 are the same, because a block's
-outcome depends only on the blocks before it.
+when the stored clusters hold them, which is when their pair shared an LSH band (the S-curve
+the staff settings page draws) directly or through other copies. Nothing depends on which page
+asked: page 3 computed alone and page 3 reached by paging from page 1 are the same, because a
+block's outcome depends only on the blocks before it.
 
 Cost: a page reads the ranking down to the end of the block holding its last group, and each
-block costs one fold of about ``2 * BLOCK`` hits (sub-millisecond); the database is read in
-windows that double (document rows and signatures, stored partners, decisions: one query each
-per window), so page 50 costs a handful of windows, not a query per hit. Nothing costs what
-the whole list of matches costs unless the page asked for is at its end.
+block costs one fold of about ``2 * BLOCK`` hits (about a millisecond); the database is read
+in windows that double (document rows with signatures, stored partners, decisions, the rows of
+partners further down: one query each per window), so page 50 costs a handful of windows, not
+a query per hit. Nothing costs what the whole list of matches costs unless the page asked for
+is at its end.
 """
 
 from __future__ import annotations

@@ -253,11 +253,15 @@ def _with_topics(
     per_page: int,
     topic: str | None,
     max_topics: int,
+    everything: bool = False,
 ) -> SearchPage:
     """One page with the topic facet of the first ``limit`` matches; with a topic selected,
-    the pages are that topic's groups."""
+    the pages are that topic's groups. ``everything``: all of them on one page (a download)."""
     covered = _first_groups(folded, request.limit)
-    paging = _whole_list_page(folded, page=page, per_page=per_page)
+    if everything:
+        paging = _Paging(list(covered), 1, 1, False)
+    else:
+        paging = _whole_list_page(folded, page=page, per_page=per_page)
     page_ids = _ids(paging.shown)
     # The covered groups' hits (their representatives' snippets are clustered) and the
     # page's, in one load.
@@ -269,11 +273,16 @@ def _with_topics(
     if entry is not None:
         index = found.facet.topics.index(entry)
         scope = [g for g, t in zip(kept, found.group_topic, strict=True) if t == index]
-        paging = _scoped_page(scope, page=page, per_page=per_page)
+        if everything:
+            paging = _Paging(scope, 1, 1, False)
+        else:
+            paging = _scoped_page(scope, page=page, per_page=per_page)
         # Members of the topic's page that the whole list's page did not show: no snippet yet.
         missing = [i for i in _ids(paging.shown) if i in hits and not hits[i].snippet]
         if missing:
             hits.update(folded.hits(missing))
+    if everything:
+        page, per_page = 1, max(1, len(paging.shown))
     return _page(
         folded,
         request,
@@ -309,7 +318,8 @@ def search_grouped(
     as far down as that page needs (selectors/fold_stream.py says how groups across pages are
     made). ``sort`` is "relevance" (best first) or "date" (newest first). ``corpus_id``
     searches one corpus only. ``all_groups`` returns the groups of the first ``limit`` matches
-    on one page (the downloads), whatever ``page`` and ``per_page`` say. With ``topics`` (or a
+    (of the ``topic`` when one is given) on one page (the downloads), whatever ``page`` and
+    ``per_page`` say. With ``topics`` (or a
     ``topic``) the groups of the first ``limit`` matches are also clustered into labelled
     topics (``SearchPage.topics``); ``topic``, a topic's label, pages that topic's groups only.
     A page past the last one comes back empty with ``past_last_page`` set and ``num_pages``
@@ -339,13 +349,19 @@ def search_grouped(
         lang=checked_lang,
     )
     request = _Request(query, group, limit, corpus_id)
-    if all_groups:
+    if all_groups and topic is None:
         shown = _first_groups(folded, limit)
         everything = _Paging(shown, 1, 1, False)
         return _page(folded, request, everything, page=1, per_page=max(1, len(shown)))
     if topics or topic is not None:
         return _with_topics(
-            folded, request, page=page, per_page=per_page, topic=topic, max_topics=max_topics
+            folded,
+            request,
+            page=page,
+            per_page=per_page,
+            topic=topic,
+            max_topics=max_topics,
+            everything=all_groups,
         )
     paging = _whole_list_page(folded, page=page, per_page=per_page)
     return _page(folded, request, paging, page=page, per_page=per_page)
