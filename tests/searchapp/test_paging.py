@@ -9,12 +9,13 @@ from corpora import DEMO_QUERY, make_demo, make_far_copy
 from django.urls import reverse
 
 from searchapp.search import get_backend
-from searchapp.selectors import fold_inputs
-from searchapp.selectors.fold_stream import BLOCK
 from searchapp.selectors.search import search_grouped
 from searchapp.selectors.search_results import SearchPage
 
 pytestmark = pytest.mark.django_db
+
+# selectors/fold_stream.py's BLOCK: hits this close in the ranking are always compared exactly.
+BLOCK = 50
 
 
 def all_pages(**kwargs) -> list[SearchPage]:  # type: ignore[no-untyped-def]
@@ -83,18 +84,19 @@ def test_a_folded_document_never_reappears_on_a_later_page(demo) -> None:  # typ
         assert not set(ids_of(page)) & folded_so_far
         folded_so_far |= {m.hit.id for g in page.groups for m in g.members}
     assert folded_so_far, "the demo corpus folds nothing: the test proves nothing"
+    assert sum(len(ids_of(p)) for p in pages) > 100  # beyond what the old top 100 held
 
 
 def test_a_page_is_the_same_however_it_is_reached(demo) -> None:  # type: ignore[no-untyped-def]
-    # Page 3 of 10 is groups 21-30 of the list: the same as the last third of one 30-group page.
-    third = search_grouped(query=DEMO_QUERY, group="minhash", page=3, per_page=10)
-    first_30 = search_grouped(query=DEMO_QUERY, group="minhash", page=1, per_page=30)
-    assert ids_of(third) == [
-        i
-        for g in first_30.groups[20:]
-        for i in (g.representative.id, *(m.hit.id for m in g.members))
+    # Page 12 of 10 groups is groups 111-120 of the list: the same as the last third of page 4
+    # of 30 groups (deep enough to need the list past its first 100 matches).
+    twelfth = search_grouped(query=DEMO_QUERY, group="minhash", page=12, per_page=10)
+    fourth = search_grouped(query=DEMO_QUERY, group="minhash", page=4, per_page=30)
+    assert twelfth.page == 12 and len(twelfth.groups) == 10
+    assert ids_of(twelfth) == [
+        i for g in fourth.groups[20:] for i in (g.representative.id, *(m.hit.id for m in g.members))
     ]
-    assert [g.reason for g in third.groups] == [g.reason for g in first_30.groups[20:]]
+    assert [g.reason for g in twelfth.groups] == [g.reason for g in fourth.groups[20:]]
 
 
 def test_groups_follow_the_ranking_of_their_best_ranked_member(demo) -> None:  # type: ignore[no-untyped-def]
@@ -104,7 +106,7 @@ def test_groups_follow_the_ranking_of_their_best_ranked_member(demo) -> None:  #
         for p in pages
         for g in p.groups
     ]
-    assert firsts == sorted(firsts)
+    assert firsts == sorted(firsts) and max(firsts) > 100
     # With the default rule the representative is that best-ranked member.
     assert all(
         g.representative.rank is not None
@@ -135,7 +137,7 @@ def test_a_copy_ranked_far_below_is_folded_under_its_original_on_the_first_page(
 def test_a_huge_family_is_not_pulled_forward_but_each_copy_still_appears_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # Over MAX_SHARED documents in one cluster and bucket (boilerplate-like families) are not
     # read to pull copies forward: a far copy is folded where it ranks instead. Lowered here.
-    monkeypatch.setattr(fold_inputs, "MAX_SHARED", 2)
+    monkeypatch.setattr("searchapp.selectors.fold_inputs.MAX_SHARED", 2)
     docs = make_far_copy(copies=3)
     first = search_grouped(query="harbour", group="minhash", per_page=10)
     (group,) = [g for g in first.groups if g.representative.id == docs["story"].id]
