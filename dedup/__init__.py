@@ -6,6 +6,7 @@ A pure library: standard library + numpy only, never Django. The public API is l
 
 from __future__ import annotations
 
+from dedup.diff import DiffPiece, TextDiff, diff_texts, diff_units
 from dedup.explain import shared_passages
 from dedup.group import Group, clusters, group_ranked, group_ranked_simhash, min_equal_slots
 from dedup.lsh import (
@@ -52,6 +53,7 @@ from dedup.simhash import (
 __all__ = [
     "DEFAULT_SEED",
     "EMPTY_VALUE",
+    "DiffPiece",
     "Group",
     "LSHParams",
     "MinHasher",
@@ -59,12 +61,15 @@ __all__ = [
     "ShingleBatch",
     "ShingleSpec",
     "SimHasher",
+    "TextDiff",
     "band_keys",
     "block_keys",
     "block_table_masks",
     "candidate_pairs",
     "clusters",
     "combine_tokens",
+    "diff_texts",
+    "diff_units",
     "estimate_jaccard",
     "estimate_pairs",
     "find_near_duplicates",

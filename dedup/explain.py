@@ -1,8 +1,11 @@
 """Why are two documents near-duplicates? The passages they share, as spans of the originals.
 
 Feeds the side-by-side "why?" view: each text is shingled exactly as ``dedup.shingle`` does it
-(same normalisation, same hashes), but every shingle keeps the character positions it came from
-in the ORIGINAL text, so the view can highlight the original wording.
+(same normalisation, same tokens in every script, same hashes), but every shingle keeps the
+character positions it came from in the ORIGINAL text, so the view can highlight the original
+wording: in Chinese, Japanese or Thai, where a token is one character, the marks fall on the
+characters shared, and a character NFKC turned into several (or several into one) is marked
+whole.
 """
 
 from __future__ import annotations
@@ -12,6 +15,16 @@ import unicodedata
 import numpy as np
 
 from dedup.shingle import ShingleSpec, combine_tokens, token_hashes
+from dedup.tokens import (
+    LEGACY_TOKENS,
+    SINGLE,
+    WORD,
+    classes,
+    has_word,
+    read_unspaced,
+    script_layout,
+    url_mask,
+)
 
 __all__ = ["shared_passages"]
 
@@ -87,22 +100,71 @@ def _word_runs(normed: str) -> tuple[np.ndarray, np.ndarray]:
     return np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
 
 
-def _word_units(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Token hashes of ``text`` exactly as ``dedup.shingle`` tokenises it (``\\w`` runs of the
-    normalised text), with the original character span of each token."""
+Units = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _no_breaks(n: int) -> np.ndarray:
+    return np.zeros(n, dtype=bool)
+
+
+def _url_breaks(in_url: np.ndarray, positions: np.ndarray) -> np.ndarray:
+    """Per unit (at ``positions`` of the normalised text): is there a URL character after the
+    previous unit and up to this one? A shared passage never runs across a (removed) URL."""
+    if not in_url.any() or not len(positions):
+        return _no_breaks(len(positions))
+    before = np.r_[0, np.cumsum(in_url)]  # URL characters before each position
+    brk = np.zeros(len(positions), dtype=bool)
+    brk[1:] = before[positions[1:] + 1] - before[positions[:-1] + 1] > 0
+    return brk
+
+
+def _word_units(text: str, tokens: str) -> Units:
+    """Token hashes of ``text`` exactly as ``dedup.shingle`` tokenises it, the original
+    character span of each token, and where a removed URL lies between two tokens."""
     normed, origin_start, origin_end = _normalized_with_origin(text)
-    starts, ends = _word_runs(normed)
-    tokens = [normed[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
-    return token_hashes(tokens), origin_start[starts], origin_end[ends - 1]
+    if tokens == LEGACY_TOKENS:
+        starts, ends = _word_runs(normed)
+        words = [normed[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+        brk = _no_breaks(len(words))
+        return token_hashes(words), origin_start[starts], origin_end[ends - 1], brk
+    # The same layout dedup.shingle hashes (dedup.tokens.script_layout): URL characters become
+    # spaces first (same length, so positions stay), then tokens are the runs of non-spaces.
+    in_url = url_mask(normed)
+    codes, origin = script_layout(_blanked(normed, in_url))
+    word = codes != 0x20
+    edges = np.diff(np.r_[False, word, False].astype(np.int8))
+    starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+    laid = codes.tobytes().decode("utf-32-le", "surrogatepass")
+    words = [laid[a:b] for a, b in zip(starts.tolist(), ends.tolist(), strict=True)]
+    first, last = origin[starts], origin[ends - 1]
+    # Single characters of unspaced scripts are read in m-grams, exactly as dedup.shingle does.
+    family = np.where(ends - starts == 1, classes(codes[starts]), WORD)
+    family = np.where(np.isin(family, SINGLE), family, WORD).astype(np.uint8)
+    values, _, held_first, held_last = read_unspaced(
+        token_hashes(words), family, np.array([len(words)])
+    )
+    first, last = first[held_first], last[held_last]
+    brk = _url_breaks(in_url, first)
+    return values, origin_start[first], origin_end[last], brk
 
 
-def _char_units(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Code points of ``normalize(text)`` with the original span of each: whitespace runs
-    become one space and leading/trailing whitespace is dropped, as ``normalize`` does."""
+def _char_units(text: str, tokens: str) -> Units:
+    """Code points of ``dedup.shingle.char_text(text)`` with the original span of each:
+    whitespace runs become one space and leading/trailing whitespace is dropped, as
+    ``normalize`` does (and, with the "scripts" tokens, URLs are dropped like whitespace and a
+    text without a word character has no units)."""
     normed, origin_start, origin_end = _normalized_with_origin(text)
     codes = np.frombuffer(normed.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     space = np.fromiter(map(str.isspace, normed), dtype=bool, count=len(normed))
+    in_url = np.zeros(len(normed), dtype=bool)
+    if tokens != LEGACY_TOKENS:
+        in_url = url_mask(normed)
+        if not has_word(_blanked(normed, in_url)):
+            empty = np.zeros(0, dtype=np.int64)
+            return empty.astype(np.uint64), empty, empty, _no_breaks(0)
+        space |= in_url
     keep = ~space | np.r_[True, ~space[:-1]]  # first of each whitespace run
+    position = np.flatnonzero(keep)
     codes = np.where(space, np.uint32(ord(" ")), codes)[keep]
     origin_start, origin_end, space = origin_start[keep], origin_end[keep], space[keep]
     inner = np.ones(len(codes), dtype=bool)
@@ -110,7 +172,17 @@ def _char_units(text: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         inner[0] = False
     if len(codes) and space[-1]:
         inner[-1] = False
-    return codes[inner].astype(np.uint64), origin_start[inner], origin_end[inner]
+    brk = _url_breaks(in_url, position[inner])
+    return codes[inner].astype(np.uint64), origin_start[inner], origin_end[inner], brk
+
+
+def _blanked(normed: str, in_url: np.ndarray) -> str:
+    """``normed`` with the characters of its URLs replaced by spaces (same length)."""
+    if not in_url.any():
+        return normed
+    chars = np.frombuffer(normed.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).copy()
+    chars[in_url] = 0x20
+    return chars.tobytes().decode("utf-32-le", "surrogatepass")
 
 
 def _covered(shingles: np.ndarray, other: np.ndarray, n_units: int, k: int) -> np.ndarray:
@@ -132,13 +204,14 @@ def _covered(shingles: np.ndarray, other: np.ndarray, n_units: int, k: int) -> n
     return np.cumsum(cover[:-1]) > 0
 
 
-def _spans(covered: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Spans:
-    """Runs of consecutive covered units as (start, end) character spans, merged."""
+def _spans(covered: np.ndarray, starts: np.ndarray, ends: np.ndarray, brk: np.ndarray) -> Spans:
+    """Runs of consecutive covered units (cut where ``brk``) as character spans, merged."""
     if not covered.any():
         return []
-    edges = np.diff(np.r_[0, covered.astype(np.int8), 0])
-    first = np.flatnonzero(edges == 1)
-    last = np.flatnonzero(edges == -1) - 1
+    prev = np.r_[False, covered[:-1]] & ~brk
+    after = np.r_[covered[1:] & ~brk[1:], False]
+    first = np.flatnonzero(covered & ~prev)
+    last = np.flatnonzero(covered & ~after)
     out: Spans = []
     for lo, hi in zip(starts[first].tolist(), ends[last].tolist(), strict=True):
         if out and lo <= out[-1][1]:
@@ -158,8 +231,10 @@ def shared_passages(
         spec: the shingling the documents were compared with (default word 5-shingles).
 
     Returns two lists of ``(start, end)`` offsets into the original strings (``text[start:end]``
-    is a shared passage, punctuation between shared words included), sorted and
-    non-overlapping. Word spans always start and end on word characters.
+    is a shared passage, punctuation between shared words included, never a URL), sorted and
+    non-overlapping. Word spans always start and end on word characters; in Chinese, Japanese,
+    Thai and the other unspaced scripts every character is a token, so a span starts and ends
+    on the characters the two texts share.
 
     Uses the same normalisation, tokens and hashes as ``dedup.shingle.shingle_batch``, so the
     shared shingles are the ones that made the two documents similar.
@@ -168,10 +243,10 @@ def shared_passages(
     if not isinstance(text_a, str) or not isinstance(text_b, str):
         raise TypeError("shared_passages needs two str texts")
     units = _word_units if spec.kind == "word" else _char_units
-    values_a, starts_a, ends_a = units(text_a)
-    values_b, starts_b, ends_b = units(text_b)
+    values_a, starts_a, ends_a, brk_a = units(text_a, spec.tokens)
+    values_b, starts_b, ends_b, brk_b = units(text_b, spec.tokens)
     shingles_a = combine_tokens(values_a, spec.k)
     shingles_b = combine_tokens(values_b, spec.k)
     covered_a = _covered(shingles_a, shingles_b, len(values_a), spec.k)
     covered_b = _covered(shingles_b, shingles_a, len(values_b), spec.k)
-    return _spans(covered_a, starts_a, ends_a), _spans(covered_b, starts_b, ends_b)
+    return _spans(covered_a, starts_a, ends_a, brk_a), _spans(covered_b, starts_b, ends_b, brk_b)

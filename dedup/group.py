@@ -294,8 +294,9 @@ def group_ranked_simhash(
 
     Same rules as ``group_ranked``, with "within the threshold" meaning Hamming distance to the
     representative <= ``max_distance``; similarities are ``1 - distance / 64``. Every pair is
-    compared (one XOR and popcount each). ``valid`` must exclude empty documents (their
-    fingerprint 0 is also a legitimate fingerprint).
+    compared (one XOR and popcount each). A fingerprint of 0 is an empty document's
+    (``SimHasher`` gives 0 to documents without shingles and never to others): it never
+    groups, as an empty MinHash signature never does.
     """
     fps = np.asarray(fingerprints)
     if fps.ndim != 1:
@@ -310,6 +311,8 @@ def group_ranked_simhash(
     forbid_arr = _check_pairs(forbid, n, "forbid")
     force_arr = _check_pairs(force, n, "force")
     order = _check_prefer(prefer, n)
+    # Documents without text all have fingerprint 0: alike, yet nothing is known about them.
+    ok = ok & (fps != 0)
     near = np.zeros((n, n), dtype=bool)
     for start in range(0, n, 4 * _CHUNK_ROWS):
         block = fps[start : start + 4 * _CHUNK_ROWS]

@@ -1,8 +1,12 @@
 """Normalisation, tokens and k-shingles hashed to deterministic 64-bit values, for whole batches.
 
 Pipeline (the "shingling" step of Leskovec, Rajaraman & Ullman, *Mining of Massive Datasets*,
-ch. 3.2): Unicode NFKC -> casefold -> tokens (runs of ``\\w``) -> word k-shingles (k consecutive
-tokens), or character k-shingles of the normalised text -> 64-bit hashes.
+ch. 3.2): Unicode NFKC -> casefold -> tokens -> word k-shingles (k consecutive tokens), or
+character k-shingles of the normalised text -> 64-bit hashes. What a token is in every script
+(words where words are spaced, single characters in Chinese, Japanese, Thai and the other
+unspaced scripts; URLs removed) is :mod:`dedup.tokens`; ``ShingleSpec.tokens`` names the
+tokenisation so that signatures made with an older one are recognised (``"words"``: runs of
+``\\w``, before issue 16).
 
 Hashes are defined arithmetically (see :mod:`dedup._hashing`), so they are identical on every
 machine and in every process. Two distinct shingles collide with probability about 2**-64 per
@@ -17,15 +21,28 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from dedup._hashing import combine_runs, combine_windows, hash_byte_segments
+from dedup.tokens import (
+    CURRENT_TOKENS,
+    LEGACY_TOKENS,
+    TOKENIZATIONS,
+    TokenKind,
+    has_word,
+    read_unspaced,
+    remove_urls,
+    script_words,
+    token_families,
+)
 
 __all__ = [
+    "CURRENT_TOKENS",
+    "LEGACY_TOKENS",
     "ShingleBatch",
     "ShingleSpec",
     "combine_tokens",
@@ -39,6 +56,7 @@ __all__ = [
 
 _NON_WORD = re.compile(r"\W+")
 _WORD = re.compile(r"\w+")
+_URL_MARK = re.compile(rb"://")
 # Texts are processed in chunks of about this many characters: bounds memory, and keeps each
 # step's temporaries (a few uint64 per token) small enough to stay in cache instead of being
 # freshly mapped (page faults) every time; 256K measured ~20% faster than 2M on Reuters.
@@ -63,31 +81,64 @@ class ShingleSpec:
         kind: "word" or "char".
         k: shingle length, >= 1. Larger k makes similarity stricter (fewer shared shingles
            between loosely related texts); word 5 and char 9 are the usual choices for news.
+        tokens: the tokenisation (:mod:`dedup.tokens`): "scripts" (default: every script,
+           URLs removed, a text without any word character has no shingles) or "words" (runs
+           of ``\\w`` as before issue 16, kept so that stored signatures made with it are
+           read as they were made; Chinese, Japanese and Thai runs are one token each there).
+
+    ``str(spec)`` is ``"word:5"`` for the default tokenisation and ``"word:5:words"`` for the
+    old one; :meth:`parse` reads both. :attr:`params` / :meth:`from_params` store a spec beside
+    signatures so that a change of any of the three is seen as a new version.
     """
 
     kind: Literal["word", "char"] = "word"
     k: int = 5
+    tokens: TokenKind = CURRENT_TOKENS
 
     def __post_init__(self) -> None:
         if self.kind not in ("word", "char"):
             raise ValueError(f"shingle kind must be 'word' or 'char', got {self.kind!r}")
         if isinstance(self.k, bool) or not isinstance(self.k, int | np.integer) or self.k < 1:
             raise ValueError(f"shingle k must be an integer >= 1, got {self.k!r}")
+        if self.tokens not in TOKENIZATIONS:
+            raise ValueError(
+                f"shingle tokens must be one of {', '.join(TOKENIZATIONS)}, got {self.tokens!r}"
+            )
 
     @classmethod
     def parse(cls, text: str) -> ShingleSpec:
-        """Parse ``"word:5"`` or ``"char:9"``; ValueError naming the bad part otherwise."""
-        kind, sep, k = str(text).strip().partition(":")
+        """Parse ``"word:5"``, ``"char:9"`` or ``"word:5:words"``; ValueError naming the bad
+        part otherwise."""
+        kind, sep, rest = str(text).strip().partition(":")
         if not sep:
             raise ValueError(f"shingle spec must look like 'word:5' or 'char:9', got {text!r}")
+        k, _, tokens = rest.partition(":")
         try:
             k_int = int(k)
         except ValueError:
             raise ValueError(f"shingle spec {text!r}: k must be an integer, got {k!r}") from None
-        return cls(kind.strip().lower(), k_int)  # type: ignore[arg-type]
+        tokens = tokens.strip().lower() or CURRENT_TOKENS
+        return cls(kind.strip().lower(), k_int, tokens)  # type: ignore[arg-type]
 
     def __str__(self) -> str:
-        return f"{self.kind}:{self.k}"
+        base = f"{self.kind}:{self.k}"
+        return base if self.tokens == CURRENT_TOKENS else f"{base}:{self.tokens}"
+
+    @property
+    def params(self) -> dict[str, str]:
+        """What the shingles depend on, to store with signatures (``from_params`` reads it)."""
+        return {"shingle": f"{self.kind}:{self.k}", "tokens": self.tokens}
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, object], default: str = "word:5") -> ShingleSpec:
+        """The spec stored in ``params`` (``shingle`` and ``tokens``). Parameters stored before
+        the tokenisation was recorded (no ``tokens`` key) were made with the ``"words"`` one,
+        so they are read as such, never silently as the current one."""
+        spec = cls.parse(str(params.get("shingle", default)))
+        tokens = params.get("tokens", LEGACY_TOKENS)
+        if ":" in str(params.get("shingle", default)).partition(":")[2]:
+            return spec  # the spec names its tokenisation itself
+        return cls(spec.kind, spec.k, str(tokens))  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -153,9 +204,13 @@ def normalize(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
-def tokenize(text: str) -> list[str]:
-    """Tokens of a text: runs of ``\\w`` in :func:`normalize` ``(text)``."""
-    return _WORD.findall(normalize(text))
+def tokenize(text: str, tokens: TokenKind = CURRENT_TOKENS) -> list[str]:
+    """Tokens of a text (``tokens``: see :class:`ShingleSpec`). With "scripts", a character of
+    an unspaced script is a token on its own here; word shingles then read runs of them in
+    overlapping character m-grams (:data:`dedup.tokens.NGRAM`)."""
+    if tokens == LEGACY_TOKENS:
+        return _WORD.findall(normalize(text))
+    return script_words(unicodedata.normalize("NFKC", text).casefold()).split()
 
 
 def stable_hash64(data: bytes | str) -> int:
@@ -208,8 +263,9 @@ def shingle_batch(texts: Sequence[str], spec: ShingleSpec | None = None) -> Shin
 
     Word shingles: k consecutive tokens (never across documents); a document with 1..k-1 tokens
     is one shingle of all its tokens; a document without tokens has no shingles.
-    Char shingles: k consecutive characters of :func:`normalize` ``(text)``; a shorter non-empty
-    text is one shingle of all of it.
+    Char shingles: k consecutive characters of :func:`normalize` ``(text)`` (with the
+    "scripts" tokenisation: URLs removed, and none at all for a text without a word character);
+    a shorter non-empty text is one shingle of all of it.
 
     Raises TypeError naming the position of an item that is not a str.
     """
@@ -231,9 +287,9 @@ def shingle_batch(texts: Sequence[str], spec: ShingleSpec | None = None) -> Shin
         stop = max(int(np.searchsorted(ends, before + _CHUNK_BYTES, side="right")), start + 1)
         chunk = texts[start:stop]
         if spec.kind == "word":
-            h, counts = _word_shingles(chunk, spec.k)
+            h, counts = _word_shingles(chunk, spec.k, spec.tokens)
         else:
-            h, counts = _char_shingles(chunk, spec.k)
+            h, counts = _char_shingles(chunk, spec.k, spec.tokens)
         parts_h.append(h)
         parts_n.append(counts)
         start = stop
@@ -250,17 +306,32 @@ def _unicode_words(text: str) -> str:
     return _NON_WORD.sub(" ", unicodedata.normalize("NFKC", text).casefold())
 
 
-def _word_tokens(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+def _word_tokens(texts: list[str], tokens: str) -> tuple[np.ndarray, np.ndarray]:
     """Token hashes of a chunk and the number of tokens of each text."""
     parts = list(texts)
     byte_len = np.fromiter(map(len, parts), dtype=np.int64, count=len(parts))
-    for i in np.flatnonzero(
+    to_words = _unicode_words if tokens == LEGACY_TOKENS else _script_words
+    unicode_docs = np.flatnonzero(
         ~np.fromiter(map(str.isascii, parts), dtype=np.bool_, count=len(parts))
-    ):
-        parts[i] = _unicode_words(parts[i])
+    )
+    ascii_only = unicode_docs.shape[0] == 0
+    for i in unicode_docs:
+        parts[i] = to_words(parts[i])
         byte_len[i] = len(parts[i].encode("utf-8", "surrogatepass"))
     # One separator byte after every text keeps tokens from running across documents.
-    raw = np.frombuffer(" ".join(parts).encode("utf-8", "surrogatepass") + b" ", dtype=np.uint8)
+    blob = " ".join(parts).encode("utf-8", "surrogatepass") + b" "
+    doc_starts = np.zeros(len(parts), dtype=np.int64)
+    np.cumsum(byte_len[:-1] + 1, out=doc_starts[1:])
+    if tokens != LEGACY_TOKENS and b"://" in blob:
+        # URLs are left out (dedup.tokens). One scan finds whether any ASCII text has one;
+        # only those texts are rewritten (the others were already).
+        marks = np.fromiter((m.start() for m in _URL_MARK.finditer(blob)), dtype=np.int64)
+        for i in np.unique(np.searchsorted(doc_starts, marks, side="right") - 1).tolist():
+            parts[i] = remove_urls(parts[i])
+            byte_len[i] = len(parts[i].encode("utf-8", "surrogatepass"))
+        blob = " ".join(parts).encode("utf-8", "surrogatepass") + b" "
+        np.cumsum(byte_len[:-1] + 1, out=doc_starts[1:])
+    raw = np.frombuffer(blob, dtype=np.uint8)
     data, word = _classify_bytes(raw)
     # Word runs start and end alternately, so one scan of the changes yields both. A bool
     # change mask: nonzero() on bool is ~5x faster than on an int8 diff.
@@ -270,11 +341,18 @@ def _word_tokens(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     np.not_equal(flag[1:], flag[:-1], out=change[1:])
     bounds = np.flatnonzero(change)
     starts, ends = bounds[0::2], bounds[1::2]
-    doc_starts = np.zeros(len(parts), dtype=np.int64)
-    np.cumsum(byte_len[:-1] + 1, out=doc_starts[1:])
     first = np.searchsorted(starts, doc_starts)
     counts = np.diff(np.append(first, starts.shape[0]))
-    return hash_byte_segments(data, starts, ends), counts
+    hashes = hash_byte_segments(data, starts, ends)
+    if tokens != LEGACY_TOKENS and not ascii_only:
+        # Single characters of Chinese, Japanese, Thai ... are read in m-grams (dedup.tokens).
+        family = token_families(data, starts, ends)
+        hashes, counts, _, _ = read_unspaced(hashes, family, counts)
+    return hashes, counts
+
+
+def _script_words(text: str) -> str:
+    return script_words(unicodedata.normalize("NFKC", text).casefold())
 
 
 def _classify_bytes(raw: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -297,13 +375,24 @@ def _window_counts(counts: np.ndarray, k: int) -> np.ndarray:
     return np.where(counts >= k, counts - k + 1, np.minimum(counts, 1))
 
 
-def _word_shingles(texts: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-    tok, counts = _word_tokens(texts)
+def _word_shingles(texts: list[str], k: int, tokens: str) -> tuple[np.ndarray, np.ndarray]:
+    tok, counts = _word_tokens(texts, tokens)
     return combine_runs(tok, counts, k), _window_counts(counts, k)
 
 
-def _char_shingles(texts: list[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-    normed = [normalize(t) for t in texts]
+def char_text(text: str, tokens: str = CURRENT_TOKENS) -> str:
+    """The text whose characters char shingles are made of: :func:`normalize` ``(text)``, and
+    with the "scripts" tokenisation without URLs, and empty when no word character is left."""
+    normed = normalize(text)
+    if tokens == LEGACY_TOKENS:
+        return normed
+    if "://" in normed:
+        normed = " ".join(remove_urls(normed).split())
+    return normed if has_word(normed) else ""
+
+
+def _char_shingles(texts: list[str], k: int, tokens: str) -> tuple[np.ndarray, np.ndarray]:
+    normed = [char_text(t, tokens) for t in texts]
     counts = np.fromiter((len(t) for t in normed), dtype=np.int64, count=len(normed))
     codes = np.frombuffer("".join(normed).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     return combine_runs(codes.astype(np.uint64), counts, k), _window_counts(counts, k)

@@ -229,8 +229,10 @@ class SimHasher:
                 vectorised; other mappings are converted once) or a float array aligned with
                 ``batch.hashes`` giving each occurrence's weight.
 
-        An empty document gets 0; callers must exclude it (``batch.sizes() == 0``), since 0 is
-        also a possible fingerprint of a real document.
+        An empty document (no shingles) gets 0, and only an empty document does: the rare real
+        document whose votes leave every bit clear (about one in 10**8 two-shingle documents)
+        gets 1 instead, one bit away. So ``fingerprint == 0`` says "nothing to compare", as
+        MinHash's ``EMPTY_VALUE`` does, and ``group_ranked_simhash`` never folds it.
         """
         hashes = np.asarray(batch.hashes, dtype=_U64)
         offsets = np.asarray(batch.offsets, dtype=np.int64)
@@ -248,7 +250,9 @@ class SimHasher:
         # Bit set when the positive side outweighs the negative side (sum of +-w > 0).
         setbits = positive * 2.0 > total[:, None]
         packed = np.packbits(setbits, axis=1, bitorder="little")
-        return np.ascontiguousarray(packed).view("<u8").reshape(n_docs).astype(_U64)
+        fps = np.ascontiguousarray(packed).view("<u8").reshape(n_docs).astype(_U64)
+        fps[(fps == 0) & (sizes > 0)] = 1  # 0 is reserved for documents without shingles
+        return fps
 
     def _mix(self, hashes: np.ndarray) -> np.ndarray:
         """The seeded 64-bit value whose bits a feature votes on."""

@@ -1,7 +1,9 @@
 """Django admin for corpora, documents, signature versions, jobs and staff decisions.
 
 Thin: listings read through annotated querysets (one query per page, no per-row count) and
-bulk actions call services in ``searchapp.services``.
+bulk actions call services in ``searchapp.services``. Documents are named by their own ids
+and titles, jobs as "Rebuild job 5" and versions as "MinHash signature version 4": database
+ids of documents appear in no list, message or form field.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.db import models
-from django.db.models import Count, QuerySet
+from django.db.models import Count, OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.utils.html import format_html
@@ -73,8 +75,8 @@ class DocumentForm(forms.ModelForm):
 @admin.register(Document)
 class DocumentAdmin(admin.ModelAdmin):
     form = DocumentForm
-    list_display = ("id", "external_id", "title", "corpus", "lang", "needs_signature", "updated_at")
-    list_display_links = ("id", "external_id")
+    list_display = ("external_id", "title", "corpus", "lang", "needs_signature", "updated_at")
+    list_display_links = ("external_id", "title")
     list_filter = ("corpus", "lang", "needs_signature")
     search_fields = ("external_id", "title", "url")
     list_select_related = ("corpus",)
@@ -122,7 +124,7 @@ class DocumentAdmin(admin.ModelAdmin):
         self.message_user(
             request,
             "Started "
-            + ", ".join(f"job #{job.pk}" for job in jobs)
+            + ", ".join(job.label.lower() for job in jobs)
             + ": signatures are rebuilt for the whole corpus.",
             messages.SUCCESS,
         )
@@ -131,8 +133,7 @@ class DocumentAdmin(admin.ModelAdmin):
 @admin.register(SignatureSet)
 class SignatureSetAdmin(admin.ModelAdmin):
     list_display = (
-        "id",
-        "method",
+        "version",
         "state",
         "params",
         "signature_count",
@@ -144,6 +145,10 @@ class SignatureSetAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[SignatureSet]:
         return super().get_queryset(request).annotate(n_signatures=Count("signatures"))
+
+    @admin.display(description="version", ordering="-id")
+    def version(self, obj: SignatureSet) -> str:
+        return obj.label
 
     @admin.display(description="signatures", ordering="n_signatures")
     def signature_count(self, obj: SignatureSet) -> int:
@@ -157,11 +162,49 @@ class JobChunkInline(admin.TabularInline):
     model = JobChunk
     extra = 0
     can_delete = False
-    fields = ("index", "first_id", "last_id", "size", "state", "attempts", "error", "finished_at")
+    fields = ("part", "documents", "size", "state", "attempts", "error", "finished_at")
     readonly_fields = fields
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[JobChunk]:
+        # The chunk's first and last documents by their own ids, in the listing's one query.
+        def external_id(column: str) -> Subquery:
+            return Subquery(
+                Document.objects.filter(pk=OuterRef(column)).values("external_id")[:1]
+            )
+
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(first_ext=external_id("first_id"), last_ext=external_id("last_id"))
+        )
+
+    @admin.display(description="part")
+    def part(self, obj: JobChunk) -> int:
+        return obj.index + 1
+
+    @admin.display(description="documents")
+    def documents(self, obj: JobChunk) -> str:
+        first = getattr(obj, "first_ext", None) or "(deleted)"
+        last = getattr(obj, "last_ext", None) or "(deleted)"
+        return first if obj.first_id == obj.last_id else f"{first} … {last}"
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
+
+
+def _problem(error: Any) -> str:
+    """One entry of ``Job.errors`` in words: a failed part by its number, not by its range of
+    database ids; an import's problem by file and line."""
+    if not isinstance(error, dict):
+        return str(error)
+    if isinstance(error.get("chunk"), int):
+        attempts = error.get("attempts", "?")
+        return f"part {error['chunk'] + 1} ({attempts} attempts): {error.get('error', '')}"
+    where = error.get("source", "")
+    if where and error.get("line") is not None:
+        where = f"{where}:{error['line']}"
+    text = error.get("error") or error.get("reason") or ""
+    return f"{where}: {text}" if where else str(text)
 
 
 def _progress_html(job: Job) -> str:
@@ -170,7 +213,7 @@ def _progress_html(job: Job) -> str:
 
 @admin.register(Job)
 class JobAdmin(admin.ModelAdmin):
-    list_display = ("id", "kind", "state", "progress", "created_by", "created_at", "finished_at")
+    list_display = ("job", "kind", "state", "progress", "created_by", "created_at", "finished_at")
     list_filter = ("kind", "state")
     list_select_related = ("created_by",)
     readonly_fields = (
@@ -184,7 +227,7 @@ class JobAdmin(admin.ModelAdmin):
         "message",
         "params",
         "report",
-        "errors",
+        "problems",
         "cancel_requested",
         "created_by",
         "created_at",
@@ -194,6 +237,14 @@ class JobAdmin(admin.ModelAdmin):
     fields = readonly_fields
     inlines = (JobChunkInline,)
     actions = ("cancel_jobs",)
+
+    @admin.display(description="errors")
+    def problems(self, obj: Job) -> str:
+        return "\n".join(_problem(e) for e in obj.errors or []) or "-"
+
+    @admin.display(description="job", ordering="-id")
+    def job(self, obj: Job) -> str:
+        return obj.label
 
     @admin.display(description="progress")
     def progress(self, obj: Job) -> str:
@@ -235,7 +286,7 @@ class DuplicateDecisionForm(forms.ModelForm):
 @admin.register(DuplicateDecision)
 class DuplicateDecisionAdmin(admin.ModelAdmin):
     form = DuplicateDecisionForm
-    list_display = ("id", "doc_a", "doc_b", "verdict", "decided_by", "updated_at")
+    list_display = ("pair", "verdict", "note", "decided_by", "updated_at")
     list_filter = ("verdict",)
     list_select_related = ("doc_a", "doc_b", "decided_by")
     search_fields = (
@@ -245,8 +296,13 @@ class DuplicateDecisionAdmin(admin.ModelAdmin):
         "doc_b__external_id",
         "note",
     )
-    raw_id_fields = ("doc_a", "doc_b")
+    # Chosen by title or document id (DocumentAdmin.search_fields), never typed as database ids.
+    autocomplete_fields = ("doc_a", "doc_b")
     readonly_fields = ("decided_by", "created_at", "updated_at")
+
+    @admin.display(description="documents")
+    def pair(self, obj: DuplicateDecision) -> str:
+        return obj.pair_label
 
     def save_model(
         self, request: HttpRequest, obj: DuplicateDecision, form: Any, change: bool

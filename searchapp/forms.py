@@ -34,8 +34,9 @@ from searchapp.grouping_params import (
 from searchapp.languages import LANGUAGE_NAMES
 from searchapp.models import Corpus
 from searchapp.selectors.dedup_settings import default_max_distance, default_threshold
+from searchapp.selectors.why import DEFAULT_VIEW, VIEWS
 
-__all__ = ["CompareForm", "DocumentMethodForm", "SearchForm"]
+__all__ = ["CompareForm", "DocumentMethodForm", "SearchForm", "WhyForm"]
 
 # The sort orders are these pages' own; the methods, their labels and every bound come from
 # searchapp.grouping_params, the one owner every door shares.
@@ -290,3 +291,12 @@ class DocumentMethodForm(forms.Form):
             "method": data.get("method") or settings.DEDUP_DEFAULT_METHOD,
             "threshold": data.get("threshold"),
         }
+
+
+class WhyForm(DocumentMethodForm):
+    """The "why?" page's method and view (how the two documents are compared)."""
+
+    view = forms.ChoiceField(label="View", choices=list(VIEWS.items()), required=False)
+
+    def selector_kwargs(self) -> dict[str, Any]:
+        return {**super().selector_kwargs(), "view": self.cleaned_data.get("view") or DEFAULT_VIEW}

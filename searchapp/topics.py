@@ -11,6 +11,9 @@ vocabulary, and reading them in order is how the method is reviewed. The method:
 
 1. Every document (title + text; the title counts ``title_weight`` times) is tokenised once into
    one stream of word ids with fragment boundaries at punctuation, so no phrase spans a clause.
+   Words, stop words and a result's language in every script are ``searchapp.topic_words``
+   (Chinese, Japanese kanji, Thai and Korean read in character bigrams, each result's own
+   language's stop words); a label is written as its words were (bigrams overlapping).
 2. Features: TF-IDF weighted words (a light plural stem; with ``word_pairs`` also pairs of
    consecutive content words within a fragment, which measured worse on both collections: the
    phrases matter for labels, not for grouping snippets); sublinear term frequency,
@@ -44,7 +47,6 @@ obtained here, so it is not measured; BENCHMARKS.md).
 
 from __future__ import annotations
 
-import re
 import warnings
 from collections import Counter
 from collections.abc import Hashable, Sequence
@@ -58,16 +60,12 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from sklearn.utils.extmath import randomized_svd
 from threadpoolctl import ThreadpoolController
 
+from searchapp import topic_words
+
 __all__ = ["OTHER_LABEL", "STOP_WORDS", "Topic", "TopicDoc", "topic_clusters"]
 
 OTHER_LABEL = "Other topics"
 
-# One pass finds words and the punctuation that ends a fragment (a sentence, a clause, a
-# " - " or " | " separator in a title).
-_TOKEN = re.compile(
-    "\\w(?:[\\w'\u2019&-]*\\w)?"
-    "|[.!?;:,()\\[\\]{}\"|/\\\\\u00ab\u00bb\u201c\u201d\u2026\u2013\u2014]+|\\s-\\s"
-)
 # Snippet debris, web boilerplate and reporting verbs that are never a topic.
 _EXTRA_STOP = (
     "http https www com org net html htm php asp aspx amp nbsp quot page pages home homepage site "
@@ -86,11 +84,13 @@ _HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd: the rolling n-gram hash
 
 @dataclass(frozen=True)
 class TopicDoc:
-    """One result: its id (returned in ``Topic.member_ids``), title and text (snippet)."""
+    """One result: its id (returned in ``Topic.member_ids``), title, text (snippet) and
+    language (ISO 639-1, ``Document.lang``; '' when unknown: guessed from the text)."""
 
     id: Hashable
     title: str
     text: str
+    lang: str = ""
 
 
 @dataclass(frozen=True)
@@ -108,11 +108,15 @@ class _Stream:
     tokens: np.ndarray  # int64 word ids, _BOUNDARY between fragments and documents
     doc: np.ndarray  # int64 document index of each token
     originals: list[str]  # the token as written (for labels' spelling)
-    content: np.ndarray  # bool per word id: may carry a topic (not a stop word, not a number)
+    glue: dict[int, int]  # position -> how it joins the token before in a label, when not by
+    # a space (topic_words.GLUE_*)
+    feature: np.ndarray  # bool per token: a clustering feature (not an English stop word...)
+    content: np.ndarray  # bool per token: may carry a label (not a stop word of its document's
+    # language either)
     query: np.ndarray  # bool per word id: a word of the query
     stem: np.ndarray  # int64 per word id: the id of its stem (plural folded)
     verbal: np.ndarray  # bool per word id: looks like a verb form ("providing", "used")
-    leading: np.ndarray  # bool per word id: may start a label (content words and LEADING_WORDS)
+    leading: np.ndarray  # bool per token: may start a label (content words and LEADING_WORDS)
 
 
 def _stem(word: str) -> str:
@@ -129,19 +133,27 @@ def _verbal(word: str) -> bool:
     # "uptake by providing") reads as a torn-out clause, not a name.
     if len(word) > 5 and word.endswith("ing"):
         return True
+    if not word.isascii() and word.endswith(topic_words.VERB_ENDINGS):
+        return True  # the same for Turkish finite verbs (topic_words.VERB_ENDINGS)
     return len(word) > 4 and word.endswith("ed") and not word.endswith("eed")
 
 
 def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _Stream:
     originals: list[str] = [""]
+    glue: dict[int, int] = {}  # position -> how it joins the token before (not by a space)
     lengths: list[int] = []
     for d in docs:
         before = len(originals)
-        title = _TOKEN.findall(d.title)
+        title, title_glue = topic_words.split_words(d.title)
         for _ in range(title_weight):
+            if title_glue:
+                glue.update((len(originals) + i, g) for i, g in title_glue.items())
             originals.extend(title)
             originals.append(".")
-        originals.extend(_TOKEN.findall(d.text))
+        text, text_glue = topic_words.split_words(d.text)
+        if text_glue:
+            glue.update((len(originals) + i, g) for i, g in text_glue.items())
+        originals.extend(text)
         originals.append("")  # the gap between documents is a boundary too
         lengths.append(len(originals) - before)
     # One lower() over the whole stream: a C loop, not one call per token.
@@ -156,23 +168,29 @@ def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _St
     remap = np.where(boundary, _BOUNDARY, np.arange(len(words)) + 1)
     tokens = remap[tokens]
     words = ["", *words]
-    query_words = {w.lower() for w in _TOKEN.findall(query)}
-    content = np.array(
-        [bool(w) and w not in STOP_WORDS and not w.isdigit() and len(w) > 1 for w in words]
+    query_words = {w.lower() for w in topic_words.split_words(query)[0]}
+    # Document index per token (the leading boundary counts as the first document's).
+    lengths[0] += 1
+    doc = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    feature, content, leading = topic_words.content_flags(
+        [d.lang for d in docs],
+        [f"{d.title} {d.text}" for d in docs],
+        words,
+        tokens,
+        doc,
+        english=STOP_WORDS,
+        leading_words=LEADING_WORDS,
     )
-    content[_BOUNDARY] = False
-    leading = content | np.array([w in LEADING_WORDS for w in words])
     is_query = np.array([w in query_words for w in words])
     stems: dict[str, int] = {}
     stem = np.array([stems.setdefault(_stem(w), len(stems)) for w in words], dtype=np.int64)
     verbal = np.array([_verbal(w) for w in words])
-    # Document index per token (the leading boundary counts as the first document's).
-    lengths[0] += 1
-    doc = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
     return _Stream(
         tokens=tokens,
         doc=doc,
         originals=originals,
+        glue=glue,
+        feature=feature,
         content=content,
         query=is_query,
         stem=stem,
@@ -200,7 +218,7 @@ def _features(
     """Sublinear TF-IDF rows (L2-normalised) over content stems and consecutive stem pairs."""
     tokens, doc = stream.tokens, stream.doc
     # Drop stop words (keeping boundaries) so "bank of america" pairs "bank" with "america".
-    keep = stream.content[tokens] | (tokens == _BOUNDARY)
+    keep = stream.feature | (tokens == _BOUNDARY)
     # Query words are in every result: they would only pull everything together.
     keep &= ~stream.query[tokens]
     kept, kept_doc = tokens[keep], doc[keep]
@@ -236,7 +254,8 @@ def _features(
 class _Phrases:
     incidence: sparse.csr_matrix  # documents x candidate phrases, 1 where a document has it
     first: np.ndarray  # per phrase: the stream position of one occurrence
-    length: np.ndarray  # per phrase: its number of words
+    length: np.ndarray  # per phrase: its number of tokens
+    words: np.ndarray  # per phrase: its number of words (a bigram continuing one counts half)
     starts: np.ndarray  # stream start position of every occurrence
     occurrence_column: np.ndarray  # the phrase of every occurrence (-1: not a candidate)
 
@@ -244,22 +263,30 @@ class _Phrases:
 def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _Phrases:
     tokens, doc = stream.tokens, stream.doc
     n = len(tokens)
-    content = stream.content[tokens]
-    leading = stream.leading[tokens]
+    content = stream.content
+    leading = stream.leading
     topical = content & ~stream.query[tokens]
     bound_before = np.concatenate([[0], np.cumsum(tokens == _BOUNDARY)])
     topical_before = np.concatenate([[0], np.cumsum(topical)])
-    all_keys, all_docs, all_starts, all_lengths = [], [], [], []
+    # Overlapping bigrams (Chinese, Japanese kanji, Thai, Korean) count half a word each after
+    # the first, so "亚洲杯小组赛" (5 bigrams) is a three-word label like "asian cup group".
+    overlap = np.zeros(n, dtype=bool)
+    overlap[[p for p, g in stream.glue.items() if g == topic_words.GLUE_OVERLAP]] = True
+    overlap_before = np.concatenate([[0], np.cumsum(overlap)])
+    all_keys, all_docs, all_starts, all_lengths, all_words = [], [], [], [], []
     key = np.zeros(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
-        for length in range(1, max_words + 1):
+        for length in range(1, (2 * max_words if overlap.any() else max_words) + 1):
             m = n - length + 1
             if m <= 0:
                 break
             key = key[:m] * _HASH_MULTIPLIER + tokens[length - 1 :].astype(np.uint64)
             starts = np.arange(m)
             ends = starts + length
+            words = length - 0.5 * (overlap_before[ends] - overlap_before[starts + 1])
             valid = (
+                (words <= max_words)
+                &
                 leading[:m]
                 & content[length - 1 :]
                 & (bound_before[ends] == bound_before[starts])
@@ -269,10 +296,12 @@ def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _P
             all_docs.append(doc[:m][valid])
             all_starts.append(starts[valid])
             all_lengths.append(np.full(int(valid.sum()), length))
+            all_words.append(words[valid])
     occ_key = np.concatenate(all_keys) if all_keys else np.zeros(0, dtype=np.uint64)
     occ_doc = np.concatenate(all_docs) if all_docs else np.zeros(0, dtype=np.int64)
     occ_start = np.concatenate(all_starts) if all_starts else np.zeros(0, dtype=np.int64)
     occ_len = np.concatenate(all_lengths) if all_lengths else np.zeros(0, dtype=np.int64)
+    occ_words = np.concatenate(all_words) if all_words else np.zeros(0)
     keys, inverse = np.unique(occ_key, return_inverse=True)
     pair, first_occurrence = np.unique(occ_doc * len(keys) + inverse, return_index=True)
     pair_doc, pair_col = pair // max(len(keys), 1), pair % max(len(keys), 1)
@@ -287,15 +316,18 @@ def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _P
     )
     first = np.zeros(n_cols, dtype=np.int64)
     lengths = np.zeros(n_cols, dtype=np.int64)
+    n_words = np.zeros(n_cols)
     # Reversed assignment: the earliest occurrence of each phrase is written last and wins.
     occ = first_occurrence[sel][::-1]
     first[new_column[pair_col[sel]][::-1]] = occ_start[occ]
     lengths[new_column[pair_col[sel]][::-1]] = occ_len[occ]
+    n_words[new_column[pair_col[sel]][::-1]] = occ_words[occ]
     occurrence_column = np.where(usable[inverse], new_column[inverse], -1)
     return _Phrases(
         incidence=incidence,
         first=first,
         length=lengths,
+        words=n_words,
         starts=occ_start,
         occurrence_column=occurrence_column,
     )
@@ -365,7 +397,12 @@ def _spelling(stream: _Stream, phrases: _Phrases, column: int) -> str:
     """The phrase as most often written; ties go to capitals (a name), then sorted."""
     length = int(phrases.length[column])
     starts = phrases.starts[phrases.occurrence_column == column]
-    spellings = Counter(" ".join(stream.originals[s : s + length]) for s in starts)
+    spellings = Counter(
+        topic_words.join_label(
+            stream.originals[s : s + length], [stream.glue.get(p, 0) for p in range(s, s + length)]
+        )
+        for s in starts
+    )
     # A heading in capitals ("PALM OIL PRICES") is the worst spelling when the snippets have
     # another; an acronym (four letters or fewer) keeps its capitals.
     best = min(
@@ -407,7 +444,7 @@ def _labels(
     sizes = np.asarray(indicator.sum(axis=1)).ravel()
     coverage = inside / np.maximum(sizes, 1)[:, None]
     precision = inside / np.maximum(df, 1)[None, :]
-    score = coverage * precision * (1.0 + length_bonus * (phrases.length - 1))[None, :]
+    score = coverage * precision * (1.0 + length_bonus * (phrases.words - 1))[None, :]
     last = phrases.first + phrases.length - 1
     # Lower case only: "Wedding Planner" or "Reading Festival" are names.
     torn = (

@@ -26,13 +26,15 @@ from django.views.decorators.http import require_safe
 
 from searchapp import serializers
 from searchapp.access import search_login_required
-from searchapp.forms import CompareForm, DocumentMethodForm, SearchForm
+from searchapp.forms import CompareForm, DocumentMethodForm, SearchForm, WhyForm
 from searchapp.grouping_params import QUERY_MAX_LENGTH
 from searchapp.models import Document
+from searchapp.selectors.compare_rows import compare_page
 from searchapp.selectors.corpus_overview import corpus_overview
-from searchapp.selectors.documents import document_detail, explain_pair
+from searchapp.selectors.documents import document_detail
 from searchapp.selectors.query_highlight import mark_query
-from searchapp.selectors.search import SearchParameterError, compare_search, search_grouped
+from searchapp.selectors.search import SearchParameterError, search_grouped
+from searchapp.selectors.why import DEFAULT_VIEW, why_pair
 
 
 def _is_htmx_fragment_request(request: HttpRequest) -> bool:
@@ -177,14 +179,14 @@ def export_view(request: HttpRequest) -> HttpResponse:
 @require_safe
 def compare_view(request: HttpRequest) -> HttpResponse:
     form = CompareForm(request.GET) if request.GET else CompareForm()
-    comparison = None
+    table = None
     status = 200
     if form.is_bound:
         if form.is_valid():
             kwargs = form.selector_kwargs(with_page=False)
             if kwargs["query"]:
                 try:
-                    comparison = compare_search(**kwargs)
+                    table = compare_page(**kwargs)
                 except SearchParameterError as error:
                     _add_selector_error(form, error)
         if form.errors:
@@ -192,8 +194,8 @@ def compare_view(request: HttpRequest) -> HttpResponse:
     return _render(
         request,
         page_template="compare/compare.html",
-        fragment_template="compare/_columns.html",
-        context={"form": form, "comparison": comparison},
+        fragment_template="compare/_table.html",
+        context={"form": form, "table": table},
         status=status,
     )
 
@@ -264,15 +266,20 @@ def document_view(request: HttpRequest, document_id: int) -> HttpResponse:
 @search_login_required
 @require_safe
 def why_view(request: HttpRequest, a_id: int, b_id: int) -> HttpResponse:
-    form, kwargs = _method_form(request)
+    """How document b differs from document a (or what they share): the view is in the URL."""
+    form = WhyForm(request.GET)
+    if form.is_valid():
+        kwargs = form.selector_kwargs()
+    else:  # a bad parameter is named above the page, which shows the defaults
+        kwargs = {"method": settings.DEDUP_DEFAULT_METHOD, "view": DEFAULT_VIEW}
     try:
-        explanation = explain_pair(a_id=a_id, b_id=b_id, method=kwargs["method"])
+        why = why_pair(a_id=a_id, b_id=b_id, method=kwargs["method"], view=kwargs["view"])
     except Document.DoesNotExist:
         raise Http404(f"Document {a_id} or {b_id} does not exist.") from None
     return _render(
         request,
         page_template="documents/why.html",
         fragment_template="documents/_why.html",
-        context={"form": form, "explanation": explanation, "method": kwargs["method"]},
+        context={"form": form, "why": why, "method": kwargs["method"]},
         status=400 if form.errors else 200,
     )

@@ -38,6 +38,21 @@ class DuplicateDecision(models.Model):
             ),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.pair_label}: {self.get_verdict_display().lower()}"
+
+    @property
+    def pair_label(self) -> str:
+        """The two documents by their titles and own ids, never by database id (admin titles,
+        messages and listings)."""
+
+        def name(doc: models.Model) -> str:
+            ext = getattr(doc, "external_id", "")
+            title = getattr(doc, "title", "")
+            return f"“{title}” ({ext})" if title else ext
+
+        return f"{name(self.doc_a)} and {name(self.doc_b)}"
+
 
 class DedupSettings(models.Model):
     """The singleton (pk=1) of dedup parameters staff choose; saving starts a rebuild."""

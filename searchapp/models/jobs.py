@@ -71,7 +71,12 @@ class Job(models.Model):
         ordering = ["-id"]
 
     def __str__(self) -> str:
-        return f"{self.get_kind_display()} #{self.pk} ({self.state})"
+        return f"{self.label} ({self.get_state_display().lower()})"
+
+    @property
+    def label(self) -> str:
+        """How pages name the job: "Rebuild job 5", never "#5" (which reads like a version)."""
+        return f"{_KIND_LABELS.get(self.kind, 'Job')} {self.pk}"
 
     @property
     def is_finished(self) -> bool:
@@ -91,6 +96,16 @@ class Job(models.Model):
         end = self.finished_at or timezone.now()
         seconds = (end - self.started_at).total_seconds()
         return self.done / seconds if seconds > 0 else None
+
+
+# Job numbers are named by what the job does, in words, so that "Rebuild job 5" cannot be
+# mistaken for "Signature version 4" on the same page.
+_KIND_LABELS: dict[str, str] = {
+    Job.Kind.REBUILD: "Rebuild job",
+    Job.Kind.SIGN_PENDING: "Signing job",
+    Job.Kind.CLUSTERS: "Clusters job",
+    Job.Kind.IMPORT: "Import job",
+}
 
 
 class JobChunk(models.Model):

@@ -5,12 +5,29 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
+from searchapp.models.jobs import Job
+
 
 class SignatureSetQuerySet(models.QuerySet["SignatureSet"]):
     def active(self, method: str | None = None) -> SignatureSetQuerySet:
         """The sets searches read: at most one per method (a constraint keeps it so)."""
         found = self.filter(state=SignatureSet.State.ACTIVE)
         return found if method is None else found.filter(method=method)
+
+    def clustered(self) -> SignatureSetQuerySet:
+        """Sets whose corpus-wide clusters have been computed at least once: they hold clusters,
+        or a recompute of them finished (possibly finding none). A set just activated by a
+        rebuild is not clustered until its first recompute commits."""
+        return self.filter(
+            models.Exists(Cluster.objects.filter(signature_set=models.OuterRef("pk")))
+            | models.Exists(
+                Job.objects.filter(
+                    kind=Job.Kind.CLUSTERS,
+                    state=Job.State.DONE,
+                    signature_set=models.OuterRef("pk"),
+                )
+            )
+        )
 
 
 class SignatureSet(models.Model):
@@ -54,7 +71,14 @@ class SignatureSet(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.method} v{self.pk} ({self.state})"
+        return f"{self.label} ({self.get_state_display().lower()})"
+
+    @property
+    def label(self) -> str:
+        """How pages name the version: "MinHash signature version 4", never "v4" (which reads
+        like a job number)."""
+        method = "SimHash" if self.method == self.Method.SIMHASH else "MinHash"
+        return f"{method} signature version {self.pk}"
 
 
 class Signature(models.Model):
@@ -128,10 +152,25 @@ class Cluster(models.Model):
         "searchapp.Document", on_delete=models.CASCADE, related_name="+"
     )
     size = models.PositiveIntegerField()
+    # The lowest similarity of a member to the representative (the cluster's weakest pair; 1.0
+    # for exact copies): the duplicates report's "least / most similar first" orders by it.
+    # Kept by every writer of members (services.cluster_rows.clusters_weakest_refresh).
+    weakest = models.FloatField(default=1.0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["-size", "id"]
+        # One per order of the report, so a page of any of them is an index range, not a sort
+        # of every cluster of the set.
+        indexes = [
+            models.Index(fields=["signature_set", "-size", "id"], name="cluster_by_size"),
+            models.Index(
+                fields=["signature_set", "weakest", "-size", "id"], name="cluster_least_similar"
+            ),
+            models.Index(
+                fields=["signature_set", "-weakest", "-size", "id"], name="cluster_most_similar"
+            ),
+        ]
 
 
 class ClusterMember(models.Model):

@@ -69,7 +69,14 @@ from searchapp.search.query import (
 )
 from searchapp.search.ranked import SNIPPET_SOURCE_CHARS, NoMatches, TantivyRanked
 from searchapp.search.sync import search_index_before_search
-from searchapp.search.text_index import CORPUS, LANG, SCHEMA, IndexWriteError, open_index
+from searchapp.search.text_index import (
+    CORPUS,
+    LANG,
+    SCHEMA,
+    UNSPACED_BY_SCRIPT,
+    IndexWriteError,
+    open_index,
+)
 from searchapp.search.types import BackendHit, BackendResult, RankedSearch, SortOrder
 
 logger = logging.getLogger(__name__)
@@ -125,7 +132,9 @@ def present_fields(
         return (DEFAULT_FIELDS,)
     stemmers = {stem for code, stem in STEMMERS.items() if searcher.doc_freq(LANG, code)}
     pairs = [DEFAULT_FIELDS, *(LANGUAGE_FIELDS[stem] for stem in sorted(stemmers))]
-    if unspaced_query or any(searcher.doc_freq(LANG, code) for code in UNSPACED_LANGUAGES):
+    if unspaced_query or any(
+        searcher.doc_freq(LANG, code) for code in (*UNSPACED_LANGUAGES, UNSPACED_BY_SCRIPT)
+    ):
         pairs.append(UNSPACED)
     return tuple(pairs)
 
@@ -188,8 +197,10 @@ class _Compiler:
             found = self.alternatives(node)
             if not found:
                 return None
-            return found[0] if len(found) == 1 else Query.boolean_query(
-                [(Occur.Should, q) for q in found]
+            return (
+                found[0]
+                if len(found) == 1
+                else Query.boolean_query([(Occur.Should, q) for q in found])
             )
         clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
         if isinstance(node, AnyOf):
@@ -204,6 +215,28 @@ class _Compiler:
         for excluded in node.excluded:
             clauses += [(Occur.MustNot, q) for q in self.alternatives(excluded)]
         return Query.boolean_query(clauses)
+
+
+def _adjacent_words_bonus(root: Node, pairs: tuple[FieldPair, ...]) -> list[tantivy.Query]:
+    """For a plain query of several words (``stemming algorithms``): the same words as a phrase
+    in each field, scored on top of the words, as Lucene's edismax "pf" does. Stemming widens a
+    word to its whole family (Russian разделяются finds разделять, разделение...), so a long
+    document holding exactly the words typed was outranked by short ones holding one of them;
+    measured by bench/languages.py's known-item search (BENCHMARKS.md)."""
+    if not isinstance(root, AnyOf) or root.excluded or len(root.items) < 2:
+        return []
+    if not all(isinstance(item, Term) for item in root.items):
+        return []
+    words = " ".join(item.word for item in root.items if isinstance(item, Term))
+    bonus: list[tantivy.Query] = []
+    for pair in pairs:
+        tokens = analyze(words, pair)
+        if len(tokens) >= 2 and not pair.by_character:
+            bonus += [
+                Query.phrase_query(SCHEMA, name, list[str | tuple[int, str]](tokens))
+                for name in (pair.title, pair.text)
+            ]
+    return bonus
 
 
 def compile_query(
@@ -230,6 +263,11 @@ def compile_query(
         notes.extend(compiler.notes)
     if query is None:
         return None
+    adjacent = _adjacent_words_bonus(parsed.root, pairs)
+    if adjacent:
+        # Matches stay the same (the phrase only matches where its words do); documents that
+        # hold the words side by side, as typed, rank above those that hold them apart.
+        query = Query.boolean_query([(Occur.Should, query), *((Occur.Should, q) for q in adjacent)])
     if corpus_id is not None:
         only_corpus = Query.const_score_query(Query.term_query(SCHEMA, CORPUS, corpus_id), 0.0)
         query = Query.boolean_query([(Occur.Must, query), (Occur.Must, only_corpus)])

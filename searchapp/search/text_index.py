@@ -57,6 +57,7 @@ __all__ = [
     "DEFAULT_FIELDS",
     "LANG",
     "LANGUAGE_FIELDS",
+    "UNSPACED_BY_SCRIPT",
     "UNSPACED_CHARS",
     "FieldPair",
     "IndexBusy",
@@ -75,6 +76,7 @@ __all__ = [
 # top-k over a column (order_by_field), not a database sort of every match. ``lang`` holds the
 # document's ISO 639-1 code as one term (the language filter).
 ID, CORPUS, DATE, LANG = "id", "corpus", "date", "lang"
+UNSPACED_BY_SCRIPT = "~unspaced"
 # Writer memory: tantivy flushes a segment when a thread's share is full.
 WRITER_HEAP_BYTES = 256_000_000
 WRITER_THREADS = 2
@@ -210,6 +212,11 @@ class Writer:
             entry.add_text(pair.text, doc.text)
             if doc.lang and self._languages:
                 entry.add_text(LANG, doc.lang)
+            elif pair is UNSPACED and self._languages:
+                # Unknown language, read by its script: marked so that a query of Latin words
+                # (CCTV, NHK) is also compiled for these fields. Not a language code, so the
+                # language filter never matches it.
+                entry.add_text(LANG, UNSPACED_BY_SCRIPT)
             if doc.date is not None and self._dated:
                 entry.add_integer(DATE, doc.date)
             with _writing(self.root):

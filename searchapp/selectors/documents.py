@@ -33,6 +33,7 @@ from searchapp.selectors.signatures import (
     active_signature_set,
     default_max_distance,
     default_threshold,
+    signature_set_spec,
     signatures_for_documents,
 )
 
@@ -40,6 +41,7 @@ __all__ = [
     "DocumentDetail",
     "PairExplanation",
     "document_detail",
+    "exact_spec",
     "explain_pair",
     "highlight_spans",
 ]
@@ -69,10 +71,13 @@ class DocumentDetail:
 class PairExplanation:
     doc_a: Document
     doc_b: Document
-    similarity: float | None  # the signature estimate, when both are signed
-    jaccard: float  # exact Jaccard of the two shingle sets
-    html_a: SafeString
+    similarity: float | None  # the method's signature estimate, when both are signed
+    jaccard: float  # the exact Jaccard of the two shingle sets (``spec``), whatever the method
+    html_a: SafeString  # the texts with their shared passages marked (empty unless asked for)
     html_b: SafeString
+    method: str = "minhash"
+    spec: ShingleSpec = field(default_factory=ShingleSpec)  # what a shingle is for ``jaccard``
+    num_perm: int | None = None  # MinHash values behind the estimate
 
 
 def _similarities(
@@ -209,10 +214,26 @@ def highlight_spans(
     return mark_safe("".join(parts))  # every piece of text was escaped above
 
 
-def explain_pair(*, a_id: int, b_id: int, method: str = "minhash") -> PairExplanation:
-    """Both texts with the passages they share highlighted, and how similar they are.
+def exact_spec() -> ShingleSpec:
+    """The shingles the one exact figure of a pair is computed on, whatever the method shown:
+    the active MinHash set's (MinHash estimates the Jaccard of exactly those), else the default.
 
-    Raises Document.DoesNotExist if either id is unknown.
+    SimHash sets use other shingles (word 2 by default); computing "the exact figure" on each
+    method's own shingles gave one pair two different exact figures.
+    """
+    # The set's own tokenisation too: a set made before every script was supported reads as such.
+    return signature_set_spec(active_signature_set("minhash"))
+
+
+def explain_pair(
+    *, a_id: int, b_id: int, method: str = "minhash", passages: bool = True
+) -> PairExplanation:
+    """The two documents, how similar they are, and (with ``passages``) both texts with the
+    passages they share highlighted.
+
+    ``jaccard`` is the exact figure, on ``exact_spec()``'s shingles for every method;
+    ``similarity`` is ``method``'s estimate from the stored signatures (None when either is
+    unsigned). Raises Document.DoesNotExist if either id is unknown.
     """
     method = gp.check_method(method)
     docs = Document.objects.select_related("corpus").in_bulk([a_id, b_id])
@@ -221,21 +242,34 @@ def explain_pair(*, a_id: int, b_id: int, method: str = "minhash") -> PairExplan
         raise Document.DoesNotExist(f"document {missing} does not exist")
     doc_a, doc_b = docs[a_id], docs[b_id]
     signature_set = active_signature_set(method)
-    spec = ShingleSpec()
+    spec = exact_spec()
     similarity: float | None = None
+    num_perm: int | None = None
     if signature_set is not None:
-        spec = ShingleSpec.parse(signature_set.params.get("shingle", str(spec)))
         stored = signatures_for_documents(signature_set=signature_set, document_ids=[a_id, b_id])
-        if a_id in stored and b_id in stored and not stored[a_id].is_empty:
+        if (
+            a_id in stored
+            and b_id in stored
+            and not stored[a_id].is_empty
+            and not stored[b_id].is_empty
+        ):
             similarity = _similarities(signature_set, stored[a_id], {b_id: stored[b_id]}).get(
                 b_id, 0.0
             )
-    spans_a, spans_b = shared_passages(doc_a.text, doc_b.text, spec)
+        if method == "minhash":
+            num_perm = int(signature_set.params.get("num_perm", gp.DEFAULT_NUM_PERM))
+    html_a = html_b = mark_safe("")  # nothing to escape: empty
+    if passages:
+        spans_a, spans_b = shared_passages(doc_a.text, doc_b.text, spec)
+        html_a, html_b = highlight_spans(doc_a.text, spans_a), highlight_spans(doc_b.text, spans_b)
     return PairExplanation(
         doc_a=doc_a,
         doc_b=doc_b,
         similarity=similarity,
         jaccard=float(jaccard(shingle_set(doc_a.text, spec), shingle_set(doc_b.text, spec))),
-        html_a=highlight_spans(doc_a.text, spans_a),
-        html_b=highlight_spans(doc_b.text, spans_b),
+        html_a=html_a,
+        html_b=html_b,
+        method=method,
+        spec=spec,
+        num_perm=num_perm,
     )

@@ -5,11 +5,11 @@ Every function here loads what a page needs in a fixed number of queries (no per
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
-from django.core.paginator import Page, Paginator
+from django.core.paginator import Page
 from django.db.models import (
     Count,
     Exists,
@@ -34,6 +34,23 @@ from searchapp.models import (
     SignatureSet,
 )
 from searchapp.selectors.dedup_settings import default_max_distance, default_threshold
+from searchapp.selectors.report_rows import (
+    DecisionInfo,
+    ReportCluster,
+    ReportMember,
+    clusters_queryset,
+    decisions_loaded,
+    member_queryset,
+    report_cluster,
+)
+from searchapp.selectors.review_queue import (
+    ClusterSource,
+    QueueItem,
+    ReviewState,
+    cluster_source,
+    queue_items,
+    review_page,
+)
 from searchapp.selectors.signatures import signatures_for_documents
 
 # Fewer labelled pairs than this and precision/recall would be noise: the report says "n/a".
@@ -85,57 +102,46 @@ def decisions_by_pair() -> dict[tuple[int, int], str]:
     }
 
 
-def _pair(a: int, b: int) -> tuple[int, int]:
-    return (a, b) if a < b else (b, a)
+def decision_on_pair(a: int, b: int) -> DecisionInfo | None:
+    """The staff verdict on one pair (either order), with its note, author and time."""
+    lo, hi = (a, b) if a < b else (b, a)
+    row = (
+        DuplicateDecision.objects.filter(doc_a_id=lo, doc_b_id=hi)
+        .values_list("verdict", "note", "decided_by__username", "updated_at", "preferred_id")
+        .first()
+    )
+    if row is None:
+        return None
+    verdict, note, user, at, preferred = row
+    return DecisionInfo(verdict, note, user or "", at, preferred)
+
+
+def document_labels(ids: Iterable[int]) -> dict[int, Document]:
+    """Documents by id with what staff pages name them by (external id, title)."""
+    return Document.objects.only("id", "external_id", "title").in_bulk(set(ids))
 
 
 # --- duplicates report -------------------------------------------------------------------------
 
 
 @dataclass
-class ReportMember:
-    document: Document
-    similarity: float
-    is_representative: bool = False
-    # A staff "not a duplicate" verdict between this member and the representative.
-    overruled: bool = False
-    # A staff "same as" verdict between this member and the representative.
-    confirmed: bool = False
-
-    @property
-    def verdict(self) -> str:
-        if self.overruled:
-            return DuplicateDecision.Verdict.NOT_DUPLICATE
-        return DuplicateDecision.Verdict.SAME_AS if self.confirmed else ""
-
-
-@dataclass
-class ReportCluster:
-    cluster: Cluster
-    representative: Document
-    members: list[ReportMember]
-    # Other verdicts inside the cluster (between two non-representative members).
-    notes: list[tuple[Document, Document, str]] = field(default_factory=list)
-
-    @property
-    def size(self) -> int:
-        return self.cluster.size
-
-    @property
-    def overruled_count(self) -> int:
-        return sum(1 for m in self.members if m.overruled)
-
-
-@dataclass
 class DuplicatesReport:
     method: str
-    signature_set: SignatureSet | None
+    signature_set: SignatureSet | None  # whose clusters are listed (see ``source``)
     page: Page | None
     clusters: list[ReportCluster]
-    total_clusters: int
+    total_clusters: int  # of the version listed, whatever the filter
     total_documents_in_clusters: int
     same_as_outside: list[tuple[Document, Document]]
     metrics: DecisionMetrics
+    state: ReviewState = field(default_factory=ReviewState)
+    source: ClusterSource = field(default_factory=lambda: ClusterSource(None, None, None))
+    queue: list[QueueItem] = field(default_factory=list)
+
+    @property
+    def matching_clusters(self) -> int:
+        """Clusters the filter lets through (all of them without one)."""
+        return self.page.paginator.count if self.page is not None else 0
 
 
 @dataclass(frozen=True)
@@ -152,71 +158,35 @@ class DecisionMetrics:
     threshold_label: str
 
 
-def _member_queryset() -> QuerySet[ClusterMember]:
-    return ClusterMember.objects.select_related("document").only(
-        "id", "cluster_id", "similarity", *(f"document__{f}" for f in _DOC_FIELDS)
-    )
-
-
-def _clusters_queryset(signature_set: SignatureSet) -> QuerySet[Cluster]:
-    return (
-        Cluster.objects.filter(signature_set=signature_set)
-        .select_related("representative")
-        .only("id", "size", "signature_set_id", *(f"representative__{f}" for f in _DOC_FIELDS))
-        .order_by("-size", "id")
-    )
-
-
-def _report_cluster(cluster: Cluster, decisions: dict[tuple[int, int], str]) -> ReportCluster:
-    rep = cluster.representative
-    members = [ReportMember(document=rep, similarity=1.0, is_representative=True)]
-    others: list[Document] = []
-    for m in cluster.members.all():
-        if m.document_id == rep.pk:
-            continue
-        verdict = decisions.get(_pair(rep.pk, m.document_id))
-        members.append(
-            ReportMember(
-                document=m.document,
-                similarity=m.similarity,
-                overruled=verdict == DuplicateDecision.Verdict.NOT_DUPLICATE,
-                confirmed=verdict == DuplicateDecision.Verdict.SAME_AS,
-            )
-        )
-        others.append(m.document)
-    notes = []
-    for i, a in enumerate(others):
-        for b in others[i + 1 :]:
-            verdict = decisions.get(_pair(a.pk, b.pk))
-            if verdict:
-                notes.append((a, b, verdict))
-    return ReportCluster(cluster=cluster, representative=rep, members=members, notes=notes)
-
-
 def duplicates_report(
-    *, method: str = "minhash", page: int = 1, per_page: int = 20
+    *,
+    method: str = "minhash",
+    page: int = 1,
+    per_page: int = 20,
+    state: ReviewState | None = None,
 ) -> DuplicatesReport:
-    """Corpus-wide clusters of the active set for ``method``, largest first, one page of them.
+    """One page of corpus-wide clusters of ``method`` (the last complete ones: see
+    ``review_queue.cluster_source``), filtered and ordered by ``state`` (default: all, largest
+    first).
 
     Staff verdicts are overlaid: a member judged "not a duplicate" of its representative is
     marked overruled; "same as" pairs the clusters do not already hold are listed together.
     """
-    signature_set = SignatureSet.objects.active(method).first()
-    decisions = decisions_by_pair()
-    metrics = decision_metrics(method=method)
+    state = state or ReviewState(method=method, page=page)
+    decisions = decisions_loaded()
+    verdicts = {p: d.verdict for p, d in decisions.items()}
+    metrics = decision_metrics(method=state.method, decisions=verdicts)
+    view = review_page(state, per_page=per_page, decisions=decisions)
+    signature_set = view.source.shown
     if signature_set is None:
-        return DuplicatesReport(method, None, None, [], 0, 0, [], metrics)
-    clusters_qs = _clusters_queryset(signature_set).prefetch_related(
-        Prefetch("members", queryset=_member_queryset())
-    )
-    paginator = Paginator(clusters_qs, per_page)
-    page_obj = paginator.get_page(page)
-    clusters = [_report_cluster(c, decisions) for c in page_obj.object_list]
+        return DuplicatesReport(
+            state.method, None, None, [], 0, 0, [], metrics, view.state, view.source
+        )
     totals = Cluster.objects.filter(signature_set=signature_set).aggregate(
         n=Count("id"), docs=Coalesce(Sum("size"), 0)
     )
     # Same-as pairs whose documents are not in one cluster of this set: shown together anyway.
-    same_as = [p for p, v in decisions.items() if v == DuplicateDecision.Verdict.SAME_AS]
+    same_as = [p for p, v in verdicts.items() if v == DuplicateDecision.Verdict.SAME_AS]
     cluster_of = dict(
         ClusterMember.objects.filter(
             signature_set=signature_set, document_id__in={d for p in same_as for d in p}
@@ -230,28 +200,32 @@ def duplicates_report(
     docs = Document.objects.only(*_DOC_FIELDS).in_bulk({d for p in outside for d in p})
     same_as_outside = [(docs[a], docs[b]) for a, b in outside if a in docs and b in docs]
     return DuplicatesReport(
-        method=method,
+        method=state.method,
         signature_set=signature_set,
-        page=page_obj,
-        clusters=clusters,
+        page=view.page,
+        clusters=view.clusters,
         total_clusters=totals["n"],
         total_documents_in_clusters=totals["docs"],
         same_as_outside=same_as_outside,
         metrics=metrics,
+        state=view.state,
+        source=view.source,
+        queue=queue_items(view),
     )
 
 
 def duplicates_export_rows(*, method: str = "minhash") -> Iterator[ReportCluster]:
-    """Every cluster of the active set, largest first, streamed in chunks (for CSV/JSON export)."""
-    signature_set = SignatureSet.objects.active(method).first()
+    """Every cluster of the report (the last complete ones), largest first, streamed in chunks
+    (for CSV/JSON export)."""
+    signature_set = cluster_source(method).shown
     if signature_set is None:
         return
-    decisions = decisions_by_pair()
-    qs = _clusters_queryset(signature_set).prefetch_related(
-        Prefetch("members", queryset=_member_queryset())
+    decisions = decisions_loaded()
+    qs = clusters_queryset(signature_set).prefetch_related(
+        Prefetch("members", queryset=member_queryset())
     )
     for cluster in qs.iterator(chunk_size=200):
-        yield _report_cluster(cluster, decisions)
+        yield report_cluster(cluster, decisions)
 
 
 # --- precision / recall against staff decisions ------------------------------------------------
@@ -288,7 +262,9 @@ def _grouped_mask(
     return mask
 
 
-def decision_metrics(*, method: str = "minhash") -> DecisionMetrics:
+def decision_metrics(
+    *, method: str = "minhash", decisions: dict[tuple[int, int], str] | None = None
+) -> DecisionMetrics:
     """Precision and recall of the current settings, with staff decisions as the labels.
 
     precision = same-as pairs the settings group / decided pairs the settings group;
@@ -296,7 +272,7 @@ def decision_metrics(*, method: str = "minhash") -> DecisionMetrics:
     fewer than MIN_DECISIONS_FOR_METRICS decisions or an empty denominator.
     """
     threshold, max_distance = default_threshold(), default_max_distance()
-    decisions = decisions_by_pair()
+    decisions = decisions_by_pair() if decisions is None else decisions
     pairs = list(decisions)
     labels = np.array(
         [decisions[p] == DuplicateDecision.Verdict.SAME_AS for p in pairs], dtype=bool
@@ -331,14 +307,19 @@ def recent_jobs(*, kind: str | None = None, limit: int = 10) -> list[Job]:
 
 __all__ = [
     "MIN_DECISIONS_FOR_METRICS",
+    "ClusterSource",
+    "DecisionInfo",
     "DecisionMetrics",
     "DuplicatesReport",
     "ReportCluster",
     "ReportMember",
+    "ReviewState",
     "active_signature_sets",
     "corpora_with_counts",
     "decision_metrics",
+    "decision_on_pair",
     "decisions_by_pair",
+    "document_labels",
     "duplicates_export_rows",
     "duplicates_report",
     "recent_jobs",

@@ -26,6 +26,7 @@ from searchapp.selectors.folded_hits import FoldedSearch, open_folded
 from searchapp.selectors.folding import FoldedGroup
 from searchapp.selectors.search_results import (
     Comparison,
+    GroupPlace,
     Hit,
     Member,
     ResultGroup,
@@ -367,6 +368,21 @@ def search_grouped(
     return _page(folded, request, paging, page=page, per_page=per_page)
 
 
+def _places(
+    groups: Sequence[StreamGroup], group_of: dict[int, int], hits: dict[int, Hit]
+) -> dict[int, GroupPlace]:
+    """The place in the grouped list of every result loaded (``hits``): its group's number
+    and representative, and its similarity to that one."""
+    places: dict[int, GroupPlace] = {}
+    for doc_id in hits:
+        index = group_of.get(doc_id)
+        if index is None or (rep := hits.get(groups[index].representative)) is None:
+            continue
+        similarity = dict(groups[index].members).get(doc_id)
+        places[doc_id] = GroupPlace(index + 1, rep, similarity)
+    return places
+
+
 def compare_search(
     *,
     query: str,
@@ -410,8 +426,11 @@ def compare_search(
     first = stream.first_ids(top)
     singles = [StreamGroup(i, (), "", (stream.rank(i) or 1) - 1) for i in first[:per_page]]
     shown_ids = _ids(grouped_paging.shown)
+    group_of = {i: index for index, g in enumerate(stream.groups) for i in g.ids}
+    # The representatives of the first results' groups too: the table says where each went.
+    their_reps = [stream.groups[group_of[i]].representative for i in first if i in group_of]
     hits = folded.hits(
-        [*_ids(covered), *shown_ids, *first],
+        [*_ids(covered), *shown_ids, *first, *their_reps],
         snippets=[*(g.representative for g in covered), *shown_ids, *first[:per_page]],
     )
     found, kept = _topics(
@@ -430,7 +449,6 @@ def compare_search(
         hits=hits,
         group="none",
     )
-    group_of = {i: index for index, g in enumerate(stream.groups) for i in g.ids}
     topic_of = {group_of[g.representative]: t for g, t in zip(kept, found.group_topic, strict=True)}
     top10 = first[:10]
     return Comparison(
@@ -438,9 +456,9 @@ def compare_search(
         ungrouped=ungrouped,
         distinct_top10_grouped=min(10, len(stream.groups)),
         distinct_top10_ungrouped=len({group_of[i] for i in top10}),
-        representative_of={i: g.representative for g in stream.groups for i in g.ids if i in hits},
         distinct_topics_top10_grouped=len({topic_of[n] for n in range(10) if n in topic_of}),
         distinct_topics_top10_ungrouped=len(
             {topic_of[group_of[i]] for i in top10 if group_of[i] in topic_of}
         ),
+        places=_places(stream.groups, group_of, hits),
     )

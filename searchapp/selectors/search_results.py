@@ -20,6 +20,7 @@ from searchapp.search import SortOrder
 
 __all__ = [
     "Comparison",
+    "GroupPlace",
     "Hit",
     "Member",
     "ResultGroup",
@@ -194,15 +195,26 @@ class TopicFacet:
 
 
 @dataclass(frozen=True)
+class GroupPlace:
+    """Where a result is in the grouped list: its group's position (1 = first) and the result
+    shown for the group (itself when it represents it), with its similarity to that one."""
+
+    number: int
+    representative: Hit
+    similarity: float | None = None  # None for the representative itself
+
+
+@dataclass(frozen=True)
 class Comparison:
     grouped: SearchPage
     ungrouped: SearchPage
     distinct_top10_grouped: int
     distinct_top10_ungrouped: int
-    # The representative of every result of either first page (document id -> the id of the
-    # representative its group shows; its own id for a representative).
-    representative_of: dict[int, int] = field(default_factory=dict)
     # Distinct topics (searchapp/topics.py) among the first 10 entries of each list; the
     # "Other topics" bucket counts as one.
     distinct_topics_top10_grouped: int | None = None
     distinct_topics_top10_ungrouped: int | None = None
+    # The place in the grouped list of every result of either first page (and of their
+    # groups' representatives), by document id (the compare page lines the two lists up with
+    # it).
+    places: dict[int, GroupPlace] = field(default_factory=dict)

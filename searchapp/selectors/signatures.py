@@ -8,6 +8,7 @@ from typing import NamedTuple
 from django.conf import settings
 from django.db.models import F
 
+from dedup.shingle import CURRENT_TOKENS, ShingleSpec
 from searchapp import grouping_params as gp
 from searchapp.models import Signature, SignatureSet
 
@@ -17,6 +18,8 @@ __all__ = [
     "active_signature_sets",
     "default_max_distance",
     "default_threshold",
+    "signature_set_outdated",
+    "signature_set_spec",
     "signatures_for_documents",
 ]
 
@@ -37,6 +40,31 @@ def default_max_distance(signature_set: SignatureSet | None) -> int:
     if signature_set is None:
         return gp.DEFAULT_MAX_DISTANCE
     return gp.clamp_max_distance(signature_set.params.get("max_distance"))
+
+
+def signature_set_spec(signature_set: SignatureSet | None) -> ShingleSpec:
+    """The shingles ``signature_set`` was made with (the engine's default without a set). A set
+    stored before the tokenisation was recorded was made with the old one, and reads as such."""
+    if signature_set is None:
+        return ShingleSpec()
+    return ShingleSpec.from_params(signature_set.params)
+
+
+def signature_set_outdated(signature_set: SignatureSet | None) -> str | None:
+    """Why ``signature_set`` should be rebuilt, in plain words, or None when it is current.
+
+    Today one reason exists: it was made with the tokenisation before every language was
+    supported (Chinese, Japanese or Thai text folds only after a rebuild). Its signatures stay
+    valid and are still read and extended with that same tokenisation, never mixed with the
+    new one.
+    """
+    if signature_set is None or signature_set_spec(signature_set).tokens == CURRENT_TOKENS:
+        return None
+    return (
+        f"{gp.METHOD_LABELS.get(signature_set.method, signature_set.method)} signatures "
+        f"(v{signature_set.pk}) were made before folding understood every language: Chinese, "
+        "Japanese and Thai text does not fold until they are rebuilt"
+    )
 
 
 def active_signature_set(method: str) -> SignatureSet | None:

@@ -45,7 +45,13 @@ def topic_facet(
     """
     started = time.perf_counter()
     docs = [
-        TopicDoc(id=index, title=hits[rep].title, text=hits[rep].snippet_text)
+        TopicDoc(
+            id=index,
+            title=hits[rep].title,
+            text=hits[rep].snippet_text,
+            # Document.lang; '' (not detected) lets topics guess it from the text.
+            lang=hits[rep].lang,
+        )
         for index, (rep, _members, _why) in enumerate(groups)
     ]
     clusters = topic_clusters(docs, query=query, max_topics=max_topics)

@@ -8,6 +8,10 @@ loaded only for the documents of candidate pairs.
 
 Writers of one set's clusters (an incremental update, a recompute's replace) serialise on the
 set's row (``lock_clusters``; SQLite's write lock does it there).
+
+The clusters of a version that a rebuild has just replaced stay until the new version's first
+recompute writes its own (``clusters_still_shown``): the duplicates report lists them meanwhile,
+and the recompute removes them in the transaction that writes the new ones.
 """
 
 from __future__ import annotations
@@ -16,7 +20,8 @@ from collections.abc import Iterable, Iterator, Sequence
 
 import numpy as np
 from django.db import connection
-from django.db.models import Count, Exists, OuterRef
+from django.db.models import Count, Exists, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 
 from searchapp import signature_codec
 from searchapp.models import BandKey, Cluster, ClusterMember, Signature, SignatureSet
@@ -25,6 +30,8 @@ from searchapp.signature_codec import DecodedSignatures
 
 __all__ = [
     "bucket_heads",
+    "clusters_still_shown",
+    "clusters_weakest_refresh",
     "colliding_rows",
     "id_batches",
     "int_rows",
@@ -73,6 +80,42 @@ def lock_clusters(signature_set: SignatureSet) -> None:
         .filter(pk=signature_set.pk)
         .values_list("pk", flat=True)
     )
+
+
+def clusters_still_shown() -> set[int]:
+    """Retired sets whose clusters the duplicates report still lists, which the prune keeps.
+
+    Per method whose active set has no clusters computed yet (``SignatureSet.clustered``):
+    the newest retired set that still has clusters. The active set's first recompute deletes
+    them when it writes its own (``clusters_recompute``).
+    """
+    kept: set[int] = set()
+    clustered = set(SignatureSet.objects.active().clustered().values_list("pk", flat=True))
+    for active in SignatureSet.objects.active():
+        if active.pk in clustered:
+            continue
+        previous = (
+            SignatureSet.objects.filter(method=active.method, state=SignatureSet.State.RETIRED)
+            .filter(Exists(Cluster.objects.filter(signature_set=OuterRef("pk"))))
+            .order_by("-pk")
+            .values_list("pk", flat=True)
+            .first()
+        )
+        if previous is not None:
+            kept.add(previous)
+    return kept
+
+
+def clusters_weakest_refresh(cluster_ids: Iterable[int]) -> None:
+    """Set each cluster's ``weakest`` (its lowest member similarity) from its member rows:
+    for writers that change a cluster's members without knowing all of them."""
+    weakest = (
+        ClusterMember.objects.filter(cluster_id=OuterRef("pk"))
+        .order_by("similarity")
+        .values("similarity")[:1]
+    )
+    for part in id_batches(np.unique(np.fromiter(cluster_ids, dtype=np.int64))):
+        Cluster.objects.filter(pk__in=part).update(weakest=Coalesce(Subquery(weakest), 1.0))
 
 
 def signatures_load(

@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from searchapp import publishing
 from searchapp.models import Cluster, ClusterMember, Document, Job, SignatureSet
+from searchapp.services.cluster_rows import clusters_weakest_refresh
 from searchapp.services.clusters_incremental import clusters_add_documents
 from searchapp.services.clusters_recompute import clusters_recompute
 
@@ -137,6 +138,7 @@ def clusters_remove_documents(*, document_ids: Sequence[int]) -> int:
         if cluster.representative_id in leaving:
             cluster.representative_id = first
         cluster.save(update_fields=["size", "representative"])
+    clusters_weakest_refresh(set(touched) - set(gone))
     return len(touched)
 
 
@@ -242,7 +244,7 @@ def _job_check(job_id: int, signature_set_id: int) -> Callable[[], None]:
             raise _NoLongerWanted("cancelled")
         if not SignatureSet.objects.active().filter(pk=signature_set_id).exists():
             raise _NoLongerWanted(
-                f"signature set v{signature_set_id} was replaced by a newer one; "
+                f"signature version {signature_set_id} was replaced by a newer one; "
                 "its clusters are no longer needed"
             )
 

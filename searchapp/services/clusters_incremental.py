@@ -29,6 +29,7 @@ from searchapp.services import cluster_pairs
 from searchapp.services.cluster_pairs import Buckets, bucket_groups, pairs_touching, verified
 from searchapp.services.cluster_rows import (
     bucket_heads,
+    clusters_weakest_refresh,
     id_batches,
     lock_clusters,
     members,
@@ -323,3 +324,4 @@ def _write(
         ),
         batch_size=2000,
     )
+    clusters_weakest_refresh(cluster_of.values())

@@ -9,7 +9,10 @@
    max_distance.
 4. Connected components by union-find (``dedup.group.clusters``); the representative is the
    lowest document id (the first ingested copy), each member stores its estimated similarity to
-   it. The set's clusters are replaced in one transaction.
+   it. The set's clusters are replaced in one transaction, which also removes those of the
+   versions of the method that the set replaced (kept by the prune until now, so that the
+   duplicates report lists the last complete clusters while these are computed): readers see
+   the old clusters or the new ones, never none.
 
 It reads only colliding band keys, so its cost grows with the number of near-duplicates rather
 than with the corpus. It runs as a debounced job (``clusters.clusters_schedule``), after a
@@ -58,6 +61,7 @@ def clusters_recompute(
     # it kept other writers waiting past their timeout.
     representatives = [int(doc_ids[c[0]]) for c in components]
     member_rows: list[_MemberRow] = []
+    weakest: list[float] = []
     for component in components:
         sims = matrix.similarities(np.full(len(component), component[0]), component)
         rep = int(doc_ids[component[0]])
@@ -65,9 +69,10 @@ def clusters_recompute(
             (rep, int(doc_ids[i]), float(sim))
             for i, sim in zip(component.tolist(), sims.tolist(), strict=True)
         )
+        weakest.append(float(sims.min()))
     sizes = [len(component) for component in components]
     check()
-    _replace(signature_set, representatives, sizes, member_rows)
+    _replace(signature_set, representatives, sizes, weakest, member_rows)
     planner_stats_rows_added(Cluster._meta.db_table, len(components))
     planner_stats_rows_added(ClusterMember._meta.db_table, len(member_rows))
     return len(components)
@@ -96,22 +101,29 @@ def _replace(
     signature_set: SignatureSet,
     representatives: list[int],
     sizes: list[int],
+    weakest: list[float],
     member_rows: list[_MemberRow],
 ) -> None:
-    """In one transaction, the set's clusters become these (one per representative)."""
+    """In one transaction, the set's clusters become these (one per representative), and the
+    clusters of the retired versions of its method go (the report switches to these)."""
     cluster_table = connection.ops.quote_name(Cluster._meta.db_table)
     member_table = connection.ops.quote_name(ClusterMember._meta.db_table)
     with transaction.atomic(), connection.cursor() as cursor:
         lock_clusters(signature_set)
+        replaced = [signature_set.pk]
+        replaced += SignatureSet.objects.filter(
+            method=signature_set.method, state=SignatureSet.State.RETIRED
+        ).values_list("pk", flat=True)
+        marks = ", ".join(["%s"] * len(replaced))
         for table in (member_table, cluster_table):
-            cursor.execute(f"DELETE FROM {table} WHERE signature_set_id = %s", [signature_set.pk])
+            cursor.execute(f"DELETE FROM {table} WHERE signature_set_id IN ({marks})", replaced)
         now = connection.ops.adapt_datetimefield_value(timezone.now())
         cluster_ids = insert_rows(
             Cluster._meta.db_table,
-            ("signature_set_id", "representative_id", "size", "created_at"),
+            ("signature_set_id", "representative_id", "size", "weakest", "created_at"),
             [
-                (signature_set.pk, rep, size, now)
-                for rep, size in zip(representatives, sizes, strict=True)
+                (signature_set.pk, rep, size, low, now)
+                for rep, size, low in zip(representatives, sizes, weakest, strict=True)
             ],
             match="representative_id",  # a representative heads one cluster of the set
         )

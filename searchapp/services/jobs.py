@@ -134,7 +134,7 @@ def signature_set_rebuild(
             signature_set=signature_set,
             total=sum(r[2] for r in ranges),
             params={"method": method, "signature_params": signature_set.params, "chunk_size": size},
-            message=f"Rebuilding {method} signatures (v{signature_set.pk})",
+            message=f"Building {signature_set.label}",
             created_by=created_by,
         )
         JobChunk.objects.bulk_create(
@@ -249,7 +249,7 @@ def _job_finish(*, job: Job) -> None:
     job.state = Job.State.DONE
     job.finished_at = timezone.now()
     job.started_at = job.started_at or job.finished_at
-    job.message = f"{signature_set.method} v{signature_set.pk} active"
+    job.message = f"{signature_set.label} is now in force"
     job.save(update_fields=["state", "finished_at", "started_at", "message"])
     transaction.on_commit(lambda: _after_activation(signature_set.pk))
 

@@ -1,9 +1,14 @@
 """Signature sets: versioned MinHash / SimHash parameters, their creation, activation and pruning.
 
 A ``SignatureSet`` is one version: a method plus every parameter its signatures depend on
-(shingle spec, num_perm, seed, variant, bands x rows, threshold for MinHash; shingle spec, seed,
-weighting, max_distance, blocks for SimHash). Searches read only the ACTIVE set of a method, so a
-set that is still BUILDING is never seen half-built; both methods can be active at once.
+(shingle spec and tokenisation, num_perm, seed, variant, bands x rows, threshold for MinHash;
+shingle spec and tokenisation, seed, weighting, max_distance, blocks for SimHash). A set stored
+before the tokenisation was recorded has no ``tokens`` and was made with the old one ("words"):
+it is read as such (``dedup.ShingleSpec.from_params``), so documents signed into it later match
+the rest of it, and staff are told it needs a rebuild
+(``selectors.signatures.signature_set_outdated``). Searches read only the ACTIVE set of a
+method, so a set that is still BUILDING is never seen half-built; both methods can be active
+at once.
 
 Parameter ranges are those of ``searchapp.grouping_params`` (the one owner the forms, the API and
 the staff settings share). Background rebuilds are in ``searchapp.services.jobs``; signing in
@@ -24,6 +29,7 @@ from dedup.lsh import optimal_params
 from dedup.minhash import DEFAULT_SEED
 from dedup.shingle import ShingleSpec
 from dedup.simhash import FINGERPRINT_BITS
+from dedup.tokens import TOKENIZATIONS
 from searchapp import grouping_params as gp
 from searchapp.models import (
     BandKey,
@@ -33,6 +39,7 @@ from searchapp.models import (
     Signature,
     SignatureSet,
 )
+from searchapp.services.cluster_rows import clusters_still_shown
 from searchapp.services.clusters_recompute import clusters_recompute
 from searchapp.services.signing import (
     SIGN_BATCH_SIZE,
@@ -155,10 +162,24 @@ def signature_params_check(method: str, params: dict[str, Any]) -> dict[str, Any
     if not isinstance(params, dict):
         raise ValueError(f"signature parameters must be a dict, got {type(params).__name__}")
     out = dict(params)
+    # A new set records its tokenisation ("tokens") beside the shingle kind and size, so sets
+    # made with another one are recognised (selectors.signatures.signature_set_outdated).
     try:
-        out["shingle"] = str(ShingleSpec.parse(str(out.get("shingle", "word:5"))))
+        spec = ShingleSpec.parse(str(out.get("shingle", "word:5")))
     except ValueError as exc:
         raise ValueError(f"signature parameter 'shingle': {exc}") from None
+    tokens = out.get("tokens", spec.tokens)
+    if tokens not in TOKENIZATIONS:
+        raise ValueError(
+            f"signature parameter 'tokens' must be one of {', '.join(TOKENIZATIONS)}, "
+            f"got {tokens!r}"
+        )
+    if str(out.get("shingle", "")).count(":") == 2 and tokens != spec.tokens:
+        raise ValueError(
+            f"signature parameters 'shingle' ({out['shingle']!r}) and 'tokens' ({tokens!r}) "
+            "name different tokenisations"
+        )
+    out.update(ShingleSpec(spec.kind, spec.k, tokens).params)
     out.setdefault("seed", DEFAULT_SEED)
     _int_param(out, "seed", minimum=0, maximum=2**63 - 1)
     if method == "minhash":
@@ -278,7 +299,12 @@ def signature_set_build_inline(
 
 
 def signature_sets_prune(*, keep_retired: int = 0) -> int:
-    """Delete the rows of retired, failed and cancelled sets (the SignatureSet rows stay)."""
+    """Delete the rows of retired, failed and cancelled sets (the SignatureSet rows stay).
+
+    The clusters of the version just replaced stay while the new version's are being computed
+    (``cluster_rows.clusters_still_shown``): the duplicates report lists them until then.
+    """
+    still_shown = clusters_still_shown()
     dead = SignatureSet.objects.filter(
         state__in=[
             SignatureSet.State.RETIRED,
@@ -293,8 +319,9 @@ def signature_sets_prune(*, keep_retired: int = 0) -> int:
             retired_kept += 1
             continue
         # Plain per-table deletes: no cascade collector loading millions of rows into memory.
-        ClusterMember.objects.filter(signature_set=signature_set).delete()
-        signature_set.clusters.all().delete()
+        if signature_set.pk not in still_shown:
+            ClusterMember.objects.filter(signature_set=signature_set).delete()
+            signature_set.clusters.all().delete()
         BandKey.objects.filter(signature_set=signature_set).delete()
         Signature.objects.filter(signature_set=signature_set).delete()
         pruned += 1

@@ -59,7 +59,8 @@ def signatures_compute(
 ) -> SignedBatch:
     """Signatures of ``rows`` = (document id, text, content hash) with the set's parameters."""
     params = signature_set.params
-    spec = ShingleSpec.parse(params["shingle"])
+    # The set's own tokenisation, old or new: a set is never signed with two of them.
+    spec = ShingleSpec.from_params(params)
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
     batch = shingle_batch([r[1] for r in rows], spec)
     empty = np.asarray(batch.sizes()) == 0

@@ -11,7 +11,13 @@ from searchapp.converters import MAX_ID
 from searchapp.models import DuplicateDecision
 from searchapp.readers import ACCEPTED_SUFFIXES
 
-__all__ = ["DecisionForm", "DedupSettingsForm", "RepresentativeRuleForm", "UploadForm"]
+__all__ = [
+    "ClusterDecisionForm",
+    "DecisionForm",
+    "DedupSettingsForm",
+    "RepresentativeRuleForm",
+    "UploadForm",
+]
 
 SHINGLE_KINDS = [("word", "Words"), ("char", "Characters")]
 
@@ -101,3 +107,15 @@ class DecisionForm(forms.Form):
         if data.get("a") is not None and data.get("a") == data.get("b"):
             raise forms.ValidationError("A decision needs two different documents.")
         return data
+
+
+class ClusterDecisionForm(forms.Form):
+    """One verdict for every pair of a cluster; ``representative`` and ``size`` are what the
+    reviewer saw, so that a cluster recomputed since is refused rather than decided unseen."""
+
+    cluster = forms.IntegerField(min_value=1, max_value=MAX_ID)
+    representative = forms.IntegerField(min_value=1, max_value=MAX_ID)
+    size = forms.IntegerField(min_value=2, max_value=MAX_ID)
+    verdict = forms.ChoiceField(choices=DuplicateDecision.Verdict.choices)
+    note = forms.CharField(max_length=500, required=False)
+    next = forms.CharField(max_length=2000, required=False)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from searchapp.staff import views
+from searchapp.staff import views, views_report
 
 app_name = "staff"
 
@@ -15,9 +15,11 @@ urlpatterns = [
     path("settings/", views.dedup_settings, name="settings"),
     path("settings/representative/", views.representative_rule, name="representative_rule"),
     path("settings/preview/", views.dedup_settings_preview, name="settings_preview"),
-    path("duplicates/", views.report, name="report"),
-    path("duplicates/export.csv", views.report_csv, name="report_csv"),
-    path("duplicates/export.json", views.report_json, name="report_json"),
-    path("duplicates/pair/<id:a>/<id:b>/", views.pair, name="pair"),
-    path("decisions/", views.decide, name="decide"),
+    path("settings/state/", views.settings_state_view, name="settings_state"),
+    path("duplicates/", views_report.report, name="report"),
+    path("duplicates/export.csv", views_report.report_csv, name="report_csv"),
+    path("duplicates/export.json", views_report.report_json, name="report_json"),
+    path("duplicates/pair/<id:a>/<id:b>/", views_report.pair, name="pair"),
+    path("decisions/", views_report.decide, name="decide"),
+    path("decisions/cluster/", views_report.decide_cluster, name="decide_cluster"),
 ]

@@ -1,4 +1,5 @@
-"""Staff pages: thin views over the upload, settings and decision services and report selectors.
+"""Staff pages: the overview, uploads, jobs and the dedup settings (the duplicates report and
+decisions are in ``views_report``): thin views over services and selectors.
 
 Anonymous visitors are sent to the login page; a logged-in user who is not staff gets 403.
 Every write is a POST behind CSRF.
@@ -6,39 +7,26 @@ Every write is a POST behind CSRF.
 
 from __future__ import annotations
 
-import csv
-import json
-from collections.abc import Iterator
 from typing import Any
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from searchapp.access import staff_required
-from searchapp.csv_safety import csv_cell
-from searchapp.grouping_params import METHODS, REPRESENTATIVE_RULES
-from searchapp.models import Document, Job
+from searchapp.grouping_params import REPRESENTATIVE_RULES
+from searchapp.models import Job
 from searchapp.selectors import reports
-from searchapp.selectors.dedup_settings import settings_in_force
-from searchapp.selectors.documents import explain_pair
-from searchapp.services import decisions as decision_services
+from searchapp.selectors.dedup_settings import SettingsState, settings_in_force, settings_state
 from searchapp.services import settings_change, uploads
 from searchapp.staff.forms import (
-    DecisionForm,
     DedupSettingsForm,
     RepresentativeRuleForm,
     UploadForm,
 )
-
-
-def _method(request: HttpRequest) -> str:
-    method = request.GET.get("method", "minhash")
-    return method if method in METHODS else "minhash"
 
 
 @staff_required
@@ -140,7 +128,7 @@ def dedup_settings(request: HttpRequest) -> HttpResponse:
                     form.add_error(None, str(exc))
                 else:
                     messages.success(
-                        request, f"Settings saved; rebuild job #{started_job.pk} started."
+                        request, f"Settings saved; {started_job.label.lower()} started."
                     )
                     return redirect(f"{reverse('staff:settings')}?job={started_job.pk}")
             else:
@@ -155,37 +143,46 @@ def dedup_settings(request: HttpRequest) -> HttpResponse:
                         "new_shingle": form.shingle,
                     },
                 )
-        return render(
-            request,
-            "staff/settings.html",
-            {
-                "form": form,
-                "preview": preview,
-                "preview_error": preview_error,
-                "current": current,
-                "rule_form": RepresentativeRuleForm(initial={"rule": current.representative_rule}),
-            },
-            status=400,
-        )
-    form = DedupSettingsForm(initial=DedupSettingsForm.initial_from(current))
-    preview = settings_change.lsh_preview(threshold=current.threshold, num_perm=current.num_perm)
-    job: Job | None = None
-    job_id = request.GET.get("job", "")
-    if job_id.isdigit():
-        job = Job.objects.filter(pk=int(job_id)).first()
-    if job is None:
-        job = Job.objects.filter(kind=Job.Kind.REBUILD).order_by("-id").first()
-    return render(
-        request,
-        "staff/settings.html",
-        {
-            "form": form,
-            "preview": preview,
-            "current": current,
-            "job": job,
-            "rule_form": RepresentativeRuleForm(initial={"rule": current.representative_rule}),
-        },
-    )
+        context = _settings_context(settings_state())
+        context.update(form=form, preview=preview, preview_error=preview_error)
+        return render(request, "staff/settings.html", context, status=400)
+    state = settings_state(job_id=_job_id(request))
+    return render(request, "staff/settings.html", _settings_context(state))
+
+
+def _job_id(request: HttpRequest) -> int | None:
+    value = request.GET.get("job", "")
+    return int(value) if value.isdigit() and len(value) < 19 else None
+
+
+def _settings_context(state: SettingsState) -> dict[str, Any]:
+    current = state.current
+    return {
+        "form": DedupSettingsForm(initial=DedupSettingsForm.initial_from(current)),
+        "preview": settings_change.lsh_preview(
+            threshold=current.threshold, num_perm=current.num_perm
+        ),
+        "current": current,
+        "state": state,
+        "job": state.job,
+        "rule_form": RepresentativeRuleForm(initial={"rule": current.representative_rule}),
+    }
+
+
+@staff_required
+@require_GET
+def settings_state_view(request: HttpRequest) -> HttpResponse:
+    """htmx partial: what is in force, what is saved and waiting, and the rebuild - one block,
+    polled every second while something is under way, so the parts never disagree. When the
+    followed rebuild has just finished (the poll says it was running: ``running=1``), the form
+    and its preview are refreshed too (out of band): they start from the settings in force,
+    which just changed.
+    """
+    state = settings_state(job_id=_job_id(request))
+    context = _settings_context(state)
+    just_finished = state.job is not None and state.job.is_finished
+    context["refresh_form"] = bool(request.GET.get("running")) and just_finished
+    return render(request, "staff/_settings_state.html", context)
 
 
 @staff_required
@@ -218,168 +215,3 @@ def dedup_settings_preview(request: HttpRequest) -> HttpResponse:
         "staff/_settings_preview.html",
         {"form": form, "preview": preview, "preview_error": preview_error},
     )
-
-
-# --- duplicates report -------------------------------------------------------------------------
-
-
-@staff_required
-@require_GET
-def report(request: HttpRequest) -> HttpResponse:
-    method = _method(request)
-    page = request.GET.get("page", "1")
-    data = reports.duplicates_report(method=method, page=int(page) if page.isdigit() else 1)
-    return render(
-        request,
-        "staff/report.html",
-        {"report": data, "method": method, "min_decisions": reports.MIN_DECISIONS_FOR_METRICS},
-    )
-
-
-class _Echo:
-    def write(self, value: str) -> str:
-        return value
-
-
-_EXPORT_COLUMNS = [
-    "cluster_id",
-    "cluster_size",
-    "representative_id",
-    "document_id",
-    "external_id",
-    "title",
-    "url",
-    "similarity",
-    "is_representative",
-    "overruled",
-    "confirmed",
-]
-
-
-def _export_rows(method: str) -> Iterator[list[Any]]:
-    for c in reports.duplicates_export_rows(method=method):
-        for m in c.members:
-            yield [
-                c.cluster.pk,
-                c.size,
-                c.representative.pk,
-                m.document.pk,
-                m.document.external_id,
-                m.document.title,
-                m.document.url,
-                f"{m.similarity:.4f}",
-                int(m.is_representative),
-                int(m.overruled),
-                int(m.confirmed),
-            ]
-
-
-@staff_required
-@require_GET
-def report_csv(request: HttpRequest) -> StreamingHttpResponse:
-    method = _method(request)
-    writer = csv.writer(_Echo())
-
-    def lines() -> Iterator[str]:
-        yield writer.writerow(_EXPORT_COLUMNS)
-        for row in _export_rows(method):
-            yield writer.writerow([csv_cell(v) for v in row])
-
-    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="duplicates-{method}.csv"'
-    return response
-
-
-@staff_required
-@require_GET
-def report_json(request: HttpRequest) -> StreamingHttpResponse:
-    method = _method(request)
-
-    def chunks() -> Iterator[str]:
-        yield '{"method": ' + json.dumps(method) + ', "clusters": ['
-        first = True
-        for c in reports.duplicates_export_rows(method=method):
-            item = {
-                "id": c.cluster.pk,
-                "size": c.size,
-                "representative": c.representative.pk,
-                "members": [
-                    {
-                        "id": m.document.pk,
-                        "external_id": m.document.external_id,
-                        "title": m.document.title,
-                        "url": m.document.url,
-                        "similarity": round(m.similarity, 4),
-                        "is_representative": m.is_representative,
-                        "overruled": m.overruled,
-                        "confirmed": m.confirmed,
-                    }
-                    for m in c.members
-                ],
-            }
-            yield ("" if first else ", ") + json.dumps(item)
-            first = False
-        yield "]}"
-
-    response = StreamingHttpResponse(chunks(), content_type="application/json")
-    response["Content-Disposition"] = f'attachment; filename="duplicates-{method}.json"'
-    return response
-
-
-@staff_required
-@require_GET
-def pair(request: HttpRequest, a: int, b: int) -> HttpResponse:
-    if a == b:
-        raise Http404("Compare two different documents.")
-    method = _method(request)
-    try:
-        explanation = explain_pair(a_id=a, b_id=b, method=method)
-    except Document.DoesNotExist:
-        raise Http404("No such document.") from None
-    verdict = reports.decisions_by_pair().get((min(a, b), max(a, b)))
-    return render(
-        request,
-        "staff/pair.html",
-        {"explanation": explanation, "method": method, "verdict": verdict, "a": a, "b": b},
-    )
-
-
-# --- decisions ---------------------------------------------------------------------------------
-
-
-@staff_required
-@require_POST
-def decide(request: HttpRequest) -> HttpResponse:
-    form = DecisionForm(request.POST)
-    next_url = request.POST.get("next") or reverse("staff:report")
-    if not url_has_allowed_host_and_scheme(next_url, {request.get_host()}, request.is_secure()):
-        next_url = reverse("staff:report")
-    if not form.is_valid():
-        messages.error(
-            request,
-            "Decision not recorded: "
-            # Iterating an ErrorList gives the messages as str; the stubs type its raw items.
-            + "; ".join(str(e) for errs in form.errors.values() for e in errs),
-        )
-        return redirect(next_url)
-    a, b, verdict = form.cleaned_data["a"], form.cleaned_data["b"], form.cleaned_data["verdict"]
-    try:
-        if verdict == "clear":
-            decision_services.decision_delete(doc_a_id=a, doc_b_id=b)
-            messages.success(request, f"Decision on documents {a} and {b} cleared.")
-        else:
-            decision = decision_services.decision_record(
-                doc_a_id=a,
-                doc_b_id=b,
-                verdict=verdict,
-                note=form.cleaned_data["note"],
-                decided_by=request.user,
-                preferred_id=form.cleaned_data["preferred"],
-            )
-            messages.success(
-                request,
-                f"Recorded: documents {a} and {b} — {decision.get_verdict_display().lower()}.",
-            )
-    except decision_services.DecisionError as exc:
-        messages.error(request, f"Decision not recorded: {exc}")
-    return redirect(next_url)

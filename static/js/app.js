@@ -63,6 +63,12 @@
     if (target.classList.contains("why-panel")) {
       var link = document.querySelector("a.why[aria-controls='" + target.id + "']");
       if (link) link.setAttribute("aria-expanded", "true");
+      // A view chosen inside the panel ("Shared passages"...): keep the focus on that choice.
+      var chosen = event.detail && event.detail.requestConfig && event.detail.requestConfig.elt;
+      if (chosen && chosen.classList && chosen.classList.contains("why-tab")) {
+        var current = target.querySelector(".why-tab[aria-current='page']");
+        if (current) current.focus();
+      }
       return;
     }
     // A new page of results (Next, Previous): the reader continues at the top of the list, as

@@ -25,13 +25,24 @@ def site(volcano_corpus, settings, tmp_path):  # type: ignore[no-untyped-def]
     from searchapp.models import Job
     from searchapp.selectors.signatures import active_signature_set
     from searchapp.services.clusters_recompute import clusters_recompute
+    from searchapp.services.decisions import decision_record
 
     settings.MEDIA_ROOT = tmp_path / "media"
     active = active_signature_set("minhash")
     assert active is not None
     clusters_recompute(signature_set=active)
-    User.objects.create_user("editor", password=PASSWORD, is_staff=True)
+    editor = User.objects.create_user("editor", password=PASSWORD, is_staff=True)
     User.objects.create_superuser("admin", password=PASSWORD)
+    # A decision with a note (who, when, why are shown) and a recompute under way (the report
+    # says so above the last complete clusters).
+    decision_record(
+        doc_a_id=volcano_corpus.original.pk,
+        doc_b_id=volcano_corpus.syndicated.pk,
+        verdict="same_as",
+        note="The wire copy, with a dateline",
+        decided_by=editor,
+    )
+    Job.objects.create(kind=Job.Kind.CLUSTERS, state=Job.State.QUEUED, signature_set=active)
     running = Job.objects.create(
         kind=Job.Kind.REBUILD,
         state=Job.State.RUNNING,
@@ -74,7 +85,23 @@ def _check(page, url: str, report: dict[str, list[str]], *, prepare=None) -> Non
 def _open_groups_and_why(page) -> None:  # type: ignore[no-untyped-def]
     page.locator("details.similar > summary").first.click()
     page.get_by_role("link", name=re.compile("^Why is")).first.click()
-    page.locator(".why-panel mark.shared").first.wait_for()
+    page.locator(".why-panel .diff-text").first.wait_for()
+
+
+def _open_figures(page) -> None:  # type: ignore[no-untyped-def]
+    for summary in page.locator("details > summary", has_text="Figures").all():
+        summary.click()
+
+
+def _shortcuts_open_and_a_pair_selected(page) -> None:  # type: ignore[no-untyped-def]
+    page.keyboard.press("?")
+    page.keyboard.press("j")
+    page.locator("tr.selected").wait_for()
+
+
+def _cluster_confirmation(page) -> None:  # type: ignore[no-untyped-def]
+    page.get_by_role("button", name="None is a duplicate…").first.click()
+    page.get_by_role("heading", name=re.compile("Mark the whole cluster")).wait_for()
 
 
 def _swagger_rendered(page) -> None:  # type: ignore[no-untyped-def]
@@ -105,7 +132,10 @@ def test_every_page_has_no_axe_violations(new_page, live_server, site, scheme): 
     _check(page, f"{base}/?q=Grindavik&threshold=7", report)  # a form error
     _check(page, f"{base}/compare/?q=Grindavik", report)
     _check(page, f"{base}/documents/{corpus.original.pk}/", report)
-    _check(page, f"{base}/documents/{corpus.original.pk}/why/{corpus.syndicated.pk}/", report)
+    why = f"{base}/documents/{corpus.original.pk}/why/{corpus.syndicated.pk}/"
+    for view in ("changes", "full", "shared"):
+        _check(page, f"{why}?view={view}", report, prepare=_open_figures)
+    _check(page, f"{base}/compare/?q=volcano", report, prepare=_open_figures)
     _check(page, f"{base}/accounts/login/", report)
     _check(page, f"{base}/admin/login/", report)
     _check(page, f"{base}/api/docs", report, prepare=_swagger_rendered)
@@ -118,6 +148,14 @@ def test_every_page_has_no_axe_violations(new_page, live_server, site, scheme): 
     _check(page, f"{base}/staff/upload/", report)
     _check(page, f"{base}/staff/settings/", report)
     _check(page, f"{base}/staff/duplicates/", report)
+    _check(
+        page,
+        f"{base}/staff/duplicates/?show=undecided&sort=least_similar",
+        report,
+        prepare=_shortcuts_open_and_a_pair_selected,
+    )
+    _check(page, f"{base}/staff/duplicates/?show=decided", report)  # none: the empty list
+    _check(page, f"{base}/staff/duplicates/", report, prepare=_cluster_confirmation)
     _check(
         page, f"{base}/staff/duplicates/pair/{corpus.original.pk}/{corpus.syndicated.pk}/", report
     )

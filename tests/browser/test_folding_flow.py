@@ -52,10 +52,11 @@ def test_the_82_percent_copy_folds_at_080_shows_82_and_why_agrees(page, live_ser
     assert member.locator(".similarity").inner_text() == "82% similar"
     member.get_by_role("link", name=re.compile("^Why is")).click()
     panel = page.locator(f"#why-{fold_ids['upload']}-{fold_ids['original']}")
-    panel.locator("mark.shared").first.wait_for()
+    panel.locator(".diff-text").first.wait_for()
+    panel.get_by_text("Figures").click()
     figures = panel.locator(".why-figures").inner_text()
-    assert "Estimated similarity (minhash): 82%" in figures
-    assert "exact Jaccard of the shingles: 80.1%" in figures
+    assert "MinHash estimate\n82%, estimated from 128 MinHash values" in figures
+    assert "Shared wording (exact)\n80.1% of the 5-word runs" in figures
     # The method's explanation sits next to the choice (under "Options").
     page.locator("details.search-options > summary").click()
     assert "5-word phrases" in page.locator(".method-help").inner_text()
@@ -113,7 +114,7 @@ def test_after_a_cancelled_rebuild_settings_and_search_show_the_same_threshold(
     page.get_by_role("button", name="Save and rebuild").click()
     page.wait_for_url(re.compile(r"/staff/settings/\?job=\d+"))
     job = Job.objects.get(kind=Job.Kind.REBUILD)
-    assert f"in force when rebuild #{job.pk} completes: threshold 0.7" in page.inner_text("main")
+    assert f"in force when rebuild job {job.pk} completes: threshold 0.7" in page.inner_text("main")
     assert "threshold 0.80" in page.locator(".in-force").inner_text()
 
     rebuild = page.get_by_role("region", name="Rebuild")

@@ -37,9 +37,8 @@ def test_a_reader_opens_a_folded_group_asks_why_and_compares(page, live_server, 
     why = members.filter(has_text="Lava fountains").get_by_role("link", name=re.compile("^Why is"))
     why.click()
     panel = page.locator(f"#why-{volcano_corpus.original.pk}-{volcano_corpus.syndicated.pk}")
-    panel.locator("mark.shared").first.wait_for()
-    assert panel.locator(".why-side").count() == 2
-    assert "Estimated similarity" in panel.inner_text()
+    panel.locator(".diff-text").first.wait_for()
+    assert "share about" in panel.inner_text() and panel.locator("ins.diff-ins").count() > 0
     assert why.get_attribute("aria-expanded") == "true"
     assert page.url == url_before
     why.click()  # a second click folds it away
@@ -49,12 +48,12 @@ def test_a_reader_opens_a_folded_group_asks_why_and_compares(page, live_server, 
 
     page.get_by_role("link", name="Compare grouped with ungrouped").click()
     page.wait_for_url(re.compile(r"/compare/\?q="))
-    grouped = page.locator("section.compare-column").nth(0)
-    ungrouped = page.locator("section.compare-column").nth(1)
-    assert grouped.locator('[data-stat="groups"]').inner_text() == "1"
-    assert ungrouped.locator('[data-stat="groups"]').inner_text() == "3"
-    assert grouped.locator('[data-stat="folded"]').inner_text() == "2"
-    assert ungrouped.locator("li.group").count() == 3
+    page.get_by_text("Figures", exact=True).click()
+    figures = page.locator(".compare-stats")
+    assert figures.locator('[data-list="grouped"][data-stat="groups"]').inner_text() == "1"
+    assert figures.locator('[data-list="ungrouped"][data-stat="groups"]').inner_text() == "3"
+    assert figures.locator('[data-list="grouped"][data-stat="folded"]').inner_text() == "2"
+    assert page.locator(".compare-table tbody tr").count() == 3
 
 
 def test_changing_the_method_reruns_the_search_in_place(page, live_server, volcano_corpus):  # type: ignore[no-untyped-def]
@@ -102,8 +101,8 @@ def test_search_works_without_javascript(new_page, live_server, volcano_corpus):
     page.get_by_text("2 similar results", exact=True).click()
     page.locator("li.member a.why").first.click()
     page.wait_for_url(re.compile(r"/documents/\d+/why/\d+/"))
-    assert page.get_by_role("heading", name="Why these two documents are similar").is_visible()
-    assert page.locator("mark.shared").count() > 0
+    assert page.get_by_role("heading", name="How these two near-copies differ").is_visible()
+    assert page.locator(".diff-text ins, .diff-text del").count() > 0
 
 
 def test_a_bad_parameter_shows_a_message_in_the_page(page, live_server, volcano_corpus):  # type: ignore[no-untyped-def]
@@ -125,8 +124,9 @@ def test_pages_fit_a_phone_screen(new_page, live_server, volcano_corpus):  # typ
         overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
         assert overflow <= 0, f"{path} scrolls sideways by {overflow}px at 390px"
     page.goto(f"{live_server.url}/compare/?q={QUERY}")
-    first, second = (page.locator("section.compare-column").nth(i).bounding_box() for i in range(2))
-    assert first and second and second["y"] >= first["y"] + first["height"]  # stacked
+    row = page.locator(".compare-table tbody tr").first
+    rank, result = row.locator("td.rank").bounding_box(), row.locator("th").bounding_box()
+    assert rank and result and rank["y"] >= result["y"] + result["height"]  # title, then places
 
 
 def test_the_document_page_lists_near_duplicates_and_a_missing_one_is_a_404(
@@ -138,7 +138,7 @@ def test_the_document_page_lists_near_duplicates_and_a_missing_one_is_a_404(
     assert side.get_by_role("link", name="Lava fountains light up the sky", exact=True).is_visible()
     side.get_by_role("link", name=re.compile("^Why is .Lava fountains")).click()
     page.wait_for_url(re.compile(r"/why/"))
-    assert page.locator("mark.shared").count() > 0
+    assert page.locator(".diff-text ins").count() > 0
     response = page.goto(f"{live_server.url}/documents/987654/")
     assert response is not None and response.status == 404
     assert page.get_by_role("heading", name="Not found").is_visible()

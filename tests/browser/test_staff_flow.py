@@ -177,3 +177,166 @@ def test_staff_upload_report_settings_rebuild_and_overrule(page, live_server, st
     groups = group_ids(page)
     wire_group = next(g for g in groups if "Ferry terminal closure (wire)" in g)
     assert "Port Ellen ferry terminal to close" not in wire_group
+
+
+# --- the review queue (issue 18, item 4) --------------------------------------------------------
+
+DESKTOP = {"viewport": {"width": 1366, "height": 900}}
+PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
+
+
+@pytest.fixture
+def reviewer(volcano_corpus):  # type: ignore[no-untyped-def]
+    """The volcano corpus (two clusters: the eruption report with two copies, and the two
+    markup documents) and a staff user."""
+    from django.contrib.auth.models import User
+
+    User.objects.create_user("editor", password=PASSWORD, is_staff=True)
+    return volcano_corpus
+
+
+def log_in(page, base: str, then: str) -> None:  # type: ignore[no-untyped-def]
+    page.goto(f"{base}{then}")
+    page.get_by_label("Username").fill("editor")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_url(re.compile(re.escape(then.split("?")[0])))
+
+
+@pytest.mark.parametrize("device", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_the_review_queue_decides_a_cluster_and_moves_to_the_next(
+    new_page, live_server, reviewer, device
+):  # type: ignore[no-untyped-def]
+    from searchapp.models import DuplicateDecision
+
+    page = new_page(**device)
+    base = live_server.url
+    log_in(page, base, "/staff/duplicates/?show=undecided&sort=least_similar")
+    clusters = page.locator("li.cluster")
+    assert clusters.count() == 2
+    first, second = (clusters.nth(i).get_attribute("id") for i in range(2))
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"the report scrolls sideways by {overflow}px"
+
+    # The whole first cluster is "the same", after a confirmation that says what will change.
+    page.locator(f"#{first}").get_by_role("button", name="All are the same…").click()
+    page.get_by_role("heading", name=re.compile("Mark the whole cluster “same as”")).wait_for()
+    pairs = int(page.locator('[data-count="new"]').inner_text().split()[0])
+    assert pairs >= 1
+    page.get_by_role("button", name=re.compile(rf"^Mark {pairs} pairs? “same as”")).click()
+
+    # Back on the same list (filter and order kept), at the next cluster; the decided one left.
+    page.wait_for_url(re.compile(rf"show=undecided&sort=least_similar&page=1#{second}$"))
+    expect(page.locator(".messages")).to_contain_text(f"marked “same as” ({pairs} new, 0 changed)")
+    expect(page.locator("li.cluster")).to_have_count(1)
+    expect(page.locator(f"#{second}")).to_be_in_viewport()
+    assert DuplicateDecision.objects.filter(verdict="same_as").count() == pairs
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0
+
+
+def test_keyboard_shortcuts_move_and_decide_but_never_while_typing_a_note(
+    new_page, live_server, reviewer
+):  # type: ignore[no-untyped-def]
+    from searchapp.models import DuplicateDecision
+
+    page = new_page(**DESKTOP)
+    base = live_server.url
+    log_in(page, base, "/staff/duplicates/")
+    rows = page.locator("tr[data-pair]")
+    assert rows.count() == 3
+    ids = [rows.nth(i).get_attribute("id") for i in range(3)]
+
+    # "?" shows the list of keys (hidden without JavaScript, where the keys do nothing).
+    help_list = page.locator("#shortcuts")
+    expect(help_list).to_be_visible()
+    page.keyboard.press("?")
+    assert help_list.evaluate("d => d.open")
+    page.keyboard.press("?")
+    assert not help_list.evaluate("d => d.open")
+
+    # j / k move the selection; the address keeps the place.
+    page.keyboard.press("j")
+    expect(rows.nth(0)).to_have_class(re.compile(r"\bselected\b"))
+    page.keyboard.press("j")
+    expect(rows.nth(1)).to_have_class(re.compile(r"\bselected\b"))
+    page.keyboard.press("k")
+    expect(rows.nth(0)).to_have_class(re.compile(r"\bselected\b"))
+    assert page.url.endswith(f"#{ids[0]}")
+
+    # Typing in the note types: no key decides or moves.
+    note = rows.nth(0).locator("input[name='note']")
+    note.click()
+    page.keyboard.type("dnjk checked")
+    assert note.input_value() == "dnjk checked"
+    assert not DuplicateDecision.objects.exists()
+    expect(rows.nth(0)).to_have_class(re.compile(r"\bselected\b"))
+
+    # Esc leaves the note; d records "same as" with it and the list comes back at the next pair.
+    page.keyboard.press("Escape")
+    page.keyboard.press("d")
+    page.wait_for_url(re.compile(rf"#{ids[1]}$"))
+    decision = DuplicateDecision.objects.get()
+    assert (decision.verdict, decision.note) == ("same_as", "dnjk checked")
+    expect(page.locator(f"#{ids[0]}")).to_contain_text("by editor")
+    expect(page.locator(f"#{ids[1]}")).to_have_class(re.compile(r"\bselected\b"))
+    # n: "not a duplicate" for the pair the list came back to.
+    page.keyboard.press("n")
+    page.wait_for_url(re.compile(rf"#{ids[2]}$"))
+    assert DuplicateDecision.objects.count() == 2
+    assert "not a duplicate" in page.locator(f"#{ids[1]}").inner_text()
+
+    # o opens the selected pair side by side; there k and j walk the queue, d decides and moves on.
+    page.keyboard.press("o")
+    page.wait_for_url(re.compile(r"/staff/duplicates/pair/\d+/\d+/"))
+    page.keyboard.press("k")
+    page.wait_for_url(re.compile(r"/staff/duplicates/pair/\d+/\d+/"))
+    middle = page.url
+    page.keyboard.press("d")
+    page.wait_for_url(lambda url: url != middle)
+    assert DuplicateDecision.objects.filter(verdict="same_as").count() == 2
+    assert page.locator(".messages").inner_text().startswith("Recorded:")
+
+
+def test_the_settings_page_updates_as_one_when_the_rebuild_completes(page, live_server, reviewer, monkeypatch):  # type: ignore[no-untyped-def]
+    from searchapp import publishing
+    from searchapp.models import Job, JobChunk, SignatureSet
+    from searchapp.services.jobs import job_chunk_run
+
+    # No worker: the rebuild waits until this test runs its chunks, and the recompute that
+    # follows stays queued.
+    monkeypatch.setattr(publishing, "publish_many", lambda *args, **kwargs: False)
+    monkeypatch.setattr(publishing, "publish", lambda *args, **kwargs: False)
+    base = live_server.url
+    old = SignatureSet.objects.get(method="minhash", state="active")
+    log_in(page, base, "/staff/settings/")
+    page.get_by_label("Similarity threshold").fill("0.7")
+    page.get_by_role("button", name="Review and save…").click()
+    page.get_by_role("button", name="Save and rebuild").click()
+    page.wait_for_url(re.compile(r"/staff/settings/\?job=\d+"))
+    job = Job.objects.get(kind=Job.Kind.REBUILD)
+    pending = page.locator(".notice.pending")
+    expect(pending).to_contain_text(f"in force when rebuild job {job.pk} completes: threshold 0.7")
+    expect(page.locator(".in-force")).to_contain_text("threshold 0.80")
+    expect(page.locator(".versions")).to_contain_text(old.label)
+
+    for chunk in JobChunk.objects.filter(job=job).order_by("index"):
+        job_chunk_run(chunk_id=chunk.pk)
+    new = SignatureSet.objects.get(method="minhash", state="active")
+    assert new.pk != old.pk
+
+    # Without a reload, every part of the page now says the same thing.
+    expect(pending).to_have_count(0)
+    expect(page.locator(".in-force")).to_contain_text("threshold 0.70")
+    expect(page.locator(".versions")).to_contain_text(new.label)
+    rebuild = page.get_by_role("region", name="Rebuild")
+    expect(rebuild).to_contain_text("Done")
+    expect(rebuild).to_contain_text(f"{new.label} is now in force")
+    expect(page.get_by_label("Similarity threshold")).to_have_value("0.7")
+    expect(page.locator(".notice.recompute")).to_contain_text(
+        f"Clusters of {new.label} are being computed"
+    )
+    # The duplicates report meanwhile lists the last complete clusters, and says why.
+    page.goto(f"{base}/staff/duplicates/")
+    expect(page.locator(".notice.recompute")).to_contain_text(f"those of {old.label}")
+    assert page.locator("li.cluster").count() == 2

@@ -1,3 +1,4 @@
+# ruff: noqa: RUF001  (Chinese and Japanese punctuation in sample texts)
 """Shared passages of two documents, as spans of the original texts (the "why?" view)."""
 
 from __future__ import annotations
@@ -8,8 +9,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dedup.explain import shared_passages
-from dedup.shingle import ShingleSpec, shingle_set
+from dedup.explain import _char_units, _word_units, shared_passages
+from dedup.shingle import ShingleSpec, combine_tokens, shingle_set
 
 PARAGRAPH = (
     "Shareholders approved the merger on Friday, and the combined company will keep "
@@ -102,3 +103,69 @@ def test_spans_are_ordered_disjoint_and_agree_with_the_shingle_sets(a, b, spec_t
     overlap = np.intersect1d(shingle_set(a, spec), shingle_set(b, spec)).size > 0
     assert bool(spans_a) == overlap == bool(spans_b)
     assert shared_passages(b, a, spec) == (spans_b, spans_a)
+
+
+def unmarked(text: str, spans: list[tuple[int, int]]) -> str:
+    """The characters of ``text`` outside every span."""
+    inside = [False] * len(text)
+    for a, b in spans:
+        inside[a:b] = [True] * (b - a)
+    return "".join(c for c, marked in zip(text, inside, strict=True) if not marked)
+
+
+def test_japanese_passages_stop_exactly_at_the_changed_character():
+    a = (
+        "気象庁によりますと、東京都心で今年初めての猛暑日を観測しました。最高気温は午後二時すぎに"
+        "三十六度二分に達し、平年より五度ほど高くなりました。熱中症に注意してください。"
+    )
+    b = a.replace("三十六度", "三十七度")
+    spans_a, spans_b = shared_passages(a, b)
+    # Every character is in some shared 8-character shingle except the one that changed (and
+    # the sentence-final punctuation, which is no token).
+    assert unmarked(a, spans_a) == "六。"
+    assert unmarked(b, spans_b) == "七。"
+
+
+def test_thai_passages_stop_at_the_changed_letter():
+    a = (
+        "กรมอุตุนิยมวิทยาประกาศว่าวันนี้กรุงเทพมหานครมีอุณหภูมิสูงสุดสามสิบเก้าองศา "
+        "และคาดว่าพรุ่งนี้อากาศจะร้อนจัดต่อเนื่อง ประชาชนควรดื่มน้ำให้เพียงพอ"
+    )
+    b = a.replace("สามสิบเก้า", "สามสิบแปด")
+    spans_a, spans_b = shared_passages(a, b)
+    assert unmarked(a, spans_a).strip() == "เก้า"
+    assert unmarked(b, spans_b).strip() == "แปด"
+
+
+def test_chinese_with_the_old_tokens_shares_nothing_and_with_the_new_most():
+    a = "北京时间昨天晚上，中国国家足球队在亚洲杯小组赛中以二比一战胜了日本队，取得了开门红。"
+    b = a.replace("二比一", "三比一")
+    assert shared_passages(a, b, ShingleSpec("word", 5, "words")) == ([], [])
+    spans_a, _ = shared_passages(a, b)
+    assert unmarked(a, spans_a) == "二。"
+
+
+many_scripts = st.lists(
+    st.sampled_from(
+        [
+            *"ab cdé.\u0301ÉX ß日本\n、。ひらカナーｶ々한국สวัสดีิ่ःक\u094d",
+            "\u064e",
+            "\u0640",
+            "كتب",
+            "https://x.y/",
+            ":",
+        ]
+    ),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(many_scripts, st.sampled_from(["word:1", "word:3", "word:5", "char:4", "word:5:words"]))
+def test_the_units_shingle_exactly_as_shingle_set_does(text, spec_text):
+    # The "why?" view highlights the shingles the documents were compared on, in every script.
+    spec = ShingleSpec.parse(spec_text)
+    units = _word_units if spec.kind == "word" else _char_units
+    values, starts, ends, _ = units(text, spec.tokens)
+    assert np.array_equal(np.unique(combine_tokens(values, spec.k)), shingle_set(text, spec))
+    assert all(0 <= a < b <= len(text) for a, b in zip(starts.tolist(), ends.tolist(), strict=True))

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from dedup.group import Group, clusters, group_ranked, group_ranked_simhash, min_equal_slots
 from dedup.minhash import EMPTY_VALUE, MinHasher
-from dedup.shingle import shingle_batch
+from dedup.shingle import ShingleBatch, ShingleSpec, shingle_batch
+from dedup.simhash import SimHasher
 
 P = 128
 
@@ -261,17 +262,17 @@ class TestGroupRanked:
 
 class TestGroupRankedSimhash:
     def test_it_groups_fingerprints_within_the_distance_of_the_representative(self):
-        a = np.uint64(0)
-        b = np.uint64(0b111)  # 3 bits from a
-        c = np.uint64(0b111111)  # 6 bits from a, 3 from b
-        d = np.uint64(0b001111)  # 4 from a, 1 from b, 2 from c: no chaining via b
+        a = np.uint64(1 << 63)
+        b = np.uint64((1 << 63) | 0b111)  # 3 bits from a
+        c = np.uint64((1 << 63) | 0b111111)  # 6 bits from a, 3 from b
+        d = np.uint64((1 << 63) | 0b001111)  # 4 from a, 1 from b, 2 from c: no chaining via b
         groups = group_ranked_simhash(np.array([a, b, c, d], dtype=np.uint64), max_distance=3)
         assert [(g.representative, g.members) for g in groups] == [(0, (1,)), (2, (3,))]
         assert groups[0].similarities == (1 - 3 / 64,)
         assert groups[1].similarities == (1 - 2 / 64,)
 
     def test_invalid_rows_forbid_and_force_apply_as_for_minhash(self):
-        fps = np.array([0, 0, 0, 2**64 - 1], dtype=np.uint64)
+        fps = np.array([2**63, 2**63, 2**63, 2**63 - 1], dtype=np.uint64)
         groups = group_ranked_simhash(
             fps, valid=np.array([True, True, False, True]), forbid=[(0, 1)], force=[(1, 3)]
         )
@@ -282,14 +283,14 @@ class TestGroupRankedSimhash:
     @given(st.integers(0, 80), st.integers(0, 6), st.integers(0, 2**32 - 1))
     def test_it_follows_the_greedy_rule_exactly(self, n, k, seed):
         rng = np.random.default_rng(seed)
-        fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+        fps = rng.integers(1, 2**64, size=n, dtype=np.uint64)
         for i in range(1, n):
             if rng.random() < 0.6:
                 flips = rng.choice(64, size=int(rng.integers(0, 2 * k + 2)), replace=False)
                 fps[i] = fps[rng.integers(0, i)] ^ np.uint64(sum(1 << int(f) for f in flips))
         dist = np.bitwise_count(fps[:, None] ^ fps[None, :])
         sim = np.where(dist <= k, 1 - dist / 64, -1.0)
-        want = reference_groups(sim, 0.0, np.ones(n, dtype=bool))
+        want = reference_groups(sim, 0.0, fps != 0)
         assert group_ranked_simhash(fps, max_distance=k) == want
 
 
@@ -411,7 +412,7 @@ class TestNoFoldIsMissed:
     @given(st.integers(0, 300), st.integers(0, 12), st.integers(0, 2**32 - 1))
     def test_simhash_members_are_within_and_nothing_within_is_left_out(self, n, k, seed):
         rng = np.random.default_rng(seed)
-        fps = rng.integers(0, 2**64, size=n, dtype=np.uint64)
+        fps = rng.integers(1, 2**64, size=n, dtype=np.uint64)
         for i in range(1, n):
             if rng.random() < 0.5:
                 flips = rng.choice(64, size=int(rng.integers(0, 2 * k + 2)), replace=False)
@@ -497,3 +498,44 @@ class TestDecisionsOnlyAdd:
     def test_prefer_must_be_a_permutation_of_the_positions(self, prefer):
         with pytest.raises(ValueError, match="prefer"):
             group_ranked(np.ones((3, P), dtype=np.uint32), threshold=0.8, prefer=prefer)
+
+
+# Documents with nothing to compare: empty, punctuation or symbols only, only a URL.
+NO_TEXT = [
+    "",
+    "   ",
+    "!!! ... ???",
+    "— · —",
+    "★★★",
+    "https://example.com/a",
+    "https://example.com/a",
+]
+STORY = (
+    "The central bank kept its main rate unchanged on Thursday and said inflation would "
+    "return to target next year as energy prices ease and wage growth slows."
+)
+
+
+@pytest.mark.parametrize("spec", [ShingleSpec("word", 5), ShingleSpec("char", 9)])
+def test_documents_without_real_text_never_fold_with_anything(spec):
+    texts = [*NO_TEXT, STORY, STORY + " Reporting by Jane Doe.", STORY[:40]]
+    batch = shingle_batch(texts, spec)
+    sig = MinHasher(128).signatures(batch)
+    fps = SimHasher().fingerprints(batch)
+    real = len(NO_TEXT)
+    for groups in (
+        group_ranked(sig, threshold=0.5),
+        group_ranked_simhash(fps, max_distance=16),
+    ):
+        folded = {(g.representative, m) for g in groups for m in g.members}
+        assert folded == {(real, real + 1)}
+
+
+def test_a_real_document_never_gets_the_empty_fingerprint(monkeypatch):
+    # Two shingles whose mixed values are complements: every bit's vote ties, so every bit
+    # stays clear and the fingerprint would be 0, which means "no text". It becomes 1.
+    hasher = SimHasher()
+    x = np.uint64(0x0123456789ABCDEF)
+    monkeypatch.setattr(hasher, "_mix", lambda hashes: np.array([x, ~x], dtype=np.uint64))
+    batch = ShingleBatch(np.array([5, 6], dtype=np.uint64), np.array([0, 2, 2], dtype=np.int64))
+    assert hasher.fingerprints(batch).tolist() == [1, 0]

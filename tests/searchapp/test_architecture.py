@@ -53,6 +53,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "searchapp.converters",
             "searchapp.signature_codec",
             "searchapp.topics",
+            "searchapp.topic_words",
             "searchapp.svg",
             # The results' topic map: layout (treemap), label fitting, the SVG.
             "searchapp.treemap",

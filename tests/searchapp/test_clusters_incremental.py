@@ -61,6 +61,8 @@ def snapshot(sset: SignatureSet) -> Snapshot:
         assert len(members) >= 2, "a cluster needs two members"
         assert cluster.size == len(members)
         assert cluster.representative_id == min(members)
+        # The report's similarity orders read the stored weakest pair.
+        assert cluster.weakest == pytest.approx(min(members.values()))
         out[cluster.representative_id] = members
     return out
 

@@ -79,7 +79,7 @@ def test_the_service_orders_pairs_and_refuses_nonsense(news_signed):
         decision_record(doc_a_id=a, doc_b_id=a, verdict="same_as")
     with pytest.raises(DecisionError, match="Unknown verdict"):
         decision_record(doc_a_id=a, doc_b_id=b, verdict="maybe")
-    with pytest.raises(DecisionError, match="No document with id 424242"):
+    with pytest.raises(DecisionError, match="One of the two documents no longer exists"):
         decision_record(doc_a_id=a, doc_b_id=424242, verdict="same_as")
     assert DuplicateDecision.objects.count() == 1
 

@@ -181,7 +181,7 @@ def test_a_cancelled_rebuild_leaves_settings_and_search_agreeing(
             method="minhash", shingle="word:5", num_perm=128, threshold=0.7, simhash_max_distance=6
         )
     running = admin_client.get(reverse("staff:settings")).content.decode()
-    assert "threshold 0.80" in running and f"rebuild #{job.pk} completes" in running
+    assert "threshold 0.80" in running and f"rebuild job {job.pk} completes" in running
     job_cancel(job=job)
     assert Job.objects.get(pk=job.pk).state == Job.State.CANCELLED
     assert DedupSettings.load().threshold == 0.8

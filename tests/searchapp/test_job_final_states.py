@@ -95,7 +95,7 @@ def test_a_recompute_for_a_set_replaced_while_it_runs_stops_and_says_why(monkeyp
     assert job_clusters_run(job_id=job.pk) == 0
     job.refresh_from_db()
     assert job.state == Job.State.CANCELLED
-    assert f"v{first.pk} was replaced" in job.message
+    assert f"signature version {first.pk} was replaced" in job.message
     assert len(bands_read) < first.params["bands"]  # dropped, not done
 
 

@@ -184,7 +184,9 @@ def test_an_unknown_language_filter_is_a_clear_error(
 ) -> None:
     response = client.get("/api/search", {"q": "雨", "lang": "xx"})
     assert response.status_code == 422
-    assert "lang" in response.content.decode() and "ISO 639-1" in response.content.decode()
+    # The schema lists the accepted codes, and the error names the parameter and the codes.
+    (error,) = response.json()["detail"]
+    assert error["loc"] == ["query", "lang"] and "'zh'" in error["msg"]
     page = client.get("/", {"q": "雨", "lang": "xx"})
     assert page.status_code == 400  # the form says which field is wrong, and searches nothing
     assert "Select a valid choice" in page.content.decode()
@@ -324,3 +326,32 @@ def test_an_index_built_before_languages_keeps_serving_and_reindex_adds_them(
     filtered = backend.search("東京", limit=10, lang="zh")
     assert filtered.hits == [] and not filtered.message
     assert len(backend.search("Haus", limit=10).hits) == 1
+
+
+def test_the_words_typed_side_by_side_rank_above_the_same_words_apart(
+    db: None, tmp_path: Path
+) -> None:
+    # Russian stemming widens each word to its family. Among documents of the same length
+    # holding the query's words (or their family), the one holding them side by side, as
+    # typed, comes first; it is ingested last, so a tie would put it last.
+    records = [
+        *(
+            {"id": f"apart-{i}", "lang": "ru", "title": "Заметка",
+             "text": f"Выделенный сервер может создавать {word} узла."}
+            for i, word in enumerate(["копии", "файлы", "записи"])
+        ),
+        # Other documents, so that the query's words are rare, as in a real corpus.
+        *(
+            {"id": f"other-{i}", "lang": "ru", "title": "Другое",
+             "text": "Система хранит данные на диске компьютера."}
+            for i in range(20)
+        ),
+        {"id": "side-by-side", "lang": "ru", "title": "Заметка",
+         "text": "Можно создавать выделенные соединения для узла."},
+    ]  # fmt: skip
+    _ingest(tmp_path, records)
+    backend = get_backend()
+    by_id = dict(Document.objects.values_list("id", "external_id"))
+    ranked = [by_id[h.document_id] for h in backend.search("создавать выделенные", limit=10).hits]
+    assert ranked[0] == "side-by-side", ranked
+    assert sorted(ranked[1:]) == ["apart-0", "apart-1", "apart-2"]  # the same matches

@@ -54,6 +54,7 @@ STAFF_PAGES: list[tuple[str, str | None]] = [
     ("staff:job", "job"),
     ("staff:settings", None),
     ("staff:settings_preview", "query"),
+    ("staff:settings_state", None),
     ("staff:report", None),
     ("staff:report_csv", None),
     ("staff:report_json", None),
@@ -142,6 +143,25 @@ def test_only_staff_can_record_a_decision(admin_objects, ordinary_client, who):
 
 
 @pytest.mark.parametrize("who", ["anonymous", "ordinary"])
+def test_only_staff_can_decide_a_whole_cluster(admin_objects, ordinary_client, who):
+    from searchapp.models import Cluster, ClusterMember
+
+    client = Client() if who == "anonymous" else ordinary_client
+    a, b = admin_objects["document"], admin_objects["other"]
+    sset = admin_objects["signatureset"]
+    cluster = Cluster.objects.create(signature_set=sset, representative=a, size=2)
+    for doc in (a, b):
+        ClusterMember.objects.create(
+            cluster=cluster, signature_set=sset, document=doc, similarity=1
+        )
+    DuplicateDecision.objects.all().delete()
+    form = {"cluster": cluster.pk, "representative": a.pk, "size": 2, "verdict": "same_as"}
+    response = client.post(reverse("staff:decide_cluster"), {**form, "confirm": "yes"})
+    assert response.status_code == (302 if who == "anonymous" else 403)
+    assert not DuplicateDecision.objects.exists()
+
+
+@pytest.mark.parametrize("who", ["anonymous", "ordinary"])
 def test_only_staff_can_delete_documents_through_the_admin(admin_objects, ordinary_client, who):
     client = Client() if who == "anonymous" else ordinary_client
     doc = admin_objects["document"]
@@ -186,7 +206,13 @@ def test_only_staff_can_change_the_dedup_settings(ordinary_client, who):
     assert not Job.objects.exists()
 
 
-CSRF_POSTS = ["staff:decide", "staff:upload", "staff:settings", "staff:settings_preview"]
+CSRF_POSTS = [
+    "staff:decide",
+    "staff:decide_cluster",
+    "staff:upload",
+    "staff:settings",
+    "staff:settings_preview",
+]
 
 
 @pytest.mark.parametrize("name", CSRF_POSTS)

@@ -226,7 +226,7 @@ def test_a_decision_can_be_cleared(staff_client):
 
 @pytest.mark.parametrize(
     ("other", "message"),
-    [("same", "two different documents"), ("missing", "No document with id 99999999")],
+    [("same", "two different documents"), ("missing", "One of the two documents no longer exists")],
 )
 def test_an_impossible_decision_is_refused_with_a_message(staff_client, other, message):
     docs = build()

@@ -9,7 +9,7 @@ import re
 import xml.etree.ElementTree as ET
 
 import pytest
-from corpora import make_news
+from corpora import make_news, sign_all
 from django.urls import reverse
 from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
@@ -187,3 +187,63 @@ def test_the_knee_moves_right_as_rows_grow():
         return float(root.find(f"{SVG_NS}circle[@class='knee']").get("cx"))
 
     assert knee_x(32, 4) < knee_x(16, 8) < knee_x(8, 16)
+
+
+# --- one state, polled together (issue 18, item 8) -------------------------------------------
+
+
+def test_the_settings_state_says_one_thing_while_a_rebuild_runs_and_another_once_it_is_done(
+    staff_client, django_capture_on_commit_callbacks
+):
+    make_news()
+    old = sign_all("minhash")
+    with django_capture_on_commit_callbacks() as callbacks:  # the rebuild waits for its worker
+        staff_client.post(
+            reverse("staff:settings"),
+            form_data(threshold=0.6, simhash_max_distance=4, confirm="yes"),
+        )
+    job = Job.objects.get(kind=Job.Kind.REBUILD)
+    page = staff_client.get(reverse("staff:settings") + f"?job={job.pk}").content.decode()
+    polled = re.search(r'id="settings-state"[^>]* hx-get="([^"]+)"', page)
+    assert polled, "the state block does not poll while the rebuild runs"
+    polled = polled.group(1).replace("&amp;", "&")
+
+    running = staff_client.get(polled).content.decode()
+    assert (
+        "In force for search: MinHash + LSH, shingles word:5, 128 permutations, threshold 0.80"
+        in running
+    )
+    assert (
+        f"Saved, in force when rebuild job {job.pk} completes: threshold 0.6, SimHash distance 4."
+        in running
+    )
+    assert f"MinHash signature version {old.pk}" in running
+    assert 'hx-trigger="every 1s"' in running  # the whole block polls, not the job alone
+    assert 'id="job-progress' in running and 'hx-get="/jobs/' not in running
+    # Job numbers and versions are named apart: never "#5" beside "v4".
+    assert f"#{job.pk}" not in visible_text(running) and f"v{old.pk}" not in visible_text(running)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        for callback in callbacks:
+            callback()
+    job.refresh_from_db()
+    assert job.state == Job.State.DONE, job.message
+    new = SignatureSet.objects.get(method="minhash", state="active")
+    done = staff_client.get(polled).content.decode()
+    state = done.split('<div id="settings-state"', 1)[1].split('id="settings-fields"', 1)[0]
+    assert "threshold 0.60" in state and "threshold 0.80" not in state
+    assert "Saved, in force when" not in state
+    assert f"{new.label} is now in force" in state
+    assert f"MinHash signature version {new.pk}, in force since" in state
+    assert 'hx-trigger="every 1s"' not in state  # nothing under way: the polling stops
+    # The form starts from the settings in force, which just changed: refreshed out of band.
+    fields = done.split('id="settings-fields"', 1)[1]
+    assert 'hx-swap-oob="true"' in fields and 'name="threshold" value="0.6"' in fields
+    # A full load of the page says the same.
+    page = staff_client.get(reverse("staff:settings") + f"?job={job.pk}").content.decode()
+    assert "threshold 0.60" in page and "Saved, in force when" not in page
+    assert f"{new.label} is now in force" in page
+
+
+def visible_text(html: str) -> str:
+    return re.sub(r"<[^>]+>", " ", html)

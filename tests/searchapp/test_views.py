@@ -284,26 +284,25 @@ def test_the_compare_page_shows_both_lists_and_their_figures(
     assert response.status_code == 200
     assert "Grouped (MinHash/LSH, threshold 0.80)" in html and "Ungrouped" in html
 
-    def stat(prefix: str, name: str) -> int:
-        column = html.split(f'aria-labelledby="{prefix}heading"')[1]
-        match = re.search(rf'data-stat="{name}">([\d,]+)<', column)
-        assert match, (prefix, name)
+    def stat(column: str, name: str) -> int:
+        match = re.search(rf'data-list="{column}" data-stat="{name}">([\d,]+)<', html)
+        assert match, (column, name)
         return int(match.group(1).replace(",", ""))
 
-    assert stat("g-", "results") == stat("u-", "results") == 3
-    assert stat("g-", "groups") == 1 and stat("g-", "folded") == 2
-    assert stat("u-", "groups") == 3 and stat("u-", "folded") == 0
-    assert stat("g-", "distinct-top10") == 1
+    assert stat("grouped", "results") == stat("ungrouped", "results") == 3
+    assert stat("grouped", "groups") == 1 and stat("grouped", "folded") == 2
+    assert stat("ungrouped", "groups") == 3 and stat("ungrouped", "folded") == 0
+    assert stat("grouped", "distinct-top10") == 1
     # Ungrouped, the first 10 hold the same single story three times.
-    assert stat("u-", "distinct-top10") == 1
+    assert stat("ungrouped", "distinct-top10") == 1
 
 
-def test_the_compare_page_answers_htmx_with_the_columns_only(
+def test_the_compare_page_answers_htmx_with_the_table_only(
     client: Client, volcano_corpus: VolcanoCorpus
 ) -> None:
     response = client.get("/compare/", {"q": "Grindavik"}, HTTP_HX_REQUEST="true")
     html = _html(response)
-    assert "<html" not in html and html.count('<section class="compare-column"') == 2
+    assert "<html" not in html and html.count('<table class="compare-table">') == 1
     assert "HX-Request" in response["Vary"]
 
 
@@ -442,14 +441,16 @@ def test_the_why_page_highlights_shared_passages_side_by_side(
     client: Client, volcano_corpus: VolcanoCorpus
 ) -> None:
     a, b = volcano_corpus.original, volcano_corpus.syndicated
-    response = client.get(f"/documents/{a.pk}/why/{b.pk}/")
+    response = client.get(f"/documents/{a.pk}/why/{b.pk}/", {"view": "shared"})
     html = _html(response)
     assert response.status_code == 200
     assert html.count('<section class="why-side"') == 2
     assert '<mark class="shared">' in html
-    assert "Estimated similarity" in html and "exact Jaccard" in html
-    assert re.search(r"exact Jaccard of the shingles: <strong>\d+\.\d%</strong>", html)
-    fragment = _html(client.get(f"/documents/{a.pk}/why/{b.pk}/", HTTP_HX_REQUEST="true"))
+    assert "MinHash estimate" in html and "Shared wording (exact)" in html
+    assert re.search(r"<dd><strong>\d+\.\d%</strong> of the 5-word runs", html)
+    fragment = _html(
+        client.get(f"/documents/{a.pk}/why/{b.pk}/?view=shared", HTTP_HX_REQUEST="true")
+    )
     assert "<html" not in fragment and '<mark class="shared">' in fragment
 
 

@@ -10,7 +10,7 @@ from tqdm import tqdm
 
 from searchapp.grouping_params import METHODS
 from searchapp.models import Document, Job
-from searchapp.selectors.signatures import active_signature_set
+from searchapp.selectors.signatures import active_signature_set, signature_set_outdated
 from searchapp.services.jobs import job_cancel, signature_set_rebuild
 from searchapp.services.signature_sets import signature_set_build_inline
 
@@ -32,6 +32,14 @@ class Command(BaseCommand):
             help=(
                 "only build methods without an active version; such a first build runs inline "
                 "(there is no previous version to serve meanwhile and no worker needs to be up)"
+            ),
+        )
+        parser.add_argument(
+            "--if-outdated",
+            action="store_true",
+            help=(
+                "only build methods without an active version or whose active version was made "
+                "with an older tokenisation (before every language was supported)"
             ),
         )
         parser.add_argument(
@@ -59,6 +67,16 @@ class Command(BaseCommand):
                 self.stdout.write(
                     "signatures: every requested method has an active version; nothing to do"
                 )
+                return
+        if options["if_outdated"]:
+            methods = [
+                m
+                for m in methods
+                if (active := active_signature_set(m)) is None
+                or signature_set_outdated(active) is not None
+            ]
+            if not methods:
+                self.stdout.write("signatures: every requested method is current; nothing to do")
                 return
         inline = options["inline"] or options["if_missing"]
         if inline:

@@ -1,0 +1,278 @@
+"""What a token is, in every script (private; used by ``dedup.shingle`` and ``dedup.explain``).
+
+Two tokenisations, named by ``ShingleSpec.tokens``:
+
+* ``"words"`` (before issue 16; still read so stored signatures made with it stay valid): runs of
+  ``\\w`` in the NFKC + casefolded text. An unspaced run of Chinese, Japanese or Thai is then one
+  giant token (two stories differing in one character share no word shingle), and a combining
+  mark (Thai vowel signs, Devanagari matras) is not ``\\w``, so it splits the word it is in.
+* ``"scripts"`` (the default): in scripts written with spaces between words, a token is a run of
+  word characters (``\\w`` or a combining mark, so a Hindi or Thai word stays whole); in the
+  scripts written without spaces (Han, Hiragana, Katakana with the iteration and prolonged-sound
+  marks; Thai, Lao, Khmer, Myanmar) a run of letters is read in overlapping character m-grams
+  (``NGRAM``: 4 characters of Chinese or Japanese, 10 code points of Thai and its neighbours; a
+  shorter run is one token). Word k-shingles over them span k + m - 1 characters, which makes
+  an edit cost about the similarity it costs in English: chosen by measurement on parallel real
+  text against one character a token and longer or shorter spans (bench/fold_scripts.py,
+  BENCHMARKS.md "Folding in every script"). Korean, which puts spaces between words, keeps word
+  tokens (measured: as close to English as Russian or German). Two more rules make a token mean
+  the same thing whichever way it was typed or linked: the optional vowel marks of Arabic and
+  Hebrew (harakat, niqqud) and the Arabic tatweel are dropped, so a word with and without them
+  is one token; and URLs (``scheme://...``) are addresses, not text, so they are removed before
+  tokenising (a document that is only a URL has no shingles, and two copies of a story whose
+  links differ stay copies).
+
+Character classes come from ``unicodedata`` (the Unicode version of the running Python, as NFKC
+and ``\\w`` already do) through a lookup table of the Basic Multilingual Plane built once on the
+first non-ASCII text (about 20 ms); astral code points (Han extensions B-H: unspaced; the rest,
+rare, by ``str.isalnum``) are classified per distinct code point. Everything is numpy over the
+code points of a text: there is no Python loop per character or per token.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import Final, Literal
+
+import numpy as np
+
+from dedup._hashing import combine_runs
+
+__all__ = [
+    "CURRENT_TOKENS",
+    "LEGACY_TOKENS",
+    "TOKENIZATIONS",
+    "TokenKind",
+    "has_word",
+    "remove_urls",
+    "script_layout",
+]
+
+TokenKind = Literal["scripts", "words"]
+CURRENT_TOKENS: Final = "scripts"
+LEGACY_TOKENS: Final = "words"
+TOKENIZATIONS: tuple[str, ...] = ("scripts", "words")
+
+# A URL: a scheme and "://" up to the next whitespace. Letters spelt out (not re.I) so that the
+# raw ASCII text and its lower-cased form match at exactly the same places.
+URL: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://\S*")
+_WORD_CHAR = re.compile(r"\w")
+
+# Classes of a code point: a separator, a letter of a spaced script (or a mark), a letter of
+# an unspaced script (Chinese and Japanese; Thai and its neighbours), an optional mark.
+SEP, WORD, CJK, DROP, SEA = 0, 1, 2, 3, 4
+SINGLE = (CJK, SEA)
+# How many characters of an unspaced script make one token (overlapping character m-grams).
+# Measured on parallel real text (bench/fold_scripts.py, BENCHMARKS.md): with m = 4 for
+# Chinese and Japanese and m = 10 code points for Thai, k tokens span k + 3 characters
+# (8 for k = 5, about five words at 1.6-2 characters a word) and k + 9 code points (14, about
+# five Thai words), and each kind of planted edit then costs about the Jaccard similarity it
+# costs in English under word k-shingles (mean gap 0.005-0.015 against 0.03-0.06 for one
+# character a token).
+NGRAM: dict[int, int] = {CJK: 4, SEA: 10}
+
+# Scripts written without spaces between words (their letters are CJK or SEA).
+_SEA_RANGES: tuple[tuple[int, int], ...] = (
+    (0x0E00, 0x0E7F),  # Thai
+    (0x0E80, 0x0EFF),  # Lao
+    (0x1000, 0x109F),  # Myanmar
+    (0x1780, 0x17FF),  # Khmer
+    (0x19E0, 0x19FF),  # Khmer symbols
+    (0xA9E0, 0xA9FF),  # Myanmar extended-B
+    (0xAA60, 0xAA7F),  # Myanmar extended-A
+)
+_CJK_RANGES: tuple[tuple[int, int], ...] = (
+    (0x2E80, 0x2FDF),  # CJK radicals, Kangxi radicals
+    (0x3005, 0x3007),  # iteration mark, closing mark, ideographic zero
+    (0x3021, 0x3029),  # Hangzhou numerals
+    (0x3031, 0x3035),  # vertical kana repeat marks
+    (0x3038, 0x303C),
+    (0x3040, 0x30FF),  # Hiragana, Katakana (ー, ゝ, ヽ included)
+    (0x31F0, 0x31FF),  # Katakana phonetic extensions
+    (0x3400, 0x4DBF),  # CJK extension A
+    (0x4E00, 0x9FFF),  # CJK unified ideographs
+    (0xF900, 0xFAFF),  # CJK compatibility ideographs
+    (0xFF66, 0xFF9F),  # half-width Katakana (NFKC maps it to full width anyway)
+)
+_ASTRAL_UNSPACED: tuple[tuple[int, int], ...] = (
+    (0x1B000, 0x1B16F),  # Kana supplement and extensions
+    (0x20000, 0x3FFFF),  # CJK extensions B-H, compatibility supplement
+)
+# Optional marks dropped from inside a word: Arabic harakat, superscript alef and tatweel,
+# Hebrew cantillation and niqqud (written in some texts, left out in most).
+_DROP_RANGES: tuple[tuple[int, int], ...] = (
+    (0x0591, 0x05BD),
+    (0x05BF, 0x05BF),
+    (0x05C1, 0x05C2),
+    (0x05C4, 0x05C5),
+    (0x05C7, 0x05C7),
+    (0x0610, 0x061A),
+    (0x0640, 0x0640),
+    (0x064B, 0x065F),
+    (0x0670, 0x0670),
+    (0x06D6, 0x06DC),
+    (0x06DF, 0x06E4),
+    (0x06E7, 0x06E8),
+    (0x06EA, 0x06ED),
+)
+
+_bmp_classes: np.ndarray | None = None
+
+
+def _bmp_table() -> np.ndarray:
+    """Class of every code point below U+10000 (built once)."""
+    global _bmp_classes
+    if _bmp_classes is None:
+        chars = list(map(chr, range(0x10000)))
+        alnum = np.fromiter(map(str.isalnum, chars), dtype=np.bool_, count=0x10000)
+        mark = np.fromiter(
+            (c[0] == "M" for c in map(unicodedata.category, chars)), dtype=np.bool_, count=0x10000
+        )
+        word = alnum | mark
+        word[ord("_")] = True
+        table = np.where(word, WORD, SEP).astype(np.uint8)
+        for ranges, cls in ((_SEA_RANGES, SEA), (_CJK_RANGES, CJK)):
+            for lo, hi in ranges:
+                part = table[lo : hi + 1]
+                part[part == WORD] = cls
+        for lo, hi in _DROP_RANGES:
+            table[lo : hi + 1] = DROP
+        _bmp_classes = table
+    return _bmp_classes
+
+
+def classes(codes: np.ndarray) -> np.ndarray:
+    """Class (SEP, WORD, CJK, SEA, DROP) of each code point of ``codes`` (uint32)."""
+    table = _bmp_table()
+    astral = codes > 0xFFFF
+    out = table.take(np.where(astral, 0, codes))
+    if astral.any():
+        where = np.flatnonzero(astral)
+        distinct, inverse = np.unique(codes[where], return_inverse=True)
+        single = np.zeros(distinct.shape[0], dtype=np.bool_)
+        for lo, hi in _ASTRAL_UNSPACED:
+            single |= (distinct >= lo) & (distinct <= hi)
+        # Few distinct astral characters per text (emoji, historic scripts): one call each.
+        word = np.fromiter(
+            (chr(c).isalnum() or unicodedata.category(chr(c))[0] == "M" for c in distinct.tolist()),
+            dtype=np.bool_,
+            count=distinct.shape[0],
+        )
+        cls = np.where(word, np.where(single, CJK, WORD), SEP).astype(np.uint8)
+        out[where] = cls[inverse]
+    return out
+
+
+def remove_urls(text: str) -> str:
+    """``text`` with every URL replaced by one space."""
+    return URL.sub(" ", text) if "://" in text else text
+
+
+def url_mask(text: str) -> np.ndarray:
+    """Per character of ``text``: inside a URL (a short Python loop over the URLs only)."""
+    mask = np.zeros(len(text), dtype=np.bool_)
+    if "://" in text:
+        for m in URL.finditer(text):
+            mask[m.start() : m.end()] = True
+    return mask
+
+
+def has_word(text: str) -> bool:
+    """Whether ``text`` holds a word character (``\\w``) at all: without one there is no text
+    to compare, and a document gets no shingles."""
+    return _WORD_CHAR.search(text) is not None
+
+
+def script_layout(normed: str) -> tuple[np.ndarray, np.ndarray]:
+    """The ``"scripts"`` token layout of an NFKC + casefolded, URL-free text.
+
+    Returns ``(codes, origin)``: the code points of a text in which every separator is a space,
+    dropped marks are gone and every character of an unspaced script stands between spaces, so
+    its tokens are exactly its runs of non-space characters (before :func:`read_unspaced` reads
+    the single characters in m-grams); and for each of those code points the index of the
+    character of ``normed`` it came from (-1 for an inserted space).
+    """
+    codes = np.frombuffer(normed.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    cls = classes(codes)
+    single = (cls == CJK) | (cls == SEA)
+    # Each character becomes 0 (dropped), 1 (itself, or a space for a separator) or 3
+    # (space, itself, space) output code points.
+    width = np.where(cls == DROP, 0, np.where(single, 3, 1))
+    ends = np.cumsum(width)
+    out = np.full(int(ends[-1]) if len(ends) else 0, 0x20, dtype=np.uint32)
+    origin = np.full(out.shape[0], -1, dtype=np.int64)
+    kept = np.flatnonzero((cls == WORD) | single)
+    at = ends[kept] - np.where(single[kept], 2, 1)
+    out[at] = codes[kept]
+    origin[at] = kept
+    return out, origin
+
+
+def script_words(normed: str) -> str:
+    """``normed`` (NFKC + casefolded) laid out as ``"scripts"`` tokens separated by spaces."""
+    codes, _ = script_layout(remove_urls(normed))
+    return codes.tobytes().decode("utf-32-le", "surrogatepass")
+
+
+def token_families(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """Per token (UTF-8 bytes ``data[starts[i]:ends[i]]``): CJK or SEA when it is one character
+    of an unspaced script, else WORD. Decodes only the first character, vectorised."""
+    n = starts.shape[0]
+    family = np.full(n, WORD, dtype=np.uint8)
+    if n == 0:
+        return family
+    b0 = data[starts].astype(np.uint32)
+    width = np.where(b0 >= 0xF0, 4, np.where(b0 >= 0xE0, 3, 0))  # unspaced: 3 or 4 bytes
+    one = (width > 0) & (ends - starts == width)
+    idx = np.flatnonzero(one)
+    if idx.shape[0] == 0:
+        return family
+    at = starts[idx]
+    last = data.shape[0] - 1
+    b = [data[np.minimum(at + j, last)].astype(np.uint32) & 0x3F for j in range(1, 4)]
+    three = ((b0[idx] & 0x0F) << 12) | (b[0] << 6) | b[1]
+    four = ((b0[idx] & 0x07) << 18) | (b[0] << 12) | (b[1] << 6) | b[2]
+    code = np.where(width[idx] == 4, four, three)
+    cls = classes(code)
+    family[idx] = np.where((cls == CJK) | (cls == SEA), cls, WORD)
+    return family
+
+
+def read_unspaced(
+    hashes: np.ndarray, family: np.ndarray, counts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Token hashes with every run of single characters of one unspaced family read as
+    overlapping character m-grams (``NGRAM``; a shorter run is one token of all of it).
+
+    ``counts`` are the tokens per document (runs never cross documents). Returns the new
+    hashes, the new counts, and for each new token the indices of the first and last old
+    tokens it holds. Vectorised: one ``combine_runs`` per family, no loop over runs.
+    """
+    n = hashes.shape[0]
+    index = np.arange(n, dtype=np.int64)
+    if n == 0 or not np.any(family != WORD):
+        return hashes, counts, index, index
+    doc = np.repeat(np.arange(counts.shape[0], dtype=np.int64), counts)
+    new_run = np.ones(n, dtype=np.bool_)
+    new_run[1:] = (family[1:] != family[:-1]) | (doc[1:] != doc[:-1])
+    run_start = np.flatnonzero(new_run)
+    run_len = np.diff(np.append(run_start, n))
+    run_end = np.repeat(run_start + run_len, run_len)  # per token: its run's end
+    pos_in_run = index - np.repeat(run_start, run_len)
+    keep = family == WORD
+    out = hashes.copy()
+    last = index.copy()
+    for fam, m in NGRAM.items():
+        runs = run_start[family[run_start] == fam]
+        if runs.shape[0] == 0:
+            continue
+        sel = np.flatnonzero(family == fam)  # the runs of this family, in order
+        lengths = run_len[family[run_start] == fam]
+        windows = np.where(lengths >= m, lengths - m + 1, 1)
+        first = sel[pos_in_run[sel] < np.repeat(windows, lengths)]
+        out[first] = combine_runs(hashes[sel], lengths, m)
+        last[first] = np.minimum(first + m, run_end[first]) - 1
+        keep[first] = True
+    new_counts = np.bincount(doc[keep], minlength=counts.shape[0])
+    return out[keep], new_counts, index[keep], last[keep]
