@@ -93,8 +93,8 @@ def _check_params(
     limit = gp.check_int(limit, field="limit", minimum=gp.LIMIT_MIN, maximum=gp.LIMIT_MAX)
     page = gp.check_int(page, field="page", minimum=1, maximum=gp.PAGE_MAX)
     per_page = gp.check_int(per_page, field="per_page", minimum=1, maximum=gp.PER_PAGE_MAX)
-    # A missing threshold / distance is resolved in fold_hits from the active set (staff's choice,
-    # in force once its rebuild activated), read in the query that loads the set anyway.
+    # A missing threshold / distance is resolved in open_folded from the active set (staff's
+    # choice, in force once its rebuild activated), read in the query that loads the set anyway.
     if group != "minhash":
         threshold = None
     if group != "simhash":
