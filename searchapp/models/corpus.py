@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 
 from django.db import models
 
@@ -41,6 +42,15 @@ class Document(models.Model):
     # existed, until ``manage.py detect_languages`` reaches them (the migration adding the
     # column rewrites no row). Chooses the index's analyzer (stemming) and filters searches.
     lang = models.CharField(max_length=8, null=True, blank=True, db_index=True)
+    # Where the document came from, shown on its page (readers' Record.source_*): the original
+    # file's name and type ("PDF", "email"), the place in it ("pages 1-12", "message 3",
+    # "line 40"), the external id of the document it belongs to (an attachment's message), and
+    # what else the source said (a message's sender, recipients, thread; JSON, "{}" if none).
+    source_name = models.CharField(max_length=500, blank=True, default="", db_default="")
+    source_type = models.CharField(max_length=40, blank=True, default="", db_default="")
+    source_position = models.CharField(max_length=100, blank=True, default="", db_default="")
+    source_parent = models.CharField(max_length=255, blank=True, default="", db_default="")
+    source_details = models.TextField(blank=True, default="", db_default="")
     # True from the moment the text changes until every active signature set has a row for it;
     # the background pipeline picks these up (and catches up after a broker outage).
     needs_signature = models.BooleanField(default=True, db_index=True)
@@ -57,6 +67,26 @@ class Document(models.Model):
 
     def __str__(self) -> str:
         return self.title or self.external_id
+
+    @property
+    def source_details_map(self) -> dict[str, str]:
+        """The source's details (sender, recipients, thread, quoted text...) as a dict."""
+        try:
+            details = json.loads(self.source_details) if self.source_details else {}
+        except ValueError:
+            return {}
+        return details if isinstance(details, dict) else {}
+
+    @property
+    def source_parent_document(self) -> Document | None:
+        """The document this one belongs to (an attachment's message), if it is stored."""
+        if not self.source_parent:
+            return None
+        return (
+            Document.objects.filter(corpus_id=self.corpus_id, external_id=self.source_parent)
+            .only("id", "title", "external_id")
+            .first()
+        )
 
     @staticmethod
     def hash_content(title: str, text: str) -> str:

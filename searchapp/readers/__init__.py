@@ -35,9 +35,11 @@ from searchapp.readers.formats import (
     MAIN_SUFFIXES,
     ZIP_SUFFIX,
     DocumentFormat,
+    FileFormat,
     StreamFormat,
     StreamReader,
     format_for,
+    suffix_of,
 )
 from searchapp.readers.records import (
     DEFAULT_MAX_RECORD_BYTES,
@@ -64,6 +66,7 @@ __all__ = [
     "read_path",
     "read_upload",
     "record_problem",
+    "suffix_of",
 ]
 
 
@@ -82,7 +85,7 @@ def read_path(
         raise IngestFileError(f"{p}: no such file or folder")
     if p.is_dir():
         return read_folder(p, max_record_bytes)
-    suffix = p.suffix.lower()
+    suffix = suffix_of(p.name)
     if suffix == ZIP_SUFFIX:
         return read_zip(p, str(p), DEFAULT_MAX_UNCOMPRESSED, max_record_bytes)
     fmt = format_for(suffix)
@@ -90,6 +93,8 @@ def read_path(
         return _stream_file(p, fmt.read, max_record_bytes)
     if isinstance(fmt, DocumentFormat):
         return iter([_document_file(p, max_record_bytes, fmt.extract)])
+    if isinstance(fmt, FileFormat):
+        return _binary_file(p, fmt, max_record_bytes)
     raise IngestFileError(
         f"{p}: unsupported file type {suffix or '(none)'!r} "
         f"(use {', '.join((*MAIN_SUFFIXES, ZIP_SUFFIX))} or a folder)"
@@ -113,6 +118,11 @@ def _stream_file(p: Path, reader: StreamReader, limit: int) -> Iterator[Record |
         yield from reader(handle, str(p), limit)
 
 
+def _binary_file(p: Path, fmt: FileFormat, limit: int) -> Iterator[Record | RecordError]:
+    with _open_file(p) as handle:
+        yield from fmt.read(handle, p.name, str(p), limit)
+
+
 def read_upload(
     name: str,
     fileobj: BinaryIO,
@@ -125,7 +135,7 @@ def read_upload(
     Only the suffix of ``name`` is used; it is never used as a path on this machine.
     """
     safe_name = posixpath.basename(name.replace("\\", "/")) or "upload"
-    suffix = posixpath.splitext(safe_name)[1].lower()
+    suffix = suffix_of(safe_name)
     if suffix == ZIP_SUFFIX:
         return read_zip(fileobj, safe_name, max_uncompressed, max_record_bytes)
     fmt = format_for(suffix)
@@ -134,6 +144,9 @@ def read_upload(
             f"{safe_name}: unsupported file type {suffix or '(none)'!r} "
             f"(use {', '.join(MAIN_SUFFIXES)} or {ZIP_SUFFIX})"
         )
+    if isinstance(fmt, FileFormat):
+        # Read in place (the stored upload is a seekable file), never whole into memory.
+        return fmt.read(fileobj, safe_name, safe_name, max_record_bytes)
     data = fileobj.read(max_uncompressed + 1)
     if len(data) > max_uncompressed:
         raise IngestFileError(f"{safe_name}: larger than the limit of {max_uncompressed:,} bytes")

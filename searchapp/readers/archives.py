@@ -10,9 +10,10 @@ entry is reported and skipped; only a bomb or a lying header refuses the whole a
 from __future__ import annotations
 
 import io
-import posixpath
 import re
+import shutil
 import stat
+import tempfile
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -20,7 +21,7 @@ from pathlib import Path
 from typing import IO, BinaryIO
 
 from searchapp.readers.documents import document_record, too_large
-from searchapp.readers.formats import DocumentFormat, format_for, unsupported
+from searchapp.readers.formats import DocumentFormat, FileFormat, format_for, suffix_of, unsupported
 from searchapp.readers.records import SYMLINK_SKIPPED, IngestFileError, Record, RecordError
 
 __all__ = [
@@ -155,7 +156,7 @@ def _read_entry(
     if _is_symlink_entry(info):
         yield RecordError(source, None, SYMLINK_SKIPPED)
         return
-    suffix = posixpath.splitext(name)[1].lower()
+    suffix = suffix_of(name)
     fmt = format_for(suffix)
     if fmt is None:
         yield RecordError(source, None, unsupported(suffix))
@@ -185,6 +186,9 @@ def _read_entry(
             return
         yield document_record(name, data, source, fmt.extract)
         return
+    if isinstance(fmt, FileFormat):
+        yield from _read_binary_entry(zf, info, fmt, source, budget, limit)
+        return
     # A stream format is streamed, so an entry costs no more memory than its longest record.
     try:
         with zf.open(info) as raw:
@@ -197,3 +201,33 @@ def _read_entry(
         yield RecordError(source, None, str(exc).removeprefix(f"{source}: "))
     except (*unreadable, zlib.error) as exc:
         yield RecordError(source, None, f"unreadable entry ({exc}); the rest of it is skipped")
+
+
+# A binary entry (a PDF, a mailbox) needs random access: it is copied, metered, into a spooled
+# temporary file, held in memory up to this size and on disk (deleted on close) beyond it.
+_SPOOL_IN_MEMORY = 8 * 1024 * 1024
+
+
+def _read_binary_entry(
+    zf: zipfile.ZipFile,
+    info: zipfile.ZipInfo,
+    fmt: FileFormat,
+    source: str,
+    budget: _Budget,
+    limit: int,
+) -> Iterator[Record | RecordError]:
+    unreadable = (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError)
+    with tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY) as spool:
+        try:
+            with zf.open(info) as raw:
+                metered = io.BufferedReader(
+                    _MeteredEntry(raw, budget, info.file_size, info.filename)
+                )
+                shutil.copyfileobj(metered, spool, 1 << 20)
+        except _ArchiveRefused:
+            raise
+        except (*unreadable, zlib.error) as exc:
+            yield RecordError(source, None, f"unreadable entry ({exc})")
+            return
+        spool.seek(0)
+        yield from fmt.read(spool, info.filename, source, limit)  # type: ignore[arg-type]

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import errno
 import os
-import posixpath
+import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
 
 from searchapp.readers.documents import read_document
-from searchapp.readers.formats import DocumentFormat, format_for, unsupported
+from searchapp.readers.formats import DocumentFormat, FileFormat, format_for, suffix_of, unsupported
 from searchapp.readers.records import SYMLINK_SKIPPED, IngestFileError, Record, RecordError
 
 __all__ = ["read_folder"]
@@ -59,7 +59,7 @@ def _walk(
         elif not entry.is_file(follow_symlinks=False):
             yield RecordError(source, None, "not a regular file; skipped")
         else:
-            yield _folder_document(dir_fd, entry.name, rel, source, limit)
+            yield from _folder_file(dir_fd, entry.name, rel, source, limit)
 
 
 def _walk_subfolder(
@@ -76,19 +76,27 @@ def _walk_subfolder(
         os.close(fd)
 
 
-def _folder_document(
+def _folder_file(
     dir_fd: int, name: str, rel: PurePosixPath, source: str, limit: int
-) -> Record | RecordError:
-    suffix = posixpath.splitext(name)[1].lower()
+) -> Iterator[Record | RecordError]:
+    suffix = suffix_of(name)
     fmt = format_for(suffix)
-    if not isinstance(fmt, DocumentFormat):
-        return RecordError(source, None, unsupported(suffix))
+    if not isinstance(fmt, DocumentFormat | FileFormat):
+        yield RecordError(source, None, unsupported(suffix))
+        return
     try:
         fd = os.open(name, os.O_RDONLY | _NOFOLLOW | _NONBLOCK, dir_fd=dir_fd)
     except OSError as exc:
-        return _open_error(source, exc)
+        yield _open_error(source, exc)
+        return
     with os.fdopen(fd, "rb") as handle:
-        return read_document(handle, (rel / name).as_posix(), source, limit, fmt.extract)
+        if isinstance(fmt, FileFormat):
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # a FIFO swapped in
+                yield RecordError(source, None, "not a regular file; skipped")
+                return
+            yield from fmt.read(handle, (rel / name).as_posix(), source, limit)
+        else:
+            yield read_document(handle, (rel / name).as_posix(), source, limit, fmt.extract)
 
 
 def _open_error(source: str, exc: OSError) -> RecordError:

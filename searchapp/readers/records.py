@@ -11,7 +11,7 @@ checks are written once whatever the format.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from searchapp.readers.language_codes import LANGUAGE_NAMES, language_code
@@ -21,6 +21,8 @@ __all__ = [
     "DEFAULT_MAX_RECORD_BYTES",
     "DISCARD_PIECE",
     "MAX_ID_CHARS",
+    "MAX_POSITION_CHARS",
+    "MAX_SOURCE_NAME_CHARS",
     "MAX_TEXT_CHARS",
     "MAX_TITLE_CHARS",
     "MAX_URL_CHARS",
@@ -36,6 +38,8 @@ __all__ = [
 MAX_ID_CHARS = 255
 MAX_TITLE_CHARS = 1000
 MAX_URL_CHARS = 2000
+MAX_SOURCE_NAME_CHARS = 500
+MAX_POSITION_CHARS = 100
 # Longer texts are refused: nothing a person reads in a result list is that long, and one such
 # document would dominate memory while a batch is signed and indexed.
 MAX_TEXT_CHARS = 2_000_000
@@ -60,6 +64,17 @@ class Record:
     date: datetime | None = None  # timezone-aware (UTC when the source gave no zone)
     # ISO 639-1 code the source gave ("" when it gave none: ingest detects the language).
     lang: str = ""
+    # Where the document came from, shown on its page: the original file's name (relative to
+    # the folder, zip or upload; "" means the name in ``source``), its type ("PDF", "email"),
+    # and the place in it ("pages 1-12", "message 3", "attachment 2"; "" means ``line``).
+    source_name: str = ""
+    source_type: str = ""
+    source_position: str = ""
+    # The external id of the document this one belongs to (an attachment's message), or "".
+    parent_id: str = ""
+    # What else the source says, shown on the document's page: a message's sender,
+    # recipients, message-id, thread and the quoted text of earlier messages; a page's crawl.
+    details: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -207,11 +222,14 @@ def make_record(
     line: int | None,
     date: object = None,
     lang: object = None,
+    origin: tuple[str, str, str, str] = ("", "", "", ""),
+    details: dict[str, str] | None = None,
 ) -> Record | RecordError:
     """The record for one set of fields as a reader found them, or the reason there is none.
 
     The fields are taken as found (JSON gives any type) so that the type checks, the clean-up
-    and :func:`record_problem` are the same for every format.
+    and :func:`record_problem` are the same for every format. ``origin`` is the record's
+    (source_name, source_type, source_position, parent_id), written by the reader itself.
     """
     if raw_id is None or isinstance(raw_id, bool) or not isinstance(raw_id, int | str):
         return RecordError(
@@ -242,6 +260,16 @@ def make_record(
         line=line,
         date=when,
         lang=code,
+        source_name=_clean(origin[0])[:MAX_SOURCE_NAME_CHARS],
+        source_type=origin[1],
+        source_position=origin[2][:MAX_POSITION_CHARS],
+        parent_id=_clean(origin[3])[:MAX_ID_CHARS],
+        # Details are shown, not checked like the fields: what no database stores is replaced.
+        details={
+            key: _clean(value).encode("utf-8", "replace").decode("utf-8")
+            for key, value in (details or {}).items()
+            if value
+        },
     )
     problem = record_problem(record)
     return RecordError(source, line, problem) if problem else record

@@ -8,10 +8,12 @@ no empty corpus behind.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+from pathlib import PurePath
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
@@ -97,7 +99,8 @@ def _existing_documents(corpus: Corpus, external_ids: list[str]) -> Iterable[Doc
             *external_ids
         ]
     return Document.objects.raw(
-        "SELECT id, external_id, url, date, lang, content_hash, needs_signature "
+        "SELECT id, external_id, url, date, lang, content_hash, needs_signature, source_name, "
+        "source_type, source_position, source_parent, source_details "
         f"FROM {connection.ops.quote_name(Document._meta.db_table)} "
         f"WHERE corpus_id = %s AND {where}",
         [corpus.pk, *params],
@@ -111,6 +114,7 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
         to_create: list[tuple[str, Record, str]] = []
         to_update: list[Document] = []
         unchanged = 0
+        moved: list[Document] = []  # unchanged documents whose source file or place changed
         detect: list[tuple[str, Record]] = []  # (external id, record) whose language is read
         for external_id, record in batch.items():
             content_hash = Document.hash_content(record.title, record.text)
@@ -125,7 +129,15 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                 and doc.date == record.date
                 and record.lang in ("", doc.lang)
             ):
+                # Same document, perhaps from another file or place: its source is noted, but
+                # it is not an update (nothing searched or signed changed).
                 unchanged += 1
+                if _stored_origin(doc) != _origin(record):
+                    (
+                        doc.source_name, doc.source_type, doc.source_position, doc.source_parent,
+                        doc.source_details,
+                    ) = _origin(record)
+                    moved.append(doc)
             else:
                 if doc.content_hash != content_hash:
                     doc.needs_signature = True
@@ -139,6 +151,10 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                     content_hash,
                 )
                 doc.lang = record.lang or doc.lang
+                (
+                    doc.source_name, doc.source_type, doc.source_position, doc.source_parent,
+                    doc.source_details,
+                ) = _origin(record)
                 doc.updated_at = now
                 to_update.append(doc)
         detected = dict(
@@ -164,10 +180,15 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                 (
                     doc.pk, doc.title, doc.url, doc.text,
                     None if doc.date is None else stamp(doc.date), doc.lang,
-                    doc.content_hash, doc.needs_signature, stamp(now),
+                    doc.content_hash, doc.needs_signature, stamp(now), *_stored_origin(doc),
                 )
                 for doc in to_update
             ],
+        )
+        update_rows(
+            Document._meta.db_table,
+            _UPDATE_COLUMNS[-len(_SOURCE_COLUMNS) :],
+            [(doc.pk, *_stored_origin(doc)) for doc in moved],
         )
         # In the same transaction: the search index learns of exactly what was written.
         search_index_changed_ids([*created_ids, *(doc.pk for doc in to_update)])
@@ -184,12 +205,38 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
 _UPDATE_COLUMNS = (
     ("title", "text"), ("url", "text"), ("text", "text"), ("date", "timestamptz"),
     ("lang", "text"), ("content_hash", "text"), ("needs_signature", "boolean"),
-    ("updated_at", "timestamptz"),
+    ("updated_at", "timestamptz"), ("source_name", "text"), ("source_type", "text"),
+    ("source_position", "text"), ("source_parent", "text"), ("source_details", "text"),
+)
+_SOURCE_COLUMNS = (
+    "source_name", "source_type", "source_position", "source_parent", "source_details",
 )
 _INSERT_COLUMNS = (
     "corpus_id", "external_id", "title", "url", "text", "date", "lang", "content_hash",
-    "needs_signature", "created_at", "updated_at",
+    "needs_signature", "created_at", "updated_at", "source_name", "source_type",
+    "source_position", "source_parent", "source_details",
 )
+
+
+def _origin(record: Record) -> tuple[str, str, str, str, str]:
+    """The Document.source_* values of a record: its file's name (the last part of the path
+    the reader names when it gave none), type, place (its line when it gave none), parent id
+    and details as JSON."""
+    name = record.source_name or PurePath(record.source.rsplit("!", 1)[-1]).name
+    position = record.source_position or (
+        f"line {record.line}" if record.line is not None else ""
+    )
+    details = ""
+    if record.details:
+        details = json.dumps(record.details, ensure_ascii=False, sort_keys=True)
+    return name, record.source_type, position, record.parent_id, details
+
+
+def _stored_origin(doc: Document) -> tuple[str, str, str, str, str]:
+    return (
+        doc.source_name, doc.source_type, doc.source_position, doc.source_parent,
+        doc.source_details,
+    )
 
 
 def _insert_documents(
@@ -204,7 +251,7 @@ def _insert_documents(
             (
                 corpus.pk, external_id, r.title, r.url, r.text,
                 None if r.date is None else connection.ops.adapt_datetimefield_value(r.date),
-                r.lang, content_hash, True, stamp, stamp,
+                r.lang, content_hash, True, stamp, stamp, *_origin(r),
             )
             for external_id, r, content_hash in rows
         ],

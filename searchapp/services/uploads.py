@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from searchapp import publishing
 from searchapp.models import Job
-from searchapp.readers import ACCEPTED_SUFFIXES, IngestFileError, Record, read_upload
+from searchapp.readers import ACCEPTED_SUFFIXES, IngestFileError, Record, read_upload, suffix_of
 from searchapp.services.ingest import documents_ingest
 
 logger = logging.getLogger(__name__)
@@ -60,7 +60,7 @@ def upload_store(
 ) -> Job:
     """Check and store an uploaded file, create its import job, queue the import on commit."""
     display = _display_name(name)
-    suffix = PurePath(display).suffix.lower()
+    suffix = suffix_of(display)
     if suffix not in ACCEPTED_SUFFIXES:
         raise UploadError(
             f"{display}: unsupported file type {suffix or '(none)'}; "

@@ -1,0 +1,328 @@
+"""Mail: one message (``.eml``) or a mailbox of many (``.mbox``), each message a document.
+
+A message's title is its subject, its date its Date header; its sender, recipients, message-id
+and thread (the first id of References, else In-Reply-To, else its own id) are kept as
+details shown on its page. Its text is the plain-text body (else the HTML body's main text).
+
+Quoted reply text (lines starting with ``>``, and the "On ... wrote:" line before them) is
+taken out of the text and kept as the ``quoted`` detail, so what is signed and folded is what
+the message says that is new: two replies quoting the same thread fold only if they say the
+same. A forward keeps the forwarded message in its text (it is not ``>``-quoted), so a
+forwarded mail folds with its original.
+
+Each attachment in a format of the table (a PDF, a text or HTML file, another message) becomes
+a document of its own whose ``parent_id`` is its message, folded like any document.
+
+A mailbox is read as a stream, one message at a time: a message longer than the record limit is
+skipped and reported without being held whole, and the rest are read. MIME nesting deeper than
+:data:`MAX_MIME_DEPTH` is not followed (the parts within are reported, not read).
+"""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+import io
+import posixpath
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import replace
+from email.message import EmailMessage, Message
+from email.utils import parsedate_to_datetime
+from typing import BinaryIO
+
+from searchapp.readers.documents import html_to_text
+from searchapp.readers.records import DISCARD_PIECE, Record, RecordError, make_record
+
+__all__ = ["MAX_MIME_DEPTH", "read_eml", "read_mbox", "split_quoted"]
+
+MAX_MIME_DEPTH = 20
+# Reads an attachment of another format: (handle, id, source, limit) -> records. Set by
+# ``formats`` (which imports this module), so that an attachment goes through the one table.
+AttachmentReader = Callable[
+    [str], Callable[[BinaryIO, str, str, int], Iterator[Record | RecordError]] | None
+]
+_attachment_reader: list[AttachmentReader] = []
+
+_ATTRIBUTION = re.compile(r"^(On .{0,200} wrote:|.{0,120} schrieb:|Le .{0,200} a écrit ?:)\s*$")
+
+
+def set_attachment_reader(reader: AttachmentReader) -> None:
+    """Called once by ``formats``: how an attachment's file name finds its reader."""
+    _attachment_reader[:] = [reader]
+
+
+def split_quoted(body: str) -> tuple[str, str]:
+    """(new text, quoted text) of a message body.
+
+    Quoted lines start with ``>``; an attribution line ("On Mon, Ann wrote:") directly before
+    a quoted block is quoted too. Everything else, a forwarded message included, is new.
+    """
+    lines = body.splitlines()
+    new: list[str] = []
+    quoted: list[str] = []
+    for line in lines:
+        if line.lstrip().startswith(">"):
+            # The attribution, and blank lines between it and the quote, belong to the quote.
+            while new and not new[-1].strip():
+                new.pop()
+            if new and _ATTRIBUTION.match(new[-1].strip()):
+                quoted.append(new.pop())
+            quoted.append(line)
+        else:
+            new.append(line)
+    return "\n".join(new).strip(), "\n".join(quoted).strip()
+
+
+def _safe(value: object) -> str:
+    """A header as text that any database stores (undecodable bytes become U+FFFD)."""
+    text = " ".join(str(value or "").split())
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _message_id(msg: Message) -> str:
+    return _safe(msg.get("Message-ID", "")).strip("<>")
+
+
+def _thread(msg: Message, own: str) -> str:
+    references = _safe(msg.get("References", "")).split()
+    if references:
+        return references[0].strip("<>")
+    reply_to = _safe(msg.get("In-Reply-To", "")).split()
+    return reply_to[0].strip("<>") if reply_to else own
+
+
+def _date(msg: Message) -> str | None:
+    raw = msg.get("Date")
+    if not raw:
+        return None
+    try:
+        when = parsedate_to_datetime(str(raw))
+    except (TypeError, ValueError, IndexError):
+        return None
+    return when.isoformat() if when.tzinfo else when.isoformat() + "+00:00"
+
+
+def _part_text(part: Message) -> str:
+    try:
+        content = part.get_content()  # type: ignore[attr-defined]
+    except (LookupError, ValueError, AssertionError, KeyError, UnicodeError):
+        payload = part.get_payload(decode=True)
+        content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
+    if isinstance(content, bytes):
+        content = content.decode("utf-8", "replace")
+    return content if isinstance(content, str) else ""
+
+
+def _walk(msg: Message, source: str) -> Iterator[tuple[Message, int] | RecordError]:
+    """The parts of ``msg`` with their depth, without recursion (nesting is untrusted)."""
+    stack: list[tuple[Message, int]] = [(msg, 0)]
+    while stack:
+        part, depth = stack.pop()
+        if depth > MAX_MIME_DEPTH:
+            yield RecordError(
+                source, None, f"MIME parts nested deeper than {MAX_MIME_DEPTH} levels not read"
+            )
+            continue
+        yield part, depth
+        if part.is_multipart() and part.get_content_type() != "message/rfc822":
+            children = part.get_payload()
+            if isinstance(children, list):
+                stack.extend(
+                    (child, depth + 1) for child in reversed(children) if isinstance(child, Message)
+                )
+
+
+def _is_attachment(part: Message) -> bool:
+    disposition = (part.get("Content-Disposition") or "").split(";")[0].strip().lower()
+    return disposition == "attachment" or (bool(part.get_filename()) and disposition != "inline")
+
+
+def message_records(
+    msg: Message, doc_id: str, source: str, position: str, file_name: str, limit: int
+) -> Iterator[Record | RecordError]:
+    """The record of one parsed message, then one per attachment it carries."""
+    plain: list[str] = []
+    html: list[str] = []
+    attachments: list[Message] = []
+    deep_reported = False
+    for item in _walk(msg, source):
+        if isinstance(item, RecordError):
+            if not deep_reported:
+                deep_reported = True
+                yield RecordError(source, None, f"{position}: {item.reason}")
+            continue
+        part, depth = item
+        if part.is_multipart():
+            continue
+        if (depth > 0 and _is_attachment(part)) or part.get_content_type() == "message/rfc822":
+            attachments.append(part)
+        elif part.get_content_type() == "text/plain":
+            plain.append(_part_text(part))
+        elif part.get_content_type() == "text/html":
+            html.append(_part_text(part))
+    body = "\n\n".join(plain) if any(p.strip() for p in plain) else ""
+    if not body and html:
+        body = "\n\n".join(html_to_text(page)[1] for page in html)
+    new, quoted = split_quoted(body)
+    own_id = _message_id(msg)
+    subject = _safe(msg.get("Subject", ""))
+    details = {
+        "from": _safe(msg.get("From", "")),
+        "to": _safe(msg.get("To", "")),
+        "cc": _safe(msg.get("Cc", "")),
+        "message_id": own_id,
+        "thread": _thread(msg, own_id),
+        "quoted": quoted,
+    }
+    if not new and quoted:
+        new, details["quoted"] = quoted, ""  # a message that only quotes: keep what it has
+    if not new and attachments:
+        new = subject or "(attachments only)"
+    yield make_record(
+        raw_id=doc_id,
+        title=subject or "(no subject)",
+        text=new,
+        url="",
+        source=source if position == "message" else f"{source} ({position})",
+        line=None,
+        date=_date(msg),
+        origin=(file_name, "email", position, ""),
+        details=details,
+    )
+    for number, part in enumerate(attachments, start=1):
+        yield from _attachment_records(part, doc_id, number, source, position, limit)
+
+
+def _attachment_records(
+    part: Message, parent: str, number: int, source: str, position: str, limit: int
+) -> Iterator[Record | RecordError]:
+    name = _safe(part.get_filename() or "")
+    where = f"{source} ({position}, attachment {number}{' ' + name if name else ''})"
+    child_id = f"{parent}/attachment-{number}"
+    child_position = f"attachment {number} of {position}"
+    if part.get_content_type() == "message/rfc822":
+        inner = part.get_payload()
+        inner_msg = inner[0] if isinstance(inner, list) and inner else None
+        if isinstance(inner_msg, Message):
+            for item in message_records(inner_msg, child_id, source, child_position, name, limit):
+                yield (
+                    _as_child(item, parent)
+                    if isinstance(item, Record) and item.external_id == child_id
+                    else item
+                )
+        return
+    suffix = posixpath.splitext(name)[1].lower()
+    reader = _attachment_reader[0](suffix) if _attachment_reader else None
+    if reader is None:
+        yield RecordError(
+            where, None, f"attachment of unsupported type {suffix or '(none)'!r} skipped"
+        )
+        return
+    payload = part.get_payload(decode=True)
+    data = payload if isinstance(payload, bytes) else b""
+    if len(data) > limit:
+        yield RecordError(
+            where, None, f"attachment larger than the limit of {limit:,} bytes; skipped"
+        )
+        return
+    for item in reader(io.BytesIO(data), child_id, where, limit):
+        if isinstance(item, Record):
+            item = _as_child(item, parent, name=name or item.source_name, position=child_position)
+        yield item
+
+
+def _as_child(record: Record, parent: str, *, name: str = "", position: str = "") -> Record:
+    return replace(
+        record,
+        parent_id=parent,
+        source_name=name or record.source_name,
+        source_position=position or record.source_position,
+    )
+
+
+def _parse(data: bytes) -> EmailMessage | str:
+    """The parsed message, or why it cannot be read."""
+    try:
+        msg = email.parser.BytesParser(policy=email.policy.default).parsebytes(data)
+    except RecursionError:  # the standard parser recurses once per level of nesting
+        return f"MIME parts nested too deeply to read (more than {MAX_MIME_DEPTH} levels); skipped"
+    if not isinstance(msg, EmailMessage) or not (msg.keys() or msg.get_payload()):
+        return "not a readable mail message; skipped"
+    return msg
+
+
+def read_eml(
+    handle: BinaryIO, rel_id: str, source: str, limit: int
+) -> Iterator[Record | RecordError]:
+    """The record of one message file, and of each of its attachments."""
+    data = handle.read(limit + 1)
+    if len(data) > limit:
+        yield RecordError(source, None, f"larger than the limit of {limit:,} bytes; skipped")
+        return
+    yield from _message(
+        data, rel_id, source, "message", posixpath.basename(rel_id) or rel_id, limit
+    )
+
+
+def _message(
+    data: bytes, doc_id: str, source: str, position: str, file_name: str, limit: int
+) -> Iterator[Record | RecordError]:
+    msg = _parse(data)
+    if isinstance(msg, str):
+        yield RecordError(source, None, f"{position}: {msg}")
+        return
+    try:
+        yield from message_records(msg, doc_id, source, position, file_name, limit)
+    except RecursionError:
+        yield RecordError(source, None, f"{position}: MIME structure too deeply nested; skipped")
+
+
+def _mbox_messages(stream: BinaryIO, limit: int) -> Iterator[tuple[int, bytes | None]]:
+    """(number, bytes) of each message of an mbox; None for one longer than ``limit``.
+
+    A message starts at a line beginning ``From `` (the mbox separator); its ``>From `` lines
+    are unescaped (mboxrd). No more than ``limit`` bytes of a message are ever held.
+    """
+    number = 0
+    parts: list[bytes] = []
+    size = 0
+    over = False
+    started = False
+    while line := stream.readline(DISCARD_PIECE):
+        if line.startswith(b"From ") and (not parts or parts[-1].endswith(b"\n") or over):
+            if started:
+                yield number, None if over else b"".join(parts)
+            number += 1
+            started, parts, size, over = True, [], 0, False
+            continue
+        if not started:
+            started, number = True, 1  # a file without a separator line is one message
+        if over:
+            continue
+        if line.startswith(b">") and line.lstrip(b">").startswith(b"From "):
+            line = line[1:]
+        size += len(line)
+        if size > limit:
+            over, parts = True, []
+            continue
+        parts.append(line)
+    if started:
+        yield number, None if over else b"".join(parts)
+
+
+def read_mbox(
+    handle: BinaryIO, rel_id: str, source: str, limit: int
+) -> Iterator[Record | RecordError]:
+    """A record for every message of a mailbox (and each attachment), read as a stream."""
+    file_name = posixpath.basename(rel_id) or rel_id
+    for number, data in _mbox_messages(handle, limit):
+        position = f"message {number}"
+        if data is None:
+            yield RecordError(
+                source, None, f"{position}: longer than the limit of {limit:,} bytes; skipped"
+            )
+            continue
+        if not data.strip():
+            continue
+        yield from _message(data, f"{rel_id}#{number}", source, position, file_name, limit)

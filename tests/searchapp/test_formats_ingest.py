@@ -1,0 +1,193 @@
+"""PDFs and mail through the doors: each document keeps its source file and place, shown on its
+page, and near-duplicates fold across formats."""
+# ruff: noqa: E501 - test data and expected messages read better unwrapped
+
+from __future__ import annotations
+
+import io
+import json
+import mailbox
+from pathlib import Path
+
+import pytest
+from corpora import sign_all
+from django.core.management import call_command
+from django.test import Client
+from format_fixtures import MEMO, html_page, mail, make_docx, make_odt, make_pdf, write_warc
+
+from searchapp.models import Document
+from searchapp.selectors.documents import document_detail
+
+pytestmark = pytest.mark.django_db
+
+
+def run(*args: str) -> str:
+    out = io.StringIO()
+    call_command("ingest", *args, "--no-progress", stdout=out, stderr=io.StringIO())
+    return out.getvalue()
+
+
+def test_a_mixed_folder_keeps_each_documents_source(tmp_path: Path) -> None:
+    make_pdf(tmp_path / "memo.pdf", [MEMO, "Annex: the claim form."])
+    (tmp_path / "notes.txt").write_text(
+        "Notes\nA plain note about the office move.", encoding="utf-8"
+    )
+    (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 nothing else")
+    out = run(str(tmp_path), "--corpus", "office")
+    assert "2 created" in out and "1 skipped" in out
+    assert f"skipped {tmp_path / 'broken.pdf'}: not a readable PDF" in out
+    memo = Document.objects.get(external_id="memo.pdf")
+    assert (memo.source_name, memo.source_type, memo.source_position) == (
+        "memo.pdf",
+        "PDF",
+        "pages 1-2",
+    )
+    note = Document.objects.get(external_id="notes.txt")
+    assert (note.source_name, note.source_type, note.source_position) == ("notes.txt", "", "")
+
+
+def test_a_jsonl_document_names_its_file_and_line(tmp_path: Path) -> None:
+    path = tmp_path / "wire.jsonl"
+    path.write_text(
+        "\n".join(json.dumps({"id": i, "text": f"story {i}"}) for i in range(2)), encoding="utf-8"
+    )
+    run(str(path))
+    doc = Document.objects.get(external_id="1")
+    assert (doc.source_name, doc.source_position) == ("wire.jsonl", "line 2")
+
+
+def test_the_document_page_offers_the_original_files_name_type_and_pages(
+    tmp_path: Path, admin_client: Client
+) -> None:
+    make_pdf(tmp_path / "memo <draft>.pdf", [MEMO, "Annex."])
+    run(str(tmp_path / "memo <draft>.pdf"))
+    doc = Document.objects.get()
+    page = admin_client.get(f"/documents/{doc.pk}/").content.decode()
+    assert "From the file <strong>memo &lt;draft&gt;.pdf</strong> (PDF), pages 1-2." in page
+
+
+def test_the_same_memo_as_pdf_and_as_text_folds(tmp_path: Path) -> None:
+    make_pdf(tmp_path / "memo.pdf", [MEMO])
+    (tmp_path / "memo.txt").write_text(MEMO, encoding="utf-8")
+    (tmp_path / "other.txt").write_text(
+        "The canteen will close for refurbishment from the first of June until the end of "
+        "August; a food truck will serve lunch in the car park on weekdays meanwhile.",
+        encoding="utf-8",
+    )
+    run(str(tmp_path))
+    sign_all("minhash")
+    pdf = Document.objects.get(external_id="memo.pdf")
+    found = {
+        d.external_id
+        for d, _ in document_detail(document_id=pdf.pk, method="minhash").near_duplicates
+    }
+    assert found == {"memo.txt"}
+
+
+def _mbox(path: Path, messages: list) -> Path:
+    box = mailbox.mbox(str(path))
+    try:
+        for msg in messages:
+            box.add(msg)
+        box.flush()
+    finally:
+        box.close()
+    return path
+
+
+def test_a_forwarded_mail_folds_with_its_original_and_a_quoting_reply_does_not(
+    tmp_path: Path,
+) -> None:
+    forward = (
+        "FYI, see below.\n\n---------- Forwarded message ---------\n"
+        "From: Ann Archer <ann@example.org>\nSubject: Expenses\n\n" + MEMO
+    )
+    reply = "Noted, thank you.\n\nOn Mon, 3 Mar 2025, Ann Archer wrote:\n" + "\n".join(
+        "> " + line for line in MEMO.split(". ")
+    )
+    _mbox(
+        tmp_path / "inbox.mbox",
+        [
+            mail("Expenses", MEMO, message_id="a1@example.org"),
+            mail("Fwd: Expenses", forward, sender="Bob <bob@example.org>"),
+            mail("Re: Expenses", reply, sender="Cy <cy@example.org>", in_reply_to="a1@example.org"),
+        ],
+    )
+    run(str(tmp_path / "inbox.mbox"))
+    sign_all("minhash")
+    original = Document.objects.get(external_id="inbox.mbox#1")
+    found = {
+        d.external_id
+        for d, _ in document_detail(document_id=original.pk, method="minhash").near_duplicates
+    }
+    assert found == {"inbox.mbox#2"}
+    stored_reply = Document.objects.get(external_id="inbox.mbox#3")
+    assert stored_reply.text == "Noted, thank you."
+    assert "> Please file" not in stored_reply.text
+
+
+def test_a_message_page_shows_sender_recipients_and_its_attachment_links_back(
+    tmp_path: Path, admin_client: Client
+) -> None:
+    pdf = make_pdf(tmp_path / "memo.pdf", [MEMO]).read_bytes()
+    _mbox(
+        tmp_path / "inbox.mbox",
+        [mail("Expenses <urgent>", "See the memo.", attachments=(("memo.pdf", pdf, "application/pdf"),))],
+    )
+    run(str(tmp_path / "inbox.mbox"))
+    message = Document.objects.get(external_id="inbox.mbox#1")
+    page = admin_client.get(f"/documents/{message.pk}/").content.decode()
+    assert "From the file <strong>inbox.mbox</strong> (email), message 1." in page
+    assert "<dt>From</dt><dd>Ann Archer &lt;ann@example.org&gt;</dd>" in page
+    attachment = Document.objects.get(external_id="inbox.mbox#1/attachment-1")
+    assert attachment.source_parent == "inbox.mbox#1"
+    page = admin_client.get(f"/documents/{attachment.pk}/").content.decode()
+    assert "(PDF), attachment 1 of message 1." in page
+    assert f'Attached to <a href="/documents/{message.pk}/">Expenses &lt;urgent&gt;</a>' in page
+
+
+def test_the_same_memo_as_docx_and_as_pdf_folds(tmp_path: Path) -> None:
+    make_docx(tmp_path / "memo.docx", [MEMO])
+    make_pdf(tmp_path / "memo.pdf", [MEMO])
+    make_odt(tmp_path / "canteen.odt", "Canteen", [
+        "The canteen will close for refurbishment from the first of June until the end of "
+        "August; a food truck will serve lunch in the car park on weekdays meanwhile."
+    ])
+    run(str(tmp_path))
+    sign_all("minhash")
+    docx = Document.objects.get(external_id="memo.docx")
+    assert docx.source_type == "Word document"
+    found = {d.external_id for d, _ in document_detail(document_id=docx.pk, method="minhash").near_duplicates}
+    assert found == {"memo.pdf"}
+
+
+def test_the_same_page_crawled_twice_folds_and_keeps_its_url(tmp_path: Path) -> None:
+    paragraphs = [MEMO, "Questions go to the finance office on the second floor."]
+    write_warc(
+        tmp_path / "crawl.warc.gz",
+        [
+            ("https://intranet.example/memo", "text/html", html_page("Expenses", paragraphs), "2025-03-01T10:00:00Z"),
+            ("https://intranet.example/memo", "text/html", html_page("Expenses (updated)", [*paragraphs, "Updated 8 March."]), "2025-03-08T10:00:00Z"),
+            ("https://intranet.example/canteen", "text/html", html_page("Canteen", ["The canteen will close for refurbishment from the first of June until the end of August; a food truck will serve lunch in the car park on weekdays meanwhile."]), "2025-03-08T10:00:00Z"),
+        ],
+    )
+    out = run(str(tmp_path / "crawl.warc.gz"))
+    assert "3 created" in out and "3 record(s) that are not HTML pages skipped" in out
+    sign_all("minhash")
+    first = Document.objects.get(external_id="https://intranet.example/memo @ 2025-03-01T10:00:00Z")
+    assert first.url == "https://intranet.example/memo" and first.source_type == "web archive"
+    found = {d.external_id for d, _ in document_detail(document_id=first.pk, method="minhash").near_duplicates}
+    assert found == {"https://intranet.example/memo @ 2025-03-08T10:00:00Z"}
+
+
+def test_the_same_document_from_another_file_is_unchanged_but_names_its_new_source(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    record = json.dumps({"id": "memo", "text": MEMO})
+    (tmp_path / "a" / "first.jsonl").write_text(record, encoding="utf-8")
+    (tmp_path / "b" / "second.jsonl").write_text("\n" + record, encoding="utf-8")
+    run(str(tmp_path / "a" / "first.jsonl"))
+    out = run(str(tmp_path / "b" / "second.jsonl"))
+    assert "0 created, 0 updated, 1 unchanged" in out
+    doc = Document.objects.get()
+    assert (doc.source_name, doc.source_position) == ("second.jsonl", "line 2")

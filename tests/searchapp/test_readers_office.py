@@ -1,0 +1,129 @@
+"""Office files: DOCX, ODT, PPTX, XLSX and RTF become documents; bombs and misnamed files are
+reported, never raised."""
+# ruff: noqa: E501 - test data and expected messages read better unwrapped
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from format_fixtures import MEMO, make_docx, make_odt, make_pptx, make_xlsx, zip_bomb_named
+
+from searchapp.readers import Record, RecordError, read_path
+
+
+def _docutils_odt() -> Path | None:
+    """An OpenDocument text that a registry package ships (docutils' ODT writer's styles)."""
+    try:
+        import docutils
+    except ImportError:
+        return None
+    path = Path(docutils.__file__).parent / "writers" / "odf_odt" / "styles.odt"
+    return path if path.exists() else None
+
+
+DOCUTILS_ODT = _docutils_odt()
+
+
+def _records(path: Path) -> list[Record]:
+    items = list(read_path(path))
+    assert all(isinstance(i, Record) for i in items), items
+    return items  # type: ignore[return-value]
+
+
+def test_a_word_document_keeps_its_paragraphs_and_tables(tmp_path: Path) -> None:
+    path = make_docx(
+        tmp_path / "memo.docx", ["Travel expenses", MEMO], table=[["Hotel", "120"], ["Train", "45"]]
+    )
+    (record,) = _records(path)
+    assert record.title == "Travel expenses" and record.source_type == "Word document"
+    assert record.text == f"Travel expenses\n{MEMO}\nHotel\n120\nTrain\n45"
+
+
+def test_an_opendocument_text_keeps_its_heading_and_paragraphs(tmp_path: Path) -> None:
+    (record,) = _records(make_odt(tmp_path / "memo.odt", "Travel expenses", [MEMO]))
+    assert record.text == f"Travel expenses\n{MEMO}" and record.source_type == "OpenDocument text"
+
+
+@pytest.mark.skipif(DOCUTILS_ODT is None, reason="docutils is not installed")
+def test_an_odt_that_docutils_ships_is_read() -> None:
+    (record,) = _records(DOCUTILS_ODT)  # type: ignore[arg-type]
+    assert "the default table style" in record.text
+
+
+def test_a_presentation_is_one_document_with_its_slides_in_order(tmp_path: Path) -> None:
+    titles = [f"Slide {n}: quarterly figures" for n in range(1, 12)]
+    (record,) = _records(make_pptx(tmp_path / "deck.pptx", titles))
+    assert record.text.split("\f") == titles  # slide 10 after 9, not after 1
+    assert record.source_position == "slides 1-11"
+
+
+def test_each_sheet_of_a_workbook_with_text_is_a_document(tmp_path: Path) -> None:
+    path = make_xlsx(
+        tmp_path / "book.xlsx",
+        {"Costs": [["item", "euros"], ["hotel", 120]], "Empty": [], "Notes": [["bring receipts"]]},
+    )
+    costs, notes = _records(path)
+    assert (costs.external_id, costs.text, costs.source_name) == (
+        "book.xlsx#Costs",
+        "item\teuros\nhotel\t120",
+        "book.xlsx",
+    )
+    assert costs.source_position == "sheet 1 (Costs)" and notes.external_id == "book.xlsx#Notes"
+
+
+def test_an_rtf_document_is_decoded(tmp_path: Path) -> None:
+    # Written by hand: no RTF writer is installed on this machine.
+    path = tmp_path / "memo.rtf"
+    path.write_bytes(
+        rb"{\rtf1\ansi{\fonttbl\f0\fswiss Helvetica;}\f0\pard Travel expenses\par All staff, caf\'e9 included.\par}"
+    )
+    (record,) = _records(path)
+    assert record.text == "Travel expenses\nAll staff, café included."
+
+
+@pytest.mark.parametrize("name", ["bomb.docx", "bomb.odt", "bomb.pptx", "bomb.xlsx"])
+def test_a_zip_bomb_with_an_office_name_is_refused(tmp_path: Path, name: str) -> None:
+    path = zip_bomb_named(tmp_path / name, "word/document.xml", 20 * 1024 * 1024)
+    (error,) = list(read_path(path))
+    assert isinstance(error, RecordError) and "(possible zip bomb)" in error.reason
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "expected"),
+    [
+        ("memo.docx", b"just text, not a zip", "not a readable Word document file"),
+        ("memo.odt", None, "not a OpenDocument text file (its main part is missing)"),
+        ("memo.xlsx", b"PK\x03\x04 broken", "not a readable Excel workbook"),
+        ("memo.rtf", b"plain text named rtf", "not an RTF file"),
+    ],
+)
+def test_misnamed_and_corrupt_office_files_are_reported(
+    tmp_path: Path, name: str, content: bytes | None, expected: str
+) -> None:
+    path = tmp_path / name
+    if content is None:  # a Word document named .odt
+        make_docx(path, ["text"])
+    else:
+        path.write_bytes(content)
+    (error,) = list(read_path(path))
+    assert isinstance(error, RecordError) and expected in error.reason and error.source == str(path)
+
+
+def test_an_xml_entity_bomb_in_a_word_document_is_not_expanded(tmp_path: Path) -> None:
+    import zipfile
+
+    laughs = (
+        b'<?xml version="1.0"?><!DOCTYPE d [<!ENTITY a "aaaaaaaaaa">'
+        + b"".join(
+            b'<!ENTITY %s "%s">' % (chr(98 + i).encode(), (b"&" + chr(97 + i).encode() + b";") * 10)
+            for i in range(8)
+        )
+        + b']><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>&i;</w:t></w:r></w:p><w:p><w:r><w:t>kept</w:t></w:r></w:p></w:body></w:document>'
+    )
+    path = tmp_path / "laughs.docx"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("word/document.xml", laughs)
+    items = list(read_path(path))
+    assert len(items) == 1
+    assert isinstance(items[0], RecordError) or len(items[0].text) < 1000

@@ -1,0 +1,129 @@
+"""PDF files: one document of all pages, page offsets kept; bad PDFs reported, never raised."""
+
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+from format_fixtures import (
+    DEBIAN_PDF,
+    MEMO,
+    make_encrypted_pdf,
+    make_image_only_pdf,
+    make_pdf,
+    pdf_bomb,
+)
+
+from searchapp.readers import Record, RecordError, read_path, read_upload
+from searchapp.readers.pdf import PAGE_BREAK
+
+
+def _one(items: list[Record | RecordError]) -> Record | RecordError:
+    assert len(items) == 1
+    return items[0]
+
+
+@pytest.mark.skipif(not DEBIAN_PDF.exists(), reason="libtasn1-doc is not installed")
+def test_a_pdf_that_debian_ships_is_one_document_with_its_pages_in_order() -> None:
+    record = _one(list(read_path(DEBIAN_PDF)))
+    assert isinstance(record, Record)
+    assert record.external_id == "libtasn1.pdf" and record.title == "Libtasn1"
+    pages = record.text.split(PAGE_BREAK)
+    assert len(pages) == 36 and record.source_position == "pages 1-36"
+    assert record.source_type == "PDF" and record.source_name == "libtasn1.pdf"
+    assert "Abstract Syntax Notation One" in pages[0]
+    # Words hyphenated at a line end come back whole (PDFium marks the hyphen it removed).
+    assert "structures management" in record.text.replace("\n", " ")
+    assert "\ufffe" not in record.text and "\r" not in record.text
+
+
+def test_a_written_pdf_keeps_page_offsets_and_its_own_title(tmp_path: Path) -> None:
+    path = make_pdf(
+        tmp_path / "memo.pdf", [MEMO, "Second page: the finance office."], title="Expenses"
+    )
+    record = _one(list(read_path(path)))
+    assert isinstance(record, Record)
+    first, second = record.text.split(PAGE_BREAK)
+    assert "tenth day of the following month" in " ".join(first.split())
+    assert second.startswith("Second page") and record.title == "Expenses"
+
+
+def test_an_encrypted_pdf_is_reported(tmp_path: Path) -> None:
+    plain = make_pdf(tmp_path / "plain.pdf", [MEMO])
+    error = _one(list(read_path(make_encrypted_pdf(tmp_path / "locked.pdf", plain))))
+    assert isinstance(error, RecordError)
+    assert (
+        str(error)
+        == f"{tmp_path / 'locked.pdf'}: encrypted PDF (a password is needed to open it); skipped"
+    )
+
+
+def test_a_scanned_pdf_without_text_is_reported_as_needing_ocr(tmp_path: Path) -> None:
+    error = _one(list(read_path(make_image_only_pdf(tmp_path / "scan.pdf"))))
+    assert isinstance(error, RecordError)
+    assert "no text in 1 page(s) with 1 image(s): a scanned PDF needs OCR" in error.reason
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"%PDF-1.4\n1 0 obj garbage", "not a readable PDF"),
+        (b"<html><body>not a pdf at all</body></html>", "not a readable PDF"),
+        (b"", "not a readable PDF"),
+    ],
+)
+def test_a_corrupt_or_misnamed_pdf_is_reported(
+    tmp_path: Path, content: bytes, expected: str
+) -> None:
+    path = tmp_path / "bad.pdf"
+    path.write_bytes(content)
+    error = _one(list(read_path(path)))
+    assert isinstance(error, RecordError) and expected in error.reason
+
+
+def test_a_pdf_bomb_is_refused_and_the_rest_of_the_folder_kept(tmp_path: Path) -> None:
+    (tmp_path / "bomb.pdf").write_bytes(pdf_bomb(60 * 1024 * 1024))
+    assert (tmp_path / "bomb.pdf").stat().st_size < 1024 * 1024
+    make_pdf(tmp_path / "memo.pdf", [MEMO])
+    (tmp_path / "memo.txt").write_bytes(b"%PDF-1.4 a pdf named .txt\x00\x01")
+    items = list(read_path(tmp_path))
+    by_source = {Path(item.source).name: item for item in items}
+    assert isinstance(by_source["memo.pdf"], Record)
+    assert isinstance(by_source["bomb.pdf"], RecordError)
+    assert "refused (possible PDF bomb)" in by_source["bomb.pdf"].reason
+    assert by_source["memo.txt"] == RecordError(
+        str(tmp_path / "memo.txt"), None, "binary file skipped (not text)"
+    )
+
+
+def test_a_small_bomb_below_the_cap_is_read(tmp_path: Path) -> None:
+    # The same construction under the cap is an ordinary (if dull) PDF: the cap is what refuses.
+    (tmp_path / "small.pdf").write_bytes(pdf_bomb(1024 * 1024))
+    assert isinstance(_one(list(read_path(tmp_path / "small.pdf"))), Record)
+
+
+def test_pdfs_in_a_zip_and_an_upload_are_read(tmp_path: Path) -> None:
+    data = make_pdf(tmp_path / "memo.pdf", [MEMO]).read_bytes()
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("reports/memo.pdf", data)
+        zf.writestr("reports/bomb.pdf", pdf_bomb(60 * 1024 * 1024))
+    archive.seek(0)
+    items = list(read_upload("reports.zip", archive, max_uncompressed=500 * 1024 * 1024))
+    memo = next(i for i in items if isinstance(i, Record))
+    assert memo.external_id == "reports/memo.pdf" and memo.source_name == "reports/memo.pdf"
+    bomb = next(i for i in items if isinstance(i, RecordError))
+    assert bomb.source == "reports.zip!reports/bomb.pdf" and "bomb" in bomb.reason
+    upload = _one(list(read_upload("memo.pdf", io.BytesIO(data), max_uncompressed=10**8)))
+    assert isinstance(upload, Record) and upload.external_id == "memo.pdf"
+
+
+def test_a_fifo_named_pdf_in_a_folder_is_skipped_not_waited_on(tmp_path: Path) -> None:
+    import os
+
+    os.mkfifo(tmp_path / "x.pdf")
+    skipped = RecordError(str(tmp_path / "x.pdf"), None, "not a regular file; skipped")
+    assert list(read_path(tmp_path)) == [skipped]
