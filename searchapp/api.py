@@ -54,7 +54,10 @@ class HitOut(Schema):
     url: str
     snippet: str = Field(description="HTML: the escaped text with matches in <mark> tags")
     score: float = Field(description="BM25 score (in either sort order)")
-    rank: int
+    rank: int | None = Field(
+        description="1-based position in the ranking; null for a similar result folded from "
+        "further down the ranking than this page read"
+    )
     date: datetime | None = Field(description="the document's date, if its source gave one")
     corpus: str = Field(description="the name of the document's corpus")
     host: str = Field(description="the host of the document's http(s) url, else empty")
@@ -87,20 +90,34 @@ class TopicOut(Schema):
 
 class SearchOut(Schema):
     query: str
-    total: int = Field(description="hits folded (the top `limit` matches)")
-    total_matches: int = Field(description="every document matching the query")
+    total_matches: int = Field(description="every document matching the query (all pages)")
     took_ms: float
     grouping_ms: float
     group: GroupMethod
     threshold: float | None
     max_distance: int | None
-    n_groups: int
-    n_folded: int
-    page: int
-    num_pages: int
+    page: int = Field(description="this page (of `per_page` groups)")
     per_page: int
-    limit: int
-    pending: int = Field(description="hits without a signature yet (shown ungrouped)")
+    num_pages: int | None = Field(
+        description="how many pages there are, once known: when the fold reached the last "
+        "match (or a topic is selected); null before"
+    )
+    max_pages: int = Field(
+        description="at most this many pages (each group holds at least one match); equals "
+        "`num_pages` once that is known"
+    )
+    has_next: bool = Field(description="a next page exists")
+    n_results: int = Field(description="results on this page: representatives and members")
+    n_groups: int = Field(description="groups on this page")
+    n_folded: int = Field(description="similar results folded under this page's groups")
+    topic_results: int | None = Field(
+        None, description="with `topic`: results in the topic, on all its pages"
+    )
+    topic_groups: int | None = Field(
+        None, description="with `topic`: groups in the topic, on all its pages"
+    )
+    limit: int = Field(description="topics cover the groups of the first `limit` matches")
+    pending: int = Field(description="results on this page without a signature yet (alone)")
     message: str | None
     sort: SortOrder = Field(
         description="the order applied; `relevance` when `date` was asked of an index "
@@ -114,7 +131,8 @@ class SearchOut(Schema):
     groups: list[GroupOut]
     topics: list[TopicOut] | None = Field(
         None,
-        description="topic clusters of the top `limit` hits, largest first (with topics=1)",
+        description="topic clusters of the groups of the first `limit` matches, largest first "
+        "(with topics=1)",
     )
     topic: str | None = Field(
         None,
@@ -177,9 +195,21 @@ class SearchParams(Schema):
         description="SimHash: max Hamming distance in bits; default: the active set's",
     )
     limit: int = Field(
-        100, ge=gp.LIMIT_MIN, le=gp.LIMIT_MAX, description="how many top hits to fold"
+        100,
+        ge=gp.LIMIT_MIN,
+        le=gp.LIMIT_MAX,
+        description="topics (topics=1) cluster the groups of the first `limit` matches",
     )
-    page: int = Field(1, ge=1, le=gp.PAGE_MAX, description="page of groups")
+    page: int = Field(
+        1,
+        ge=1,
+        le=gp.PAGE_MAX,
+        description=(
+            "page of groups: every match is on some page, shown or folded under the group of "
+            "its best-ranked near-duplicate (a result folded on one page never appears on "
+            "another). Past the last page: 404"
+        ),
+    )
     per_page: int = Field(10, ge=1, le=gp.PER_PAGE_MAX, description="groups per page")
     topics: bool = Field(
         False, description="also cluster the hits into labelled topics (returned in `topics`)"
@@ -244,7 +274,12 @@ def _unprocessable(field: str, message: str) -> Status:
     "/search",
     response={200: SearchOut, 401: ErrorOut, 404: ErrorOut, 422: ErrorOut},
     summary="Search, folding near-duplicate results into groups",
-    description="404 when `corpus` names no corpus; 422 for a parameter out of range.",
+    description=(
+        "Pages through every match: `page` and `per_page` (groups per page); `total_matches`, "
+        "`num_pages` (once known), `max_pages` and `has_next` say how far the list goes. "
+        "404 when `corpus` names no corpus or `page` is past the last page; 422 for a "
+        "parameter out of range."
+    ),
 )
 def search(request: HttpRequest, params: Query[SearchParams]) -> Status:
     if not may_search(request.user):
@@ -269,6 +304,14 @@ def search(request: HttpRequest, params: Query[SearchParams]) -> Status:
         if exc.field == "corpus":  # a well-formed id of no corpus: a missing resource
             return Status(404, {"detail": f"Corpus {params.corpus} not found."})
         return _unprocessable(exc.field, exc.message)
+    if page.past_last_page:
+        return Status(
+            404,
+            {
+                "detail": f"Page {page.page} is past the last page: there are "
+                f"{page.num_pages} page{'s' if page.num_pages != 1 else ''} of results."
+            },
+        )
     return Status(200, search_page_data(page))
 
 

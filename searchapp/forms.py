@@ -227,7 +227,7 @@ class SearchForm(forms.Form):
             elif name == "max_distance":
                 words.append(f"folds at {value} bit{pluralize(value)} apart")
             elif name == "limit":
-                words.append(f"groups the top {value:,}")
+                words.append(f"topics of the first {value:,}")
         return words
 
     def selector_kwargs(self, *, with_page: bool = True) -> dict[str, Any]:

@@ -105,6 +105,8 @@ def search_view(request: HttpRequest) -> HttpResponse:
                     _add_selector_error(form, error)
         if form.errors:
             status = 400
+        elif result is not None and result.past_last_page:
+            status = 404  # the page says so, and links to the last page
     if result is None and not form.errors:
         overview = corpus_overview()
     response = _render(
@@ -119,7 +121,7 @@ def search_view(request: HttpRequest) -> HttpResponse:
         },
         status=status,
     )
-    if search_params is not None and status == 200 and _is_htmx_fragment_request(request):
+    if search_params is not None and status in (200, 404) and _is_htmx_fragment_request(request):
         # htmx pushes the address it asked for, every option spelled out; this one is short.
         response["HX-Push-Url"] = address
     return response

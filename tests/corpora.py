@@ -25,6 +25,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.db import transaction
+
+from searchapp.demo import generate_documents
 from searchapp.models import Corpus, Document, SignatureSet
 from searchapp.services.signature_sets import signature_set_build_inline
 
@@ -322,3 +325,84 @@ def make_volcano(*, stories: int = 0) -> VolcanoCorpus:
     sign_all("minhash")
     sign_all("simhash")
     return volcano
+
+
+# --- the paging corpora (issue 18: every match reachable, each once) ---------------------------
+#
+# * ``make_demo``: the first ``n`` documents of the app's demo generator (news stories with
+#   syndicated, corrected, updated and mirrored copies): "percent" matches about 60% of them,
+#   so 400 documents give a list of ~240 matches that pages to its end over many pages.
+# * ``make_far_copy``: a harbour story with a URL and "harbour" in its title; ``fillers``
+#   short notes saying "harbour" twice in their text only, ranked below it; and an exact copy
+#   of the story's text under a title without the word, so it ranks below every filler:
+#   further down than any page's neighbourhood, found only through the stored LSH index.
+
+DEMO_QUERY = "percent"
+
+
+def make_demo(n: int = 400, *, name: str = "demo", sign: bool = True) -> dict[str, Document]:
+    """The first ``n`` documents of ``searchapp.demo`` in corpus ``name``, by external id."""
+    corpus = make_corpus(name)
+    # One transaction: on a committing test database (the browser tests) the search index then
+    # applies one change of n documents, not n changes of one.
+    with transaction.atomic():
+        docs = {
+            record["id"]: make_document(
+                corpus=corpus,
+                external_id=record["id"],
+                title=record["title"],
+                text=record["text"],
+                url=record["url"],
+                date=datetime.fromisoformat(record["date"]) if record.get("date") else None,
+            )
+            for record in generate_documents(n)
+        }
+    if sign:
+        sign_all("minhash")
+        sign_all("simhash")
+    return docs
+
+
+HARBOUR_STORY = (
+    "The harbour board approved a plan to dredge the harbour entrance before the winter storms, "
+    "after pilots warned that silt had narrowed the channel used by the ferries and the fishing "
+    "fleet. The work will close the northern quay for three weeks and cost the harbour about two "
+    "million, paid from the reserve built up from mooring fees over the last decade. Fishermen "
+    "asked for night landings to be allowed at the southern quay while the dredger is at work."
+)
+_HARBOUR_WORDS = """
+pier tide crane quay berth cargo tug anchor buoy lighthouse dock ferry rope net keel mast sail
+gull storm wave shore salt fish crab boat ship deck hull chain hook pilot channel beacon
+"""
+HARBOUR_VOCABULARY = _HARBOUR_WORDS.split()
+
+
+def make_far_copy(*, fillers: int = 160, copies: int = 1) -> dict[str, Document]:
+    """The harbour story, its far-ranked exact copy (``copy``; more copies ``copy-2``...) and
+    the fillers between them, signed."""
+    corpus = make_corpus("harbour")
+    rng = random.Random(18)
+    docs = {
+        "story": make_document(
+            corpus=corpus,
+            external_id="story",
+            title="Harbour board approves harbour dredging",
+            text=HARBOUR_STORY,
+            url="https://news.example/harbour",
+        ),
+    }
+    for n in range(1, copies + 1):
+        key = "copy" if n == 1 else f"copy-{n}"
+        docs[key] = make_document(
+            corpus=corpus, external_id=key, title="Dredging plan approved", text=HARBOUR_STORY
+        )
+    for n in range(fillers):
+        words = " ".join(rng.sample(HARBOUR_VOCABULARY, 12))
+        docs[f"filler-{n}"] = make_document(
+            corpus=corpus,
+            external_id=f"filler-{n}",
+            title=f"Quay notes {n}",
+            text=f"Harbour {words} harbour {n}.",
+        )
+    sign_all("minhash")
+    return docs

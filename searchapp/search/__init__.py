@@ -2,8 +2,9 @@
 
 ``get_backend()`` returns the tantivy backend (searchapp.search.tantivy_backend): BM25 over an
 on-disk index kept in step with the database (searchapp.search.sync), on SQLite and
-PostgreSQL alike. A backend returns ranked document ids with escaped snippets and never raises
-on what a person typed. docs/distributed-search.md maps this interface onto OpenSearch.
+PostgreSQL alike. A backend opens a query's ranked list (``open``: read as far down as a page
+needs, snippets for the hits shown) or returns its top k (``search``), and never raises on what
+a person typed. docs/distributed-search.md maps this interface onto OpenSearch.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from searchapp.search.types import (
     SORT_ORDERS,
     BackendHit,
     BackendResult,
+    RankedHit,
+    RankedSearch,
     SearchBackend,
     SortOrder,
 )
@@ -21,6 +24,8 @@ __all__ = [
     "SORT_ORDERS",
     "BackendHit",
     "BackendResult",
+    "RankedHit",
+    "RankedSearch",
     "SearchBackend",
     "SortOrder",
     "get_backend",

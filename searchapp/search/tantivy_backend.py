@@ -20,9 +20,11 @@ so "alled" would otherwise pass for "all"). That is a few hundred dictionary loo
 (sub-microsecond each) and at most MAX_SUGGESTION_CHECKS small reads, whatever the size of
 the index, and only for words the index lacks.
 
-Snippets are cut from the documents' text as stored in the database (the index keeps no
-copy), by tantivy's snippet generator, and escaped here piece by piece: only the <mark> tags
-around the matched byte ranges are markup.
+``open`` returns the query's whole ranked list, read in windows as far as a page needs
+(searchapp.search.ranked); ``search`` is its top ``limit`` with snippets. Snippets are cut from
+the documents' text as stored in the database (the index keeps no copy), by tantivy's snippet
+generator, and escaped piece by piece (searchapp.search.highlight): only the <mark> tags around
+the matched byte ranges are markup.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from dataclasses import dataclass, field
 import tantivy
 from django.conf import settings
 from django.db.models.functions import Substr
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import mark_safe
 
 from searchapp.models import Document
 from searchapp.search.adjacency import adjacent_words_bonus
@@ -51,10 +53,7 @@ from searchapp.search.analysis import (
 )
 from searchapp.search.highlight import (
     SNIPPET_CHARS,
-    leading_text,
-    snippet_html,
     unspaced_runs,
-    window_html,
 )
 from searchapp.search.query import (
     MIN_PREFIX_CHARS,
@@ -69,18 +68,17 @@ from searchapp.search.query import (
     Term,
     parse_query,
 )
+from searchapp.search.ranked import SNIPPET_SOURCE_CHARS, NoMatches, TantivyRanked
 from searchapp.search.sync import search_index_before_search
 from searchapp.search.text_index import (
     CORPUS,
-    DATE,
-    ID,
     LANG,
     SCHEMA,
     UNSPACED_BY_SCRIPT,
     IndexWriteError,
     open_index,
 )
-from searchapp.search.types import BackendHit, BackendResult, SortOrder
+from searchapp.search.types import BackendHit, BackendResult, RankedSearch, SortOrder
 
 logger = logging.getLogger(__name__)
 
@@ -97,8 +95,6 @@ __all__ = [
 # length normalisation (a short field); on Cranfield x1 gave nDCG@10 0.380, x2 0.364, x5 0.344
 # (bench/ranking_cranfield.py, BENCHMARKS.md), so no extra boost.
 TITLE_BOOST = 1.0
-# The snippet is cut from the first characters of the text (bounded work on huge documents).
-SNIPPET_SOURCE_CHARS = 20_000
 # A prefix searches at most this many words (its most frequent) per field.
 MAX_PREFIX_TERMS = 50
 # Words shorter than this get no spelling suggestion (too many words are one edit away).
@@ -387,19 +383,19 @@ def suggest_spelling(
 class TantivyBackend:
     vendor = "tantivy"
 
-    def search(
+    def open(
         self,
         query: str,
         *,
-        limit: int,
         corpus_id: int | None = None,
         mode: MatchMode | None = None,
         sort: SortOrder = "relevance",
         lang: str | None = None,
-    ) -> BackendResult:
+    ) -> RankedSearch:
+        """The query's ranked list, its first window read (and its matches counted)."""
         parsed = parse_query(query, mode=mode or "or")
         if parsed.is_empty:
-            return BackendResult(message=parsed.message)
+            return NoMatches(message=parsed.message)
         # Whether the index is behind the database (and, if searches may write, a bounded
         # catch-up first): one query in the steady state, nothing pending.
         behind = search_index_before_search()
@@ -408,7 +404,7 @@ class TantivyBackend:
             searcher = text_index.searcher()
         except IndexWriteError as exc:  # no index yet, and none can be made here
             logger.error("%s", exc)
-            return BackendResult(
+            return NoMatches(
                 message="Search is not available yet: the search index has not been built."
             )
         messages = [m for m in (parsed.message,) if m]
@@ -435,36 +431,51 @@ class TantivyBackend:
         )
         if compiled is None:
             messages.append("No searchable word in the query.")
-            return BackendResult(message=" ".join(messages))
+            return NoMatches(message=" ".join(messages))
         if sort == "date" and not text_index.has_dates:
             messages.append(
                 "Sorting by date needs the search index rebuilt (manage.py reindex); "
                 "the most relevant results are shown first meanwhile."
             )
             sort = "relevance"
-        if sort == "date":
-            # Newest first; documents without a date come last (tantivy sorts absent values
-            # after present ones). The order key is the date; scores are fetched below.
-            found = searcher.search(compiled, limit, count=True, order_by_field=DATE)
-        else:
-            found = searcher.search(compiled, limit, count=True)
-        addresses = [address for _key, address in found.hits]
-        ids = searcher.fast_field_values("id", addresses) if addresses else []
-        present = [int(i) for i in ids if i is not None]
-        if sort == "date":
-            scores = self._scores(searcher, compiled, present)
-        else:
-            scores = {
-                int(doc_id): float(key)
-                for (key, _address), doc_id in zip(found.hits, ids, strict=True)
-                if doc_id is not None
-            }
-            # Equal scores come in the index's internal order, which follows how the documents
-            # were committed (one segment or many): the lower document id first instead, so the
-            # same corpus ranks, and so picks representatives, the same way however it was
-            # indexed.
-            present.sort(key=lambda doc_id: (-scores[doc_id], doc_id))
-        snippets = self._snippets(searcher, compiled, present, runs, languages=languages)
+        # Newest first: documents without a date come last (tantivy sorts absent values after
+        # present ones).
+        ranked = TantivyRanked(
+            searcher=searcher, query=compiled, sort=sort, runs=runs, languages=languages
+        )
+        ranked.start()
+        if ranked.total_matches == 0 and all(term in STOPWORDS for term in parsed.plain_terms()):
+            messages.append("Only very common words were typed; add a more specific word.")
+        if behind is not None:
+            messages.append(
+                f"Changes made since {behind:%Y-%m-%d %H:%M} UTC are not searchable yet: "
+                "the search index is behind."
+            )
+        ranked.message = " ".join(dict.fromkeys(messages)) or None
+        ranked.rewritten_query = parsed.describe() if parsed.messages else None
+        ranked.suggestion = suggest_spelling(parsed, searcher, corpus_id=corpus_id, pairs=pairs)
+        return ranked
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int,
+        corpus_id: int | None = None,
+        mode: MatchMode | None = None,
+        sort: SortOrder = "relevance",
+        lang: str | None = None,
+    ) -> BackendResult:
+        """The top ``limit`` hits with their snippets (and scores, in either order)."""
+        ranked = self.open(query, corpus_id=corpus_id, mode=mode, sort=sort, lang=lang)
+        top = ranked.ranked(limit)
+        ids = [h.document_id for h in top]
+        scores = (
+            ranked.scores(ids)
+            if ranked.sort == "date"
+            else {h.document_id: h.score or 0.0 for h in top}
+        )
+        snippets = ranked.snippets(ids)
         hits = [
             BackendHit(
                 document_id=doc_id,
@@ -472,73 +483,13 @@ class TantivyBackend:
                 rank=rank,
                 snippet_html=snippets.get(doc_id, mark_safe("")),
             )
-            for rank, doc_id in enumerate(present, start=1)
+            for rank, doc_id in enumerate(ids, start=1)
         ]
-        if not hits and all(term in STOPWORDS for term in parsed.plain_terms()):
-            messages.append("Only very common words were typed; add a more specific word.")
-        if behind is not None:
-            messages.append(
-                f"Changes made since {behind:%Y-%m-%d %H:%M} UTC are not searchable yet: "
-                "the search index is behind."
-            )
-        rewritten = parsed.describe() if parsed.messages else None
         return BackendResult(
             hits=hits,
-            total_matches=int(found.count or 0),  # type: ignore[attr-defined]  # not in the stub
-            rewritten_query=rewritten,
-            message=" ".join(dict.fromkeys(messages)) or None,
-            suggestion=suggest_spelling(parsed, searcher, corpus_id=corpus_id, pairs=pairs),
-            sort=sort,
+            total_matches=ranked.total_matches,
+            rewritten_query=ranked.rewritten_query,
+            message=ranked.message,
+            suggestion=ranked.suggestion,
+            sort=ranked.sort,
         )
-
-    def _scores(
-        self, searcher: tantivy.Searcher, query: tantivy.Query, ids: list[int]
-    ) -> dict[int, float]:
-        """BM25 scores of the documents ``ids`` (hits ordered by date carry none): the query
-        again, intersected with those ids, so its cost follows their number."""
-        if not ids:
-            return {}
-        only = Query.const_score_query(Query.term_set_query(SCHEMA, ID, list(ids)), 0.0)
-        found = searcher.search(
-            Query.boolean_query([(Occur.Must, query), (Occur.Must, only)]), len(ids), count=False
-        )
-        values = searcher.fast_field_values("id", [address for _s, address in found.hits])
-        return {
-            int(doc_id): float(score)
-            for (score, _address), doc_id in zip(found.hits, values, strict=True)
-            if doc_id is not None
-        }
-
-    def _snippets(
-        self,
-        searcher: tantivy.Searcher,
-        query: tantivy.Query,
-        ids: list[int],
-        runs: tuple[str, ...],
-        *,
-        languages: bool,
-    ) -> dict[int, SafeString]:
-        if not ids:
-            return {}
-        rows = (
-            Document.objects.filter(id__in=ids)
-            .annotate(head=Substr("text", 1, SNIPPET_SOURCE_CHARS))
-            .values_list("id", "head", "lang", "title")
-        )
-        generators: dict[FieldPair, tantivy.SnippetGenerator] = {}
-        snippets: dict[int, SafeString] = {}
-        for doc_id, text, lang, title in rows:
-            # The pair the document was indexed in (text_index.Writer.add chooses it so).
-            pair = field_pair(lang, f"{title} {text[:500]}") if languages else DEFAULT_FIELDS
-            if pair not in generators:
-                generator = tantivy.SnippetGenerator.create(searcher, query, SCHEMA, pair.text)
-                generator.set_max_num_chars(SNIPPET_CHARS)
-                generators[pair] = generator
-            source = tantivy.Document()
-            source.add_text(pair.text, text)
-            snippet = generators[pair].snippet_from_doc(source)
-            shown = snippet_html(snippet, runs) if snippet.highlighted() else None
-            if shown is None and runs:
-                shown = window_html(text, runs)
-            snippets[doc_id] = shown if shown is not None else leading_text(text)
-        return snippets

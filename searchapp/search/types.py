@@ -13,7 +13,15 @@ from django.utils.safestring import SafeString
 
 from searchapp.search.query import MatchMode
 
-__all__ = ["SORT_ORDERS", "BackendHit", "BackendResult", "SearchBackend", "SortOrder"]
+__all__ = [
+    "SORT_ORDERS",
+    "BackendHit",
+    "BackendResult",
+    "RankedHit",
+    "RankedSearch",
+    "SearchBackend",
+    "SortOrder",
+]
 
 # "relevance": best BM25 score first; "date": newest first (documents without a date last).
 SortOrder = Literal["relevance", "date"]
@@ -38,8 +46,55 @@ class BackendResult:
     sort: SortOrder = "relevance"  # the order applied (date falls back on an old index)
 
 
+@dataclass(frozen=True)
+class RankedHit:
+    """One document of a ranked list: its id and BM25 score (None when ordered by date: the
+    date orders it, and ``RankedSearch.scores`` gives the score of the few that are shown)."""
+
+    document_id: int
+    score: float | None
+
+
+class RankedSearch(Protocol):
+    """One query's whole ranked list, read from the start as far as a caller needs.
+
+    The order is total and the same on every call for the same index: by relevance, score
+    descending then document id ascending; by date, newest first (undated last), ties in the
+    index's order. Reading the first n twice, or the first n then the first 2n, gives the same
+    first n: a page computed from a longer prefix agrees with one computed from a shorter one.
+    """
+
+    total_matches: int
+    sort: SortOrder
+    message: str | None
+    suggestion: str | None
+    rewritten_query: str | None
+
+    def ranked(self, stop: int) -> list[RankedHit]:
+        """The first ``stop`` hits in rank order (all of them when fewer match)."""
+        ...
+
+    def scores(self, ids: list[int]) -> dict[int, float]:
+        """Those of ``ids`` that match the query, with their BM25 scores (wherever they rank)."""
+        ...
+
+    def snippets(self, ids: list[int]) -> dict[int, SafeString]:
+        """Escaped snippets with the matches in <mark> tags, for the hits a page shows."""
+        ...
+
+
 class SearchBackend(Protocol):
     vendor: str
+
+    def open(
+        self,
+        query: str,
+        *,
+        corpus_id: int | None = None,
+        mode: MatchMode | None = None,
+        sort: SortOrder = "relevance",
+        lang: str | None = None,  # ISO 639-1: only documents in this language
+    ) -> RankedSearch: ...
 
     def search(
         self,

@@ -22,7 +22,7 @@ __all__ = ["CompareRow", "CompareTable", "compare_page", "compare_table"]
 @dataclass(frozen=True)
 class CompareRow:
     hit: Hit
-    ungrouped_position: int  # 1 = first without grouping
+    ungrouped_position: int | None  # 1 = first without grouping; None: further down than read
     place: GroupPlace | None  # where it is with grouping (None: not grouped yet)
     in_ungrouped_top: bool  # among the first N without grouping
     in_grouped_top: bool  # shown among the first N groups with grouping
@@ -87,7 +87,8 @@ def compare_table(comparison: Comparison) -> CompareTable:
     grouped_ids = {hit.id for hit in grouped_top}
     hits = {hit.id: hit for hit in [*ungrouped_top, *grouped_top]}
     rows = []
-    for hit in sorted(hits.values(), key=lambda h: h.rank):
+    # (A rank is unknown only for a copy folded from further down than the page read.)
+    for hit in sorted(hits.values(), key=lambda h: (h.rank is None, h.rank or 0)):
         place = comparison.places.get(hit.id)
         rows.append(
             CompareRow(

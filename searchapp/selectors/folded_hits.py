@@ -1,102 +1,119 @@
-"""One search's top hits: ranked by the full-text backend, loaded, folded into groups.
+"""One search's ranked list, folded as far as asked, and the hits a page shows.
 
-Kept apart from the pages cut from it: the search page and compare both start here, and each
-pays for one full-text query and one fold whatever it shows. The database queries are a fixed
-number whatever the number of hits: one loads the hit documents (corpus name and ingestion time
-joined in, no query per hit), the rest are the fold's (selectors/folding.py: the active
-signature set, the hits' stored signatures, the staff decisions). Another backend only has to
-return the same ranked ids (docs/distributed-search.md).
+Kept apart from the pages cut from it: the search page, the API, the downloads and compare all
+start here and pay for one full-text query, one fold (selectors/fold_stream.py, read a window at
+a time as far down as the page needs) and one load of what they show. A page shows a few dozen
+hits: only those get a database row with their title and corpus (one query, names joined in),
+a snippet and, ordered by date, a score. Another backend only has to return the same ranked
+ids (docs/distributed-search.md).
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.utils.safestring import mark_safe
+
 from searchapp.models import Document
-from searchapp.search import BackendResult, SortOrder, get_backend
-from searchapp.selectors.folding import FoldedGroup, fold_hits
+from searchapp.search import RankedSearch, SortOrder, get_backend
+from searchapp.selectors.fold_stream import FoldStream
 from searchapp.selectors.search_results import Hit
+from searchapp.selectors.signatures import (
+    active_signature_set,
+    default_max_distance,
+    default_threshold,
+)
 
-__all__ = ["FoldedHits", "search_and_fold"]
+__all__ = ["FoldedSearch", "open_folded"]
 
 
-@dataclass(frozen=True)
-class FoldedHits:
-    """The backend's answer, its hits still on file, and their groups over hit positions."""
+@dataclass
+class FoldedSearch:
+    """The backend's ranked list and its fold; ``hits`` loads what a page shows."""
 
-    result: BackendResult
-    hits: list[Hit]
-    groups: list[FoldedGroup]
-    pending: int  # hits without a stored signature yet, each left in a group of its own
-    threshold: float | None  # the threshold / distance the fold used
+    ranked: RankedSearch
+    stream: FoldStream
+    threshold: float | None  # the threshold / distance the fold uses
     max_distance: int | None
-    took_ms: float  # search, load and fold
-    grouping_ms: float  # the fold alone
+    started: float  # time.perf_counter() when the search began
 
+    @property
+    def took_ms(self) -> float:
+        return (time.perf_counter() - self.started) * 1000.0
 
-def _load_hits(result: BackendResult) -> list[Hit]:
-    ids = [h.document_id for h in result.hits]
-    # Plain tuples: model instances for 100 rows cost more than the query itself. The corpus
-    # name comes by a join in the same query (no query per hit), and the time each document was
-    # added with it, for the "earliest" representative rule.
-    docs = {
-        row[0]: row
-        for row in Document.objects.filter(id__in=ids).values_list(
+    @property
+    def grouping_ms(self) -> float:
+        return self.stream.fold_seconds * 1000.0
+
+    def hits(self, ids: Iterable[int], *, snippets: Iterable[int] | None = None) -> dict[int, Hit]:
+        """The hits ``ids`` as a page shows them, by id (documents deleted since are absent).
+
+        ``snippets`` limits the snippets cut to those ids (default: all of ``ids``); a hit
+        without one gets an empty snippet (a topic's member counted, never shown).
+        """
+        wanted = list(dict.fromkeys(ids))
+        cut = wanted if snippets is None else list(dict.fromkeys(snippets))
+        # Plain tuples: model instances for a page of rows cost more than the query itself.
+        rows = Document.objects.filter(id__in=wanted).values_list(
             "id", "external_id", "title", "url", "date", "corpus__name", "created_at", "lang"
         )
-    }
-    hits: list[Hit] = []
-    for backend_hit in result.hits:
-        row = docs.get(backend_hit.document_id)
-        if row is None:  # deleted between the full-text query and this one
-            continue
-        hits.append(
-            Hit(
-                id=row[0],
-                external_id=row[1],
-                title=row[2],
-                url=row[3],
-                snippet=backend_hit.snippet_html,
-                score=backend_hit.score,
-                rank=len(hits) + 1,
-                date=row[4],
-                corpus=row[5],
-                added=row[6],
-                lang=row[7] or "",
+        snippet_of = self.ranked.snippets(cut)
+        stream = self.stream
+        unscored = [i for i in wanted if stream.score(i) is None]
+        scores = self.ranked.scores(unscored) if unscored else {}
+        hits: dict[int, Hit] = {}
+        for doc_id, external_id, title, url, date, corpus, added, lang in rows:
+            score = stream.score(doc_id)
+            hits[doc_id] = Hit(
+                id=doc_id,
+                external_id=external_id,
+                title=title,
+                url=url,
+                snippet=snippet_of.get(doc_id, mark_safe("")),
+                score=score if score is not None else scores.get(doc_id, 0.0),
+                rank=stream.rank(doc_id),
+                date=date,
+                corpus=corpus,
+                added=added,
+                lang=lang or "",
             )
-        )
-    return hits
+        return hits
 
 
-def search_and_fold(
+def open_folded(
     *,
     query: str,
     group: str,
     threshold: float | None,
     max_distance: int | None,
-    limit: int,
     corpus_id: int | None,
     sort: SortOrder = "relevance",
     lang: str | None = None,
-) -> FoldedHits:
-    """The top ``limit`` hits folded by ``group``; a missing threshold or distance is the active
-    set's (the ones used are in the result). Parameters are expected checked."""
+) -> FoldedSearch:
+    """The query's ranked list, ready to fold by ``group``; a missing threshold or distance is
+    the active set's (the ones used are in the result). Parameters are expected checked."""
     started = time.perf_counter()
-    result = get_backend().search(
-        query, limit=limit, corpus_id=corpus_id, sort=sort, lang=lang or None
-    )
-    hits = _load_hits(result)
-    grouping_started = time.perf_counter()
-    groups, pending, threshold, max_distance = fold_hits(hits, group, threshold, max_distance)
-    finished = time.perf_counter()
-    return FoldedHits(
-        result=result,
-        hits=hits,
-        groups=groups,
-        pending=pending,
+    ranked = get_backend().open(query, corpus_id=corpus_id, sort=sort, lang=lang or None)
+    signature_set = None
+    if group != "none":
+        signature_set = active_signature_set(group)
+        if group == "minhash" and threshold is None:
+            threshold = default_threshold(signature_set)
+        if group == "simhash" and max_distance is None:
+            max_distance = default_max_distance(signature_set)
+    stream = FoldStream(
+        ranked=ranked,
+        method=group,
+        signature_set=signature_set,
         threshold=threshold,
         max_distance=max_distance,
-        took_ms=(finished - started) * 1000.0,
-        grouping_ms=(finished - grouping_started) * 1000.0,
+    )
+    return FoldedSearch(
+        ranked=ranked,
+        stream=stream,
+        threshold=threshold,
+        max_distance=max_distance,
+        started=started,
     )

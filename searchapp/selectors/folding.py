@@ -1,11 +1,13 @@
-"""Folding a ranked hit list into near-duplicate groups, the way the staff asked for.
+"""Folding a pool of ranked hits into near-duplicate groups, the way the staff asked for.
 
-Why here and like this: the fold runs on every search, so it costs a fixed number of queries
-whatever the number of hits (the active signature set, the hits' stored signatures, the staff
-decisions among them with the representative rule) and then compares every pair of hits exactly
-on their signatures with ``dedup.group_ranked`` (MinHash) or ``group_ranked_simhash`` (no
-banding: nothing within the threshold is missed). Nothing is shingled at query time: a hit
-without a stored signature (ingested a moment ago) is shown on its own and counted as pending.
+A pool is a stretch of a ranked list (selectors/fold_stream.py decides which: a block of hits,
+the block after it, and the stored near-duplicates of the block's hits from further down) with
+each hit's stored signature and the staff decisions among them. Every pair of the pool is
+compared exactly on its signatures with ``dedup.group_ranked`` (MinHash) or
+``group_ranked_simhash`` (no banding: nothing within the threshold is missed). Nothing is
+shingled at query time: a hit without a current signature (ingested a moment ago) is shown on
+its own, and its caller counts it as pending. No database access here: the stream reads what
+the pool needs (selectors/fold_inputs.py) a window at a time.
 
 The representative of a group follows the staff's rule (``grouping_params.REPRESENTATIVE_RULES``):
 hits are tried as representatives in that rule's order, so every member is within the threshold
@@ -14,25 +16,17 @@ of the representative shown, and each group says why its representative was pick
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 
 import numpy as np
-from django.db import connection
 
 from dedup import group_ranked, group_ranked_simhash
-from searchapp import grouping_params as gp
 from searchapp import signature_codec
-from searchapp.models import DedupSettings, DuplicateDecision
-from searchapp.selectors.search_results import Hit
-from searchapp.selectors.signatures import (
-    active_signature_set,
-    default_max_distance,
-    default_threshold,
-    signatures_for_documents,
-)
+from searchapp.models import DuplicateDecision, SignatureSet
+from searchapp.selectors.fold_inputs import Decision, DocumentRow
 
-__all__ = ["FoldedGroup", "fold_hits", "unfolded"]
+__all__ = ["FoldedGroup", "fold_pool", "unfolded"]
 
 # Positions in the ranked hit list: (representative, [(member, similarity)], why the
 # representative was picked; "" for a group of one).
@@ -45,33 +39,16 @@ def unfolded(n: int) -> list[FoldedGroup]:
 
 
 def _decision_pairs(
-    ids: list[int],
-) -> tuple[list[tuple[int, int]], list[tuple[int, int]], set[int], str]:
-    """Forbid pairs, force pairs (positions), the positions staff preferred in a "same as", and
-    the representative rule in force."""
+    ids: list[int], decisions: Iterable[Decision]
+) -> tuple[list[tuple[int, int]], list[tuple[int, int]], set[int]]:
+    """Forbid pairs, force pairs (positions) and the positions staff preferred in a "same as",
+    among the decisions whose two documents are both in the pool."""
     position = {doc_id: i for i, doc_id in enumerate(ids)}
     forbid: list[tuple[int, int]] = []
     force: list[tuple[int, int]] = []
     preferred: set[int] = set()
-    rule = gp.REPRESENTATIVE_RULE_DEFAULT
-    table = DuplicateDecision._meta.db_table
-    settings_table = DedupSettings._meta.db_table
-    marks = ", ".join(["%s"] * len(ids))
-    # Raw SQL: the ORM spends longer compiling two 100-item IN lists than the database runs it.
-    # The settings row rides along (its rule in the verdict column) to save a round trip.
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT doc_a_id, doc_b_id, verdict, preferred_id FROM {table} "
-            f"WHERE doc_a_id IN ({marks}) AND doc_b_id IN ({marks}) "
-            f"UNION ALL SELECT NULL, NULL, representative_rule, NULL FROM {settings_table} "
-            "WHERE id = 1",
-            [*ids, *ids],
-        )
-        rows = cursor.fetchall()
-    for a, b, verdict, chosen in rows:
-        if a is None:
-            if verdict in gp.REPRESENTATIVE_RULES:
-                rule = verdict
+    for a, b, verdict, chosen in decisions:
+        if a not in position or b not in position:
             continue
         pair = (position[a], position[b])
         if verdict == DuplicateDecision.Verdict.NOT_DUPLICATE:
@@ -80,11 +57,11 @@ def _decision_pairs(
             force.append(pair)
             if chosen in position:
                 preferred.add(position[chosen])
-    return forbid, force, preferred, rule
+    return forbid, force, preferred
 
 
 def _preference(
-    hits: list[Hit], rule: str, preferred: set[int]
+    hits: Sequence[DocumentRow], rule: str, preferred: set[int]
 ) -> tuple[list[int], Callable[[int, list[int], bool], str]]:
     """The order hits are tried as representatives under ``rule``, and the sentence saying why a
     representative was picked (given its position, its members' positions, whether a "same as"
@@ -121,39 +98,41 @@ def _preference(
     return order, reason
 
 
-def fold_hits(
-    hits: list[Hit], method: str, threshold: float | None, max_distance: int | None
-) -> tuple[list[FoldedGroup], int, float | None, int | None]:
-    """Groups over hit positions, hits without a signature, the threshold and distance used."""
-    n = len(hits)
-    singletons = unfolded(n)
-    if method == "none":
-        return singletons, 0, None, None
-    signature_set = active_signature_set(method)
-    if method == "minhash" and threshold is None:
-        threshold = default_threshold(signature_set)
-    if method == "simhash" and max_distance is None:
-        max_distance = default_max_distance(signature_set)
-    if n == 0:
-        return singletons, 0, threshold, max_distance
-    if signature_set is None:
-        return singletons, n, threshold, max_distance
-    ids = [h.id for h in hits]
-    stored = signatures_for_documents(signature_set=signature_set, document_ids=ids)
-    pending = sum(1 for doc_id in ids if doc_id not in stored)
-    valid = np.array(
-        [doc_id in stored and not stored[doc_id].is_empty for doc_id in ids], dtype=bool
-    )
+def fold_pool(
+    pool: Sequence[DocumentRow],
+    *,
+    signature_set: SignatureSet,
+    method: str,
+    threshold: float | None,
+    max_distance: int | None,
+    decisions: Iterable[Decision],
+    rule: str,
+    decoded: Mapping[int, np.ndarray] | None = None,
+) -> list[FoldedGroup]:
+    """Groups over pool positions (the pool in rank order), ordered by their best-ranked member.
+
+    A hit without a current signature, or with an empty text's, is a group of its own.
+    ``decoded`` holds signatures already decoded, by document id (a stream decodes each once,
+    not once per pool it joins); the rest are decoded here.
+    """
+    n = len(pool)
+    valid = np.array([row.signed and not row.is_empty for row in pool], dtype=bool)
     if valid.sum() < 2:
-        return singletons, pending, threshold, max_distance
-    forbid, force, preferred, rule = _decision_pairs(ids)
-    prefer, reason = _preference(hits, rule, preferred)
+        return unfolded(n)
+    ids = [row.id for row in pool]
+    forbid, force, preferred = _decision_pairs(ids, decisions)
+    prefer, reason = _preference(pool, rule, preferred)
     positions = np.flatnonzero(valid)
-    decoded = signature_codec.decode_rows(signature_set, [stored[ids[i]] for i in positions])
+    if decoded is not None and all(pool[int(i)].id in decoded for i in positions):
+        values = np.stack([decoded[pool[int(i)].id] for i in positions])
+        signatures = signature_codec.DecodedSignatures(method, values)
+    else:
+        signatures = signature_codec.decode_rows(signature_set, [pool[int(i)] for i in positions])
+    padded = signatures.padded(n, positions)
     if method == "minhash":
-        assert threshold is not None  # resolved from the active set above
+        assert threshold is not None  # resolved from the active set by the caller
         groups = group_ranked(
-            decoded.padded(n, positions),
+            padded,
             threshold=threshold,
             valid=valid,
             forbid=forbid,
@@ -163,7 +142,7 @@ def fold_hits(
     else:
         assert max_distance is not None
         groups = group_ranked_simhash(
-            decoded.padded(n, positions),
+            padded,
             max_distance=max_distance,
             valid=valid,
             forbid=forbid,
@@ -171,7 +150,7 @@ def fold_hits(
             prefer=prefer,
         )
     # Groups come ordered by their best-ranked member: the page keeps the ranking's order.
-    folded: list[FoldedGroup] = [
+    return [
         (
             g.representative,
             [(int(m), float(s)) for m, s in zip(g.members, g.similarities, strict=True)],
@@ -179,4 +158,3 @@ def fold_hits(
         )
         for g in groups
     ]
-    return folded, pending, threshold, max_distance

@@ -2,14 +2,18 @@
 
 Every door ends up here, so the parameters are checked here whatever a door checked before: a
 value out of range is one SearchParameterError naming its field. The search and the fold are
-selectors/folded_hits.py; pages are cut after folding, over groups, so a group never straddles
-two pages, and compare cuts its grouped and ungrouped lists from one search and one fold.
+selectors/folded_hits.py and selectors/fold_stream.py: the whole ranked list is folded, as far
+down as the page asked for, so every match can be reached by paging and each appears once
+(shown, or folded under the representative of its group, on the page of that group). Pages are
+cut over groups, so a group never straddles two pages. Every number a page shows about itself
+is set here, on the SearchPage, so two lines of one page cannot disagree.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from collections.abc import Sequence
+from typing import NamedTuple
 
 from django.conf import settings
 
@@ -17,16 +21,20 @@ from searchapp import grouping_params as gp
 from searchapp.languages import LANGUAGE_NAMES
 from searchapp.models import Corpus
 from searchapp.search import SORT_ORDERS, SortOrder
-from searchapp.selectors.folded_hits import FoldedHits, search_and_fold
-from searchapp.selectors.folding import FoldedGroup, unfolded
+from searchapp.selectors.fold_stream import StreamGroup
+from searchapp.selectors.folded_hits import FoldedSearch, open_folded
+from searchapp.selectors.folding import FoldedGroup
 from searchapp.selectors.search_results import (
     Comparison,
     GroupPlace,
+    Hit,
     Member,
     ResultGroup,
     SearchPage,
+    TopicEntry,
+    TopicFacet,
 )
-from searchapp.selectors.topic_facet import check_topic_params, topic_facet
+from searchapp.selectors.topic_facet import GroupTopics, check_topic_params, topic_facet
 
 __all__ = [
     "MAX_QUERY_LENGTH",
@@ -85,8 +93,8 @@ def _check_params(
     limit = gp.check_int(limit, field="limit", minimum=gp.LIMIT_MIN, maximum=gp.LIMIT_MAX)
     page = gp.check_int(page, field="page", minimum=1, maximum=gp.PAGE_MAX)
     per_page = gp.check_int(per_page, field="per_page", minimum=1, maximum=gp.PER_PAGE_MAX)
-    # A missing threshold / distance is resolved in fold_hits from the active set (staff's choice,
-    # in force once its rebuild activated), read in the query that loads the set anyway.
+    # A missing threshold / distance is resolved in open_folded from the active set (staff's
+    # choice, in force once its rebuild activated), read in the query that loads the set anyway.
     if group != "minhash":
         threshold = None
     if group != "simhash":
@@ -97,90 +105,194 @@ def _check_params(
 # --- pages ------------------------------------------------------------------------------------
 
 
+class _Request(NamedTuple):
+    """What every page of one search shares."""
+
+    query: str
+    group: str
+    limit: int
+    corpus_id: int | None
+
+
+class _Paging(NamedTuple):
+    """A page's groups, how many pages there are (None until known), at most how many there
+    can be, and whether a next page exists."""
+
+    shown: list[StreamGroup]
+    num_pages: int | None
+    max_pages: int
+    has_next: bool
+
+
+def _ids(groups: Sequence[StreamGroup]) -> list[int]:
+    return [i for g in groups for i in g.ids]
+
+
+def _result_groups(groups: Sequence[StreamGroup], hits: dict[int, Hit]) -> list[ResultGroup]:
+    """Groups as a page shows them. A document deleted since the fold is left out; were it a
+    representative, its members are shown each on its own (their similarity was to it)."""
+    out: list[ResultGroup] = []
+    for group in groups:
+        rep = hits.get(group.representative)
+        if rep is None:
+            out.extend(ResultGroup(hits[m], []) for m, _s in group.members if m in hits)
+            continue
+        members = [Member(hit=hits[m], similarity=s) for m, s in group.members if m in hits]
+        out.append(ResultGroup(representative=rep, members=members, reason=group.reason))
+    return out
+
+
 def _page(
-    folded: FoldedHits,
+    folded: FoldedSearch,
+    request: _Request,
+    paging: _Paging,
     *,
-    query: str,
-    group: str,
-    groups: list[FoldedGroup],
     page: int,
     per_page: int,
-    limit: int,
-    corpus_id: int | None = None,
+    hits: dict[int, Hit] | None = None,
+    group: str | None = None,
+    topics: TopicFacet | None = None,
+    topic_entry: TopicEntry | None = None,
 ) -> SearchPage:
-    n_groups = len(groups)
-    num_pages = max(1, math.ceil(n_groups / per_page))
-    page = min(page, num_pages)
-    window = groups[(page - 1) * per_page : page * per_page]
-    hits = folded.hits
-    page_groups = [
-        ResultGroup(
-            representative=hits[rep],
-            members=[Member(hit=hits[pos], similarity=sim) for pos, sim in members],
-            reason=why,
-        )
-        for rep, members, why in window
-    ]
+    """The SearchPage of ``paging.shown``: every number the page states is set here."""
+    if hits is None:
+        hits = folded.hits(_ids(paging.shown))
+    group = group or request.group
+    ranked = folded.ranked
     return SearchPage(
-        query=query,
+        query=request.query,
         group=group,
         threshold=folded.threshold if group == "minhash" else None,
         max_distance=folded.max_distance if group == "simhash" else None,
-        total=len(hits),
-        total_matches=max(folded.result.total_matches, len(hits)),
+        total_matches=ranked.total_matches,
         took_ms=round(folded.took_ms, 3),
         grouping_ms=round(folded.grouping_ms, 3) if group != "none" else 0.0,
-        groups=page_groups,
-        n_groups=n_groups,
-        n_folded=len(hits) - n_groups,
+        groups=_result_groups(paging.shown, hits),
         page=page,
-        num_pages=num_pages,
         per_page=per_page,
-        limit=limit,
-        pending=folded.pending,
-        message=folded.result.message,
-        sort=folded.result.sort,
-        corpus_id=corpus_id,
-        suggestion=folded.result.suggestion,
+        num_pages=paging.num_pages,
+        max_pages=paging.max_pages,
+        has_next=paging.has_next,
+        limit=request.limit,
+        pending=sum(1 for g in paging.shown if folded.stream.pending(g.representative)),
+        message=ranked.message,
+        sort=ranked.sort,
+        corpus_id=request.corpus_id,
+        suggestion=ranked.suggestion,
+        topics=topics,
+        topic_results=topic_entry.size if topic_entry is not None else None,
+        topic_groups=topic_entry.n_groups if topic_entry is not None else None,
+        past_last_page=page > 1 and not paging.shown,
     )
 
 
-def _filtered_page(
-    folded: FoldedHits,
+def _whole_list_page(folded: FoldedSearch, *, page: int, per_page: int) -> _Paging:
+    """This page of the whole list's groups."""
+    stream = folded.stream
+    # One group more than the page holds: whether a next page exists.
+    stream.until_groups(page * per_page + 1)
+    groups = stream.groups
+    shown = groups[(page - 1) * per_page : page * per_page]
+    has_next = len(groups) > page * per_page
+    if stream.exhausted:
+        num_pages = max(1, math.ceil(len(groups) / per_page))
+        return _Paging(shown, num_pages, num_pages, has_next)
+    # Each match not yet in a group can open at most one more.
+    open_matches = max(0, folded.ranked.total_matches - stream.assigned - stream.gone)
+    max_pages = max(page + 1, math.ceil((len(groups) + open_matches) / per_page))
+    return _Paging(shown, None, max_pages, has_next)
+
+
+def _scoped_page(scope: Sequence[StreamGroup], *, page: int, per_page: int) -> _Paging:
+    """This page of a known list of groups (a topic's)."""
+    num_pages = max(1, math.ceil(len(scope) / per_page))
+    shown = list(scope[(page - 1) * per_page : page * per_page])
+    return _Paging(shown, num_pages, num_pages, len(scope) > page * per_page)
+
+
+def _first_groups(folded: FoldedSearch, limit: int) -> list[StreamGroup]:
+    """The groups of the first ``limit`` matches (topics and downloads cover these)."""
+    folded.stream.until_position(limit)
+    return [g for g in folded.stream.groups if g.first < limit]
+
+
+def _topics(
+    covered: Sequence[StreamGroup],
+    hits: dict[int, Hit],
     *,
     query: str,
-    group: str,
+    selected: str | None,
+    max_topics: int,
+) -> tuple[GroupTopics, list[StreamGroup]]:
+    """The topic facet of ``covered`` (their representatives' titles and snippets clustered),
+    and the groups it covers, in order (``GroupTopics.group_topic`` is parallel to them)."""
+    ordered = sorted(
+        (hits[i] for i in _ids(covered) if i in hits),
+        key=lambda h: (h.rank is None, h.rank or 0, h.id),
+    )
+    position = {h.id: n for n, h in enumerate(ordered)}
+    kept: list[StreamGroup] = []
+    positional: list[FoldedGroup] = []
+    for g in covered:
+        present = [i for i in g.ids if i in position]
+        if not present:
+            continue
+        kept.append(g)
+        sims = dict(g.members)
+        positional.append(
+            (position[present[0]], [(position[m], sims.get(m, 1.0)) for m in present[1:]], "")
+        )
+    found = topic_facet(ordered, positional, query=query, selected=selected, max_topics=max_topics)
+    return found, kept
+
+
+def _with_topics(
+    folded: FoldedSearch,
+    request: _Request,
+    *,
     page: int,
     per_page: int,
-    limit: int,
-    corpus_id: int | None,
     topic: str | None,
     max_topics: int,
+    everything: bool = False,
 ) -> SearchPage:
-    """One page of groups with the topic facet; only the selected topic's groups if one is."""
-    topics = topic_facet(
-        folded.hits, folded.groups, query=query, selected=topic, max_topics=max_topics
+    """One page with the topic facet of the first ``limit`` matches; with a topic selected,
+    the pages are that topic's groups. ``everything``: all of them on one page (a download)."""
+    covered = _first_groups(folded, request.limit)
+    if everything:
+        paging = _Paging(list(covered), 1, 1, False)
+    else:
+        paging = _whole_list_page(folded, page=page, per_page=per_page)
+    page_ids = _ids(paging.shown)
+    # The covered groups' hits (their representatives' snippets are clustered) and the
+    # page's, in one load.
+    hits = folded.hits(
+        [*_ids(covered), *page_ids], snippets=[*(g.representative for g in covered), *page_ids]
     )
-    facet = topics.facet
-    groups = folded.groups
-    if facet.selected is not None:
-        index = next(i for i, e in enumerate(facet.topics) if e.selected)
-        groups = [g for g, t in zip(groups, topics.group_topic, strict=True) if t == index]
-    result = _page(
+    found, kept = _topics(covered, hits, query=request.query, selected=topic, max_topics=max_topics)
+    entry = next((e for e in found.facet.topics if e.selected), None)
+    if entry is not None:
+        index = found.facet.topics.index(entry)
+        scope = [g for g, t in zip(kept, found.group_topic, strict=True) if t == index]
+        if everything:
+            paging = _Paging(scope, 1, 1, False)
+        else:
+            paging = _scoped_page(scope, page=page, per_page=per_page)
+        # Members of the topic's page that the whole list's page did not show: no snippet yet.
+        missing = [i for i in _ids(paging.shown) if i in hits and not hits[i].snippet]
+        if missing:
+            hits.update(folded.hits(missing))
+    if everything:
+        page, per_page = 1, max(1, len(paging.shown))
+    return _page(
         folded,
-        query=query,
-        group=group,
-        groups=groups,
+        request,
+        paging,
         page=page,
         per_page=per_page,
-        limit=limit,
-        corpus_id=corpus_id,
-    )
-    return replace(
-        result,
-        topics=facet,
-        # Folded within the shown groups (the whole list's count when none is selected).
-        n_folded=sum(len(members) for _rep, members, _why in groups),
+        hits=hits,
+        topics=found.facet,
+        topic_entry=entry,
     )
 
 
@@ -201,17 +313,20 @@ def search_grouped(
     max_topics: int | None = None,
     lang: str | None = None,
 ) -> SearchPage:
-    """Search, then fold the top ``limit`` hits into near-duplicate groups; one page of groups.
+    """Search, fold the ranked list into near-duplicate groups, and return one page of groups.
 
-    ``sort`` is "relevance" (best first) or "date" (newest first): the top ``limit`` in that
-    order are folded, so a group's representative is its best-ranked or its newest member
-    (under the default representative rule). ``corpus_id`` searches one corpus only.
-    ``all_groups`` returns every group on one page (the exports), whatever ``page`` and
-    ``per_page`` say. With ``topics`` (or a ``topic``) the groups are also clustered into
-    labelled topics (``SearchPage.topics``); ``topic``, a topic's label, keeps only that
-    topic's groups. Raises SearchParameterError for a parameter out of range (or an unknown
-    corpus); never for what the query says (a query whose operators cannot be read falls back
-    to plain words, with a message).
+    Every match is reachable: page ``page`` of ``per_page`` groups of the whole list, folded
+    as far down as that page needs (selectors/fold_stream.py says how groups across pages are
+    made). ``sort`` is "relevance" (best first) or "date" (newest first). ``corpus_id``
+    searches one corpus only. ``all_groups`` returns the groups of the first ``limit`` matches
+    (of the ``topic`` when one is given) on one page (the downloads), whatever ``page`` and
+    ``per_page`` say. With ``topics`` (or a
+    ``topic``) the groups of the first ``limit`` matches are also clustered into labelled
+    topics (``SearchPage.topics``); ``topic``, a topic's label, pages that topic's groups only.
+    A page past the last one comes back empty with ``past_last_page`` set and ``num_pages``
+    saying how many there are. Raises SearchParameterError for a parameter out of range (or an
+    unknown corpus); never for what the query says (a query whose operators cannot be read
+    falls back to plain words, with a message).
     """
     _check_query(query)
     checked_sort = _check_sort_and_corpus(sort, corpus_id)
@@ -225,40 +340,47 @@ def search_grouped(
         page,
         settings.SEARCH_GROUPS_PER_PAGE if per_page is None else per_page,
     )
-    folded = search_and_fold(
+    folded = open_folded(
         query=query,
         group=group,
         threshold=threshold,
         max_distance=max_distance,
-        limit=limit,
         corpus_id=corpus_id,
         sort=checked_sort,
         lang=checked_lang,
     )
-    if all_groups:
-        page, per_page = 1, max(1, len(folded.groups))
+    request = _Request(query, group, limit, corpus_id)
+    if all_groups and topic is None:
+        shown = _first_groups(folded, limit)
+        everything = _Paging(shown, 1, 1, False)
+        return _page(folded, request, everything, page=1, per_page=max(1, len(shown)))
     if topics or topic is not None:
-        return _filtered_page(
+        return _with_topics(
             folded,
-            query=query,
-            group=group,
+            request,
             page=page,
             per_page=per_page,
-            limit=limit,
-            corpus_id=corpus_id,
             topic=topic,
             max_topics=max_topics,
+            everything=all_groups,
         )
-    return _page(
-        folded,
-        query=query,
-        group=group,
-        groups=folded.groups,
-        page=page,
-        per_page=per_page,
-        limit=limit,
-        corpus_id=corpus_id,
-    )
+    paging = _whole_list_page(folded, page=page, per_page=per_page)
+    return _page(folded, request, paging, page=page, per_page=per_page)
+
+
+def _places(
+    groups: Sequence[StreamGroup], group_of: dict[int, int], hits: dict[int, Hit]
+) -> dict[int, GroupPlace]:
+    """The place in the grouped list of every result loaded (``hits``): its group's number
+    and representative, and its similarity to that one."""
+    places: dict[int, GroupPlace] = {}
+    for doc_id in hits:
+        index = group_of.get(doc_id)
+        if index is None or (rep := hits.get(groups[index].representative)) is None:
+            continue
+        similarity = dict(groups[index].members).get(doc_id)
+        places[doc_id] = GroupPlace(index + 1, rep, similarity)
+    return places
 
 
 def compare_search(
@@ -272,7 +394,7 @@ def compare_search(
     corpus_id: int | None = None,
     sort: str = "relevance",
 ) -> Comparison:
-    """The same query grouped and ungrouped (one full-text search, one grouping)."""
+    """The first page of the same query grouped and ungrouped (one search, one fold)."""
     if group == "none":
         raise SearchParameterError("group", "compare needs minhash or simhash")
     _check_query(query)
@@ -285,59 +407,58 @@ def compare_search(
         1,
         settings.SEARCH_GROUPS_PER_PAGE if per_page is None else per_page,
     )
-    folded = search_and_fold(
+    folded = open_folded(
         query=query,
         group=group,
         threshold=threshold,
         max_distance=max_distance,
-        limit=limit,
         corpus_id=corpus_id,
         sort=checked_sort,
     )
-    grouped = _page(
-        folded,
-        query=query,
-        group=group,
-        groups=folded.groups,
-        page=1,
-        per_page=per_page,
-        limit=limit,
-        corpus_id=corpus_id,
+    stream = folded.stream
+    request = _Request(query, group, limit, corpus_id)
+    # The first page of groups; the first matches each on its own (the ungrouped list), with
+    # the groups they fall in; the topics of the first ``limit`` matches.
+    top = max(per_page, 10)
+    stream.until_position(top)
+    grouped_paging = _whole_list_page(folded, page=1, per_page=per_page)
+    covered = _first_groups(folded, limit)
+    first = stream.first_ids(top)
+    singles = [StreamGroup(i, (), "", (stream.rank(i) or 1) - 1) for i in first[:per_page]]
+    shown_ids = _ids(grouped_paging.shown)
+    group_of = {i: index for index, g in enumerate(stream.groups) for i in g.ids}
+    # The representatives of the first results' groups too: the table says where each went.
+    their_reps = [stream.groups[group_of[i]].representative for i in first if i in group_of]
+    hits = folded.hits(
+        [*_ids(covered), *shown_ids, *first, *their_reps],
+        snippets=[*(g.representative for g in covered), *shown_ids, *first[:per_page]],
     )
+    found, kept = _topics(
+        covered, hits, query=query, selected=None, max_topics=settings.SEARCH_MAX_TOPICS
+    )
+    grouped = _page(
+        folded, request, grouped_paging, page=1, per_page=per_page, hits=hits, topics=found.facet
+    )
+    ungrouped_pages = max(1, math.ceil(folded.ranked.total_matches / per_page))
     ungrouped = _page(
         folded,
-        query=query,
-        group="none",
-        groups=unfolded(len(folded.hits)),
+        request,
+        _Paging(singles, ungrouped_pages, ungrouped_pages, ungrouped_pages > 1),
         page=1,
         per_page=per_page,
-        limit=limit,
-        corpus_id=corpus_id,
+        hits=hits,
+        group="none",
     )
-    group_of = {}
-    places: dict[int, GroupPlace] = {}
-    hits = folded.hits
-    for index, (rep, members, _why) in enumerate(folded.groups):
-        group_of[rep] = index
-        places[hits[rep].id] = GroupPlace(number=index + 1, representative=hits[rep])
-        for pos, sim in members:
-            group_of[pos] = index
-            places[hits[pos].id] = GroupPlace(index + 1, hits[rep], sim)
-    top10 = range(min(10, len(folded.hits)))
-    topics = topic_facet(
-        folded.hits,
-        folded.groups,
-        query=query,
-        selected=None,
-        max_topics=settings.SEARCH_MAX_TOPICS,
-    )
-    topic_of = topics.group_topic
+    topic_of = {group_of[g.representative]: t for g, t in zip(kept, found.group_topic, strict=True)}
+    top10 = first[:10]
     return Comparison(
-        grouped=replace(grouped, topics=topics.facet),
+        grouped=grouped,
         ungrouped=ungrouped,
-        distinct_top10_grouped=min(10, len(folded.groups)),
+        distinct_top10_grouped=min(10, len(stream.groups)),
         distinct_top10_ungrouped=len({group_of[i] for i in top10}),
-        distinct_topics_top10_grouped=len({topic_of[g] for g in range(min(10, len(topic_of)))}),
-        distinct_topics_top10_ungrouped=len({topic_of[group_of[i]] for i in top10}),
-        places=places,
+        distinct_topics_top10_grouped=len({topic_of[n] for n in range(10) if n in topic_of}),
+        distinct_topics_top10_ungrouped=len(
+            {topic_of[group_of[i]] for i in top10 if group_of[i] in topic_of}
+        ),
+        places=_places(stream.groups, group_of, hits),
     )

@@ -43,7 +43,9 @@ class Hit:
     url: str
     snippet: SafeString
     score: float  # BM25, in either sort order
-    rank: int
+    # 1-based position in the ranking; None for a similar result folded from further down the
+    # ranking than the page read (its place is known only as "after these").
+    rank: int | None
     date: datetime | None = None
     corpus: str = ""  # the corpus's name
     added: datetime | None = None  # when it was ingested (the "earliest" representative rule)
@@ -90,41 +92,76 @@ class ResultGroup:
 
 @dataclass(frozen=True)
 class SearchPage:
+    """One page of a folded result list, and every number the page shows about it.
+
+    Every count a page, the API or a download states comes from here, so two lines of one
+    page never disagree: ``total_matches`` is the whole list; ``n_results``, ``n_groups`` and
+    ``n_folded`` are this page's; a topic filter's totals are ``topic_results`` and
+    ``topic_groups``. Pages are pages of groups (``per_page`` groups each).
+    """
+
     query: str
     group: str
     threshold: float | None
     max_distance: int | None
-    total: int  # hits folded (at most ``limit``)
     total_matches: int  # every document matching the query
     took_ms: float
     grouping_ms: float
     groups: list[ResultGroup]  # this page's groups
-    n_groups: int
-    n_folded: int
     page: int
-    num_pages: int
     per_page: int
-    limit: int
-    pending: int
+    # How many pages the list has, once known (the fold reached its last match, or a topic is
+    # selected); None before. ``max_pages`` is at most how many it can have (each page holds
+    # per_page groups and each group at least one match): the same number once known.
+    num_pages: int | None
+    max_pages: int
+    has_next: bool
+    limit: int  # topics and downloads cover the groups of the first ``limit`` matches
+    pending: int  # results on this page without a signature yet (each shown on its own)
     message: str | None
     sort: SortOrder = "relevance"  # the order applied (an old index falls back to relevance)
     corpus_id: int | None = None  # the corpus searched (None: all)
     suggestion: str | None = None  # "Did you mean …?": the query respelled, when a word is unknown
-    # The topic clusters of the hits, when asked for (``topics=True`` or a ``topic`` filter).
+    # The topic clusters of the first ``limit`` matches, when asked for (``topics=True`` or a
+    # ``topic`` filter).
     topics: TopicFacet | None = None
+    # With a topic selected: its results and groups on all its pages (the page pages them).
+    topic_results: int | None = None
+    topic_groups: int | None = None
+    # The page asked for is past the last one (``num_pages`` says how many there are).
+    past_last_page: bool = False
 
     @property
     def has_previous(self) -> bool:
         return self.page > 1
 
     @property
-    def has_next(self) -> bool:
-        return self.page < self.num_pages
+    def n_groups(self) -> int:
+        """Groups on this page."""
+        return len(self.groups)
+
+    @property
+    def n_results(self) -> int:
+        """Results on this page: representatives and the similar results folded under them."""
+        return sum(group.size for group in self.groups)
+
+    @property
+    def n_folded(self) -> int:
+        """Similar results folded under this page's representatives (the "omitted" note)."""
+        return sum(len(group.members) for group in self.groups)
 
     @property
     def folded_on_page(self) -> int:
-        """Results folded under this page's representatives (the "omitted" note counts them)."""
-        return sum(len(group.members) for group in self.groups)
+        return self.n_folded
+
+    @property
+    def first_number(self) -> int:
+        """The number of this page's first group in the whole list (list numbering)."""
+        return (self.page - 1) * self.per_page + 1
+
+    @property
+    def pages_known(self) -> bool:
+        return self.num_pages is not None
 
 
 @dataclass(frozen=True)
@@ -177,6 +214,7 @@ class Comparison:
     # "Other topics" bucket counts as one.
     distinct_topics_top10_grouped: int | None = None
     distinct_topics_top10_ungrouped: int | None = None
-    # Every result's place in the grouped list, by document id (the compare page lines the
-    # two lists up with it).
+    # The place in the grouped list of every result of either first page (and of their
+    # groups' representatives), by document id (the compare page lines the two lists up with
+    # it).
     places: dict[int, GroupPlace] = field(default_factory=dict)

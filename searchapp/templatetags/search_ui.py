@@ -183,4 +183,9 @@ def picked_over_better_ranked(group: Any) -> bool:
     """Whether a group's representative was picked over a better-ranked member (staff's rule
     or decision), which is worth saying on the page; the best-ranked one needs no words."""
     members = getattr(group, "members", None) or []
-    return any(member.hit.rank < group.representative.rank for member in members)
+
+    def rank(hit: Any) -> float:
+        # A copy folded from further down than the page read has no known rank: after them all.
+        return float("inf") if hit.rank is None else float(hit.rank)
+
+    return any(rank(member.hit) < rank(group.representative) for member in members)

@@ -45,6 +45,7 @@ def topic_map(context: dict[str, Any], page: SearchPage | None) -> SafeString:
         topics,
         more_url="#topics-heading",
         htmx_target="#results",
-        total=page.total,
+        # The results the topics cover (the groups of the first ``limit`` matches).
+        total=sum(entry.size for entry in page.topics.topics),
         described_by="topic-map-help",
     )

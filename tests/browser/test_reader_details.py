@@ -63,7 +63,7 @@ def test_next_moves_focus_and_the_view_to_the_results_heading(new_page, live_ser
     next_link = page.get_by_role("link", name="Next →")
     next_link.scroll_into_view_if_needed()
     next_link.click()
-    expect(page.get_by_text("Page 2 of")).to_be_visible()
+    expect(page.locator(".pagination").get_by_text("Page 2 of")).to_be_visible()
     heading = page.locator("#results-heading")
     expect(heading).to_be_focused()
     top = page.evaluate("document.getElementById('results').getBoundingClientRect().top")

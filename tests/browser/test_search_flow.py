@@ -19,7 +19,7 @@ def test_a_reader_opens_a_folded_group_asks_why_and_compares(page, live_server, 
     page.wait_for_url(re.compile(r"\?q="))
 
     summary = page.locator(".summary-counts")
-    assert summary.inner_text() == "3 results in 1 group · 2 near-duplicates folded"
+    assert summary.inner_text() == "3 matches · 2 similar results folded"
     assert f"q={QUERY.replace(' ', '+')}" in page.url
 
     group = page.locator(f"#group-{volcano_corpus.original.pk}")
@@ -61,7 +61,7 @@ def test_changing_the_method_reruns_the_search_in_place(page, live_server, volca
     page.evaluate("window.__sameDocument = true")
     # htmx is served by the app itself (vendored), so this works offline.
     assert page.evaluate("window.htmx.version").startswith("2.")
-    assert page.locator(".summary-counts").inner_text().endswith("2 near-duplicates folded")
+    assert page.locator(".summary-counts").inner_text().endswith("2 similar results folded")
 
     # The options are folded away under "Options"; there the slider shows only for MinHash,
     # SimHash's distance input replaces it.
@@ -78,17 +78,17 @@ def test_changing_the_method_reruns_the_search_in_place(page, live_server, volca
     assert page.evaluate("window.__sameDocument") is True  # no full reload
 
     page.get_by_label("Fold near-duplicates with").select_option("minhash")
-    expect(page.locator(".summary-counts")).to_contain_text("1 group")
+    expect(page.locator(".summary-counts")).to_contain_text("2 similar results folded")
     # The slider to 1.0: the correction (about 93% similar) no longer folds.
     slider = page.get_by_label("Similarity threshold")
     slider.fill("1")
-    expect(page.locator(".summary-counts")).not_to_contain_text(" 1 group ")
+    expect(page.locator(".summary-counts")).not_to_contain_text("2 similar results folded")
     assert page.locator("#id_threshold-value").inner_text() == "1.00"
     assert "threshold=1" in page.url
     assert page.evaluate("window.__sameDocument") is True
 
     page.go_back()
-    expect(page.locator(".summary-counts")).to_contain_text("1 group")
+    expect(page.locator(".summary-counts")).to_contain_text("2 similar results folded")
 
 
 def test_search_works_without_javascript(new_page, live_server, volcano_corpus):  # type: ignore[no-untyped-def]
@@ -97,10 +97,8 @@ def test_search_works_without_javascript(new_page, live_server, volcano_corpus):
     page.get_by_label("Search", exact=True).fill(QUERY)
     page.get_by_label("Search", exact=True).press("Enter")
     page.wait_for_url(re.compile(r"\?q="))
-    assert page.locator(".summary-counts").inner_text() == (
-        "3 results in 1 group · 2 near-duplicates folded"
-    )
-    page.get_by_text("2 similar results").click()
+    assert page.locator(".summary-counts").inner_text() == "3 matches · 2 similar results folded"
+    page.get_by_text("2 similar results", exact=True).click()
     page.locator("li.member a.why").first.click()
     page.wait_for_url(re.compile(r"/documents/\d+/why/\d+/"))
     assert page.get_by_role("heading", name="How these two near-copies differ").is_visible()
@@ -151,10 +149,11 @@ def test_paging_through_groups_stays_on_the_page_and_in_the_address(
 ):  # type: ignore[no-untyped-def]
     page.goto(f"{live_server.url}/?q=volcano")
     page.evaluate("window.__sameDocument = true")
-    assert page.get_by_text("Page 1 of 2").is_visible()
+    pages = page.locator(".pagination")
+    assert pages.get_by_text("Page 1 of 2").is_visible()
     first_page = page.locator("li.group h3").all_inner_texts()
     page.get_by_role("link", name="Next →").click()
-    page.get_by_text("Page 2 of 2").wait_for()
+    pages.get_by_text("Page 2 of 2").wait_for()
     second_page = page.locator("li.group h3").all_inner_texts()
     assert second_page and not set(first_page) & set(second_page)
     assert "page=2" in page.url

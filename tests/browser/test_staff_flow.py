@@ -132,8 +132,8 @@ def test_staff_upload_report_settings_rebuild_and_overrule(page, live_server, st
     )
     assert "Ferry terminal to close for repairs" not in cluster_text
 
-    # Search at the default threshold: 3 results in 2 groups (the wire copy folded).
-    assert search_summary(page, base) == "3 results in 2 groups · 1 near-duplicate folded"
+    # Search at the default threshold: the wire copy folded, the edited version apart.
+    assert search_summary(page, base) == "3 matches · 1 similar result folded"
 
     # Loosen the threshold on the settings page: the preview recomputes before anything is saved.
     page.goto(f"{base}/staff/settings/")
@@ -159,7 +159,7 @@ def test_staff_upload_report_settings_rebuild_and_overrule(page, live_server, st
     assert active.params["threshold"] == 0.5
 
     # Search now folds the edited version too.
-    assert search_summary(page, base) == "3 results in 1 group · 2 near-duplicates folded"
+    assert search_summary(page, base) == "3 matches · 2 similar results folded"
 
     # Overrule: the wire copy is "not a duplicate" of the original, from the report.
     page.goto(f"{base}/staff/duplicates/")
@@ -173,7 +173,7 @@ def test_staff_upload_report_settings_rebuild_and_overrule(page, live_server, st
     assert DuplicateDecision.objects.get().verdict == "not_duplicate"
 
     # ...and search no longer folds it under the original.
-    assert search_summary(page, base) == "3 results in 2 groups · 1 near-duplicate folded"
+    assert search_summary(page, base) == "3 matches · 1 similar result folded"
     groups = group_ids(page)
     wire_group = next(g for g in groups if "Ferry terminal closure (wire)" in g)
     assert "Port Ellen ferry terminal to close" not in wire_group

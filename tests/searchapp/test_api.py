@@ -23,7 +23,7 @@ def test_search_returns_groups_with_representatives_and_members(client: Client) 
     response = client.get("/api/search", {"q": QUERY, "group": "minhash", "threshold": 0.7})
     assert response.status_code == 200
     body = response.json()
-    assert {"query", "total", "took_ms", "group", "groups"} <= set(body)
+    assert {"query", "total_matches", "took_ms", "group", "groups", "has_next"} <= set(body)
     assert body["query"] == QUERY and body["group"] == "minhash" and body["threshold"] == 0.7
     folded = [g for g in body["groups"] if g["members"]]
     assert len(folded) == 1
@@ -34,7 +34,7 @@ def test_search_returns_groups_with_representatives_and_members(client: Client) 
     }
     member = folded[0]["members"][0]
     assert 0.7 <= member["similarity"] <= 1.0 and member["rank"] > representative["rank"]
-    assert body["total"] == body["n_groups"] + body["n_folded"]
+    assert body["n_results"] == body["n_groups"] + body["n_folded"] == body["total_matches"]
 
 
 def test_group_none_gives_groups_without_members(client: Client) -> None:

@@ -132,7 +132,7 @@ def test_the_options_are_folded_away_and_their_summary_names_what_is_not_default
         "only news",
         "folds with SimHash",
         "folds at 3 bits apart",
-        "groups the top 50",
+        "topics of the first 50",
     ]
 
 

@@ -194,3 +194,11 @@ def test_the_compare_page_shows_distinct_topics_among_the_first_ten(jaguar: dict
     html = Client().get("/compare/", {"q": "jaguar"}).content.decode()
     assert "Distinct topics among the first 10" in html
     assert 'data-stat="distinct-topics-top10">2<' in html
+
+
+def test_the_download_of_a_topic_holds_that_topics_groups(client: Client, jaguar: dict[str, int]) -> None:
+    label = next(t.label for t in search_grouped(query="jaguar", topics=True).topics.topics)  # type: ignore[union-attr]
+    body = client.get("/export/", {"q": "jaguar", "topic": label, "format": "json"}).json()
+    shown = {g["representative"]["external_id"] for g in body["groups"]}
+    assert shown in (CARS, CATS)
+    assert body["topic"] == label and body["topic_results"] == len(shown)

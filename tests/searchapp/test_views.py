@@ -17,7 +17,7 @@ from django.test import Client, RequestFactory, override_settings
 from django.urls import reverse
 
 from searchapp.models import Corpus, Document, SignatureSet
-from searchapp.selectors.search_results import Hit, ResultGroup, SearchPage
+from searchapp.selectors.search_results import Hit, Member, ResultGroup, SearchPage
 from searchapp.services.clusters_recompute import clusters_recompute
 
 pytestmark = pytest.mark.django_db
@@ -54,7 +54,7 @@ def test_the_search_page_offers_a_labelled_query_box_and_folding_options(client:
     response = client.get("/")
     html = _html(response)
     assert response.status_code == 200
-    for field in ("q", "group", "threshold", "max_distance", "limit"):
+    for field in ("q", "group", "threshold", "max_distance"):
         assert f'for="id_{field}"' in html, f"no label for {field}"
     assert 'type="range"' in html and 'min="0.5"' in html and 'max="1.0"' in html
     assert 'step="0.01"' in html
@@ -80,20 +80,19 @@ def test_it_folds_a_syndicated_copy_and_a_correction_under_the_original(
     assert f'id="group-{volcano_corpus.syndicated.pk}"' not in html
     assert f'id="group-{volcano_corpus.corrected.pk}"' not in html
     assert re.search(r"\d+% similar", group)
-    assert _summary(html) == "3 results in 1 group · 2 near-duplicates folded"
+    assert _summary(html) == "3 matches · 2 similar results folded"
 
 
 def test_the_summary_counts_match_the_groups_shown(
     client: Client, volcano_corpus: VolcanoCorpus
 ) -> None:
     html = _html(client.get("/", {"q": "volcano"}))
-    match = re.fullmatch(
-        r"(\d+) results? in (\d+) groups? · (\d+) near-duplicates? folded", _summary(html)
-    )
+    match = re.fullmatch(r"(\d+) match(?:es)? · (\d+) similar results? folded", _summary(html))
     assert match, _summary(html)
-    results, groups, folded = map(int, match.groups())
-    assert results == groups + folded
-    assert html.count('<li class="group"') == groups
+    matches, folded = map(int, match.groups())
+    groups = html.count('<li class="group"')
+    assert matches == groups + folded == 6  # one page holds them all
+    assert html.count('<li class="member">') == folded
     assert folded >= 3  # the two copies of the report and the copy of the markup test
 
 
@@ -104,24 +103,25 @@ def test_the_summary_line_uses_thousands_separators_and_mentions_pending_signatu
         group="minhash",
         threshold=0.8,
         max_distance=None,
-        total=1240,
         total_matches=5000,
         took_ms=12.3,
         grouping_ms=1.0,
-        groups=[ResultGroup(representative=hit, members=[])],
-        n_groups=310,
-        n_folded=930,
+        groups=[ResultGroup(representative=hit, members=[Member(hit=hit, similarity=0.9)] * 1200)],
         page=1,
-        num_pages=31,
+        num_pages=None,
+        max_pages=4990,
+        has_next=True,
         per_page=10,
-        limit=1240,
+        limit=100,
         pending=7,
         message=None,
     )
     request = RequestFactory().get("/", {"q": "q"})
     html = render_to_string("search/_results.html", {"result": page, "form": None}, request)
-    assert _summary(html) == "1,240 results in 310 groups · 930 near-duplicates folded"
-    assert "7 results not yet grouped (signatures pending)" in html
+    assert _summary(html) == (
+        "5,000 matches · page 1 of at most 4,990 · 1,200 similar results folded on this page"
+    )
+    assert "7 results on this page are not grouped yet (signatures pending)" in html
     assert "12 ms" in html
     assert 'rel="next"' in html and "page=2" in html
 
@@ -131,12 +131,12 @@ def test_method_none_lists_every_result_without_folding(
 ) -> None:
     html = _html(client.get("/", {"q": "Grindavik", "group": "none"}))
     assert '<details class="similar"' not in html
-    assert _summary(html) == "3 results · not grouped"
+    assert _summary(html) == "3 matches · not grouped"
 
 
 def test_simhash_folds_the_copies_too(client: Client, volcano_corpus: VolcanoCorpus) -> None:
     html = _html(client.get("/", {"q": "Grindavik", "group": "simhash", "max_distance": 8}))
-    assert "near-duplicate" in _summary(html)
+    assert "similar results folded" in _summary(html)
     group = _group_of(html, volcano_corpus.original.pk)
     assert "similar result" in group
     assert "?method=simhash" in group
@@ -210,11 +210,14 @@ def test_a_bad_parameter_is_named_in_a_clear_message_not_a_500(
     assert named in unescape(html)
 
 
-def test_a_page_past_the_last_one_is_not_an_error_page(
+def test_a_page_past_the_last_one_says_so_and_links_to_the_last(
     client: Client, volcano_corpus: VolcanoCorpus
 ) -> None:
     response = client.get("/", {"q": "volcano", "page": "9999"})
-    assert response.status_code in (200, 400)
+    assert response.status_code == 404
+    html = unescape(_html(response))
+    assert "Page 9,999 is past the end: there is 1 page of results." in html
+    assert "Go to the last page" in html
 
 
 @pytest.mark.parametrize(
@@ -374,7 +377,7 @@ def test_a_new_document_says_its_signatures_are_pending(
     html = _html(client.get(f"/documents/{fresh.pk}/"))
     assert "Signatures pending" in html
     search = _html(client.get("/", {"q": "Grindavik"}))
-    assert "1 result not yet grouped (signatures pending)" in search
+    assert "1 result on this page is not grouped yet (signatures pending)" in search
 
 
 def test_a_missing_document_is_a_404_page(client: Client, volcano_corpus: VolcanoCorpus) -> None:
@@ -636,9 +639,9 @@ def test_a_corpus_filter_keeps_other_corpora_out_of_the_page(
         text="Grindavik archive note.",
     )
     everywhere = _html(client.get("/", {"q": "Grindavik", "group": "none"}))
-    assert "4 results" in _summary(everywhere)
+    assert "4 matches" in _summary(everywhere)
     only = _html(client.get("/", {"q": "Grindavik", "group": "none", "corpus": archive.pk}))
-    assert _summary(only) == "1 result · not grouped"
+    assert _summary(only) == "1 match · not grouped"
     # The filter survives paging and the compare link (they are built from the form's fields).
     assert f"corpus={archive.pk}" in only
 
@@ -685,7 +688,7 @@ def test_a_misspelt_query_offers_a_respelled_link(
     href = unescape(link.group(1))
     assert href.startswith("/?") and "q=grindavik" in href and "group=simhash" in href
     followed = _html(client.get(href))
-    assert _summary(followed).startswith("3 results")
+    assert _summary(followed).startswith("3 matches")
 
 
 def test_operators_change_what_the_page_finds(
@@ -694,11 +697,11 @@ def test_operators_change_what_the_page_finds(
     def count(q: str) -> str:
         return _summary(_html(client.get("/", {"q": q, "group": "none"})))
 
-    assert count("volcano") == "6 results · not grouped"
-    assert count("volcano AND Grindavik") == "3 results · not grouped"
-    assert count("volcano NOT Grindavik") == "3 results · not grouped"
-    assert count("volcano AND NOT (Grindavik OR markup)") == "1 result · not grouped"
-    assert count('"fountains of lava"') == "3 results · not grouped"
+    assert count("volcano") == "6 matches · not grouped"
+    assert count("volcano AND Grindavik") == "3 matches · not grouped"
+    assert count("volcano NOT Grindavik") == "3 matches · not grouped"
+    assert count("volcano AND NOT (Grindavik OR markup)") == "1 match · not grouped"
+    assert count('"fountains of lava"') == "3 matches · not grouped"
 
 
 def test_unreadable_operators_say_so_on_the_page(

@@ -347,9 +347,9 @@ def _hit(n: int) -> Hit:
 
 def _page(groups: list[ResultGroup], group: str) -> SearchPage:
     return SearchPage(
-        query="q", group=group, threshold=None, max_distance=None, total=12, total_matches=12,
-        took_ms=1.0, grouping_ms=1.0, groups=groups, n_groups=len(groups), n_folded=0, page=1,
-        num_pages=1, per_page=4, limit=100, pending=0, message=None,
+        query="q", group=group, threshold=None, max_distance=None, total_matches=12,
+        took_ms=1.0, grouping_ms=1.0, groups=groups, page=1, num_pages=3, max_pages=3,
+        has_next=True, per_page=4, limit=100, pending=0, message=None,
     )  # fmt: skip
 
 
