@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import io
+import mailbox
 import zlib
 from email.message import EmailMessage
 from pathlib import Path
@@ -244,4 +245,16 @@ def write_warc(
                 warc_headers_dict={"WARC-Date": date},
             )
             writer.write_record(response)
+    return path
+
+
+def write_mbox(path: Path, messages: list) -> Path:
+    """An MBOX at ``path`` holding ``messages``, written by Python's mailbox."""
+    box = mailbox.mbox(str(path))
+    try:
+        for msg in messages:
+            box.add(msg)
+        box.flush()
+    finally:
+        box.close()
     return path

@@ -6,14 +6,22 @@ from __future__ import annotations
 
 import io
 import json
-import mailbox
 from pathlib import Path
 
 import pytest
 from corpora import sign_all
 from django.core.management import call_command
 from django.test import Client
-from format_fixtures import MEMO, html_page, mail, make_docx, make_odt, make_pdf, write_warc
+from format_fixtures import (
+    MEMO,
+    html_page,
+    mail,
+    make_docx,
+    make_odt,
+    make_pdf,
+    write_mbox,
+    write_warc,
+)
 
 from searchapp.models import Document
 from searchapp.selectors.documents import document_detail
@@ -84,15 +92,6 @@ def test_the_same_memo_as_pdf_and_as_text_folds(tmp_path: Path) -> None:
     assert found == {"memo.txt"}
 
 
-def _mbox(path: Path, messages: list) -> Path:
-    box = mailbox.mbox(str(path))
-    try:
-        for msg in messages:
-            box.add(msg)
-        box.flush()
-    finally:
-        box.close()
-    return path
 
 
 def test_a_forwarded_mail_folds_with_its_original_and_a_quoting_reply_does_not(
@@ -105,7 +104,7 @@ def test_a_forwarded_mail_folds_with_its_original_and_a_quoting_reply_does_not(
     reply = "Noted, thank you.\n\nOn Mon, 3 Mar 2025, Ann Archer wrote:\n" + "\n".join(
         "> " + line for line in MEMO.split(". ")
     )
-    _mbox(
+    write_mbox(
         tmp_path / "inbox.mbox",
         [
             mail("Expenses", MEMO, message_id="a1@example.org"),
@@ -130,7 +129,7 @@ def test_a_message_page_shows_sender_recipients_and_its_attachment_links_back(
     tmp_path: Path, admin_client: Client
 ) -> None:
     pdf = make_pdf(tmp_path / "memo.pdf", [MEMO]).read_bytes()
-    _mbox(
+    write_mbox(
         tmp_path / "inbox.mbox",
         [mail("Expenses <urgent>", "See the memo.", attachments=(("memo.pdf", pdf, "application/pdf"),))],
     )

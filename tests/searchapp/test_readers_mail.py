@@ -5,11 +5,10 @@ kept apart from what is new; hostile mail reported, never raised."""
 from __future__ import annotations
 
 import io
-import mailbox
 from datetime import UTC, datetime
 from pathlib import Path
 
-from format_fixtures import MEMO, mail, make_pdf, nested_mime
+from format_fixtures import MEMO, mail, make_pdf, nested_mime, write_mbox
 
 from searchapp.readers import Record, RecordError, read_path, read_upload
 from searchapp.readers.mail import split_quoted
@@ -23,15 +22,6 @@ REPLY = (
 )
 
 
-def write_mbox(path: Path, messages: list) -> Path:
-    box = mailbox.mbox(str(path))
-    try:
-        for msg in messages:
-            box.add(msg)
-        box.flush()
-    finally:
-        box.close()
-    return path
 
 
 def test_each_message_of_an_mbox_is_a_document_with_its_headers(tmp_path: Path) -> None:
