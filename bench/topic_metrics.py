@@ -28,6 +28,20 @@ does):
   each cluster in cluster order, then the second of each, and so on; S-recall@K is the share of
   the query's gold subtopics (those with at least one result) that the first K results of that
   list cover. The task averages it over K = 3..20.
+* Task F1 (SemEval-2013 Task 11's "F1"): as Di Marco & Navigli (2013, Computational
+  Linguistics 39(3), section on evaluation measures) define it after Crabtree, Gao & Andreae
+  (2005): a cluster's precision is the share of its results in its majority subtopic; a
+  subtopic's recall is the share of its results lying in clusters whose majority subtopic it
+  is; P and R are the means over clusters and over subtopics, F1 = 2PR / (P + R). Written from
+  that description (the task's scorer source was not available here); it reproduces the
+  defining property of the task's baseline rows: singletons score 100.
+* S-precision@r (Zhai, Cohen & Lafferty 2003): the smallest K at which an optimal ranking
+  reaches subtopic recall r, divided by the smallest K at which the system's ranking does (0
+  when it never does); the optimal ranking is approximated greedily (each next result covers
+  the most subtopics not yet covered), as is usual since the exact one is set cover.
+* Label defects: a label is a noun phrase without defects when no word at its edge is a stop
+  word, a number or a word starting with a digit, a month or weekday, a lower-case -ing/-ed
+  form or a by-line word, and no reporting verb ("said", "says", "told") is anywhere in it.
 * Label quality: for each gold subtopic, its best-matching cluster (most shared results; ties:
   the earlier cluster) among the labelled ones; the subtopic counts as hit when that cluster's
   label shares a word with the subtopic's title (words of the query itself do not count, since
@@ -52,12 +66,15 @@ __all__ = [
     "clustering_f1",
     "flatten_round_robin",
     "jaccard_index",
+    "label_defects",
     "label_hit",
     "label_words",
     "mean_s_recall",
     "pair_counts",
     "rand_index",
+    "s_precision_at_r",
     "s_recall_at_k",
+    "task_f1",
 ]
 
 Clustering = Sequence[Sequence[Hashable]]
@@ -238,3 +255,107 @@ def best_cluster(members: Collection[Hashable], clustering: Clustering) -> int |
         if shared > best_shared:
             best, best_shared = c, shared
     return best
+
+
+def task_f1(clustering: Clustering, gold: Gold) -> float:
+    """SemEval-2013 Task 11's F1 (Di Marco & Navigli 2013; Crabtree et al. 2005): see above."""
+    system, truth = _assignments(clustering, gold)
+    if not truth:
+        return 1.0
+    joint = Counter(zip(system, truth, strict=True))
+    cluster_size = Counter(system)
+    majority: dict[int, tuple[Hashable, int]] = {}
+    for (c, g), shared in sorted(joint.items(), key=lambda kv: (kv[0][0], -kv[1], str(kv[0][1]))):
+        majority.setdefault(c, (g, shared))
+    precision = sum(shared / cluster_size[c] for c, (_g, shared) in majority.items()) / len(
+        majority
+    )
+    covered: Counter[Hashable] = Counter()
+    for _c, (g, shared) in majority.items():
+        covered[g] += shared
+    subtopic_size = Counter(truth)
+    recall = sum(covered[g] / size for g, size in subtopic_size.items()) / len(subtopic_size)
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+def _first_rank_reaching(ranking: Sequence[Hashable], gold: Gold, wanted: int) -> int | None:
+    covered: set[Hashable] = set()
+    for k, doc in enumerate(ranking, start=1):
+        covered.update(gold.get(doc, ()))
+        if len(covered) >= wanted:
+            return k
+    return None
+
+
+def s_precision_at_r(ranking: Sequence[Hashable], gold: Gold, r: float) -> float:
+    """S-precision at subtopic recall ``r`` (0 < r <= 1), greedy optimum (see above)."""
+    subtopics = {s for subs in gold.values() for s in subs}
+    if not subtopics:
+        return 1.0
+    wanted = max(1, -(-round(r * len(subtopics) * 1000) // 1000))  # ceil without float fuzz
+    remaining = {doc: set(subs) for doc, subs in gold.items() if subs}
+    optimal: list[Hashable] = []
+    covered: set[Hashable] = set()
+    while remaining and len(covered) < wanted:
+        doc = max(remaining, key=lambda d: (len(remaining[d] - covered), -len(optimal)))
+        covered |= remaining.pop(doc)
+        optimal.append(doc)
+    best = len(optimal)
+    got = _first_rank_reaching(ranking, gold, wanted)
+    return 0.0 if got is None else best / got
+
+
+_DATE_WORDS = frozenset(
+    [
+        "january",
+        "february",
+        "march",
+        "april",
+        "may",
+        "june",
+        "july",
+        "august",
+        "september",
+        "october",
+        "november",
+        "december",
+        "monday",
+        "tuesday",
+        "wednesday",
+        "thursday",
+        "friday",
+        "saturday",
+        "sunday",
+        "today",
+        "yesterday",
+    ]
+)
+_BYLINE_WORDS = frozenset(
+    ["reuters", "ap", "afp", "upi", "staff", "correspondent", "reporter", "by"]
+)
+_REPORTING = frozenset(["said", "says", "say", "told", "tells"])
+
+
+def label_defects(label: str) -> list[str]:
+    """The defects of a topic label (empty: a clean noun-phrase-like label); see above."""
+    words = label.split()
+    if not words:
+        return ["empty"]
+    found: list[str] = []
+    for where, word in (("start", words[0]), ("end", words[-1])):
+        w = word.lower().strip(".,;:'\"()")
+        if w.endswith("'s"):
+            w = w[:-2]
+        if w in ENGLISH_STOP_WORDS:
+            found.append(f"stop word at {where}")
+        if w[:1].isdigit():
+            found.append(f"number at {where}")
+        if w in _DATE_WORDS:
+            found.append(f"date at {where}")
+        if w in _BYLINE_WORDS:
+            found.append(f"by-line at {where}")
+        if word.islower() and len(w) > 5 and (w.endswith("ing") or w.endswith("ed")):
+            found.append(f"verb form at {where}")
+    if any(w.lower() in _REPORTING for w in words):
+        found.append("reporting verb")
+    return found

@@ -92,6 +92,20 @@ def result_lists(
     return out
 
 
+def corpus_sample(docs: list[tuple[str, str, str]]) -> object:
+    """The background the app would use for this corpus (selectors.topic_background): every
+    stride-th document, at most SAMPLE_DOCUMENTS of them."""
+    # Function-local: only the background needs Django set up (the selector's module imports
+    # the models); --no-background runs without it.
+    import django
+
+    django.setup()
+    from searchapp.selectors.topic_background import SAMPLE_DOCUMENTS, word_shares
+
+    stride = max(1, -(-len(docs) // SAMPLE_DOCUMENTS))
+    return word_shares(((t, x) for _, t, x in docs[::stride])).share
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     # Nearest rank, so p95 of 100 timings is the 95th, not an interpolation.
@@ -119,6 +133,11 @@ def main() -> None:
     parser.add_argument("--cpu", type=int, help="pin to this CPU (default: the first allowed)")
     parser.add_argument("--snippet-words", type=int, default=40)
     parser.add_argument("--knob", action="append", default=[], help="NAME=VALUE for topic_clusters")
+    parser.add_argument(
+        "--no-background",
+        action="store_true",
+        help="no background corpus (default: a sample of the corpus, as the app takes it)",
+    )
     args = parser.parse_args()
 
     if hasattr(os, "sched_setaffinity"):
@@ -128,12 +147,16 @@ def main() -> None:
         cpu = -1
     from searchapp.topics import TopicDoc, topic_clusters
 
-    knobs = dict(_knob(k) for k in args.knob)
+    knobs: dict[str, object] = dict(_knob(k) for k in args.knob)
     docs = load_docs(args.source, args.data, args.snippet_words)
+    if not args.no_background:
+        knobs["background"] = corpus_sample(docs)
     print(
         f"# topic_clusters timing: {args.source} ({len(docs)} documents), CPU {cpu} only, "
         f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, "
-        f"load average {os.getloadavg()[0]:.2f}, knobs {knobs or 'defaults'}"
+        f"load average {os.getloadavg()[0]:.2f}, knobs {knobs or 'defaults'}".replace(
+            str(knobs.get("background")), "corpus sample"
+        )
     )
     print()
     print(

@@ -1,18 +1,21 @@
 """Quality of searchapp.topics.topic_clusters on result-clustering collections with gold subtopics.
 
     .venv/bin/python bench/topics_semeval.py --data PATH [--data PATH ...] [--knob NAME=VALUE ...]
-        [--versus NAME=VALUE ...] [--other-as-singletons] [--show N] [--json OUT]
+        [--versus NAME=VALUE ...] [--other-as-singletons] [--no-background] [--show N]
+        [--json OUT]
 
 For every query of a collection, the query's results (title + snippet, in the engine's rank
 order, HTML tags of the snippets removed) go through ``topic_clusters`` with the query as
 ``query`` and ``seed=0``; the topics (the "Other topics" bucket included, as one cluster, the way
 the facet shows it — or as singletons with ``--other-as-singletons``) are scored against the gold
 subtopics with bench/topic_metrics.py (its docstring has the exact definitions): Rand Index,
-Adjusted Rand Index, Jaccard Index, F1, S-recall@K averaged over K = 3..20 (and at 5 and 10) of
-the round-robin ranking the clusters imply, the average number of clusters, and label quality
-(the share of gold subtopics whose best-matching labelled cluster's label contains a word of the
-subtopic's title). Every figure is a mean over queries, as in SemEval-2013 Task 11. The two
-trivial baselines (all results in one cluster; every result alone) are scored the same way.
+Adjusted Rand Index, Jaccard Index, the task's F1 and the clustering F-measure, S-recall@K
+averaged over K = 3..20 (and at 5 and 10) and S-precision at recall 0.5..0.9 of the round-robin
+ranking the clusters imply, the average number of clusters, and label quality (the share of gold
+subtopics whose best-matching labelled cluster's label contains a word of the subtopic's title;
+the share of labels without defects, ``label_defects``). Every figure is a mean over queries,
+as in SemEval-2013 Task 11. The two trivial baselines (all results in one cluster; every result
+alone) are scored the same way.
 With ``--versus`` the same queries are also clustered with some knobs changed, and the paired
 difference of ARI, F1 and S-recall is printed with its 95% interval (what a tuning step needs:
 the interval of one mean over 44 queries is several points wide).
@@ -35,17 +38,19 @@ it, optionally with a revision and a folder inside it: ``GITDIR@REV:SUBDIR`` (re
 * ODP-TR30 (Turkish, 30 Open Directory topics x ~100 documents, 264 subtopics; the layout of
   ODP-239): GitHub ``faraday/odp-tr30``, licence CC BY-SA 3.0 (Calli, 2010). Clone it, or use
   the search tool's ``fetch github:faraday/odp-tr30`` and pass the printed git directory.
-* SemEval-2013 Task 11 (100 ambiguous queries x 64 Google results; Navigli & Vannella 2013) and
-  MORESQUE (Di Marco & Navigli 2013) come in the same layout with the task's evaluator (CC
-  BY-NC-SA 3.0, from the task site / lcl.uniroma1.it); ODP-239 (Carpineto & Romano 2009) uses
-  ``docs.txt``. No public GitHub copy of them could be found for this benchmark; pass their
-  folder with ``--data`` once obtained.
+* SemEval-2013 Task 11 (100 ambiguous queries x 64 Google results; Navigli & Vannella 2013,
+  CC BY-NC-SA 3.0, research use) is in the shared corpora, in the task's release layout:
+  ``--data ../shared/data/semeval2013_task11``. It is the test set: tune on the others.
+
+Background corpus: by default every query's results are clustered with ``background`` = each
+word's share of all the collection's results (``collection_background``), standing in for the
+app's index, which holds every query's results too; ``--no-background`` leaves it out.
 
 Published figures: the participants' figures of SemEval-2013 Task 11 (Navigli & Vannella 2013,
-the results tables) could not be retrieved from a citable stored copy when this was written, so
-no published row is printed; add them to ``PUBLISHED`` with their source when they are. Note that
-the F1 here is the clustering F-measure (see bench/topic_metrics.py), which may differ from the
-task scorer's F1.
+the results tables) could not be read from a stored copy (only the pages' openings are
+retrievable here), so no published row is printed; add them to ``PUBLISHED`` with their source
+when they are. "F1 (task)" is the task's F1 as Di Marco & Navigli (2013) define it, "F-measure"
+the clustering F-measure (bench/topic_metrics.py has both definitions).
 """
 
 from __future__ import annotations
@@ -64,6 +69,8 @@ from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
@@ -71,6 +78,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import topic_metrics as tm  # noqa: E402
 
 K_RANGE = range(3, 21)
+S_PREC_R = (0.5, 0.6, 0.7, 0.8, 0.9)
 
 # Published rows per collection name: {system: {measure: value}} with a "source" entry each.
 # Left empty on purpose: see the module docstring.
@@ -176,6 +184,10 @@ class Scores:
     ari: list[float] = field(default_factory=list)
     ji: list[float] = field(default_factory=list)
     f1: list[float] = field(default_factory=list)
+    task_f1: list[float] = field(default_factory=list)
+    sprec: list[float] = field(default_factory=list)
+    clean_labels: int = 0
+    all_labels: int = 0
     srec: list[float] = field(default_factory=list)
     srec5: list[float] = field(default_factory=list)
     srec10: list[float] = field(default_factory=list)
@@ -190,7 +202,9 @@ class Scores:
         self.ari.append(tm.adjusted_rand_index(clustering, gold))
         self.ji.append(tm.jaccard_index(clustering, gold))
         self.f1.append(tm.clustering_f1(clustering, gold))
+        self.task_f1.append(tm.task_f1(clustering, gold))
         ranking = tm.flatten_round_robin(clustering)
+        self.sprec.append(statistics.fmean(tm.s_precision_at_r(ranking, gold, r) for r in S_PREC_R))
         self.srec.append(tm.mean_s_recall(ranking, gold, K_RANGE))
         self.srec5.append(tm.s_recall_at_k(ranking, gold, 5))
         self.srec10.append(tm.s_recall_at_k(ranking, gold, 10))
@@ -205,7 +219,9 @@ class Scores:
             "RI": pct(self.ri),
             "ARI": pct(self.ari),
             "JI": pct(self.ji),
-            "F1": pct(self.f1),
+            "F1 (task)": pct(self.task_f1),
+            "F-measure": pct(self.f1),
+            "S-prec r.5-.9": pct(self.sprec),
             "S-rec K3-20": pct(self.srec),
             "S-rec@5": pct(self.srec5),
             "S-rec@10": pct(self.srec10),
@@ -213,6 +229,8 @@ class Scores:
         }
         if self.label_total:
             out["labels"] = 100 * self.label_hits / self.label_total
+        if self.all_labels:
+            out["clean labels"] = 100 * self.clean_labels / self.all_labels
         if self.ms:
             out["ms p50"] = statistics.median(self.ms)
         return out
@@ -231,12 +249,34 @@ def _knob(text: str) -> tuple[str, int | float | str]:
     return name.strip(), value
 
 
+def collection_background(queries: list[Query]) -> Callable[[Sequence[str]], object]:
+    """Each word's share of all the collection's results (title + snippet, lower case): the
+    background corpus of the benchmark, standing in for the app's index (which holds the
+    results of every query too). Add-one smoothed: an unseen word has 1 / (n + 1)."""
+    # Imported here: importing searchapp configures Django, which evaluate() prepares first.
+    from searchapp import topic_words
+
+    counts: dict[str, int] = defaultdict(int)
+    n = 0
+    for q in queries:
+        for _rid, title, snippet in q.results:
+            n += 1
+            for w in {w.lower() for w in topic_words.split_words(f"{title} {snippet}")[0]}:
+                counts[w] += 1
+
+    def share(words: Sequence[str]) -> object:
+        return np.array([(1 + counts.get(w, 0)) / (n + 1) for w in words])
+
+    return share
+
+
 def evaluate(
     queries: list[Query],
     knobs: dict[str, int | float | str],
     *,
     other_as_singletons: bool,
     show: int,
+    background: bool = True,
 ) -> tuple[list[dict[str, str | float]], list[dict[str, object]]]:
     # Importing searchapp.topics imports the searchapp package, which configures Django and Celery.
     os.environ.setdefault("DEBUG", "1")
@@ -244,6 +284,8 @@ def evaluate(
     from searchapp.topics import TopicDoc, topic_clusters
 
     ours, one, alone = Scores(), Scores(), Scores()
+    if background:
+        knobs = knobs | {"background": collection_background(queries)}  # type: ignore[assignment]
     details: list[dict[str, object]] = []
     for n, q in enumerate(queries):
         docs = [TopicDoc(id=rid, title=title, text=snippet) for rid, title, snippet in q.results]
@@ -260,6 +302,8 @@ def evaluate(
                 clustering.append(members)
             if not getattr(t, "other", False):
                 labelled.append((t.label, members))
+                ours.all_labels += 1
+                ours.clean_labels += not tm.label_defects(t.label)
         ours.add(clustering, q, len(topics))
         # Label quality: the best-matching labelled cluster of each gold subtopic.
         by_subtopic: dict[str, list[str]] = defaultdict(list)
@@ -282,7 +326,7 @@ def evaluate(
             {
                 "query": q.text,
                 "ARI": ours.ari[-1],
-                "F1": ours.f1[-1],
+                "F1": ours.task_f1[-1],
                 "S-rec K3-20": ours.srec[-1],
                 "topics": [(t.label, t.size) for t in topics],
                 "subtopics": {
@@ -298,7 +342,7 @@ def evaluate(
                 print(f"   gold {q.subtopic_titles.get(s, s)!r} ({len(m)}) -> {hits[s]!r}")
     rows = [ours.row("topic_clusters (ours)"), one.row("all in one"), alone.row("singletons")]
     # How far a change must move the mean before it is more than query-to-query noise.
-    for measure, values in (("ARI", ours.ari), ("F1", ours.f1), ("S-rec K3-20", ours.srec)):
+    for measure, values in (("ARI", ours.ari), ("F1", ours.task_f1), ("S-rec K3-20", ours.srec)):
         half = 1.96 * statistics.stdev(values) / len(values) ** 0.5 if len(values) > 1 else 0.0
         rows[0][f"{measure} ±95%"] = 100 * half
     return rows, details
@@ -309,12 +353,15 @@ COLUMNS = [
     "RI",
     "ARI",
     "JI",
-    "F1",
+    "F1 (task)",
+    "F-measure",
     "S-rec K3-20",
     "S-rec@5",
     "S-rec@10",
+    "S-prec r.5-.9",
     "clusters",
     "labels",
+    "clean labels",
     "ms p50",
 ]
 
@@ -343,6 +390,11 @@ def main() -> None:
     parser.add_argument("--name", action="append", default=[], help="a name per --data")
     parser.add_argument("--knob", action="append", default=[], help="NAME=VALUE for topic_clusters")
     parser.add_argument("--other-as-singletons", action="store_true")
+    parser.add_argument(
+        "--no-background",
+        action="store_true",
+        help="no background corpus (default: the whole collection, as the app's index)",
+    )
     parser.add_argument("--show", type=int, default=0, help="print labels of the first N queries")
     parser.add_argument("--json", type=Path, help="write rows and per-query topics here")
     parser.add_argument(
@@ -358,7 +410,11 @@ def main() -> None:
         name = args.name[i] if i < len(args.name) else data
         queries = load_collection(data)
         rows, details = evaluate(
-            queries, knobs, other_as_singletons=args.other_as_singletons, show=args.show
+            queries,
+            knobs,
+            other_as_singletons=args.other_as_singletons,
+            show=args.show,
+            background=not args.no_background,
         )
         published = PUBLISHED.get(name, [])
         print()
@@ -377,7 +433,11 @@ def main() -> None:
         if args.versus:
             other = knobs | dict(_knob(k) for k in args.versus)
             _, other_details = evaluate(
-                queries, other, other_as_singletons=args.other_as_singletons, show=0
+                queries,
+                other,
+                other_as_singletons=args.other_as_singletons,
+                show=0,
+                background=not args.no_background,
             )
             print(f"\nversus {other} (paired over queries, other minus defaults given):")
             for m in ("ARI", "F1", "S-rec K3-20"):

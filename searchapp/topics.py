@@ -17,52 +17,60 @@ vocabulary, and reading them in order is how the method is reviewed. The method:
 2. Features: TF-IDF weighted words (a light plural stem; with ``word_pairs`` also pairs of
    consecutive content words within a fragment, which measured worse on both collections: the
    phrases matter for labels, not for grouping snippets); sublinear term frequency,
-   L2-normalised rows.
-3. Clustering: k-means (k-means++ seeding from ``seed``) with ``max_topics`` clusters on the LSA
-   projection of those rows (randomized truncated SVD to about sqrt(n) dimensions, rows
-   normalised again: cosine geometry); then the two clusters whose centred centroids are most
-   alike are joined while that similarity is at least ``merge_threshold`` — how many topics a
-   list has is decided there, not fixed.
+   L2-normalised rows. With a ``background`` corpus (the app's stored documents,
+   ``selectors.topic_background``) a word's IDF is the corpus's, not the list's: what is rare in
+   general separates the senses of a query (+5.3 ARI on AMBIENT).
+3. Clustering: normalised spectral clustering of the rows' cosine graph with ``max_topics``
+   eigenvectors, computed as one truncated SVD (``searchapp.topic_spectral``), k-means on the
+   embedding (k-means++ seeding from ``seed``); then the two clusters whose centred TF-IDF
+   centroids are most alike are joined while that similarity is at least ``merge_threshold`` —
+   how many topics a list has is decided there (and, for a short list, by the eigengap first).
 4. Labels: candidate phrases are 1..``max_phrase_words`` words found in the results, inside one
-   fragment, starting and ending with a content word, not made of query words only. Each
+   fragment, noun-phrase-like by ``searchapp.topic_labels`` (no verb form, number, date,
+   by-line or stop word at an edge, no stop word inside but a name's "of", "and"...), not made
+   of query words only, and with a background not made of words the whole corpus shares. Each
    cluster takes the phrase that best separates it from the rest — the share of the cluster's
    documents containing it x the share of its documents inside the cluster, with a mild
    preference for longer phrases (STC's "phrases over words") — shown in its most frequent
-   original spelling. Larger clusters choose first; no label is used twice.
+   original spelling. Larger clusters choose first; no label is used twice. With ``subtopics``
+   a large topic is split again the same way (``Topic.children``).
 5. Clusters smaller than ``min_size``, or without any phrase shared by ``min_label_df`` of their
    documents, go to "Other topics", always last.
 
 Defaults were chosen by measurement on AMBIENT (44 ambiguous queries x 100 web results) and
-ODP-TR30 with bench/topics_semeval.py, using its paired comparison of a knob change on the same
-queries (one mean over 44 queries is about ±6 ARI points wide); BENCHMARKS.md has the figures.
+ODP-TR30 with bench/topics_semeval.py (SemEval-2013 Task 11 is the test set, run rarely),
+using its paired comparison of a knob change on the same queries (one mean over 44 queries is
+about ±6 ARI points wide); BENCHMARKS.md has the figures.
 
 Everything after tokenising is numpy over the whole stream (n-gram keys are rolling 64-bit
 hashes of word ids), which is what keeps 1,000 hits within the time budget (bench/).
 
 References: Osiński & Weiss, "A concept-driven algorithm for clustering search results" (Lingo,
 2005); Zamir & Etzioni, "Web document clustering: a feasibility demonstration" (STC, 1998);
-Navigli & Vannella, SemEval-2013 Task 11 (the collection the issue names: its data could not be
-obtained here, so it is not measured; BENCHMARKS.md).
+Ng, Jordan & Weiss, "On spectral clustering: analysis and an algorithm" (2002); Navigli &
+Vannella, SemEval-2013 Task 11 (measured in BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
-import warnings
 from collections import Counter
-from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Hashable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import sparse
-from sklearn.cluster import KMeans
-from sklearn.exceptions import ConvergenceWarning
 from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
-from sklearn.utils.extmath import randomized_svd
 from threadpoolctl import ThreadpoolController
 
-from searchapp import topic_words
+from searchapp import topic_labels, topic_words
+from searchapp.topic_spectral import spectral_clusters
 
-__all__ = ["OTHER_LABEL", "STOP_WORDS", "Topic", "TopicDoc", "topic_clusters"]
+__all__ = ["OTHER_LABEL", "STOP_WORDS", "Background", "Topic", "TopicDoc", "topic_clusters"]
+
+# Per word (lower case), the share of a background corpus's documents holding it (0 < share <= 1,
+# smoothed by the caller so an unseen word is not 0): the app's own index, or in the benchmark
+# the whole collection.
+Background = Callable[[Sequence[str]], np.ndarray]
 
 OTHER_LABEL = "Other topics"
 
@@ -101,10 +109,14 @@ class Topic:
     member_ids: tuple[Hashable, ...]
     size: int
     other: bool = False  # the "Other topics" bucket (always the last topic)
+    # Sub-topics of a large topic (``topic_clusters(subtopics=True)``), the same way ordered;
+    # empty when not asked for or when the topic does not split.
+    children: tuple[Topic, ...] = ()
 
 
 @dataclass(frozen=True)
 class _Stream:
+    words: list[str]  # the distinct lower-cased words (index 0: the boundary)
     tokens: np.ndarray  # int64 word ids, _BOUNDARY between fragments and documents
     doc: np.ndarray  # int64 document index of each token
     originals: list[str]  # the token as written (for labels' spelling)
@@ -114,8 +126,10 @@ class _Stream:
     content: np.ndarray  # bool per token: may carry a label (not a stop word of its document's
     # language either)
     query: np.ndarray  # bool per word id: a word of the query
+    # bool per word id: a form of a query word ("beagles", "cain's"): never a label alone (as
+    # a feature it stays: taking it out cost 1.1 ARI on AMBIENT, within noise but not better)
+    query_like: np.ndarray
     stem: np.ndarray  # int64 per word id: the id of its stem (plural folded)
-    verbal: np.ndarray  # bool per word id: looks like a verb form ("providing", "used")
     leading: np.ndarray  # bool per token: may start a label (content words and LEADING_WORDS)
 
 
@@ -128,14 +142,8 @@ def _stem(word: str) -> str:
     return word
 
 
-def _verbal(word: str) -> bool:
-    # English -ing and -ed forms; a phrase that starts or ends with one ("used on the vehicles",
-    # "uptake by providing") reads as a torn-out clause, not a name.
-    if len(word) > 5 and word.endswith("ing"):
-        return True
-    if not word.isascii() and word.endswith(topic_words.VERB_ENDINGS):
-        return True  # the same for Turkish finite verbs (topic_words.VERB_ENDINGS)
-    return len(word) > 4 and word.endswith("ed") and not word.endswith("eed")
+def _query_form(word: str) -> str:
+    return _stem(word.removesuffix("'s"))
 
 
 def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _Stream:
@@ -169,6 +177,7 @@ def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _St
     tokens = remap[tokens]
     words = ["", *words]
     query_words = {w.lower() for w in topic_words.split_words(query)[0]}
+    query_forms = {_query_form(w) for w in query_words}
     # Document index per token (the leading boundary counts as the first document's).
     lengths[0] += 1
     doc = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
@@ -181,11 +190,13 @@ def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _St
         english=STOP_WORDS,
         leading_words=LEADING_WORDS,
     )
+    # "Beagles" and "Cain's" are the query "beagle", "cain" too: never a label alone.
     is_query = np.array([w in query_words for w in words])
+    query_like = np.array([_query_form(w) in query_forms for w in words])
     stems: dict[str, int] = {}
     stem = np.array([stems.setdefault(_stem(w), len(stems)) for w in words], dtype=np.int64)
-    verbal = np.array([_verbal(w) for w in words])
     return _Stream(
+        words=words,
         tokens=tokens,
         doc=doc,
         originals=originals,
@@ -193,8 +204,8 @@ def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _St
         feature=feature,
         content=content,
         query=is_query,
+        query_like=query_like,
         stem=stem,
-        verbal=verbal,
         leading=leading,
     )
 
@@ -213,9 +224,16 @@ def _incidence(
 
 
 def _features(
-    stream: _Stream, n_docs: int, *, min_df: int, max_df: float, word_pairs: bool
+    stream: _Stream,
+    n_docs: int,
+    *,
+    min_df: int,
+    max_df: float,
+    word_pairs: bool,
+    background: Background | None,
 ) -> sparse.csr_matrix:
-    """Sublinear TF-IDF rows (L2-normalised) over content stems and consecutive stem pairs."""
+    """Sublinear TF-IDF rows (L2-normalised) over content stems and consecutive stem pairs;
+    with ``background``, a stem's IDF is that of the background corpus (pairs keep the list's)."""
     tokens, doc = stream.tokens, stream.doc
     # Drop stop words (keeping boundaries) so "bank of america" pairs "bank" with "america".
     keep = stream.feature | (tokens == _BOUNDARY)
@@ -243,11 +261,28 @@ def _features(
     sel = usable[pairs[1]]
     rows, cols = pairs[0][sel], new_column[pairs[1][sel]]
     idf = np.log((1.0 + n_docs) / (1.0 + df[usable])) + 1.0
+    if background is not None:
+        idf = _background_idf(stream, keys[usable], n_stems, idf, background)
     values = (1.0 + np.log(counts[sel])) * idf[cols]
     matrix = sparse.csr_matrix((values, (rows, cols)), shape=(n_docs, int(usable.sum())))
     norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
     norms[norms == 0] = 1.0
     return sparse.csr_matrix(sparse.diags(1.0 / norms) @ matrix)
+
+
+def _background_idf(
+    stream: _Stream, keys: np.ndarray, n_stems: int, idf: np.ndarray, background: Background
+) -> np.ndarray:
+    # What separates the senses of a query is how rare a word is in general, not in the list:
+    # in a list about "jaguar", "cat" is in a third of the results but rare in the corpus, and
+    # "price" the reverse. A stem's share is the sum of its words' (plural folded).
+    share = np.asarray(background(stream.words), dtype=float)
+    by_stem = np.zeros(n_stems)
+    np.add.at(by_stem, stream.stem, share)
+    unigram = keys < n_stems
+    out = idf.copy()
+    out[unigram] = -np.log(np.clip(by_stem[keys[unigram]], 1e-9, 1.0))
+    return out
 
 
 @dataclass(frozen=True)
@@ -260,12 +295,30 @@ class _Phrases:
     occurrence_column: np.ndarray  # the phrase of every occurrence (-1: not a candidate)
 
 
+def _defects(stream: _Stream) -> tuple[np.ndarray, np.ndarray]:
+    """Per token: may it not start or end a label; does it spoil a label it is inside
+    (``searchapp.topic_labels``)."""
+    tokens, words = stream.tokens, stream.words
+    edge = topic_labels.edge_words(words)[tokens]
+    verbal = np.flatnonzero(topic_labels.verbal_words(words)[tokens])
+    # Only -ing/-ed words need their spelling looked at: in capitals they are names.
+    lowered = np.array([stream.originals[i].islower() for i in verbal.tolist()], dtype=bool)
+    edge[verbal[lowered]] = True
+    inner_ok = topic_labels.inner_words(words)[tokens]
+    inner = (~stream.content & ~inner_ok) | topic_labels.reporting_words(words)[tokens]
+    # An article inside only after a name's function word ("Lord of the Rings"), never after
+    # a verb ("chairs the planning committee").
+    after_inner = np.concatenate([[False], inner_ok[:-1]])
+    inner |= topic_labels.article_words(words)[tokens] & ~after_inner
+    return edge, inner
+
+
 def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _Phrases:
     tokens, doc = stream.tokens, stream.doc
     n = len(tokens)
     content = stream.content
     leading = stream.leading
-    topical = content & ~stream.query[tokens]
+    topical = content & ~stream.query_like[tokens]
     bound_before = np.concatenate([[0], np.cumsum(tokens == _BOUNDARY)])
     topical_before = np.concatenate([[0], np.cumsum(topical)])
     # Overlapping bigrams (Chinese, Japanese kanji, Thai, Korean) count half a word each after
@@ -273,6 +326,8 @@ def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _P
     overlap = np.zeros(n, dtype=bool)
     overlap[[p for p, g in stream.glue.items() if g == topic_words.GLUE_OVERLAP]] = True
     overlap_before = np.concatenate([[0], np.cumsum(overlap)])
+    edge_bad, inner_bad = _defects(stream)
+    inner_before = np.concatenate([[0], np.cumsum(inner_bad)])
     all_keys, all_docs, all_starts, all_lengths, all_words = [], [], [], [], []
     key = np.zeros(n, dtype=np.uint64)
     with np.errstate(over="ignore"):
@@ -286,12 +341,15 @@ def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _P
             words = length - 0.5 * (overlap_before[ends] - overlap_before[starts + 1])
             valid = (
                 (words <= max_words)
-                &
-                leading[:m]
+                & leading[:m]
                 & content[length - 1 :]
                 & (bound_before[ends] == bound_before[starts])
                 & (topical_before[ends] > topical_before[starts])
+                & ~edge_bad[:m]
+                & ~edge_bad[length - 1 :]
             )
+            if length > 2:  # nothing but a name's function words inside
+                valid &= inner_before[ends - 1] == inner_before[starts + 1]
             all_keys.append(key[valid] + np.uint64(length))  # lengths never share a key
             all_docs.append(doc[:m][valid])
             all_starts.append(starts[valid])
@@ -333,66 +391,6 @@ def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _P
     )
 
 
-def _merge(
-    reduced: np.ndarray, assignment: np.ndarray, k: int, threshold: float, centering: float
-) -> np.ndarray:
-    """Join the two clusters with the most similar centroids while their cosine similarity
-    is at least ``threshold`` (k-means is run with the largest k allowed: this finds how many
-    topics the results actually have, as average-linkage on the k centroids)."""
-    labels = assignment.copy()
-    # Centred: what all the results share (the query's own vocabulary) says nothing about how
-    # two clusters differ, and would make every pair of large clusters look alike.
-    centred = reduced - centering * reduced.mean(axis=0)
-    sums = np.zeros((k, reduced.shape[1]))
-    np.add.at(sums, labels, centred)
-    alive = np.bincount(labels, minlength=k) > 0
-    while alive.sum() > 1:
-        norms = np.linalg.norm(sums, axis=1)
-        norms[norms == 0] = 1.0
-        unit = sums / norms[:, None]
-        similarity = unit @ unit.T
-        similarity[~alive, :] = -np.inf
-        similarity[:, ~alive] = -np.inf
-        np.fill_diagonal(similarity, -np.inf)
-        a, b = np.unravel_index(int(np.argmax(similarity)), similarity.shape)
-        if similarity[a, b] < threshold:
-            break
-        keep, drop = min(a, b), max(a, b)
-        labels[labels == drop] = keep
-        sums[keep] += sums[drop]
-        sums[drop] = 0.0
-        alive[drop] = False
-    return labels
-
-
-def _cluster(
-    matrix: sparse.csr_matrix,
-    k: int,
-    *,
-    n_components: int,
-    seed: int,
-    merge_threshold: float,
-    merge_centering: float,
-    n_init: int,
-) -> np.ndarray:
-    n, d = matrix.shape
-    dims = min(n_components, n - 1, d)
-    if dims >= 2:
-        u, s, _ = randomized_svd(matrix, n_components=dims, n_iter=2, random_state=seed)
-        reduced = u * s
-    else:
-        reduced = matrix.toarray()
-    norms = np.linalg.norm(reduced, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    reduced = reduced / norms
-    model = KMeans(n_clusters=k, n_init=n_init, random_state=seed, max_iter=100)
-    with warnings.catch_warnings():
-        # Copies among the results make fewer distinct points than k: fine, merged below.
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        assignment = np.asarray(model.fit_predict(reduced))
-    return _merge(reduced, assignment, k, merge_threshold, merge_centering)
-
-
 def _spelling(stream: _Stream, phrases: _Phrases, column: int) -> str:
     """The phrase as most often written; ties go to capitals (a name), then sorted."""
     length = int(phrases.length[column])
@@ -418,16 +416,26 @@ def _shouting(text: str) -> bool:
     return text.isupper() and any(len(w) > 4 for w in text.split(" "))
 
 
+def _corpus_wide(
+    stream: _Stream, phrases: _Phrases, background: Background, max_share: float
+) -> np.ndarray:
+    """Per phrase: is every one of its content words, or its first or last word, common to
+    the whole background corpus (in more than ``max_share`` of it: "pct", "Reuters")?"""
+    common = np.asarray(background(stream.words), dtype=float) > max_share
+    common_tok = common[stream.tokens] | ~stream.content | stream.query_like[stream.tokens]
+    before = np.concatenate([[0], np.cumsum(~common_tok)])
+    ends = phrases.first + phrases.length
+    last = ends - 1
+    edge = common[stream.tokens[phrases.first]] | common[stream.tokens[last]]
+    return edge | (before[ends] == before[phrases.first])
+
+
 def _labels(
     stream: _Stream,
     phrases: _Phrases,
     assignment: np.ndarray,
     clusters: list[int],
-    *,
-    min_label_df: int,
-    length_bonus: float,
-    max_label_share: float,
-    verb_penalty: float,
+    kn: _Knobs,
 ) -> dict[int, str | None]:
     if not clusters or phrases.incidence.shape[1] == 0:
         return dict.fromkeys(clusters)
@@ -444,21 +452,14 @@ def _labels(
     sizes = np.asarray(indicator.sum(axis=1)).ravel()
     coverage = inside / np.maximum(sizes, 1)[:, None]
     precision = inside / np.maximum(df, 1)[None, :]
-    score = coverage * precision * (1.0 + length_bonus * (phrases.words - 1))[None, :]
-    last = phrases.first + phrases.length - 1
-    # Lower case only: "Wedding Planner" or "Reading Festival" are names.
-    torn = (
-        stream.verbal[stream.tokens[phrases.first]]
-        & np.array([stream.originals[i].islower() for i in phrases.first], dtype=bool)
-    ) | (
-        stream.verbal[stream.tokens[last]]
-        & np.array([stream.originals[i].islower() for i in last], dtype=bool)
-    )
-    score = score * np.where(torn, verb_penalty, 1.0)[None, :]
+    score = coverage * precision * (1.0 + kn.length_bonus * (phrases.words - 1))[None, :]
     # A label must be shared (min_label_df documents, or all of a smaller cluster) and must
     # not describe nearly everything (a phrase in 90% of the results names no topic).
-    enough = inside >= np.minimum(min_label_df, sizes)[:, None]
-    score = np.where(enough & (df <= max_label_share * n)[None, :], score, -1.0)
+    enough = inside >= np.minimum(kn.min_label_df, sizes)[:, None]
+    allowed = df <= kn.max_label_share * n
+    if kn.background is not None:
+        allowed &= ~_corpus_wide(stream, phrases, kn.background, kn.max_background_share)
+    score = np.where(enough & allowed[None, :], score, -1.0)
     chosen: dict[int, str | None] = {}
     used: set[str] = set()
     for i in sorted(range(len(clusters)), key=lambda i: (-sizes[i], clusters[i])):
@@ -468,7 +469,7 @@ def _labels(
             if score[i, column] < 0:
                 break
             spelled = _spelling(stream, phrases, int(column))
-            if spelled.lower() not in used:
+            if spelled.lower() not in used and not topic_labels.reads_as_clause(spelled):
                 label = spelled
                 break
         if label is not None:
@@ -500,19 +501,20 @@ def topic_clusters(
     min_size: int = 2,
     seed: int = 0,
     query: str = "",
-    n_components: int | None = None,
+    background: Background | None = None,
     min_df: int = 2,
     max_df: float = 0.9,
     title_weight: int = 2,
     max_phrase_words: int = 4,
     min_label_df: int = 2,
     length_bonus: float = 0.3,
-    merge_threshold: float = 0.05,
-    merge_centering: float = 1.0,
     max_label_share: float = 0.9,
+    max_background_share: float = 0.05,
     n_init: int | None = None,
-    verb_penalty: float = 0.5,
     word_pairs: bool = False,
+    merge_threshold: float = 0.1,
+    eigengap: bool | None = None,
+    subtopics: bool = False,
 ) -> list[Topic]:
     """Cluster ``docs`` into at most ``max_topics`` labelled topics plus "Other topics".
 
@@ -523,19 +525,23 @@ def topic_clusters(
     a label on their own and do not count as features (every result contains them). Same input
     and ``seed`` → the same topics.
 
-    Knobs: ``n_components`` the LSA dimension (default: the square root of the number of
-    results, 8 to 50 — few dimensions keep a hundred snippets' topics apart: on AMBIENT 10
-    dimensions gave +8.6 ARI over 30); ``min_df``/``max_df`` a feature's document
-    frequency bounds (a count, a share); ``title_weight`` how many times the title counts;
-    ``max_phrase_words`` the longest label; ``min_label_df`` how many of a cluster's documents
-    must contain its label; ``length_bonus`` the preference for longer phrases;
-    ``max_label_share`` the largest share of all the results a label may appear in;
-    ``word_pairs`` adds consecutive word pairs to the features; ``verb_penalty`` the factor on
-    a label's score when it starts or ends with a lower-case -ing/-ed word; ``n_init`` the
-    k-means restarts (default 10 up to 300 results, else 3); ``merge_threshold`` the centroid
-    cosine similarity at which two k-means clusters are joined (above 1: never), which decides
-    how many topics there are, and ``merge_centering`` how much of the mean of all the results
-    is taken off the centroids first (1: all of it).
+    ``background`` gives each word's share of a background corpus's documents (the app's own
+    index): features are then weighted by the background's IDF, and a label whose every word
+    is in more than ``max_background_share`` of the background (something the whole corpus
+    shares whatever the query: "pct", "Reuters") is never chosen.
+
+    Knobs: ``min_df``/``max_df`` a feature's document frequency bounds (a count, a share);
+    ``title_weight`` how many times the title counts; ``max_phrase_words`` the longest label;
+    ``min_label_df`` how many of a cluster's documents must contain its label;
+    ``length_bonus`` the preference for longer phrases; ``max_label_share`` the largest share
+    of all the results a label may appear in; ``word_pairs`` adds consecutive word pairs to the
+    features; ``n_init`` the k-means restarts (default 10 up to 300 results, else 3);
+    ``merge_threshold`` the cosine of two clusters' centred centroids at which they are joined
+    (above 1: never), which decides how many of the ``max_topics`` there are; ``eigengap``
+    whether the largest gap in the spectrum picks the number of clusters first (None: when
+    there are fewer than five results per possible topic); ``subtopics`` splits every topic
+    of at least ``SUBTOPIC_MIN`` results and a quarter of the list again (at most
+    ``SUBTOPIC_MAX`` sub-topics, the parent's words taken as the query), in ``Topic.children``.
     """
     if max_topics < 1:
         raise ValueError(f"max_topics must be at least 1, got {max_topics}")
@@ -547,87 +553,107 @@ def topic_clusters(
     if len(ids) < 2:
         return [_other(ids)] if ids else []
     with _one_thread():  # type: ignore[attr-defined]
-        return _topic_clusters(
-            docs,
-            ids,
+        knobs = _Knobs(
             max_topics=max_topics,
             min_size=min_size,
             seed=seed,
             query=query,
-            n_components=n_components,
+            background=background,
             min_df=min_df,
             max_df=max_df,
             title_weight=title_weight,
             max_phrase_words=max_phrase_words,
             min_label_df=min_label_df,
             length_bonus=length_bonus,
-            merge_threshold=merge_threshold,
-            merge_centering=merge_centering,
             max_label_share=max_label_share,
+            max_background_share=max_background_share,
             n_init=n_init,
-            verb_penalty=verb_penalty,
             word_pairs=word_pairs,
+            merge_threshold=merge_threshold,
+            eigengap=eigengap,
         )
+        topics = _topic_clusters(docs, ids, knobs)
+        return _with_subtopics(docs, topics, knobs) if subtopics else topics
 
 
-def _topic_clusters(
-    docs: Sequence[TopicDoc],
-    ids: list[Hashable],
-    *,
-    max_topics: int,
-    min_size: int,
-    seed: int,
-    query: str,
-    n_components: int | None,
-    min_df: int,
-    max_df: float,
-    title_weight: int,
-    max_phrase_words: int,
-    min_label_df: int,
-    length_bonus: float,
-    merge_threshold: float,
-    merge_centering: float,
-    max_label_share: float,
-    n_init: int | None,
-    verb_penalty: float,
-    word_pairs: bool,
-) -> list[Topic]:
+SUBTOPIC_MIN = 20
+SUBTOPIC_MAX = 4
+
+
+def _with_subtopics(docs: Sequence[TopicDoc], topics: list[Topic], kn: _Knobs) -> list[Topic]:
+    by_id = {d.id: d for d in docs}
+    out = []
+    for topic in topics:
+        if topic.other or topic.size < max(SUBTOPIC_MIN, len(docs) / 4):
+            out.append(topic)
+            continue
+        members = [by_id[i] for i in topic.member_ids]
+        inner = replace(
+            kn, max_topics=min(SUBTOPIC_MAX, kn.max_topics), query=f"{kn.query} {topic.label}"
+        )
+        children = _topic_clusters(members, list(topic.member_ids), inner)
+        if sum(not c.other for c in children) >= 2:
+            topic = replace(topic, children=tuple(children))
+        out.append(topic)
+    return out
+
+
+@dataclass(frozen=True)
+class _Knobs:
+    max_topics: int
+    min_size: int
+    seed: int
+    query: str
+    background: Background | None
+    min_df: int
+    max_df: float
+    title_weight: int
+    max_phrase_words: int
+    min_label_df: int
+    length_bonus: float
+    max_label_share: float
+    max_background_share: float
+    n_init: int | None
+    word_pairs: bool
+    merge_threshold: float
+    eigengap: bool | None
+
+
+def _topic_clusters(docs: Sequence[TopicDoc], ids: list[Hashable], kn: _Knobs) -> list[Topic]:
     n = len(ids)
-    stream = _tokenise(docs, title_weight=title_weight, query=query)
-    matrix = _features(stream, n, min_df=min_df, max_df=max_df, word_pairs=word_pairs)
-    k = min(max_topics, n // min_size)
+    stream = _tokenise(docs, title_weight=kn.title_weight, query=kn.query)
+    matrix = _features(
+        stream,
+        n,
+        min_df=kn.min_df,
+        max_df=kn.max_df,
+        word_pairs=kn.word_pairs,
+        background=kn.background,
+    )
+    k = min(kn.max_topics, n // kn.min_size)
     if k < 2 or matrix.shape[1] < 2:
         return [_other(ids)]
-    if n_components is None:
-        n_components = min(50, max(8, round(n**0.5)))
+    n_init = kn.n_init
     if n_init is None:
         # More k-means restarts where they are cheap: +1.6 F1 (±1.3) on AMBIENT's 100-result
         # lists for 10 instead of 3; a 1,000-hit list keeps 3 for the time budget.
         n_init = 10 if n <= 300 else 3
-    assignment = _cluster(
+    assignment = spectral_clusters(
         matrix,
         k,
-        n_components=n_components,
-        seed=seed,
-        merge_threshold=merge_threshold,
-        merge_centering=merge_centering,
+        seed=kn.seed,
         n_init=n_init,
+        merge_threshold=kn.merge_threshold,
+        # Few results per possible topic: k eigenvectors are not all meaningful, and the
+        # largest eigengap says how many are (AMBIENT's 100-result lists: -4.7 ARI with it).
+        eigengap=kn.eigengap if kn.eigengap is not None else n < 5 * kn.max_topics,
     )
     # A document with no shared feature cannot be placed by similarity: it belongs nowhere.
     assignment = np.where(np.diff(matrix.indptr) == 0, -1, assignment)
     sizes = np.bincount(assignment + 1, minlength=k + 1)[1:]
-    big = [c for c in range(k) if sizes[c] >= min_size]
-    phrases = _phrases(stream, n, max_words=max_phrase_words, min_df=min_label_df)
-    labels = _labels(
-        stream,
-        phrases,
-        assignment,
-        big,
-        min_label_df=min_label_df,
-        length_bonus=length_bonus,
-        max_label_share=max_label_share,
-        verb_penalty=verb_penalty,
-    )
+    big = [c for c in range(k) if sizes[c] >= kn.min_size]
+    phrases = _phrases(stream, n, max_words=kn.max_phrase_words, min_df=kn.min_label_df)
+    labels = _labels(stream, phrases, assignment, big, kn)
     topics: list[tuple[int, Topic]] = []
     rest: list[int] = []
     for c in range(-1, k):

@@ -3,8 +3,10 @@
 Why over groups and not hits: clustering one representative per group keeps five syndicated
 copies of a story from making a topic of their own (folding already shows them as one), and
 costs less; a group's members follow it into its topic. The text clustered is what the page
-already holds (title and snippet), so the facet adds no query. The clustering itself is
-``searchapp.topics`` (pure library code); this module ties it to the folded result list.
+already holds (title and snippet), so the facet adds no query but a count (and, once per
+process or after the corpus grew by a tenth, a sample of it: ``selectors.topic_background``).
+The clustering itself is ``searchapp.topics`` (pure library code); this module ties it to the
+folded result list.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from django.conf import settings
 from searchapp import grouping_params as gp
 from searchapp.selectors.folding import FoldedGroup
 from searchapp.selectors.search_results import Hit, TopicEntry, TopicFacet, TopicGroup
+from searchapp.selectors.topic_background import corpus_background
 from searchapp.topics import TopicDoc, topic_clusters
 
 __all__ = ["GroupTopics", "check_topic_params", "topic_facet"]
@@ -54,7 +57,10 @@ def topic_facet(
         )
         for index, (rep, _members, _why) in enumerate(groups)
     ]
-    clusters = topic_clusters(docs, query=query, max_topics=max_topics)
+    # The stored documents are the background: what is rare in them separates the senses.
+    clusters = topic_clusters(
+        docs, query=query, max_topics=max_topics, background=corpus_background()
+    )
     group_topic = [0] * len(groups)
     wanted = selected.casefold() if selected else None
     entries: list[TopicEntry] = []

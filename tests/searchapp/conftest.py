@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+from searchapp.selectors import topic_background
+
+
+@pytest.fixture(autouse=True)
+def _fresh_topic_background() -> Iterator[None]:
+    # The topics' background sample is process-wide (selectors.topic_background): each test
+    # starts from its own database's documents, never from a sample of an earlier test's.
+    topic_background.forget()
+    yield
+    topic_background.forget()
 
 
 @pytest.fixture(autouse=True)

@@ -54,6 +54,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "searchapp.signature_codec",
             "searchapp.topics",
             "searchapp.topic_words",
+            "searchapp.topic_labels",
+            "searchapp.topic_spectral",
             "searchapp.svg",
             # The results' topic map: layout (treemap), label fitting, the SVG.
             "searchapp.treemap",

@@ -165,3 +165,44 @@ def test_the_benchmark_reads_the_task_layout(tmp_path: Path) -> None:
     assert jaguar.gold == {"1.2": ["1.1"], "1.10": ["1.2"]}
     assert jaguar.subtopic_titles == {"1.1": "Jaguar Cars", "1.2": "Big cats"}
     assert apple.gold == {"2.1": ["2.1"]}
+
+
+def test_task_f1_scores_singletons_100_and_all_in_one_from_majority_precision_and_recall() -> None:
+    # Singletons: every cluster pure (P = 1), every subtopic wholly in clusters it leads (R = 1).
+    assert tm.task_f1(SINGLETONS, GOLD) == 1.0
+    # All in one: P = 3/6 (X leads), R = mean(1, 0, 0) = 1/3; F1 = 2PR / (P + R) = 0.4.
+    assert tm.task_f1(ALL_IN_ONE, GOLD) == pytest.approx(0.4)
+    # {a b} {c d} {e f}: P = mean(1, 1/2, 1/2) = 2/3 (ties go to the first subtopic by name:
+    # X leads {c d}, Y leads {e f}); R = mean(X 3/3, Y 1/2, Z 0) = 1/2; F1 = 4/7.
+    assert tm.task_f1(SYSTEM, GOLD) == pytest.approx(4 / 7)
+
+
+def test_s_precision_is_the_optimal_rank_over_the_systems_rank_for_a_recall() -> None:
+    # Three subtopics: the optimum covers all of them in 3 results (a, d, f).
+    assert tm.s_precision_at_r(["a", "d", "f", "b"], GOLD, 1.0) == 1.0
+    # a b c d e f covers Z only at rank 6: 3 / 6.
+    assert tm.s_precision_at_r(["a", "b", "c", "d", "e", "f"], GOLD, 1.0) == pytest.approx(0.5)
+    # Two thirds of the subtopics (2 of 3): the optimum needs 2, "a b c d" reaches them at 4.
+    assert tm.s_precision_at_r(["a", "b", "c", "d"], GOLD, 0.6) == pytest.approx(0.5)
+    # Never reached: 0.
+    assert tm.s_precision_at_r(["a", "b"], GOLD, 1.0) == 0.0
+
+
+@pytest.mark.parametrize(
+    ("label", "defect"),
+    [
+        ("Wednesday that quarterly profit", "date at start"),
+        ("Larkhill University said construction", "reporting verb"),
+        ("1987 results", "number at start"),
+        ("oil prices rising", "verb form at end"),
+        ("Reuters staff", "by-line at start"),
+        ("prices of the", "stop word at end"),
+    ],
+)
+def test_label_defects_name_what_a_reader_would_object_to(label: str, defect: str) -> None:
+    assert defect in tm.label_defects(label)
+
+
+def test_names_with_function_words_are_clean_labels() -> None:
+    for label in ("Bank of America", "Lord of the Rings", "Reading Festival", "MP3 player"):
+        assert tm.label_defects(label) == []
