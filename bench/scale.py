@@ -118,7 +118,11 @@ class Stack:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
-        self.tmp = Path(tempfile.mkdtemp(prefix=f"scale-{args.database}-"))
+        # bench/throughput.py builds a named database once and keeps it in a folder of its choice.
+        var_dir = getattr(args, "var_dir", None)
+        if var_dir is not None:
+            var_dir.mkdir(parents=True, exist_ok=True)
+        self.tmp = var_dir or Path(tempfile.mkdtemp(prefix=f"scale-{args.database}-"))
         self.env = dict(os.environ)
         self.env.update(
             {
@@ -135,7 +139,7 @@ class Stack:
         if args.database == "postgresql":
             import psycopg
 
-            self.db_name = f"scale_{args.docs}"
+            self.db_name = getattr(args, "db_name", None) or f"scale_{args.docs}"
             with psycopg.connect(PG_ADMIN.replace("postgres://", "postgresql://"), autocommit=True) as admin:
                 admin.execute(f'DROP DATABASE IF EXISTS "{self.db_name}" WITH (FORCE)')
                 admin.execute(f'CREATE DATABASE "{self.db_name}"')

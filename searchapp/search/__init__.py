@@ -9,6 +9,7 @@ a person typed. docs/distributed-search.md maps this interface onto OpenSearch.
 
 from __future__ import annotations
 
+from searchapp.search.ranked import SNIPPET_SOURCE_CHARS
 from searchapp.search.tantivy_backend import TantivyBackend
 from searchapp.search.types import (
     SORT_ORDERS,
@@ -17,16 +18,19 @@ from searchapp.search.types import (
     RankedHit,
     RankedSearch,
     SearchBackend,
+    SnippetSource,
     SortOrder,
 )
 
 __all__ = [
+    "SNIPPET_SOURCE_CHARS",
     "SORT_ORDERS",
     "BackendHit",
     "BackendResult",
     "RankedHit",
     "RankedSearch",
     "SearchBackend",
+    "SnippetSource",
     "SortOrder",
     "get_backend",
 ]

@@ -18,6 +18,7 @@ window: a window of a thousand ids costs a millisecond, a thousand snippets far 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 import tantivy
@@ -28,7 +29,7 @@ from searchapp.models import Document
 from searchapp.search.analysis import DEFAULT_FIELDS, FieldPair, field_pair
 from searchapp.search.highlight import SNIPPET_CHARS, leading_text, snippet_html, window_html
 from searchapp.search.text_index import DATE, ID, SCHEMA
-from searchapp.search.types import RankedHit, SortOrder
+from searchapp.search.types import RankedHit, SnippetSource, SortOrder
 
 __all__ = ["SNIPPET_SOURCE_CHARS", "NoMatches", "TantivyRanked"]
 
@@ -63,7 +64,9 @@ class NoMatches:
     def scores(self, ids: list[int]) -> dict[int, float]:
         return {}
 
-    def snippets(self, ids: list[int]) -> dict[int, SafeString]:
+    def snippets(
+        self, ids: list[int], texts: Mapping[int, SnippetSource] | None = None
+    ) -> dict[int, SafeString]:
         return {}
 
 
@@ -144,14 +147,20 @@ class TantivyRanked:
             if doc_id is not None
         }
 
-    def snippets(self, ids: list[int]) -> dict[int, SafeString]:
+    def snippets(
+        self, ids: list[int], texts: Mapping[int, SnippetSource] | None = None
+    ) -> dict[int, SafeString]:
         if not ids:
             return {}
-        rows = (
-            Document.objects.filter(id__in=list(ids))
-            .annotate(head=Substr("text", 1, SNIPPET_SOURCE_CHARS))
-            .values_list("id", "head", "lang", "title")
-        )
+        rows: Iterable[tuple[int, str, str | None, str | None]]
+        if texts is not None:
+            rows = [(i, *texts[i]) for i in ids if i in texts]
+        else:
+            rows = (
+                Document.objects.filter(id__in=list(ids))
+                .annotate(head=Substr("text", 1, SNIPPET_SOURCE_CHARS))
+                .values_list("id", "head", "lang", "title")
+            )
         generators: dict[FieldPair, tantivy.SnippetGenerator] = {}
         snippets: dict[int, SafeString] = {}
         for doc_id, text, lang, title in rows:

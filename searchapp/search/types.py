@@ -6,6 +6,7 @@ without importing each other.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -26,6 +27,8 @@ __all__ = [
 # "relevance": best BM25 score first; "date": newest first (documents without a date last).
 SortOrder = Literal["relevance", "date"]
 SORT_ORDERS: tuple[SortOrder, ...] = ("relevance", "date")
+# What a snippet is cut from: a document's leading text (SNIPPET_SOURCE_CHARS), lang, title.
+SnippetSource = tuple[str, str | None, str | None]
 
 
 @dataclass(frozen=True)
@@ -78,8 +81,14 @@ class RankedSearch(Protocol):
         """Those of ``ids`` that match the query, with their BM25 scores (wherever they rank)."""
         ...
 
-    def snippets(self, ids: list[int]) -> dict[int, SafeString]:
-        """Escaped snippets with the matches in <mark> tags, for the hits a page shows."""
+    def snippets(
+        self, ids: list[int], texts: Mapping[int, SnippetSource] | None = None
+    ) -> dict[int, SafeString]:
+        """Escaped snippets with the matches in <mark> tags, for the hits a page shows.
+
+        ``texts``: each id's (leading text, lang, title) when the caller read them already
+        (the page's row query reads them with the rest, one round trip fewer); else read here.
+        """
         ...
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "SettingsState",
     "default_max_distance",
     "default_threshold",
+    "default_threshold_and_distance",
     "settings_in_force",
     "settings_state",
 ]
@@ -162,6 +163,16 @@ def default_threshold() -> float:
     """MinHash threshold of the active set, else DEDUP_DEFAULT_THRESHOLD."""
     return signatures.default_threshold(
         signatures.active_signature_set(SignatureSet.Method.MINHASH)
+    )
+
+
+def default_threshold_and_distance() -> tuple[float, int]:
+    """``default_threshold()`` and ``default_max_distance()`` from one query (the search form
+    shows both on every page)."""
+    sets = signatures.active_signature_sets()
+    return (
+        signatures.default_threshold(sets.get(SignatureSet.Method.MINHASH)),
+        signatures.default_max_distance(sets.get(SignatureSet.Method.SIMHASH)),
     )
 
 

@@ -11,7 +11,11 @@ folded result list.
 
 from __future__ import annotations
 
+import hashlib
+import threading
 import time
+from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -20,9 +24,53 @@ from searchapp import grouping_params as gp
 from searchapp.selectors.folding import FoldedGroup
 from searchapp.selectors.search_results import Hit, TopicEntry, TopicFacet, TopicGroup
 from searchapp.selectors.topic_background import corpus_background
-from searchapp.topics import TopicDoc, topic_clusters
+from searchapp.topics import Background, Topic, TopicDoc, topic_clusters
 
 __all__ = ["GroupTopics", "check_topic_params", "topic_facet"]
+
+# Topics of inputs clustered lately, by a digest of those inputs. The clustering is a pure
+# function of its input (searchapp.topics: same documents, query, background and seed, same
+# topics) and the largest CPU cost of a search page (~15 ms of ~60, issue 23), while a popular
+# query's page asks it the same question again and again. Keyed by the content itself (every
+# title, snippet and language, in rank order) and by the background sample it was weighed
+# against, an entry can never be stale: a changed corpus or ranking changes the input, a new
+# sample is another object. Per process, SEARCH_TOPICS_CACHE entries of a few kB.
+_cache: OrderedDict[tuple[int, int, bytes], tuple[object, list[Topic]]] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def _clusters(
+    docs: Sequence[TopicDoc], *, query: str, max_topics: int, background: Background | None
+) -> list[Topic]:
+    """``topic_clusters(docs, query=query, max_topics=max_topics, background=background)``,
+    remembered."""
+    size = settings.SEARCH_TOPICS_CACHE
+    if size <= 0:
+        return topic_clusters(docs, query=query, max_topics=max_topics, background=background)
+    # The function's identity is part of the key: one replaced (a test's stand-in) has its own.
+    cluster = topic_clusters
+    # A background is a bound method of its sample, made anew on every call: the sample is
+    # what stays the same. The entry keeps a reference to it, so its id is never reused while
+    # the entry lives, and a hit checks it is the very same sample.
+    owner = getattr(background, "__self__", background)
+    digest = hashlib.blake2b(digest_size=20)
+    fields = (str(v) for d in docs for v in (d.id, d.title, d.text, d.lang))
+    for field in (query, str(max_topics), *fields):
+        data = str.encode(field, "utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "little"))  # length-prefixed: no two inputs alike
+        digest.update(data)
+    key = (id(cluster), id(owner), digest.digest())
+    with _cache_lock:
+        found = _cache.get(key)
+        if found is not None and found[0] is owner:
+            _cache.move_to_end(key)
+            return found[1]
+    clusters = cluster(docs, query=query, max_topics=max_topics, background=background)
+    with _cache_lock:
+        _cache[key] = (owner, clusters)
+        while len(_cache) > size:
+            _cache.popitem(last=False)
+    return clusters
 
 
 @dataclass(frozen=True)
@@ -58,9 +106,7 @@ def topic_facet(
         for index, (rep, _members, _why) in enumerate(groups)
     ]
     # The stored documents are the background: what is rare in them separates the senses.
-    clusters = topic_clusters(
-        docs, query=query, max_topics=max_topics, background=corpus_background()
-    )
+    clusters = _clusters(docs, query=query, max_topics=max_topics, background=corpus_background())
     group_topic = [0] * len(groups)
     wanted = selected.casefold() if selected else None
     entries: list[TopicEntry] = []
