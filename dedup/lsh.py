@@ -16,7 +16,7 @@ import numpy as np
 
 from dedup._hashing import LEN_MULT, SEQ_MULT, fmix64
 from dedup.minhash import estimate_pairs
-from dedup.shingle import ShingleBatch
+from dedup.shingle import ShingleBatch, argsort_u64, sorted_unique, take_docs
 
 __all__ = [
     "DEFAULT_MAX_BUCKET",
@@ -226,7 +226,7 @@ def candidate_pairs(
     pairs = np.concatenate(chunks)
     lo = np.minimum(pairs[:, 0], pairs[:, 1])
     hi = np.maximum(pairs[:, 0], pairs[:, 1])
-    code = np.unique(lo * n + hi)
+    code = sorted_unique(lo * n + hi)
     code = code[(code // n) != (code % n)]
     return np.stack([code // n, code % n], axis=1)
 
@@ -288,65 +288,214 @@ def _check_verify_threshold(threshold: float) -> None:
         raise ValueError(f"threshold must be a number in [0, 1], got {threshold!r}")
 
 
-def exact_pairs_jaccard(unique_batch: ShingleBatch, pairs: np.ndarray) -> np.ndarray:
-    """Exact Jaccard of each pair of documents of a :meth:`ShingleBatch.unique` batch.
+def exact_pairs_jaccard(batch: ShingleBatch, pairs: np.ndarray) -> np.ndarray:
+    """Exact Jaccard of each pair of documents of ``batch``, over their shingle sets.
 
-    Vectorised without a per-pair loop: shingle hashes are replaced by their dense rank in the
-    batch, each side is keyed by (pair, rank) -- already sorted, because every document's
-    hashes are -- and the left side is looked up in the right with one ``searchsorted``.
-    Processed in chunks of about 8 million shingles.
+    ``batch`` may hold repeats (a raw :func:`dedup.shingle_batch`) or be a
+    :meth:`ShingleBatch.unique` batch: each document is read as the set of its hashes. Only
+    the documents named in ``pairs`` are read. Two documents without shingles have Jaccard 0.
+
+    Vectorised, without a sort per document or per pair (see :func:`_doc_sets`): copies of
+    one hash sequence (the same text twice) are read once (:func:`_first_copies`); every
+    shingle of the other documents in ``pairs`` is replaced by its dense rank among them (one
+    sort), each document becomes the sorted run of its (document, rank) keys (one more sort),
+    and then for each pair
+
+    * documents with equal sets (same size and same sum of mixed ranks, then checked key by
+      key; common among re-sent news items and packages' licence files) have Jaccard 1 after
+      a sequential comparison, and
+    * the others look up every key of the smaller set in the larger one with one
+      ``searchsorted`` over all pairs (work: the smaller set's size per pair), in chunks of
+      about 8 million lookups.
+
+    Exact over the 64-bit shingle hashes (two distinct shingles collide with probability
+    ~2**-64; see :mod:`dedup.shingle`).
     """
+    pr = _check_pairs(batch, pairs)
+    return _pairs_jaccard(batch, pr, 0.0)[1]
+
+
+def _check_pairs(batch: ShingleBatch, pairs: np.ndarray) -> np.ndarray:
     pr = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    out = np.zeros(pr.shape[0], dtype=np.float64)
-    if pr.shape[0] == 0:
-        return out
-    n = unique_batch.n_docs
-    if pr.min() < 0 or pr.max() >= n:
+    n = batch.n_docs
+    if pr.shape[0] and (pr.min() < 0 or pr.max() >= n):
         raise ValueError(f"pair indices must lie in [0, {n}), got {pr.min()}..{pr.max()}")
-    ranks = np.unique(unique_batch.hashes, return_inverse=True)[1].astype(np.int64).ravel()
-    bits = max(1, int(ranks.max(initial=0)).bit_length())
-    sizes = unique_batch.sizes()
-    cost = np.cumsum(sizes[pr[:, 0]] + sizes[pr[:, 1]])
-    limit = min(1 << 23, 1 << (62 - bits))  # pair ids must fit above the rank bits
-    s = 0
-    while s < pr.shape[0]:
-        base = cost[s - 1] if s else 0
-        e = max(s + 1, int(np.searchsorted(cost, base + limit, side="right")))
-        out[s:e] = _exact_chunk(unique_batch.offsets, ranks, bits, pr[s:e], sizes)
-        s = e
-    return out
+    return pr
 
 
-def _side_keys(
-    offsets: np.ndarray, ranks: np.ndarray, bits: int, docs: np.ndarray, lens: np.ndarray
+def _pairs_jaccard(
+    batch: ShingleBatch, pr: np.ndarray, threshold: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    src = np.repeat(offsets[docs], lens) + _ranks(lens)
-    pid = np.repeat(np.arange(docs.shape[0], dtype=np.int64), lens)
-    return (pid << bits) | ranks[src], pid
-
-
-def _exact_chunk(
-    offsets: np.ndarray, ranks: np.ndarray, bits: int, pr: np.ndarray, sizes: np.ndarray
-) -> np.ndarray:
+    """``(computed, jaccard)`` per pair. Pairs whose size ratio alone keeps their Jaccard below
+    ``threshold`` (J <= min/max of the set sizes) are not intersected: ``computed`` is False
+    and their value is that bound's 0. With threshold 0 every pair is computed."""
     m = pr.shape[0]
-    la, lb = sizes[pr[:, 0]], sizes[pr[:, 1]]
-    ka, pid_a = _side_keys(offsets, ranks, bits, pr[:, 0], la)
-    kb, _ = _side_keys(offsets, ranks, bits, pr[:, 1], lb)
-    if kb.shape[0] == 0 or ka.shape[0] == 0:
-        inter = np.zeros(m, dtype=np.float64)
-    else:
-        pos = np.minimum(np.searchsorted(kb, ka), kb.shape[0] - 1)
-        inter = np.bincount(pid_a[kb[pos] == ka], minlength=m).astype(np.float64)
-    union = (la + lb).astype(np.float64) - inter
-    return np.where(union > 0, inter / np.maximum(union, 1.0), 0.0)
+    out = np.zeros(m, dtype=np.float64)
+    computed = np.ones(m, dtype=np.bool_)
+    if m == 0:
+        return computed, out
+    docs = sorted_unique(pr)
+    # Documents whose hashes are identical (copies of one text) are read once.
+    rep = _first_copies(batch, docs)
+    kept = sorted_unique(rep)
+    keys, offsets, bits = _doc_sets(batch, docs[kept])
+    local = np.searchsorted(kept, rep[np.searchsorted(docs, pr)])
+    sizes = np.diff(offsets)
+    la, lb = sizes[local[:, 0]], sizes[local[:, 1]]
+    small = np.minimum(la, lb)
+    if threshold > 0:
+        # The very division J = small / large would give were the smaller set inside the
+        # larger, so a pair exactly at the threshold is never skipped by rounding.
+        computed = small / np.maximum(np.maximum(la, lb), 1) >= threshold
+    inter = np.zeros(m, dtype=np.int64)
+    copies = local[:, 0] == local[:, 1]
+    inter[copies] = la[copies]
+    fp = _set_fingerprints(keys, offsets, bits)
+    same = computed & ~copies & (la == lb) & (la > 0) & (fp[local[:, 0]] == fp[local[:, 1]])
+    if same.any():
+        idx = np.flatnonzero(same)
+        equal = _equal_sets(keys, offsets, bits, local[idx])
+        inter[idx[equal]] = la[idx[equal]]
+        same[idx[~equal]] = False
+    rest = np.flatnonzero(computed & ~copies & ~same & (small > 0))
+    if rest.shape[0]:
+        cost = np.cumsum(small[rest])
+        s = 0
+        while s < rest.shape[0]:
+            base = cost[s - 1] if s else 0
+            e = max(s + 1, int(np.searchsorted(cost, base + _LOOKUP_CHUNK, side="right")))
+            part = rest[s:e]
+            inter[part] = _intersections(keys, offsets, bits, local[part], la[part], lb[part])
+            s = e
+    union = la + lb - inter
+    ok = computed & (union > 0)
+    out[ok] = inter[ok] / union[ok]
+    return computed, out
+
+
+_LOOKUP_CHUNK = 1 << 23
+
+
+def _first_copies(batch: ShingleBatch, docs: np.ndarray) -> np.ndarray:
+    """For each of ``docs`` (sorted indices of ``batch``): the position in ``docs`` of the first
+    document whose hash sequence is identical to its own (itself if none). Candidates share
+    size and hash sum; identity is then checked hash by hash, in one sequential comparison."""
+    sizes = batch.sizes()[docs]
+    cum = np.zeros(batch.hashes.shape[0] + 1, dtype=np.uint64)
+    np.cumsum(batch.hashes, out=cum[1:])
+    total = cum[batch.offsets[docs + 1]] - cum[batch.offsets[docs]]
+    order = np.lexsort((np.arange(docs.shape[0]), total, sizes))
+    same_as_prev = np.zeros(docs.shape[0], dtype=np.bool_)
+    same_as_prev[1:] = (sizes[order][1:] == sizes[order][:-1]) & (
+        total[order][1:] == total[order][:-1]
+    )
+    rep = np.arange(docs.shape[0], dtype=np.int64)
+    if not same_as_prev.any():
+        return rep
+    # Each run of equal (size, sum) is compared with its first member.
+    head = order[np.maximum.accumulate(np.where(same_as_prev, 0, np.arange(docs.shape[0])))]
+    cand = np.flatnonzero(same_as_prev)
+    member, leader = order[cand], head[cand]
+    lens = sizes[member]
+    a = take_docs(batch, docs[member]).hashes
+    b = take_docs(batch, docs[leader]).hashes
+    owner = np.repeat(np.arange(member.shape[0], dtype=np.int64), lens)
+    identical = np.bincount(owner[a != b], minlength=member.shape[0]) == 0
+    rep[member[identical]] = leader[identical]
+    return rep
+
+
+def _doc_sets(batch: ShingleBatch, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """The shingle sets of ``docs`` (sorted document indices of ``batch``) as one sorted int64
+    array of keys ``(position of the document in docs) << bits | rank``, where rank is the
+    dense rank of the shingle hash among all of theirs, with each document's run delimited by
+    ``offsets`` (len(docs) + 1). Two sorts of the documents' shingles in all (no per-document
+    work): ranks replace the 64-bit hashes so that a document and a shingle fit one int64."""
+    sizes = batch.sizes()[docs]
+    total = int(sizes.sum())
+    n_docs = docs.shape[0]
+    if total == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(n_docs + 1, dtype=np.int64), 1
+    starts = np.zeros(n_docs, dtype=np.int64)
+    np.cumsum(sizes[:-1], out=starts[1:])
+    src = np.repeat(batch.offsets[docs] - starts, sizes)
+    src += np.arange(total, dtype=np.int64)
+    hashes = batch.hashes[src]
+    order, sorted_hashes = argsort_u64(hashes)
+    new = np.empty(total, dtype=np.bool_)
+    new[0] = False
+    np.not_equal(sorted_hashes[1:], sorted_hashes[:-1], out=new[1:])
+    rank = np.cumsum(new, dtype=np.int64)
+    bits = max(1, int(rank[-1]).bit_length())
+    if bits + max(1, (n_docs - 1).bit_length()) > 63:
+        raise ValueError(f"too many shingles to compare at once ({total:,})")
+    doc_of = np.repeat(np.arange(n_docs, dtype=np.int64), sizes)
+    keys = doc_of[order]
+    keys <<= bits
+    keys |= rank
+    keys.sort()
+    keep = np.empty(total, dtype=np.bool_)
+    keep[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=keep[1:])
+    keys = keys[keep]
+    offsets = np.searchsorted(keys, np.arange(n_docs + 1, dtype=np.int64) << bits)
+    return keys, offsets, bits
+
+
+def _set_fingerprints(keys: np.ndarray, offsets: np.ndarray, bits: int) -> np.ndarray:
+    """Per document: the sum (mod 2**64) of fmix64 of its ranks; equal sets, equal sums."""
+    mixed = fmix64((keys & ((1 << bits) - 1)).view(np.uint64))
+    cum = np.zeros(mixed.shape[0] + 1, dtype=np.uint64)
+    np.cumsum(mixed, out=cum[1:])
+    return cum[offsets[1:]] - cum[offsets[:-1]]
+
+
+def _segments(offsets: np.ndarray, docs: np.ndarray, lens: np.ndarray) -> np.ndarray:
+    """Indices of the first ``lens`` keys of each of ``docs``, concatenated."""
+    src = np.repeat(offsets[docs], lens)
+    src += _ranks(lens)
+    return src
+
+
+def _equal_sets(keys: np.ndarray, offsets: np.ndarray, bits: int, pr: np.ndarray) -> np.ndarray:
+    """Per pair (of equal set sizes): are the two sets equal? One sequential comparison."""
+    lens = offsets[pr[:, 0] + 1] - offsets[pr[:, 0]]
+    low = (1 << bits) - 1
+    differ = (keys[_segments(offsets, pr[:, 0], lens)] & low) != (
+        keys[_segments(offsets, pr[:, 1], lens)] & low
+    )
+    owner = np.repeat(np.arange(pr.shape[0], dtype=np.int64), lens)
+    return np.bincount(owner[differ], minlength=pr.shape[0]) == 0
+
+
+def _intersections(
+    keys: np.ndarray, offsets: np.ndarray, bits: int, pr: np.ndarray, la: np.ndarray, lb: np.ndarray
+) -> np.ndarray:
+    """|A ∩ B| per pair: every key of the smaller set, moved to the larger set's document,
+    looked up among all keys (queries of one pair are ascending, which numpy's binary search
+    exploits)."""
+    swap = la > lb
+    small = np.where(swap, pr[:, 1], pr[:, 0])
+    large = np.where(swap, pr[:, 0], pr[:, 1])
+    lens = np.minimum(la, lb)
+    query = keys[_segments(offsets, small, lens)]
+    query &= (1 << bits) - 1
+    query |= np.repeat(large << bits, lens)
+    pos = np.searchsorted(keys, query)
+    np.minimum(pos, keys.shape[0] - 1, out=pos)
+    hit = keys[pos] == query
+    owner = np.repeat(np.arange(pr.shape[0], dtype=np.int64), lens)
+    return np.bincount(owner[hit], minlength=pr.shape[0])
 
 
 def verify_pairs_exact(
-    unique_batch: ShingleBatch, pairs: np.ndarray, threshold: float
+    batch: ShingleBatch, pairs: np.ndarray, threshold: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Keep pairs whose exact Jaccard (over ``unique_batch``'s shingle sets) is >= threshold."""
+    """Keep pairs whose exact Jaccard (over ``batch``'s shingle sets; repeats allowed, see
+    :func:`exact_pairs_jaccard`) is >= threshold. A pair whose set sizes alone rule it out
+    (min/max < threshold, since J <= min/max) is dropped without intersecting its sets."""
     _check_verify_threshold(threshold)
-    pr = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    j = exact_pairs_jaccard(unique_batch, pr)
-    keep = j >= threshold
+    pr = _check_pairs(batch, pairs)
+    computed, j = _pairs_jaccard(batch, pr, float(threshold))
+    keep = computed & (j >= threshold)
     return pr[keep], j[keep]

@@ -66,13 +66,9 @@ def subset_unique(batch: ShingleBatch, docs: np.ndarray) -> ShingleBatch:
 def _exact(
     batch: ShingleBatch, cand: np.ndarray, threshold: float
 ) -> tuple[np.ndarray, np.ndarray]:
-    if cand.shape[0] == 0:
-        return cand, np.zeros(0, dtype=np.float64)
-    docs = np.unique(cand)
-    sub = subset_unique(batch, docs)
-    local = np.searchsorted(docs, cand)
-    kept, sims = verify_pairs_exact(sub, local, threshold)
-    return docs[kept], sims
+    # Reads only the candidates' documents, each as a set, without sorting each one on its own
+    # (dedup.lsh.exact_pairs_jaccard).
+    return verify_pairs_exact(batch, cand, threshold)
 
 
 def find_near_duplicates(

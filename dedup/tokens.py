@@ -26,7 +26,11 @@ Character classes come from ``unicodedata`` (the Unicode version of the running 
 and ``\\w`` already do) through a lookup table of the Basic Multilingual Plane built once on the
 first non-ASCII text (about 20 ms); astral code points (Han extensions B-H: unspaced; the rest,
 rare, by ``str.isalnum``) are classified per distinct code point. Everything is numpy over the
-code points of a text: there is no Python loop per character or per token.
+code points of a text: there is no Python loop per character or per token. NFKC + casefold of a
+long text goes through a second table of the characters NFKC never changes
+(:func:`nfkc_casefold`, built on the first long non-ASCII text, about 25 ms), with
+``unicodedata`` only for the runs of other characters; URLs are found from each ``"://"``
+(:func:`url_spans`), never by a regular expression tried at every letter.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ __all__ = [
     "has_word",
     "remove_urls",
     "script_layout",
+    "url_spans",
 ]
 
 TokenKind = Literal["scripts", "words"]
@@ -58,6 +63,9 @@ TOKENIZATIONS: tuple[str, ...] = ("scripts", "words")
 # raw ASCII text and its lower-cased form match at exactly the same places.
 URL: Final = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://\S*")
 _WORD_CHAR = re.compile(r"\w")
+_SCHEME_LETTERS: Final = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+_SCHEME_CHARS: Final = _SCHEME_LETTERS | frozenset("0123456789+.-")
+_NON_SPACE_RUN = re.compile(r"\S*")
 
 # Classes of a code point: a separator, a letter of a spaced script (or a mark), a letter of
 # an unspaced script (Chinese and Japanese; Thai and its neighbours), an optional mark.
@@ -145,6 +153,8 @@ def _bmp_table() -> np.ndarray:
 def classes(codes: np.ndarray) -> np.ndarray:
     """Class (SEP, WORD, CJK, SEA, DROP) of each code point of ``codes`` (uint32)."""
     table = _bmp_table()
+    if codes.shape[0] == 0 or int(codes.max()) <= 0xFFFF:  # the usual case: one lookup
+        return table.take(codes)
     astral = codes > 0xFFFF
     out = table.take(np.where(astral, 0, codes))
     if astral.any():
@@ -164,17 +174,161 @@ def classes(codes: np.ndarray) -> np.ndarray:
     return out
 
 
+def url_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every match of :data:`URL` in ``text``, as ``URL.finditer`` finds them.
+
+    ``URL.finditer`` tries the pattern at every letter of the text, which made URL removal a
+    third of the shingling time of long documents with a few links (Debian copyright files).
+    Here ``str.find`` jumps from one ``"://"`` to the next and only the characters around each
+    are looked at: the match's scheme is the run of scheme characters right before the
+    ``"://"`` from its first letter on (a scheme character is not ``':'``, so a run can only
+    match where it ends), and the match runs on to the next whitespace. A loop per URL, never
+    per character of the text.
+    """
+    spans: list[tuple[int, int]] = []
+    at = text.find("://")
+    while at >= 0:
+        start = at
+        while start and text[start - 1] in _SCHEME_CHARS:
+            start -= 1
+        while start < at and text[start] not in _SCHEME_LETTERS:
+            start += 1
+        if start == at:  # no letter before "://": no URL here (as the regex)
+            at = text.find("://", at + 1)
+            continue
+        end = _NON_SPACE_RUN.match(text, at + 3).end()  # type: ignore[union-attr]
+        spans.append((start, end))
+        at = text.find("://", end)
+    return spans
+
+
+_fold_table: np.ndarray | None = None
+# Below this many characters a text is normalised by unicodedata (C, per character), whose
+# cost is small next to the numpy calls of the table path (and its one-time build, ~25 ms).
+FOLD_TABLE_MIN_CHARS = 1 << 14
+# ... and one whose characters outside the table are more than 1 in this many, too.
+FOLD_TABLE_MAX_ODD = 64
+_NOT_FOLDABLE = np.uint32(0xFFFFFFFF)
+# Hangul vowel and trailing jamo compose with the syllable before them (algorithmically, so
+# they appear in no decomposition mapping).
+_HANGUL_SECONDS: tuple[tuple[int, int], ...] = ((0x1161, 0x1175), (0x11A8, 0x11C2))
+
+
+def _nfkc_fold_table() -> np.ndarray:
+    """Per code point below U+10000: its casefold when that is one character and the code
+    point can never change under NFKC whatever surrounds it, else ``_NOT_FOLDABLE`` (built
+    once).
+
+    NFKC leaves a character alone in every context when it is its own NFKC form, has
+    canonical combining class 0 (nothing reorders around it) and is not the second character
+    of a canonical composition (nothing before it can absorb it: those are the combining
+    marks, which are excluded whole, the Hangul vowel and trailing jamo, and the second
+    characters of the decomposition mappings below U+10000; tests/dedup/test_tokens.py checks
+    that no composition anywhere in Unicode has another second character below U+10000). A
+    text made only of such characters is its own NFKC form, and then its casefold is the
+    concatenation of its characters' casefolds (casefold has no context).
+    """
+    global _fold_table
+    if _fold_table is None:
+        chars = list(map(chr, range(0x10000)))
+        stable = np.fromiter(
+            (
+                unicodedata.combining(c) == 0
+                and unicodedata.category(c)[0] != "M"
+                and unicodedata.normalize("NFKC", c) == c
+                for c in chars
+            ),
+            dtype=np.bool_,
+            count=0x10000,
+        )
+        for code in range(0x10000):
+            parts = unicodedata.decomposition(chars[code]).split()
+            if len(parts) == 2 and not parts[0].startswith("<"):
+                second = int(parts[1], 16)
+                if second < 0x10000:
+                    stable[second] = False
+        for lo, hi in _HANGUL_SECONDS:
+            stable[lo : hi + 1] = False
+        folded = [c.casefold() for c in chars]
+        table = np.fromiter(
+            (ord(f) if len(f) == 1 else 0xFFFFFFFF for f in folded),
+            dtype=np.uint32,
+            count=0x10000,
+        )
+        table[~stable] = _NOT_FOLDABLE
+        _fold_table = table
+    return _fold_table
+
+
+def nfkc_casefold(text: str) -> str:
+    """``unicodedata.normalize("NFKC", text).casefold()``, by table for long texts.
+
+    A character that NFKC never changes whatever surrounds it is a normalisation boundary: the
+    NFKC form of a text is the NFKC forms of its pieces cut before such characters, one after
+    the other. So in a long text, every such character that casefolds to one character is
+    folded by one table lookup (:func:`_nfkc_fold_table`), and only the few runs of other
+    characters (ß, ligatures, no-break spaces, combining marks), each with the character
+    before it, go through ``unicodedata``: 3-4x faster on licence files, European names,
+    Cyrillic or Greek. A text with many such runs (more than one character in 64: scripts
+    written with combining marks) or with characters above U+FFFF is normalised whole by
+    ``unicodedata``.
+    """
+    if not text or len(text) < FOLD_TABLE_MIN_CHARS:
+        return unicodedata.normalize("NFKC", text).casefold()
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    if int(codes.max()) > 0xFFFF:
+        return unicodedata.normalize("NFKC", text).casefold()
+    folded = _nfkc_fold_table().take(codes)
+    odd = np.flatnonzero(folded == _NOT_FOLDABLE)
+    if odd.shape[0] == 0:
+        return folded.tobytes().decode("utf-32-le", "surrogatepass")
+    if odd.shape[0] * FOLD_TABLE_MAX_ODD > codes.shape[0]:
+        return unicodedata.normalize("NFKC", text).casefold()
+    cut = np.flatnonzero(odd[1:] - odd[:-1] > 1)
+    run_start = odd[np.concatenate(([0], cut + 1))]
+    run_end = odd[np.concatenate((cut, [odd.shape[0] - 1]))] + 1
+    # A run may change together with the character before it (a combining mark composes
+    # with it), which NFKC never changes on its own: that character starts the piece.
+    piece_start = np.maximum(run_start - 1, 0)
+    folded[odd] = 0x20
+    base = folded.tobytes().decode("utf-32-le", "surrogatepass")
+    parts: list[str] = []
+    done = 0
+    for start, end in zip(piece_start.tolist(), run_end.tolist(), strict=True):
+        parts.append(base[done:start])
+        parts.append(unicodedata.normalize("NFKC", text[start:end]).casefold())
+        done = end
+    parts.append(base[done:])
+    return "".join(parts)
+
+
+def script_words_of(text: str) -> str:
+    """``script_words(unicodedata.normalize("NFKC", text).casefold())`` (see
+    :func:`nfkc_casefold`)."""
+    return script_words(nfkc_casefold(text))
+
+
 def remove_urls(text: str) -> str:
     """``text`` with every URL replaced by one space."""
-    return URL.sub(" ", text) if "://" in text else text
+    if "://" not in text:
+        return text
+    spans = url_spans(text)
+    if not spans:
+        return text
+    parts: list[str] = []
+    last = 0
+    for start, end in spans:
+        parts.append(text[last:start])
+        last = end
+    parts.append(text[last:])
+    return " ".join(parts)
 
 
 def url_mask(text: str) -> np.ndarray:
     """Per character of ``text``: inside a URL (a short Python loop over the URLs only)."""
     mask = np.zeros(len(text), dtype=np.bool_)
-    if "://" in text:
-        for m in URL.finditer(text):
-            mask[m.start() : m.end()] = True
+    for start, end in url_spans(text):
+        mask[start:end] = True
     return mask
 
 
@@ -194,25 +348,38 @@ def script_layout(normed: str) -> tuple[np.ndarray, np.ndarray]:
     character of ``normed`` it came from (-1 for an inserted space).
     """
     codes = np.frombuffer(normed.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
-    cls = classes(codes)
+    return _layout(codes, classes(codes), with_origin=True)
+
+
+def _layout(
+    codes: np.ndarray, cls: np.ndarray, *, with_origin: bool
+) -> tuple[np.ndarray, np.ndarray]:
+    if not with_origin and not np.any(cls >= CJK):
+        # Only separators and letters of spaced scripts (most texts): every character stays
+        # where it is, a separator as a space. One pass instead of the general layout below.
+        return np.where(cls == WORD, codes, np.uint32(0x20)), np.zeros(0, dtype=np.int64)
     single = (cls == CJK) | (cls == SEA)
     # Each character becomes 0 (dropped), 1 (itself, or a space for a separator) or 3
     # (space, itself, space) output code points.
     width = np.where(cls == DROP, 0, np.where(single, 3, 1))
     ends = np.cumsum(width)
     out = np.full(int(ends[-1]) if len(ends) else 0, 0x20, dtype=np.uint32)
-    origin = np.full(out.shape[0], -1, dtype=np.int64)
     kept = np.flatnonzero((cls == WORD) | single)
     at = ends[kept] - np.where(single[kept], 2, 1)
     out[at] = codes[kept]
+    if not with_origin:
+        return out, np.zeros(0, dtype=np.int64)
+    origin = np.full(out.shape[0], -1, dtype=np.int64)
     origin[at] = kept
     return out, origin
 
 
 def script_words(normed: str) -> str:
     """``normed`` (NFKC + casefolded) laid out as ``"scripts"`` tokens separated by spaces."""
-    codes, _ = script_layout(remove_urls(normed))
-    return codes.tobytes().decode("utf-32-le", "surrogatepass")
+    text = remove_urls(normed)
+    codes = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    out, _ = _layout(codes, classes(codes), with_origin=False)
+    return out.tobytes().decode("utf-32-le", "surrogatepass")
 
 
 def token_families(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@ import pytest
 from dedup import (
     LSHParams,
     MinHasher,
+    ShingleBatch,
     ShingleSpec,
     band_keys,
     candidate_pairs,
@@ -144,3 +145,50 @@ def test_a_threshold_of_one_bands_every_row_together_and_pairs_only_identical_si
 def test_thresholds_outside_zero_to_one_are_refused_with_their_value(bad):
     with pytest.raises(ValueError, match=r"threshold must be a number in \(0, 1\]"):
         optimal_params(bad)
+
+
+def test_exact_jaccard_reads_a_raw_batch_as_sets():
+    # Issue 23: verification no longer needs ShingleBatch.unique(). Repeated shingles, exact
+    # copies (the equal-sets shortcut) and empty documents all give the set formula.
+    rng = np.random.default_rng(11)
+    texts = [" ".join(rng.choice(list("abcd"), size=int(rng.integers(0, 30)))) for _ in range(40)]
+    texts += [*texts[:8], "", ""]
+    raw = shingle_batch(texts, ShingleSpec("word", 2))
+    assert raw.hashes.shape[0] > raw.unique().hashes.shape[0]  # there are repeats
+    n = len(texts)
+    pairs = np.array([(i, j) for i in range(n) for j in range(i + 1, n)])
+    got = exact_pairs_jaccard(raw, pairs)
+    want = [jaccard(raw.doc(i), raw.doc(j)) for i, j in pairs]
+    assert got.tolist() == pytest.approx(want, abs=0)
+    assert np.array_equal(got, exact_pairs_jaccard(raw.unique(), pairs))
+
+
+def test_exact_jaccard_tells_apart_hashes_that_share_their_top_bits():
+    # Distinct hashes equal in all but the lowest bits sort as ties of the packed sort; they
+    # must still count as different shingles, and their repeats as one.
+    base = np.uint64(0xDEADBEEF12345678) & ~np.uint64(0xFF)
+    a = np.array([base | np.uint64(3), base | np.uint64(1), base | np.uint64(3), base], np.uint64)
+    b = np.array([base | np.uint64(1), base | np.uint64(2), base], dtype=np.uint64)
+    batch = ShingleBatch(np.concatenate([a, b]), np.array([0, 4, 7]))
+    assert exact_pairs_jaccard(batch, np.array([[0, 1]])).tolist() == [2 / 4]
+
+
+@pytest.mark.parametrize(("small", "kept"), [(4, True), (3, False)])
+def test_a_pair_exactly_at_the_threshold_is_kept_when_sizes_alone_decide(small, kept):
+    # A inside B: J = |A| / |B|. The size-ratio shortcut must not drop J = 0.8 at 0.8.
+    b = np.arange(1, 6, dtype=np.uint64) * np.uint64(0x9E3779B97F4A7C15)
+    batch = ShingleBatch(np.concatenate([b[:small], b]), np.array([0, small, small + 5]))
+    pairs, sims = verify_pairs_exact(batch, np.array([[0, 1]]), 0.8)
+    assert (pairs.shape[0] == 1) == kept
+    if kept:
+        assert sims.tolist() == [0.8]
+
+
+def test_documents_with_the_same_size_and_hash_sum_are_not_taken_for_copies():
+    # Copies of one text are read once (same hashes in the same order); two documents whose
+    # hashes merely add up alike are still compared shingle by shingle.
+    x, y, d = np.uint64(1 << 40), np.uint64(7 << 50), np.uint64(12345)
+    hashes = np.array([x, y, y, x, x + d, y - d, x, y], dtype=np.uint64)
+    batch = ShingleBatch(hashes, np.array([0, 2, 4, 6, 8]))
+    pairs = np.array([[0, 1], [0, 2], [0, 3], [1, 2]])
+    assert exact_pairs_jaccard(batch, pairs).tolist() == [1.0, 0.0, 1.0, 0.0]

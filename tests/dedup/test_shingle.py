@@ -273,3 +273,11 @@ def test_stored_parameters_without_tokens_are_read_as_the_old_tokenisation():
 def test_non_text_item_is_reported_with_its_position():
     with pytest.raises(TypeError, match="position 1"):
         shingle_batch(["ok", None])  # type: ignore[list-item]
+
+
+def test_identical_texts_in_a_batch_get_identical_shingles():
+    # Copies are shingled once and their hashes copied: the batch must not show it.
+    texts = ["Größe und Maß", "a b c d e f", "Größe und Maß", "", "a b c d e f", ""]
+    batch = shingle_batch(texts)
+    for i, text in enumerate(texts):
+        assert np.array_equal(batch.doc(i), shingle_batch([text]).hashes)

@@ -57,10 +57,10 @@ def add(name: str, text: str, title: str = "") -> int:
 
 
 def folded(
-    query: str, group: str, ids: dict[str, int], *, hits: int
+    query: str, group: str, ids: dict[str, int], *, hits: int, max_distance: int | None = None
 ) -> list[tuple[str, list[str]]]:
     name = {v: k for k, v in ids.items()}
-    page = search_grouped(query=query, group=group)
+    page = search_grouped(query=query, group=group, max_distance=max_distance)
     found = {h.id for g in page.groups for h in [g.representative, *(m.hit for m in g.members)]}
     assert len(found) == hits, f"{query!r} should find {hits} documents, found {found}"
     return [
@@ -94,7 +94,12 @@ def test_two_chinese_reports_differing_in_one_character_fold(cjk, group):
 
 @pytest.mark.parametrize("group", ["minhash", "simhash"])
 def test_a_japanese_agency_copy_folds_under_the_original(cjk, group):
-    assert folded("によりますと", group, cjk, hits=3) == [("ja", ["ja-copy"])]
+    # The copy (exact Jaccard 0.88) is 5 bits from the original: SimHash's default of 4 bits,
+    # chosen for precision (issue 23), misses it, so SimHash is asked for 6 here.
+    distance = 6 if group == "simhash" else None
+    assert folded("によりますと", group, cjk, hits=3, max_distance=distance) == [
+        ("ja", ["ja-copy"])
+    ]
 
 
 def test_why_marks_the_shared_characters_and_not_the_changed_one(cjk):

@@ -200,7 +200,7 @@ def test_the_settings_state_says_one_thing_while_a_rebuild_runs_and_another_once
     with django_capture_on_commit_callbacks() as callbacks:  # the rebuild waits for its worker
         staff_client.post(
             reverse("staff:settings"),
-            form_data(threshold=0.6, simhash_max_distance=4, confirm="yes"),
+            form_data(threshold=0.6, simhash_max_distance=5, confirm="yes"),
         )
     job = Job.objects.get(kind=Job.Kind.REBUILD)
     page = staff_client.get(reverse("staff:settings") + f"?job={job.pk}").content.decode()
@@ -214,7 +214,7 @@ def test_the_settings_state_says_one_thing_while_a_rebuild_runs_and_another_once
         in running
     )
     assert (
-        f"Saved, in force when rebuild job {job.pk} completes: threshold 0.6, SimHash distance 4."
+        f"Saved, in force when rebuild job {job.pk} completes: threshold 0.6, SimHash distance 5."
         in running
     )
     assert f"MinHash signature version {old.pk}" in running
