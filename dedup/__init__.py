@@ -31,6 +31,7 @@ from dedup.minhash import (
     signatures_from_bytes,
 )
 from dedup.pairs import PairResult, find_near_duplicates
+from dedup.partial import PartialMatch, Winnower, containment_candidates, find_partial_copies
 from dedup.shingle import (
     ShingleBatch,
     ShingleSpec,
@@ -58,21 +59,25 @@ __all__ = [
     "LSHParams",
     "MinHasher",
     "PairResult",
+    "PartialMatch",
     "ShingleBatch",
     "ShingleSpec",
     "SimHasher",
     "TextDiff",
+    "Winnower",
     "band_keys",
     "block_keys",
     "block_table_masks",
     "candidate_pairs",
     "clusters",
     "combine_tokens",
+    "containment_candidates",
     "diff_texts",
     "diff_units",
     "estimate_jaccard",
     "estimate_pairs",
     "find_near_duplicates",
+    "find_partial_copies",
     "group_ranked",
     "group_ranked_simhash",
     "hamming",

@@ -1,4 +1,8 @@
-"""``python -m dedup pairs|clusters INPUT.jsonl``: near-duplicates of a JSON-lines file.
+"""``python -m dedup pairs|clusters|partial INPUT.jsonl``: near-duplicates of a JSON-lines file.
+
+``partial`` prints partial copies instead (dedup.partial): pairs where one document holds at
+least ``--min-share`` of the other (containment), or that share a verbatim passage of at least
+``--min-words`` words, with both shares and (``--passages``) the passages' positions.
 
 Input: one JSON object per line with ``id`` (string or number) and ``text`` (``title`` and other
 keys are allowed and ignored); blank lines are skipped. Output on stdout; a progress bar (on a
@@ -24,6 +28,7 @@ import numpy as np
 from dedup.group import clusters
 from dedup.minhash import DEFAULT_SEED
 from dedup.pairs import find_near_duplicates
+from dedup.partial import Winnower, compare, containment_candidates
 from dedup.progress import ProgressBar
 from dedup.shingle import ShingleSpec
 
@@ -173,7 +178,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Find near-duplicate documents in a JSON-lines file "
         '({"id": ..., "text": ...} per line).',
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="{pairs,clusters}")
+    sub = parser.add_subparsers(
+        dest="command", required=True, metavar="{pairs,clusters,partial}"
+    )
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("input", type=Path, metavar="INPUT.jsonl")
     common.add_argument(
@@ -228,7 +235,86 @@ def build_parser() -> argparse.ArgumentParser:
     clusters_parser.add_argument(
         "--json", action="store_true", help='one JSON object {"size": N, "ids": [...]} per line'
     )
+    partial = sub.add_parser(
+        "partial",
+        help="print id_a<TAB>id_b<TAB>share of a in b<TAB>share of b in a<TAB>passage per "
+        "partial copy (containment or a shared passage)",
+    )
+    partial.add_argument("input", type=Path, metavar="INPUT.jsonl")
+    partial.add_argument(
+        "--min-share",
+        type=_threshold,
+        default=0.5,
+        help="containment in (0, 1]: share of a document's word 5-shingles found in the "
+        "other (default 0.5)",
+    )
+    partial.add_argument(
+        "--min-words",
+        type=_min_words,
+        default=50,
+        help="shortest verbatim passage that makes two documents partial copies, >= 5 "
+        "(default 50)",
+    )
+    partial.add_argument(
+        "--passages",
+        action="store_true",
+        help='one JSON object per pair with the shared passages\' character positions',
+    )
+    partial.add_argument("--seed", type=_int, default=DEFAULT_SEED, help="hash seed")
     return parser
+
+
+def _min_words(text: str) -> int:
+    value = _positive_int(text)
+    if value < 5:
+        raise argparse.ArgumentTypeError(f"must be >= 5 (one 5-word shingle), got {value}")
+    return value
+
+
+def run_partial(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int:
+    started = time.perf_counter()
+    records = read_jsonl(args.input)
+    texts = [r.text for r in records]
+    winnower = Winnower(window=args.min_words - 4, seed=args.seed)
+    shingles, sets, fps = winnower.index(texts)
+    found = containment_candidates(
+        shingles, sets, fps, min_containment=args.min_share, min_words=args.min_words
+    )
+    rows = []
+    for (i, j), ab, ba, verbatim in zip(
+        found.pairs.tolist(),
+        found.a_in_b.tolist(),
+        found.b_in_a.tolist(),
+        found.verbatim.tolist(),
+        strict=True,
+    ):
+        a, b = records[i].id, records[j].id
+        if b < a:
+            a, b, ab, ba, i, j = b, a, ba, ab, j, i
+        rows.append((a, b, ab, ba, verbatim, i, j))
+    rows.sort()
+    for a, b, ab, ba, verbatim, i, j in rows:
+        if args.passages:
+            match = compare(texts[i], texts[j], winnower.shingle, min_passage=10)
+            record = {
+                "a": a,
+                "b": b,
+                "share_a_in_b": round(ab, 4),
+                "share_b_in_a": round(ba, 4),
+                "passages": [
+                    {"a": list(p.a_chars), "b": list(p.b_chars), "words": p.words,
+                     "verbatim": p.verbatim}
+                    for p in sorted(match.passages, key=lambda p: (-p.words, p.a_start))
+                ],
+            }
+            stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+        else:
+            stdout.write(f"{a}\t{b}\t{ab:.4f}\t{ba:.4f}\t{'passage' if verbatim else 'share'}\n")
+    stdout.flush()
+    stderr.write(
+        f"{len(records)} docs, {len(rows)} partial copies, {time.perf_counter() - started:.2f} s\n"
+    )
+    return 0
 
 
 def _pairs_by_id(
@@ -244,6 +330,8 @@ def _pairs_by_id(
 
 def run(argv: Sequence[str] | None, stdout: TextIO, stderr: TextIO) -> int:
     args = build_parser().parse_args(argv)
+    if args.command == "partial":
+        return run_partial(args, stdout, stderr)
     started = time.perf_counter()
     records = read_jsonl(args.input)
     ids = [r.id for r in records]

@@ -241,6 +241,31 @@ class ClusterOut(Schema):
     representative_id: int
 
 
+class PassageOut(Schema):
+    here: tuple[int, int] = Field(description="[start, end) character offsets in this text")
+    other: tuple[int, int] = Field(description="[start, end) character offsets in the other's")
+    words: int = Field(description="words of the passage (in this text)")
+    verbatim: bool = Field(description="word for word; false: lightly edited")
+
+
+class PartialCopyOut(Schema):
+    id: int
+    external_id: str
+    title: str
+    url: str
+    share_here_in_other: float = Field(
+        description="share of this text's word 5-shingles found in the other (containment)"
+    )
+    share_other_in_here: float = Field(description="share of the other's found in this text")
+    shares_passage: bool = Field(
+        description="kept for a verbatim passage of PARTIAL_COPY_MIN_WORDS words or more"
+    )
+    longest_passage: int = Field(description="words of the longest shared passage")
+    passages: list[PassageOut] = Field(
+        description="the shared passages, longest first (aligned for the first 10 documents)"
+    )
+
+
 class DocumentOut(Schema):
     id: int
     external_id: str
@@ -255,6 +280,9 @@ class DocumentOut(Schema):
     near_duplicates: list[DuplicateOut]
     cluster: ClusterOut | None
     cluster_members: list[DuplicateOut]
+    partial_copies: list[PartialCopyOut] = Field(
+        description="documents holding a share of this one, held by it, or sharing a passage"
+    )
 
 
 class DocumentParams(Schema):
@@ -370,6 +398,20 @@ def document(
                 else None
             ),
             "cluster_members": [_duplicate(d, s) for d, s in detail.cluster_members],
+            "partial_copies": [
+                {
+                    **_duplicate(r.other, 0.0),
+                    "share_here_in_other": r.share_here_in_other,
+                    "share_other_in_here": r.share_other_in_here,
+                    "shares_passage": r.shares_passage,
+                    "longest_passage": r.longest_passage,
+                    "passages": [
+                        {"here": p.here, "other": p.other, "words": p.words, "verbatim": p.verbatim}
+                        for p in r.passages
+                    ],
+                }
+                for r in detail.partial_copies
+            ],
         },
     )
 

@@ -31,6 +31,7 @@ logger = logging.getLogger(__name__)
 __all__ = [
     "TASK_CATCH_UP",
     "TASK_CLUSTERS",
+    "TASK_PARTIAL_COPIES",
     "TASK_PRUNE",
     "TASK_REBUILD_CHUNK",
     "TASK_SIGN_DOCUMENTS",
@@ -46,6 +47,7 @@ TASK_REBUILD_CHUNK = "searchapp.rebuild_chunk"
 TASK_SIGN_PENDING = "searchapp.sign_pending"
 TASK_SIGN_DOCUMENTS = "searchapp.sign_documents"
 TASK_CLUSTERS = "searchapp.clusters_recompute"
+TASK_PARTIAL_COPIES = "searchapp.partial_copies_rebuild"
 TASK_PRUNE = "searchapp.signature_sets_prune"
 TASK_CATCH_UP = "searchapp.catch_up"
 TASK_UPLOAD_IMPORT = "searchapp.staff.upload_import"

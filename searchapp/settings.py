@@ -257,6 +257,11 @@ BACKGROUND_NICE = env_int("BACKGROUND_NICE", 19, minimum=0, maximum=19)
 JOB_STALL_SECONDS = env_int("JOB_STALL_SECONDS", 600, minimum=30)
 # Corpus-wide clusters are recomputed this many seconds after the last change (debounce).
 CLUSTERS_DEBOUNCE_SECONDS = env_int("CLUSTERS_DEBOUNCE_SECONDS", 5, minimum=0)
+# Partial copies (issue 20, services.partial_copies): a pair is kept when one document holds at
+# least this share of the other's word 5-shingles, or they share a passage of at least this
+# many words (every such passage is found: the winnowing window is words - 4).
+PARTIAL_COPY_MIN_SHARE = env_float("PARTIAL_COPY_MIN_SHARE", 0.5, minimum=0.05, maximum=1.0)
+PARTIAL_COPY_MIN_WORDS = env_int("PARTIAL_COPY_MIN_WORDS", 50, minimum=10, maximum=10_000)
 # Test-only fault hooks (the worker-fault tests set them in the worker's environment).
 SIGNATURE_CHUNK_DELAY_MS = env_int("SIGNATURE_CHUNK_DELAY_MS", 0, minimum=0)
 SIGNATURE_TEST_FAIL_CHUNK = env_int("SIGNATURE_TEST_FAIL_CHUNK", -1, minimum=-1)

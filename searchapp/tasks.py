@@ -26,6 +26,7 @@ from searchapp.services.catchup import (
 )
 from searchapp.services.clusters import job_clusters_run
 from searchapp.services.jobs import job_chunk_fail, job_chunk_run, jobs_resume_unfinished
+from searchapp.services.partial_copies import job_partial_copies_run
 from searchapp.services.signature_sets import signature_sets_prune
 
 logger = logging.getLogger(__name__)
@@ -86,6 +87,11 @@ def catch_up_task() -> dict[str, int]:
 @shared_task(name=publishing.TASK_CLUSTERS, acks_late=True, reject_on_worker_lost=True)
 def clusters_recompute_task(job_id: int) -> int:
     return job_clusters_run(job_id=job_id)
+
+
+@shared_task(name=publishing.TASK_PARTIAL_COPIES, acks_late=True, reject_on_worker_lost=True)
+def partial_copies_task(job_id: int) -> int:
+    return job_partial_copies_run(job_id=job_id)
 
 
 @shared_task(name=publishing.TASK_PRUNE, acks_late=True)

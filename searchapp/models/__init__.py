@@ -5,6 +5,7 @@ from __future__ import annotations
 from searchapp.models.corpus import Corpus, Document
 from searchapp.models.decisions import DedupSettings, DuplicateDecision
 from searchapp.models.jobs import Job, JobChunk
+from searchapp.models.partial import PartialCopy
 from searchapp.models.search_index import SearchIndexChange
 from searchapp.models.signatures import BandKey, Cluster, ClusterMember, Signature, SignatureSet
 
@@ -18,6 +19,7 @@ __all__ = [
     "DuplicateDecision",
     "Job",
     "JobChunk",
+    "PartialCopy",
     "SearchIndexChange",
     "Signature",
     "SignatureSet",

@@ -25,6 +25,7 @@ class Job(models.Model):
         SIGN_PENDING = "sign_pending", "Sign new documents"
         CLUSTERS = "clusters", "Compute clusters"
         IMPORT = "import", "Import upload"
+        PARTIAL = "partial", "Find partial copies"
 
     class State(models.TextChoices):
         QUEUED = "queued", "Queued"
@@ -105,6 +106,7 @@ _KIND_LABELS: dict[str, str] = {
     Job.Kind.SIGN_PENDING: "Signing job",
     Job.Kind.CLUSTERS: "Clusters job",
     Job.Kind.IMPORT: "Import job",
+    Job.Kind.PARTIAL: "Partial copies job",
 }
 
 

@@ -28,6 +28,7 @@ from searchapp.models import (
     Signature,
     SignatureSet,
 )
+from searchapp.selectors.partial_copies import PartialRelation, document_partial_copies
 from searchapp.selectors.signatures import (
     StoredSignature,
     active_signature_set,
@@ -65,6 +66,8 @@ class DocumentDetail:
     signature_pending: bool = False
     threshold: float | None = None
     max_distance: int | None = None
+    # Documents holding a share of this one or held by it, or sharing a passage (issue 20).
+    partial_copies: list[PartialRelation] = field(default_factory=list)
 
 
 @dataclass
@@ -140,7 +143,11 @@ def document_detail(
     if threshold is not None:
         threshold = gp.check_threshold(threshold)
     document = Document.objects.select_related("corpus").get(pk=document_id)
-    detail = DocumentDetail(document=document, method=method)
+    detail = DocumentDetail(
+        document=document,
+        method=method,
+        partial_copies=document_partial_copies(document_id=document.id, text=document.text),
+    )
     signature_set = active_signature_set(method)
     if signature_set is None:
         detail.signature_pending = True

@@ -22,6 +22,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from dedup import DiffPiece, ShingleSpec, TextDiff, diff_texts
 from dedup.diff import DEFAULT_MAX_UNITS, unspaced_share
+from dedup.partial import PartialMatch, compare
 from searchapp.selectors.documents import PairExplanation, explain_pair
 
 __all__ = [
@@ -50,6 +51,8 @@ NEAR_COPY_SHARE = 0.5
 MAX_DIFF_UNITS = DEFAULT_MAX_UNITS
 # A moved passage is quoted at the place it left up to about this many characters.
 MOVED_QUOTE_CHARS = 80
+# The "shared" view lists the aligned passages of at least this many words.
+ALIGNED_MIN_WORDS = 10
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,29 @@ class WhyPage:
     unit: str  # "word" or "character": what the difference counts
     diff: TextDiff | None = None  # None in the "shared" view
     difference: SafeString = field(default_factory=lambda: mark_safe(""))  # diff views only
+    # The "shared" view: containment both ways and the passages aligned (dedup.partial).
+    partial: PartialMatch | None = None
+
+    @property
+    def aligned_passages(self) -> list[dict[str, object]]:
+        """The aligned passages, longest first, each with its words, whether word for word,
+        and its opening words in both texts (plain strings: the template escapes them)."""
+        if self.partial is None:
+            return []
+        a, b = self.explanation.doc_a.text, self.explanation.doc_b.text
+        out: list[dict[str, object]] = []
+        for p in sorted(self.partial.passages, key=lambda p: (-p.words, p.a_start))[:20]:
+            out.append(
+                {
+                    "words": p.words,
+                    "verbatim": p.verbatim,
+                    "a_at": p.a_start + 1,
+                    "b_at": p.b_start + 1,
+                    "a_text": _opening(a[p.a_chars[0] : p.a_chars[1]]),
+                    "b_text": _opening(b[p.b_chars[0] : p.b_chars[1]]),
+                }
+            )
+        return out
 
     @property
     def shingle_words(self) -> str:
@@ -231,6 +257,11 @@ def difference_html(
     return mark_safe("".join(out))  # every piece of document text was escaped above
 
 
+def _opening(passage: str, words: int = 12) -> str:
+    parts = passage.split()
+    return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
+
+
 def why_pair(*, a_id: int, b_id: int, method: str = "minhash", view: str = DEFAULT_VIEW) -> WhyPage:
     """How document ``b_id`` differs from ``a_id`` (or what they share), for the "why?" page.
 
@@ -245,7 +276,14 @@ def why_pair(*, a_id: int, b_id: int, method: str = "minhash", view: str = DEFAU
     unit = "character" if max(unspaced_share(text_a), unspaced_share(text_b)) > 0.5 else "word"
     if view == "shared":
         title, lead = title_and_lead(explanation.jaccard, text_a.split() == text_b.split())
-        return WhyPage(explanation=explanation, view=view, title=title, lead=lead, unit=unit)
+        partial = (
+            compare(text_a, text_b, explanation.spec, min_passage=ALIGNED_MIN_WORDS)
+            if explanation.spec.kind == "word"
+            else None
+        )
+        return WhyPage(
+            explanation=explanation, view=view, title=title, lead=lead, unit=unit, partial=partial
+        )
     diff = diff_texts(text_a, text_b, max_units=MAX_DIFF_UNITS)
     title, lead = title_and_lead(explanation.jaccard, diff.identical and not diff.truncated)
     context = CONTEXT_CHARACTERS if unit == "character" else CONTEXT_WORDS

@@ -39,6 +39,7 @@ from searchapp.services.jobs import (
     jobs_republish_stalled,
     jobs_resume_unfinished,
 )
+from searchapp.services.partial_copies import partial_copies_fail_stalled, partial_copies_schedule
 from searchapp.services.signing import (
     signatures_schedule_pending,
     signatures_sign_documents,
@@ -66,6 +67,7 @@ def pending_documents_sign(*, older_than: datetime | None = None) -> int:
     signed = signatures_sign_pending(older_than=older_than)
     if signed:
         clusters_schedule()
+        partial_copies_schedule()
     return signed
 
 
@@ -76,6 +78,7 @@ def batch_documents_sign(*, document_ids: Sequence[int]) -> int:
     signed = signatures_sign_documents(document_ids=document_ids)
     if signed:
         clusters_after_signing(document_ids=document_ids)
+        partial_copies_schedule()
     return signed
 
 
@@ -88,6 +91,7 @@ def catch_up() -> CatchUp:
     search_index_apply_pending()
     chunks = jobs_publish_unpublished() + jobs_republish_stalled()
     clusters_fail_stalled()
+    partial_copies_fail_stalled()
     cluster_jobs = clusters_publish_unpublished()
     grace = timezone.now() - timedelta(seconds=settings.SIGNATURE_CATCHUP_SECONDS)
     return CatchUp(chunks, cluster_jobs, pending_documents_sign(older_than=grace))

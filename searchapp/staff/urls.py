@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from searchapp.staff import views, views_report
+from searchapp.staff import views, views_partial, views_report
 
 app_name = "staff"
 
@@ -20,6 +20,7 @@ urlpatterns = [
     path("duplicates/export.csv", views_report.report_csv, name="report_csv"),
     path("duplicates/export.json", views_report.report_json, name="report_json"),
     path("duplicates/pair/<id:a>/<id:b>/", views_report.pair, name="pair"),
+    path("partial-copies/", views_partial.partial_report, name="partial_report"),
     path("decisions/", views_report.decide, name="decide"),
     path("decisions/cluster/", views_report.decide_cluster, name="decide_cluster"),
 ]

@@ -26,11 +26,13 @@ def site(volcano_corpus, settings, tmp_path):  # type: ignore[no-untyped-def]
     from searchapp.selectors.signatures import active_signature_set
     from searchapp.services.clusters_recompute import clusters_recompute
     from searchapp.services.decisions import decision_record
+    from searchapp.services.partial_copies import partial_copies_rebuild
 
     settings.MEDIA_ROOT = tmp_path / "media"
     active = active_signature_set("minhash")
     assert active is not None
     clusters_recompute(signature_set=active)
+    partial_copies_rebuild()  # the document page's and the staff report's partial copies
     editor = User.objects.create_user("editor", password=PASSWORD, is_staff=True)
     User.objects.create_superuser("admin", password=PASSWORD)
     # A decision with a note (who, when, why are shown) and a recompute under way (the report
@@ -159,6 +161,7 @@ def test_every_page_has_no_axe_violations(new_page, live_server, site, scheme): 
     _check(
         page, f"{base}/staff/duplicates/pair/{corpus.original.pk}/{corpus.syndicated.pk}/", report
     )
+    _check(page, f"{base}/staff/partial-copies/", report)
     _check(page, f"{base}/staff/jobs/{site['running']}/", report)
     _check(page, f"{base}/staff/jobs/{site['failed']}/", report)
 

@@ -1,0 +1,757 @@
+"""Partial copies: containment and shared passages, by winnowing (Schleimer et al. 2003).
+
+Jaccard similarity answers "are these two documents nearly the same?"; a short story quoted
+whole inside a long one has a low Jaccard similarity (the reused Clough & Stevenson and planted
+Reuters pairs have a median of 0.02) yet a high **containment**: the share of one document's
+shingles found in the other, ``C(A in B) = |S(A) ∩ S(B)| / |S(A)|`` (Broder 1997). This module
+finds, at corpus scale, the pairs of documents where one holds a large share of the other, and
+the pairs sharing a verbatim or lightly edited passage of a chosen length whatever the
+documents' lengths, with the passages and their positions.
+
+Method (chosen by measurement, bench/partial_bench.py and BENCHMARKS.md "Partial copies"):
+
+1. **Fingerprints** (:class:`Winnower`): each document's word k-shingles, hashed exactly as
+   :func:`dedup.shingle.shingle_batch` hashes them (same normalisation and tokens in every
+   script), re-mixed with a seed, are *winnowed*: in every window of ``window`` consecutive
+   shingles the smallest hash is kept, with its position. Guarantee (Schleimer et al., Lemma 1):
+   two documents sharing a passage of at least ``window + k - 1`` tokens share at least one
+   fingerprint, whatever else they hold; a document shorter than one window keeps its smallest
+   shingle. The expected density is ``2 / (window + 1)`` of the shingles, so the index holds
+   about 4% of the shingles at the default window of 46 (guarantee: 50 words).
+2. **Candidates** (:func:`candidate_pairs`): pairs of documents sharing a fingerprint, with the
+   number they share. A fingerprint held by more than ``max_df`` documents is boilerplate (a
+   dateline, a disclaimer) and is skipped, as MOSS does; the guarantee holds for passages
+   without such fingerprints.
+3. **Verification** (:func:`compare`): exact containment both ways from the two texts' shingle
+   sets, and the shared passages found by aligning the matching shingles (runs on one diagonal
+   are verbatim passages; runs a few tokens apart on both sides are joined into one lightly
+   edited passage), each with token and character positions in both originals.
+
+Compared with LSH Ensemble (Zhu et al., VLDB 2016: containment search over MinHash by
+partitioning the domain by set size), winnowing needs no size partitions, finds passages
+whatever the sizes (a 50-word paragraph inside a 5,000-word essay is a containment of 1% of
+the essay, invisible to a MinHash of it) and gives positions; the figures of both are in
+BENCHMARKS.md.
+
+References: S. Schleimer, D. Wilkerson, A. Aiken, "Winnowing: local algorithms for document
+fingerprinting", SIGMOD 2003. A. Broder, "On the resemblance and containment of documents",
+1997. E. Zhu, F. Nargesian, K. Q. Pu, R. J. Miller, "LSH Ensemble: internet-scale domain
+search", VLDB 2016. P. Clough, M. Stevenson, "Developing a corpus of plagiarised short
+answers", LRE 2011.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dedup._hashing import fmix64
+from dedup.explain import _word_units
+from dedup.minhash import DEFAULT_SEED
+from dedup.shingle import ShingleBatch, ShingleSpec, combine_tokens, shingle_batch
+
+__all__ = [
+    "DEFAULT_MAX_DF",
+    "DEFAULT_WINDOW",
+    "Candidates",
+    "Fingerprints",
+    "PartialMatch",
+    "Passage",
+    "Winnower",
+    "candidate_pairs",
+    "compare",
+    "concat_fingerprints",
+    "concat_sets",
+    "containment_candidates",
+    "find_partial_copies",
+    "shared_counts",
+    "verbatim_pairs",
+]
+
+# 46 shingles of 5 words: any shared passage of 50 words or more shares a fingerprint (the
+# issue's "passage of 50 words"); measured: also every Clough & Stevenson source with
+# containment >= 0.5 (bench/partial_bench.py).
+DEFAULT_WINDOW = 46
+# A fingerprint in more documents than this is boilerplate, skipped for candidates.
+DEFAULT_MAX_DF = 100
+# Matching shingles whose hash occurs more than this often in one text are not aligned (a
+# repeated line would make a quadratic number of diagonal matches); containment still counts
+# them.
+_MAX_REPEAT = 8
+_BLOCK_DOCS = 20_000
+# Raw pairs expanded at a time by candidate_pairs.
+_PAIR_BLOCK = 1 << 24
+
+
+@dataclass(frozen=True)
+class Fingerprints:
+    """Winnowed fingerprints of many documents in CSR layout.
+
+    Document i owns ``hashes[offsets[i]:offsets[i+1]]`` (uint64, seeded) and the matching
+    ``positions`` (int32: the index of the shingle, i.e. of its first token, in the document);
+    within a document, in position order, each position once.
+    """
+
+    hashes: np.ndarray
+    positions: np.ndarray
+    offsets: np.ndarray
+    n_shingles: np.ndarray  # shingles per document (for the density and short documents)
+
+    @property
+    def n_docs(self) -> int:
+        return int(self.offsets.shape[0]) - 1
+
+    def doc(self, i: int) -> tuple[np.ndarray, np.ndarray]:
+        if not 0 <= i < self.n_docs:
+            raise IndexError(f"document index {i} out of range for {self.n_docs} documents")
+        lo, hi = int(self.offsets[i]), int(self.offsets[i + 1])
+        return self.hashes[lo:hi], self.positions[lo:hi]
+
+    def doc_index(self) -> np.ndarray:
+        return np.repeat(np.arange(self.n_docs, dtype=np.int64), np.diff(self.offsets))
+
+
+def _sliding(x: np.ndarray, w: int, op: np.ufunc, pad: np.uint64) -> np.ndarray:
+    """``op.reduce(x[s:s+w])`` for every s in 0..len(x)-w, in O(len(x)) (van Herk / Gil-Werman:
+    prefix reductions within blocks of w, suffix reductions, one combination per window)."""
+    n = x.shape[0]
+    if n < w:
+        return np.zeros(0, dtype=x.dtype)
+    nb = -(-n // w)
+    padded = np.full(nb * w, pad, dtype=x.dtype)
+    padded[:n] = x
+    blocks = padded.reshape(nb, w)
+    prefix = op.accumulate(blocks, axis=1).reshape(-1)
+    suffix = op.accumulate(blocks[:, ::-1], axis=1)[:, ::-1].reshape(-1)
+    return op(suffix[: n - w + 1], prefix[w - 1 : n])
+
+
+@dataclass(frozen=True)
+class Winnower:
+    """Winnowing fingerprints of word (or char) k-shingles.
+
+    Parameters:
+        shingle: the shingles (:class:`dedup.ShingleSpec`, default word 5-shingles, the ones
+            the stored MinHash signatures use, so both read the same tokens).
+        window: shingles per winnowing window, >= 1. Every shared passage of at least
+            ``window + k - 1`` tokens yields a shared fingerprint (:attr:`guarantee`); about
+            ``2 / (window + 1)`` of the shingles are kept.
+        seed: re-mixes the shingle hashes before the minimum is taken, so that the choice of
+            fingerprints is reproducible yet independent of other uses of the hashes.
+        min_fingerprints: a short document's window is narrowed so that it keeps about this
+            many fingerprints (0: every document uses ``window``). This keeps the guarantee
+            between any two documents (a fingerprint of the wider window inside a shared
+            passage is also the minimum of every narrower window around it there) and lets a
+            short source quoted in a long document be found by its containment.
+
+    Raises ValueError naming the bad parameter.
+    """
+
+    shingle: ShingleSpec = field(default_factory=ShingleSpec)
+    window: int = DEFAULT_WINDOW
+    seed: int = DEFAULT_SEED
+    min_fingerprints: int = 8
+
+    def __post_init__(self) -> None:
+        if (
+            isinstance(self.min_fingerprints, bool)
+            or not isinstance(self.min_fingerprints, int | np.integer)
+            or self.min_fingerprints < 0
+        ):
+            raise ValueError(
+                f"min_fingerprints must be an integer >= 0, got {self.min_fingerprints!r}"
+            )
+        if not isinstance(self.shingle, ShingleSpec):
+            raise ValueError(f"shingle must be a ShingleSpec, got {type(self.shingle).__name__}")
+        if isinstance(self.window, bool) or not isinstance(self.window, int | np.integer):
+            raise ValueError(f"window must be an integer >= 1, got {self.window!r}")
+        if self.window < 1:
+            raise ValueError(f"window must be an integer >= 1, got {self.window!r}")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int | np.integer):
+            raise ValueError(f"seed must be an integer, got {self.seed!r}")
+        if not 0 <= int(self.seed) < (1 << 64):
+            raise ValueError(f"seed must be in [0, 2**64), got {self.seed!r}")
+
+    @property
+    def guarantee(self) -> int:
+        """Tokens (or characters) of a shared passage that always yield a shared fingerprint."""
+        return self.window + self.shingle.k - 1
+
+    def mix(self, hashes: np.ndarray) -> np.ndarray:
+        """The seeded value of shingle hashes (what fingerprints hold)."""
+        return fmix64(np.asarray(hashes, dtype=np.uint64) ^ np.uint64(int(self.seed)))
+
+    def fingerprints(self, texts: Sequence[str]) -> Fingerprints:
+        """Fingerprints of every text, vectorised over blocks of documents.
+
+        Raises TypeError naming the position of an item that is not a str.
+        """
+        texts = list(texts)
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        for lo in range(0, max(len(texts), 1), _BLOCK_DOCS):
+            try:
+                batch = shingle_batch(texts[lo : lo + _BLOCK_DOCS], self.shingle)
+            except TypeError as exc:  # name the position in the whole list
+                raise TypeError(_shift_position(str(exc), lo)) from None
+            parts.append(self.winnow(batch.hashes, batch.offsets))
+        return concat_fingerprints(parts)
+
+    def windows(self, sizes: np.ndarray) -> np.ndarray:
+        """The window of each document: ``window``, narrowed for a document of fewer than
+        about ``min_fingerprints * (window + 1) / 2`` shingles so that it still gets about
+        ``min_fingerprints`` of them (never below 1)."""
+        sizes = np.asarray(sizes, dtype=np.int64)
+        if self.min_fingerprints == 0:
+            return np.full(sizes.shape[0], int(self.window), dtype=np.int64)
+        return np.clip(2 * sizes // int(self.min_fingerprints) - 1, 1, int(self.window))
+
+    def index(self, texts: Sequence[str]) -> tuple[ShingleBatch, ShingleBatch, Fingerprints]:
+        """Each text's shingles in text order, its distinct shingles and its fingerprints,
+        from one shingling pass (the inputs of :func:`containment_candidates` and
+        :func:`verbatim_pairs`)."""
+        texts = list(texts)
+        raw: list[ShingleBatch] = []
+        sets: list[ShingleBatch] = []
+        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        for lo in range(0, max(len(texts), 1), _BLOCK_DOCS):
+            try:
+                batch = shingle_batch(texts[lo : lo + _BLOCK_DOCS], self.shingle)
+            except TypeError as exc:  # name the position in the whole list
+                raise TypeError(_shift_position(str(exc), lo)) from None
+            parts.append(self.winnow(batch.hashes, batch.offsets))
+            sets.append(batch.unique())
+            raw.append(batch)
+        return concat_sets(raw), concat_sets(sets), concat_fingerprints(parts)
+
+    def winnow(
+        self, hashes: np.ndarray, offsets: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Winnow shingle hashes in CSR layout (documents in order, shingles in text order);
+        returns (fingerprint hashes, positions, offsets, shingles per document)."""
+        offsets = np.asarray(offsets, dtype=np.int64)
+        sizes = np.diff(offsets)
+        n_docs = sizes.shape[0]
+        h = self.mix(hashes)
+        keep = np.zeros(h.shape[0], dtype=np.bool_)
+        wins = self.windows(sizes)
+        # One vectorised pass per distinct window (at most ``window`` of them).
+        for w in np.unique(wins[sizes > 0]).tolist():
+            docs = np.flatnonzero((wins == w) & (sizes > 0))
+            if docs.shape[0] == n_docs:
+                keep = _winnow_fixed(h, offsets, int(w))
+                break
+            sub_sizes = sizes[docs]
+            sub_off = np.zeros(docs.shape[0] + 1, dtype=np.int64)
+            np.cumsum(sub_sizes, out=sub_off[1:])
+            idx = np.repeat(offsets[docs], sub_sizes) + (
+                np.arange(int(sub_off[-1])) - np.repeat(sub_off[:-1], sub_sizes)
+            )
+            keep[idx] = _winnow_fixed(h[idx], sub_off, int(w))
+        idx = np.flatnonzero(keep)
+        doc = np.searchsorted(offsets, idx, side="right") - 1
+        counts = np.bincount(doc, minlength=n_docs)
+        out_offsets = np.zeros(n_docs + 1, dtype=np.int64)
+        np.cumsum(counts, out=out_offsets[1:])
+        positions = (idx - offsets[doc]).astype(np.int32)
+        return h[idx], positions, out_offsets, sizes
+
+
+def _winnow_fixed(h: np.ndarray, offsets: np.ndarray, w: int) -> np.ndarray:
+    """Which of the (mixed) hashes are fingerprints with window ``w`` (every document in
+    ``offsets`` non-empty). A shingle is a fingerprint iff it is the minimum of a window of
+    its document holding it; a document shorter than ``w`` keeps its minimum."""
+    n = h.shape[0]
+    sizes = np.diff(offsets)
+    n_docs = sizes.shape[0]
+    if w == 1:
+        return np.ones(n, dtype=np.bool_)
+    keep = np.zeros(n, dtype=np.bool_)
+    starts = offsets[:-1]
+    long_docs = sizes >= w
+    if long_docs.any():
+        # Window minima over the concatenation; windows crossing a document boundary are
+        # zeroed (never the maximum below). A shingle is the minimum of a window holding it
+        # iff it equals the largest minimum of the windows holding it.
+        winmin = _sliding(h, w, np.minimum, np.uint64(np.iinfo(np.uint64).max))
+        doc_of = np.repeat(np.arange(n_docs), sizes)
+        s = np.arange(winmin.shape[0])
+        winmin[doc_of[s] != doc_of[s + w - 1]] = 0
+        padded = np.zeros(n + w - 1, dtype=np.uint64)
+        padded[w - 1 : w - 1 + winmin.shape[0]] = winmin
+        best = _sliding(padded, w, np.maximum, np.uint64(0))
+        keep = (h == best) & np.repeat(long_docs, sizes)
+    short = np.flatnonzero(~long_docs)
+    if short.shape[0]:
+        # reduceat over (start, end) pairs; the appended sentinel keeps end = n valid.
+        ext = np.r_[h, np.uint64(np.iinfo(np.uint64).max)]
+        bounds = np.column_stack([starts[short], starts[short] + sizes[short]]).ravel()
+        mins = np.minimum.reduceat(ext, bounds)[::2]
+        doc_min = np.zeros(n_docs, dtype=np.uint64)
+        doc_min[short] = mins
+        keep |= np.repeat(~long_docs, sizes) & (h == np.repeat(doc_min, sizes))
+    return keep
+
+
+def concat_sets(parts: Sequence[ShingleBatch]) -> ShingleBatch:
+    """Batches of documents laid end to end, as one (document order kept)."""
+    counts = np.concatenate([p.sizes() for p in parts]) if parts else np.zeros(0, np.int64)
+    offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    hashes = np.concatenate([p.hashes for p in parts]) if parts else np.zeros(0, np.uint64)
+    return ShingleBatch(hashes, offsets)
+
+
+def _shift_position(message: str, lo: int) -> str:
+    head, sep, rest = message.partition("at position ")
+    if not sep:
+        return message
+    num, _, tail = rest.partition(" ")
+    return f"{head}at position {int(num) + lo} {tail}" if num.isdigit() else message
+
+
+def concat_fingerprints(
+    parts: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
+) -> Fingerprints:
+    """Fingerprints from :meth:`Winnower.winnow` results of consecutive batches of documents."""
+    hashes = np.concatenate([p[0] for p in parts])
+    positions = np.concatenate([p[1] for p in parts])
+    sizes = np.concatenate([p[3] for p in parts])
+    counts = np.concatenate([np.diff(p[2]) for p in parts])
+    offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return Fingerprints(hashes, positions, offsets, sizes)
+
+
+def candidate_pairs(
+    fps: Fingerprints, max_df: int = DEFAULT_MAX_DF, min_shared: int = 1
+) -> tuple[np.ndarray, np.ndarray]:
+    """Pairs ``(i, j)``, i < j, of documents sharing at least ``min_shared`` distinct
+    fingerprints, and how many they share; fingerprints in more than ``max_df`` documents are
+    skipped. Vectorised: one sort of (hash, document), pairs within each hash's run."""
+    if max_df < 2:
+        raise ValueError(f"max_df must be >= 2, got {max_df}")
+    doc = fps.doc_index()
+    order = np.lexsort((doc, fps.hashes))
+    h, d = fps.hashes[order], doc[order]
+    first = np.ones(h.shape[0], dtype=np.bool_)
+    first[1:] = (h[1:] != h[:-1]) | (d[1:] != d[:-1])
+    h, d = h[first], d[first]
+    if h.shape[0] == 0:
+        return np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64)
+    run_start = np.flatnonzero(np.r_[True, h[1:] != h[:-1]])
+    run_len = np.diff(np.r_[run_start, h.shape[0]])
+    ok = (run_len >= 2) & (run_len <= max_df)
+    rs, rl = run_start[ok], run_len[ok]
+    # Runs are expanded a group at a time (about _PAIR_BLOCK raw pairs), each group's pairs
+    # counted, then the groups merged: bounds memory at a million documents.
+    ends = np.cumsum(rl * (rl - 1) // 2)
+    cuts = np.unique(
+        np.searchsorted(
+            ends,
+            np.arange(_PAIR_BLOCK, int(ends[-1]) + _PAIR_BLOCK, _PAIR_BLOCK)
+            if ends.shape[0]
+            else np.zeros(0, np.int64),
+            side="right",
+        )
+    )
+    keys: list[np.ndarray] = []
+    weights: list[np.ndarray] = []
+    lo = 0
+    for hi in [*cuts.tolist(), rs.shape[0]]:
+        hi = max(hi, lo + 1)
+        if lo >= rs.shape[0]:
+            break
+        k, c = _run_pairs(d, rs[lo:hi], rl[lo:hi], fps.n_docs)
+        keys.append(k)
+        weights.append(c)
+        lo = hi
+    if len(keys) == 1:
+        uniq, counts = keys[0], weights[0]
+    elif keys:
+        uniq, inverse = np.unique(np.concatenate(keys), return_inverse=True)
+        counts = np.bincount(inverse, weights=np.concatenate(weights)).astype(np.int64)
+    else:
+        uniq, counts = np.zeros(0, np.int64), np.zeros(0, np.int64)
+    sel = counts >= min_shared
+    uniq, counts = uniq[sel], counts[sel]
+    pairs = np.stack([uniq // fps.n_docs, uniq % fps.n_docs], axis=1)
+    return pairs, counts
+
+
+def _run_pairs(
+    d: np.ndarray, rs: np.ndarray, rl: np.ndarray, n_docs: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct pair keys (a * n_docs + b, a < b) of the runs ``[rs, rs + rl)`` of ``d`` (each
+    run's documents ascending) and how many runs hold each pair."""
+    # Every element of a run pairs with the ones after it in the run.
+    elem = np.repeat(rs, rl) + (np.arange(int(rl.sum())) - np.repeat(np.cumsum(rl) - rl, rl))
+    n_after = np.repeat(rs + rl, rl) - elem - 1
+    left = np.repeat(elem, n_after)
+    base = np.repeat(np.cumsum(n_after) - n_after, n_after)
+    right = left + 1 + (np.arange(int(n_after.sum())) - base)
+    key = d[left] * np.int64(n_docs) + d[right]
+    return np.unique(key, return_counts=True)
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One passage shared by two texts: token ranges ``[a_start, a_end)`` of A and
+    ``[b_start, b_end)`` of B, their character spans in the original texts, and ``words``:
+    the tokens of A it covers. ``verbatim`` when it is one unbroken run of matching shingles;
+    ``longest_run``: the tokens of its longest verbatim run."""
+
+    a_start: int
+    a_end: int
+    b_start: int
+    b_end: int
+    a_chars: tuple[int, int]
+    b_chars: tuple[int, int]
+    verbatim: bool
+    longest_run: int
+
+    @property
+    def words(self) -> int:
+        return self.a_end - self.a_start
+
+
+@dataclass(frozen=True)
+class PartialMatch:
+    """Exact containment both ways and the shared passages of two texts."""
+
+    a_in_b: float  # share of A's distinct shingles found in B
+    b_in_a: float
+    shared: int  # distinct shingles in both
+    size_a: int
+    size_b: int
+    passages: tuple[Passage, ...]
+
+    @property
+    def longest(self) -> int:
+        return max((p.words for p in self.passages), default=0)
+
+
+Run = tuple[int, int, int, int, bool, int]
+
+
+def _align(sa: np.ndarray, sb: np.ndarray, k: int) -> list[Run]:
+    """Runs of matching shingles on one diagonal (verbatim passages), as token ranges."""
+    if not sa.shape[0] or not sb.shape[0]:
+        return []
+    order_b = np.argsort(sb, kind="stable")
+    sorted_b = sb[order_b]
+    lo = np.searchsorted(sorted_b, sa, side="left")
+    hi = np.searchsorted(sorted_b, sa, side="right")
+    mult = hi - lo
+    mult[mult > _MAX_REPEAT] = 0
+    i = np.repeat(np.arange(sa.shape[0]), mult)
+    if not i.shape[0]:
+        return []
+    j = order_b[
+        np.repeat(lo, mult) + (np.arange(i.shape[0]) - np.repeat(np.cumsum(mult) - mult, mult))
+    ]
+    diag = j - i
+    order = np.lexsort((i, diag))
+    i, diag = i[order], diag[order]
+    brk = np.r_[True, (diag[1:] != diag[:-1]) | (i[1:] != i[:-1] + 1)]
+    starts = np.flatnonzero(brk)
+    ends = np.r_[starts[1:], i.shape[0]] - 1
+    runs = [
+        (a0, a1 + k, a0 + dg, a1 + dg + k, True, a1 + k - a0)
+        for a0, a1, dg in zip(
+            i[starts].tolist(), i[ends].tolist(), diag[starts].tolist(), strict=True
+        )
+    ]
+    return runs
+
+
+def _join(runs: list[Run], gap: int) -> list[Run]:
+    """Join runs that follow each other on both sides within ``gap`` tokens (a light edit),
+    dropping runs inside a longer one (a repeated phrase)."""
+    runs.sort(key=lambda r: (r[0], -(r[1] - r[0])))
+    out: list[Run] = []
+    for r in runs:
+        if out:
+            p = out[-1]
+            if r[1] <= p[1] and p[2] <= r[2] and r[3] <= p[3]:
+                continue  # inside the previous passage on both sides
+            if r[0] - p[1] <= gap and -gap <= r[2] - p[3] <= gap and r[2] >= p[2] and r[1] > p[1]:
+                out[-1] = (p[0], max(p[1], r[1]), p[2], max(p[3], r[3]), False, max(p[5], r[5]))
+                continue
+        out.append(r)
+    return out
+
+
+def compare(
+    text_a: str,
+    text_b: str,
+    shingle: ShingleSpec | None = None,
+    min_passage: int = 1,
+    gap: int = 5,
+) -> PartialMatch:
+    """Exact containment of A in B and B in A, and their shared passages.
+
+    Parameters:
+        text_a, text_b: the original texts.
+        shingle: the shingles (word shingles only; default word 5-shingles).
+        min_passage: the shortest passage reported, in tokens of A (>= 1).
+        gap: runs of matching shingles at most this many tokens apart on both sides are one
+            lightly edited passage (0: verbatim passages only).
+
+    Containment is exact over the distinct shingle sets (``|S(A) ∩ S(B)| / |S(A)|``, 0 for an
+    empty A), computed with the same tokens and hashes as :func:`dedup.shingle.shingle_batch`.
+    A passage's character spans index the original strings, as
+    :func:`dedup.explain.shared_passages` does.
+    """
+    spec = shingle or ShingleSpec()
+    if spec.kind != "word":
+        raise ValueError("compare needs word shingles (passages are counted in words)")
+    if not isinstance(text_a, str) or not isinstance(text_b, str):
+        raise TypeError("compare needs two str texts")
+    if min_passage < 1 or gap < 0:
+        raise ValueError(f"min_passage must be >= 1 and gap >= 0, got {min_passage}, {gap}")
+    va, cs_a, ce_a, _ = _word_units(text_a, spec.tokens)
+    vb, cs_b, ce_b, _ = _word_units(text_b, spec.tokens)
+    sa, sb = combine_tokens(va, spec.k), combine_tokens(vb, spec.k)
+    ua, ub = np.unique(sa), np.unique(sb)
+    shared = int(np.intersect1d(ua, ub, assume_unique=True).shape[0])
+    runs = _join(_align(sa, sb, spec.k), gap)
+    passages = []
+    for a0, a1, b0, b1, verbatim, run in runs:
+        a1, b1 = min(a1, len(va)), min(b1, len(vb))
+        if a1 - a0 < min_passage or a1 <= a0 or b1 <= b0:
+            continue
+        passages.append(
+            Passage(
+                a0,
+                a1,
+                b0,
+                b1,
+                (int(cs_a[a0]), int(ce_a[a1 - 1])),
+                (int(cs_b[b0]), int(ce_b[b1 - 1])),
+                verbatim,
+                min(run, a1 - a0),
+            )
+        )
+    return PartialMatch(
+        shared / ua.shape[0] if ua.shape[0] else 0.0,
+        shared / ub.shape[0] if ub.shape[0] else 0.0,
+        shared,
+        int(ua.shape[0]),
+        int(ub.shape[0]),
+        tuple(passages),
+    )
+
+
+@dataclass(frozen=True)
+class PartialPair:
+    """A verified partial copy between documents ``a`` and ``b`` (indices into the input)."""
+
+    a: int
+    b: int
+    match: PartialMatch
+
+
+def find_partial_copies(
+    texts: Sequence[str],
+    min_containment: float = 0.5,
+    min_passage: int = 50,
+    winnower: Winnower | None = None,
+    max_df: int = DEFAULT_MAX_DF,
+) -> list[PartialPair]:
+    """Every pair of texts where one holds at least ``min_containment`` of the other, or that
+    share a passage of at least ``min_passage`` tokens, verified exactly (:func:`compare`).
+
+    Recall: a pair sharing a passage of ``winnower.guarantee`` tokens or more (without
+    boilerplate fingerprints, see ``max_df``) is always a candidate; containment pairs are
+    found when they share a fingerprint (measured: BENCHMARKS.md). Precision: every pair
+    returned meets a criterion exactly. Every candidate is aligned from the texts (about
+    0.4 ms a pair), so lightly edited passages count too; for a large corpus
+    :func:`containment_candidates` decides from the shingles alone (verbatim passages).
+    """
+    if not 0.0 < min_containment <= 1.0:
+        raise ValueError(f"min_containment must be in (0, 1], got {min_containment}")
+    if min_passage < 1:
+        raise ValueError(f"min_passage must be >= 1, got {min_passage}")
+    winnower = winnower or Winnower()
+    texts = list(texts)
+    fps = winnower.fingerprints(texts)
+    pairs, _ = candidate_pairs(fps, max_df=max_df)
+    out = []
+    for a, b in pairs.tolist():
+        m = compare(texts[a], texts[b], winnower.shingle, min_passage=min_passage)
+        if max(m.a_in_b, m.b_in_a) >= min_containment or m.passages:
+            out.append(PartialPair(a, b, m))
+    return out
+
+
+def shared_counts(sets: ShingleBatch, pairs: np.ndarray, block: int = 1 << 22) -> np.ndarray:
+    """Exact ``|S(a) ∩ S(b)|`` for every pair ``(a, b)`` of ``pairs``, vectorised.
+
+    Parameters:
+        sets: each document's distinct shingles (:meth:`dedup.ShingleBatch.unique`).
+        pairs: int array of shape (n, 2), document indices into ``sets``.
+        block: about this many shingles are merged at a time (bounds memory).
+
+    Each shingle is replaced by its rank among all distinct shingles, so a pair's shingles and
+    its index fit in one 64-bit key; the keys of a block of pairs are sorted once and a
+    shingle in both sets is a key seen twice. Cost: O(sum of the pairs' set sizes) sorted per
+    block. Containment is then ``shared / |S(a)|`` (:meth:`dedup.ShingleBatch.sizes`).
+    """
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    out = np.zeros(pairs.shape[0], dtype=np.int64)
+    if not pairs.shape[0]:
+        return out
+    _, ranks = np.unique(sets.hashes, return_inverse=True)
+    ranks = ranks.astype(np.int64)
+    bits = max(int(ranks.max()).bit_length(), 1) if ranks.shape[0] else 1
+    sizes = sets.sizes()
+    cost = sizes[pairs[:, 0]] + sizes[pairs[:, 1]]
+    bounds = np.searchsorted(np.cumsum(cost), np.arange(block, int(cost.sum()) + block, block))
+    lo = 0
+    for hi in np.unique(np.r_[bounds, pairs.shape[0]]).tolist():
+        hi = max(hi, lo + 1)
+        if lo >= pairs.shape[0]:
+            break
+        chunk = pairs[lo:hi]
+        if chunk.shape[0] >= (1 << (63 - bits)):
+            raise ValueError("shared_counts: too many pairs in one block")
+        docs = chunk.reshape(-1)
+        lens = sizes[docs]
+        starts = sets.offsets[docs]
+        idx = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
+        owner = np.repeat(np.repeat(np.arange(chunk.shape[0], dtype=np.int64), 2), lens)
+        keys = np.sort((owner << bits) | ranks[idx])
+        dup = keys[1:] == keys[:-1]
+        out[lo:hi] = np.bincount(keys[1:][dup] >> bits, minlength=chunk.shape[0])
+        lo = hi
+    return out
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """The partial copies of a corpus: pairs ``(a, b)`` (a < b) where one holds at least
+    ``min_containment`` of the other or that share a verbatim passage of ``min_words``, with
+    their exact containment both ways and ``verbatim`` (whether such a passage is shared;
+    only decided for the pairs below ``min_containment``, False for the others)."""
+
+    pairs: np.ndarray
+    a_in_b: np.ndarray
+    b_in_a: np.ndarray
+    verbatim: np.ndarray
+
+
+def containment_candidates(
+    shingles: ShingleBatch,
+    sets: ShingleBatch,
+    fps: Fingerprints,
+    min_containment: float = 0.5,
+    min_words: int = 50,
+    k: int = 5,
+    max_df: int = DEFAULT_MAX_DF,
+) -> Candidates:
+    """Every partial copy of a corpus, from its shingles and fingerprints (:meth:`Winnower.index`),
+    exactly and without the texts: candidate pairs (:func:`candidate_pairs`), their exact
+    containment (:func:`shared_counts`), and for those below ``min_containment`` sharing at
+    least ``min_words - k + 1`` distinct shingles the verbatim-passage test
+    (:func:`verbatim_pairs`). Vectorised throughout.
+
+    Recall: every pair sharing a verbatim passage of ``min_words`` tokens (the fingerprints'
+    window at most ``min_words - k + 1``) whose fingerprints there are in at most ``max_df``
+    documents; pairs meeting ``min_containment`` when they share a fingerprint (measured,
+    BENCHMARKS.md "Partial copies"). Precision: 1 by construction (exact figures).
+    """
+    pairs, _ = candidate_pairs(fps, max_df=max_df)
+    shared = shared_counts(sets, pairs)
+    sizes = sets.sizes()
+    size_a = np.maximum(sizes[pairs[:, 0]], 1)
+    size_b = np.maximum(sizes[pairs[:, 1]], 1)
+    a_in_b, b_in_a = shared / size_a, shared / size_b
+    found = np.maximum(a_in_b, b_in_a) >= min_containment
+    maybe = np.flatnonzero(~found & (shared >= max(min_words - k + 1, 1)))
+    verbatim = np.zeros(pairs.shape[0], dtype=np.bool_)
+    verbatim[maybe] = verbatim_pairs(shingles, fps, pairs[maybe], min_words, k)
+    keep = found | verbatim
+    return Candidates(pairs[keep], a_in_b[keep], b_in_a[keep], verbatim[keep])
+
+
+def verbatim_pairs(
+    shingles: ShingleBatch,
+    fps: Fingerprints,
+    pairs: np.ndarray,
+    min_words: int = 50,
+    k: int = 5,
+    block: int = 100_000,
+) -> np.ndarray:
+    """For each pair ``(a, b)``: do the two share a verbatim passage of ``min_words`` tokens?
+
+    Parameters:
+        shingles: every document's shingle hashes in text order (:func:`dedup.shingle_batch`,
+            not made unique), the ones ``fps`` were winnowed from (seeded alike is not
+            needed: equality is what is compared).
+        fps: the documents' fingerprints (:meth:`Winnower.index`), with a window of at most
+            ``min_words - k + 1`` so that every such passage holds a shared fingerprint.
+        pairs: int array (n, 2) of document indices.
+
+    Exact, without the texts: a passage of L >= ``min_words`` tokens is ``L - k + 1``
+    consecutive shingles equal in both documents on one alignment, and it holds a
+    fingerprint shared at that alignment (Schleimer et al.), so around every pair of equal
+    fingerprints the run of equal shingles on their alignment is measured (a gather of
+    ``2 (m - 1) + 1`` shingles each side, m = ``min_words - k + 1``), vectorised over blocks of
+    fingerprint matches.
+    """
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    result = np.zeros(pairs.shape[0], dtype=np.bool_)
+    if not pairs.shape[0]:
+        return result
+    m = max(min_words - k + 1, 1)
+    # Matches of fingerprints between the two sides of every pair: (pair, pos in a, pos in b).
+    _, franks = np.unique(fps.hashes, return_inverse=True)
+    franks = franks.astype(np.int64)
+    bits = max(int(franks.max()).bit_length(), 1)
+    fsizes = np.diff(fps.offsets)
+
+    def side(docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        lens = fsizes[docs]
+        idx = np.repeat(fps.offsets[docs] - np.cumsum(lens) + lens, lens) + np.arange(
+            int(lens.sum())
+        )
+        owner = np.repeat(np.arange(docs.shape[0], dtype=np.int64), lens)
+        return (owner << bits) | franks[idx], fps.positions[idx].astype(np.int64)
+
+    sizes = shingles.sizes()
+    width = np.arange(-(m - 1), m, dtype=np.int64)
+    for lo in range(0, pairs.shape[0], block):
+        chunk = pairs[lo : lo + block]
+        ka, pa = side(chunk[:, 0])
+        kb, pb = side(chunk[:, 1])
+        ob = np.argsort(kb, kind="stable")
+        kb, pb = kb[ob], pb[ob]
+        left = np.searchsorted(kb, ka, side="left")
+        mult = np.searchsorted(kb, ka, side="right") - left
+        mult[mult > _MAX_REPEAT] = 0
+        ia = np.repeat(np.arange(ka.shape[0]), mult)
+        if not ia.shape[0]:
+            continue
+        ib = np.repeat(left, mult) + (
+            np.arange(ia.shape[0]) - np.repeat(np.cumsum(mult) - mult, mult)
+        )
+        pair = ka[ia] >> bits
+        pos_a, pos_b = pa[ia], pb[ib]
+        doc_a, doc_b = chunk[pair, 0], chunk[pair, 1]
+        for s in range(0, pair.shape[0], block):
+            sl = slice(s, s + block)
+            ga = pos_a[sl, None] + width
+            gb = pos_b[sl, None] + width
+            na, nb = sizes[doc_a[sl]][:, None], sizes[doc_b[sl]][:, None]
+            ok = (ga >= 0) & (ga < na) & (gb >= 0) & (gb < nb)
+            ha = shingles.hashes[shingles.offsets[doc_a[sl]][:, None] + np.clip(ga, 0, na - 1)]
+            hb = shingles.hashes[shingles.offsets[doc_b[sl]][:, None] + np.clip(gb, 0, nb - 1)]
+            eq = ok & (ha == hb)
+            # Run of equal shingles through the centre (column m - 1): its extent each way.
+            right = np.argmin(np.c_[eq[:, m - 1 :], np.zeros((eq.shape[0], 1), bool)], axis=1)
+            leftn = np.argmin(np.c_[eq[:, m - 1 :: -1], np.zeros((eq.shape[0], 1), bool)], axis=1)
+            long_run = right + leftn - 1 >= m
+            result[lo + np.unique(pair[sl][long_run])] = True
+    return result

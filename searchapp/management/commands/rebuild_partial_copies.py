@@ -1,0 +1,36 @@
+"""manage.py rebuild_partial_copies: find every partial copy of the corpus now, or queue it."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from searchapp.services.partial_copies import partial_copies_rebuild, partial_copies_schedule
+
+
+class Command(BaseCommand):
+    help = (
+        "Find the pairs of documents where one holds a large share of the other, or that share "
+        "a passage (PARTIAL_COPY_MIN_SHARE, PARTIAL_COPY_MIN_WORDS), and replace the table."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--queue", action="store_true", help="queue it for the workers instead")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["queue"]:
+            ok = partial_copies_schedule(countdown=0)
+            self.stdout.write(
+                "queued"
+                if ok
+                else "not queued: one is queued already, or the broker is unreachable"
+            )
+            return
+        started, cpu = time.perf_counter(), time.process_time()
+        n = partial_copies_rebuild()
+        self.stdout.write(
+            f"{n} partial copies ({time.perf_counter() - started:.1f} s, "
+            f"{time.process_time() - cpu:.1f} s CPU)"
+        )

@@ -1,0 +1,201 @@
+"""Partial copies (dedup.partial): winnowing's guarantee, exact containment and passages, the CLI."""
+# ruff: noqa: E501 - descriptive test names read better unwrapped
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from dedup.partial import (
+    Winnower,
+    candidate_pairs,
+    compare,
+    containment_candidates,
+    find_partial_copies,
+    shared_counts,
+    verbatim_pairs,
+)
+from dedup.shingle import shingle_batch
+
+ROOT = Path(__file__).resolve().parents[2]
+WORDS = [f"w{i}" for i in range(5000)]
+
+
+def story(rng: random.Random, n: int) -> list[str]:
+    return [rng.choice(WORDS) for _ in range(n)]
+
+
+def test_winnowing_keeps_the_minimum_of_every_window_and_nothing_else() -> None:
+    rng = np.random.default_rng(3)
+    w = Winnower(window=7, min_fingerprints=0)
+    for _ in range(100):
+        sizes = rng.integers(0, 30, size=rng.integers(1, 6))
+        offsets = np.r_[0, np.cumsum(sizes)]
+        values = rng.integers(0, 40, size=offsets[-1]).astype(np.uint64)
+        _, positions, fp_offsets, _ = w.winnow(values, offsets)
+        mixed = w.mix(values)
+        for d in range(len(sizes)):
+            x = mixed[offsets[d] : offsets[d + 1]]
+            expected: set[int] = set()
+            if len(x) >= 7:
+                for s in range(len(x) - 6):
+                    expected |= {i for i in range(s, s + 7) if x[i] == x[s : s + 7].min()}
+            elif len(x):
+                expected = {int(i) for i in np.flatnonzero(x == x.min())}
+            assert set(positions[fp_offsets[d] : fp_offsets[d + 1]].tolist()) == expected
+
+
+def test_every_shared_passage_of_the_guaranteed_length_yields_a_shared_fingerprint() -> None:
+    """Schleimer et al.'s guarantee, on 300 random pairs whose only common text is one passage
+    of exactly window + k - 1 = 50 words, at a random place in documents of random lengths."""
+    rng = random.Random(11)
+    w = Winnower()
+    assert w.guarantee == 50
+    texts = []
+    for _ in range(300):
+        passage = story(rng, 50)
+        texts.append(
+            " ".join(story(rng, rng.randint(0, 400)) + passage + story(rng, rng.randint(0, 400)))
+        )
+        texts.append(
+            " ".join(story(rng, rng.randint(0, 3000)) + passage + story(rng, rng.randint(0, 50)))
+        )
+    fps = w.fingerprints(texts)
+    pairs, _ = candidate_pairs(fps)
+    found = {tuple(p) for p in pairs.tolist()}
+    assert all((i, i + 1) in found for i in range(0, 600, 2))
+    shingles, _, fps = w.index(texts)
+    assert verbatim_pairs(shingles, fps, np.array([(i, i + 1) for i in range(0, 600, 2)])).all()
+
+
+def test_a_passage_one_word_short_is_not_taken_for_one() -> None:
+    rng = random.Random(5)
+    passage = story(rng, 49)
+    a = " ".join(story(rng, 200) + passage + story(rng, 200))
+    b = " ".join(story(rng, 300) + passage + story(rng, 100))
+    shingles, _, fps = Winnower().index([a, b])
+    assert not verbatim_pairs(shingles, fps, np.array([[0, 1]]))[0]
+    assert verbatim_pairs(shingles, fps, np.array([[0, 1]]), min_words=49)[0]
+
+
+def test_containment_is_exact_and_asymmetric_for_a_story_quoted_in_a_long_one() -> None:
+    rng = random.Random(2)
+    wire = " ".join(story(rng, 120))
+    host = story(rng, 900)
+    article = " ".join(host[:400]) + " " + wire + " " + " ".join(host[400:])
+    m = compare(wire, article)
+    assert m.a_in_b == 1.0
+    assert m.b_in_a == pytest.approx(116 / (116 + 896 + 8), abs=0.01)
+    (passage,) = m.passages
+    assert passage.verbatim and passage.words == 120
+    assert article[passage.b_chars[0] : passage.b_chars[1]] == wire
+
+
+def test_a_lightly_edited_passage_is_one_passage_not_verbatim() -> None:
+    rng = random.Random(4)
+    passage = story(rng, 80)
+    edited = [*passage[:40], "changed", *passage[41:]]
+    a = " ".join(story(rng, 100) + passage)
+    b = " ".join(edited + story(rng, 100))
+    (p,) = compare(a, b, min_passage=50).passages
+    assert not p.verbatim and p.words == 80 and p.longest_run == 40
+
+
+def test_find_partial_copies_counts_a_lightly_edited_passage() -> None:
+    rng = random.Random(12)
+    passage = story(rng, 90)
+    edited = [*passage[:45], "changed", *passage[46:]]
+    texts = [
+        " ".join(story(rng, 800) + passage),
+        " ".join(edited + story(rng, 900)),
+        " ".join(story(rng, 500)),
+    ]
+    (pair,) = find_partial_copies(texts)
+    assert (pair.a, pair.b) == (0, 1) and pair.match.longest == 90
+    assert not pair.match.passages[0].verbatim
+
+
+def test_shared_counts_match_set_intersections() -> None:
+    rng = random.Random(8)
+    texts = [" ".join(story(rng, rng.randint(1, 200))) for _ in range(40)]
+    texts += [t + " " + texts[i] for i, t in enumerate(texts[:20])]
+    sets = shingle_batch(texts).unique()
+    pairs = np.array([(i, j) for i in range(len(texts)) for j in range(i + 1, len(texts))])
+    got = shared_counts(sets, pairs, block=500)
+    expected = [np.intersect1d(sets.doc(i), sets.doc(j)).shape[0] for i, j in pairs]
+    assert got.tolist() == expected
+
+
+def test_containment_candidates_find_quoted_sources_and_nothing_unrelated() -> None:
+    rng = random.Random(9)
+    sources = [" ".join(story(rng, rng.randint(60, 200))) for _ in range(30)]
+    unrelated = [" ".join(story(rng, 300)) for _ in range(30)]
+    hosts = []
+    for s in sources:
+        host = story(rng, rng.randint(300, 1500))
+        at = int(len(host) * rng.uniform(0.2, 0.8))
+        hosts.append(" ".join(host[:at]) + " " + s + " " + " ".join(host[at:]))
+    texts = sources + unrelated + hosts
+    shingles, sets, fps = Winnower().index(texts)
+    found = containment_candidates(shingles, sets, fps)
+    assert sorted(map(tuple, found.pairs.tolist())) == [(i, 60 + i) for i in range(30)]
+    assert (found.a_in_b == 1.0).all()
+
+
+def test_bad_parameters_are_named() -> None:
+    with pytest.raises(ValueError, match="window"):
+        Winnower(window=0)
+    with pytest.raises(ValueError, match="seed"):
+        Winnower(seed=-1)
+    with pytest.raises(ValueError, match="min_fingerprints"):
+        Winnower(min_fingerprints=-2)
+    with pytest.raises(TypeError, match="position 1"):
+        Winnower().fingerprints(["a b c", 7])  # type: ignore[list-item]
+
+
+def test_the_seed_changes_the_fingerprints_not_the_guarantee() -> None:
+    text = " ".join(story(random.Random(1), 500))
+    a, b = Winnower(seed=1).fingerprints([text]), Winnower(seed=2).fingerprints([text])
+    assert not np.array_equal(a.positions, b.positions)
+
+
+def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dedup", *map(str, args)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+
+
+def test_the_cli_prints_partial_copies_with_both_shares_and_passages(tmp_path: Path) -> None:
+    rng = random.Random(6)
+    wire = " ".join(story(rng, 100))
+    host = story(rng, 500)
+    rows = [
+        {"id": "wire", "text": wire},
+        {"id": "article", "text": " ".join(host[:200]) + " " + wire + " " + " ".join(host[200:])},
+        {"id": "other", "text": " ".join(story(rng, 300))},
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    out = run_cli("partial", path)
+    assert out.returncode == 0, out.stderr
+    (line,) = out.stdout.splitlines()
+    a, b, ab, ba, why = line.split("\t")
+    assert (a, b, why) == ("article", "wire", "share") and float(ba) == 1.0 and float(ab) < 0.3
+    record = json.loads(run_cli("partial", "--passages", path).stdout)
+    (passage,) = record["passages"]
+    assert rows[1]["text"][passage["a"][0] : passage["a"][1]] == wire and passage["words"] == 100
+
+
+def test_the_cli_refuses_a_passage_shorter_than_a_shingle(tmp_path: Path) -> None:
+    out = run_cli("partial", "--min-words", "3", tmp_path / "x.jsonl")
+    assert out.returncode == 2 and "--min-words" in out.stderr and "Traceback" not in out.stderr

@@ -1,0 +1,253 @@
+"""Partial copies (issue 20): a story quoted inside a longer one is found, shown and served."""
+
+# Fixtures are imported from staff_testing and then named as test arguments, as pytest wants.
+# ruff: noqa: F811
+from __future__ import annotations
+
+import random
+from datetime import timedelta
+
+import pytest
+from corpora import make_document
+from django.test import Client
+from django.utils import timezone
+from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
+
+from dedup.partial import compare
+from searchapp.models import Document, Job, PartialCopy
+from searchapp.selectors.partial_copies import document_partial_copies, partial_copies_report
+from searchapp.services.partial_copies import (
+    partial_copies_fail_stalled,
+    partial_copies_rebuild,
+    partial_copies_schedule,
+)
+
+pytestmark = pytest.mark.django_db
+
+_WORDS = [
+    "council",
+    "harbour",
+    "energy",
+    "river",
+    "bridge",
+    "school",
+    "hospital",
+    "budget",
+    "vote",
+    "market",
+    "farmers",
+    "water",
+    "road",
+    "station",
+    "museum",
+    "festival",
+    "court",
+    "police",
+    "weather",
+    "storm",
+    "rail",
+    "ferry",
+    "airport",
+    "mayor",
+    "report",
+    "union",
+    "strike",
+    "factory",
+    "wages",
+    "prices",
+    "housing",
+    "tenants",
+    "library",
+    "park",
+    "garden",
+    "forest",
+    "coast",
+    "island",
+    "mine",
+    "steel",
+    "grain",
+    "harvest",
+    "drought",
+    "flood",
+    "bank",
+    "loan",
+    "tax",
+    "rates",
+    "shares",
+    "profit",
+    "losses",
+    "export",
+    "import",
+]
+
+
+def _story(seed: int, n: int) -> str:
+    rng = random.Random(seed)
+    sentences = []
+    while sum(len(s.split()) for s in sentences) < n:
+        sentences.append(
+            " ".join(rng.choice(_WORDS) for _ in range(rng.randint(8, 14))).capitalize() + "."
+        )
+    return " ".join(sentences)
+
+
+@pytest.fixture
+def quoted() -> dict[str, Document]:
+    """A 120-word wire story pasted into a 600-word local article at 40% of its length, and
+    an unrelated story."""
+    wire = _story(1, 120)
+    local = _story(2, 600).split()
+    at = int(len(local) * 0.4)
+    article = " ".join(local[:at]) + " " + wire + " " + " ".join(local[at:])
+    return {
+        "wire": make_document(external_id="wire", title="Wire story", text=wire),
+        "article": make_document(external_id="article", title="Local article", text=article),
+        "other": make_document(external_id="other", title="Unrelated", text=_story(3, 300)),
+    }
+
+
+def test_a_story_quoted_inside_a_longer_one_is_found_with_its_exact_share(quoted) -> None:
+    assert partial_copies_rebuild() == 1
+    wire, article = quoted["wire"], quoted["article"]
+    exact = compare(wire.text, article.text)
+    (relation,) = document_partial_copies(document_id=wire.id)
+    assert relation.other.id == article.id
+    assert relation.share_here_in_other == pytest.approx(exact.a_in_b) and exact.a_in_b == 1.0
+    assert relation.appears_in_other and not relation.contains_other
+    (back,) = document_partial_copies(document_id=article.id)
+    assert back.contains_other and back.share_other_in_here == 1.0
+    # The passage is the wire story, located in both texts.
+    start, end = back.passages[0].here
+    assert article.text[start:end].startswith(wire.text[:40])
+    assert back.passages[0].words >= 115 and back.passages_known
+    assert document_partial_copies(document_id=quoted["other"].id) == []
+
+
+def test_the_document_page_says_which_share_appears_where_with_a_working_link(quoted) -> None:
+    partial_copies_rebuild()
+    client = Client()
+    page = client.get(f"/documents/{quoted['wire'].id}/").content.decode()
+    assert "100% of this text appears in" in page
+    assert f'href="/documents/{quoted["article"].id}/' in page
+    page = client.get(f"/documents/{quoted['article'].id}/").content.decode()
+    assert "Contains 100% of" in page
+    assert client.get(f"/documents/{quoted['article'].id}/").status_code == 200
+
+
+def test_the_api_record_names_the_sources_with_their_shares_and_passages(quoted) -> None:
+    partial_copies_rebuild()
+    body = Client().get(f"/api/documents/{quoted['article'].id}").json()
+    (copy,) = body["partial_copies"]
+    assert copy["id"] == quoted["wire"].id and copy["share_other_in_here"] == 1.0
+    assert 0.1 < copy["share_here_in_other"] < 0.3
+    passage = copy["passages"][0]
+    text = quoted["article"].text
+    assert (
+        text[passage["here"][0] : passage["here"][1]].split()[:5] == quoted["wire"].text.split()[:5]
+    )
+
+
+def test_a_changed_text_hides_its_old_partial_copies_until_the_next_rebuild(quoted) -> None:
+    partial_copies_rebuild()
+    wire = quoted["wire"]
+    wire.text = _story(9, 120)
+    wire.content_hash = Document.hash_content(wire.title, wire.text)
+    wire.save()
+    assert document_partial_copies(document_id=wire.id) == []
+    partial_copies_rebuild()
+    assert document_partial_copies(document_id=wire.id) == []
+    assert PartialCopy.objects.count() == 0
+
+
+def test_a_shared_paragraph_inside_two_long_essays_is_found_whatever_their_lengths() -> None:
+    paragraph = _story(5, 60)
+    a = make_document(
+        external_id="a", text=_story(6, 2000) + " " + paragraph + " " + _story(7, 500)
+    )
+    b = make_document(
+        external_id="b", text=_story(8, 300) + " " + paragraph + " " + _story(10, 3000)
+    )
+    partial_copies_rebuild()
+    (relation,) = document_partial_copies(document_id=a.id)
+    assert relation.other.id == b.id and relation.longest_passage >= 60 and relation.shares_passage
+    assert not relation.appears_in_other and not relation.contains_other
+    page = Client().get(f"/documents/{a.id}/").content.decode()
+    assert f"Shares a {relation.longest_passage}-word passage with" in page
+
+
+def test_the_report_lists_the_largest_share_first(quoted) -> None:
+    partial_copies_rebuild()
+    rows, total = partial_copies_report()
+    assert total == 1 and rows[0].source.id == quoted["wire"].id and rows[0].share == 1.0
+    assert not rows[0].shares_passage  # kept for its share
+
+
+def test_the_background_rebuild_reaches_done_with_its_count(quoted) -> None:
+    partial_copies_schedule(countdown=0)  # tasks run inline in tests
+    job = Job.objects.get(kind=Job.Kind.PARTIAL)
+    assert job.state == Job.State.DONE and job.report == {"pairs": 1}
+
+
+def test_a_failing_rebuild_ends_failed_with_the_error(quoted, monkeypatch) -> None:
+    import searchapp.services.partial_copies as service
+
+    def boom(**_: object) -> int:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(service, "partial_copies_rebuild", boom)
+    with pytest.raises(RuntimeError):
+        partial_copies_schedule(countdown=0)
+    job = Job.objects.get(kind=Job.Kind.PARTIAL)
+    assert job.state == Job.State.FAILED and "disk full" in job.errors[0]["error"]
+
+
+def test_the_why_view_aligns_the_shared_passage_and_gives_containment_both_ways(quoted) -> None:
+    wire, article = quoted["wire"], quoted["article"]
+    page = Client().get(f"/documents/{wire.id}/why/{article.id}/?view=shared").content.decode()
+    assert (
+        "Containment (exact)" in page
+        and "<strong>100%</strong> of “Wire story” appears in “Local article”" in page
+    )
+    assert "1 shared passage of 10 words or more, aligned" in page
+    words = len(wire.text.split())
+    assert f"{words} words</strong>, word for word: word 1 of “Wire story”" in page
+
+
+def test_the_staff_report_lists_the_pair_and_records_a_decision_from_it(
+    quoted, staff_client
+) -> None:
+    partial_copies_rebuild()
+    wire, article = quoted["wire"], quoted["article"]
+    page = staff_client.get("/staff/partial-copies/").content.decode()
+    assert "1 pair where one document holds at least 50% of the other" in page
+    assert f'<strong>100%</strong> of <a href="/documents/{wire.id}/">Wire story</a>' in page
+    response = staff_client.post(
+        "/staff/decisions/",
+        {
+            "a": wire.id,
+            "b": article.id,
+            "verdict": "not_duplicate",
+            "note": "quoted with credit",
+            "next": "/staff/partial-copies/",
+        },
+    )
+    assert response.status_code == 302 and response["Location"] == "/staff/partial-copies/"
+    page = staff_client.get("/staff/partial-copies/").content.decode()
+    assert "Decided: not a duplicate" in page and "quoted with credit" in page
+
+
+def test_the_staff_report_is_for_staff_only(quoted) -> None:
+    assert Client().get("/staff/partial-copies/").status_code in (302, 403)
+
+
+def test_a_rebuild_whose_worker_died_ends_failed_and_a_new_one_runs(quoted, settings) -> None:
+    stalled = Job.objects.create(kind=Job.Kind.PARTIAL, state=Job.State.RUNNING)
+    Job.objects.filter(pk=stalled.pk).update(
+        updated_at=timezone.now() - timedelta(seconds=settings.JOB_STALL_SECONDS + 1)
+    )
+    assert partial_copies_fail_stalled() == 1
+    stalled.refresh_from_db()
+    assert stalled.state == Job.State.FAILED and "no progress" in stalled.message
+    # The one queued in its place ran (inline in tests) and found the pair.
+    assert Job.objects.filter(kind=Job.Kind.PARTIAL, state=Job.State.DONE).count() == 1
+    assert PartialCopy.objects.count() == 1
