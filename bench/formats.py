@@ -7,11 +7,15 @@ large: 100 MB, 1gb: 1 GB over all formats) from one sample file per format writt
 library that writes that format (fpdf2, python-docx, odfpy, python-pptx, openpyxl, Python's
 ``mailbox``, warcio; RTF, text and HTML by hand). Files are copied, while a mailbox and a web
 archive are one growing file each, so that streaming is what is measured. Each format is then
-read by ``searchapp.readers.read_path`` in a fresh process, which reports documents/s, MB/s and
-its peak resident memory (VmHWM: PDFium's and lxml's native memory included).
+read by ``searchapp.readers.read_path`` in a fresh process, which reports documents/s, MB/s, its
+CPU time and its peak resident memory (VmHWM: PDFium's and lxml's native memory included); then
+all of them as one mixed folder, by one process (unless --no-mixed).
 
 Also measured: the PDF libraries compared for the reader's choice (pypdf, pdfminer.six,
-pypdfium2) on the PDFs Debian ships, when installed (--pdf-libraries).
+pypdfium2) on the PDFs Debian ships, when installed (--pdf-libraries); and the ODT and PPTX
+libraries (odfpy, python-pptx) against the readers' streamed lxml parse, on files LibreOffice
+writes from texts Debian ships (--office-libraries; needs ``soffice``: apt-get install
+libreoffice-writer-nogui libreoffice-impress-nogui).
 
 Timings depend on the machine and its load: quote them with the command that produced them.
 """
@@ -120,14 +124,14 @@ import json, sys, time
 sys.path.insert(0, {root!r})
 {peak}
 from searchapp.readers import Record, read_path
-start = time.perf_counter(); docs = errors = 0
+start, cpu = time.perf_counter(), time.process_time(); docs = errors = 0
 for item in read_path({folder!r}):
     if isinstance(item, Record):
         docs += 1
     else:
         errors += 1
 print(json.dumps({{"docs": docs, "errors": errors, "seconds": time.perf_counter() - start,
-    "peak_mb": peak_mb()}}))
+    "cpu": time.process_time() - cpu, "peak_mb": peak_mb()}}))
 """
 
 
@@ -188,12 +192,148 @@ def pdf_libraries() -> None:
             print(f"{pdf.name:32s} {name:14s} {pages:5d} {words:7d} {seconds:8.2f} {peak:8.0f}")
 
 
+# Each library reads one file in a fresh process. Imports come first and the peak is then reset
+# (writing 5 to /proc/self/clear_refs resets VmHWM), so "rise MB" is what reading the file took.
+OFFICE_CHILD = """
+import json, sys, time
+sys.path.insert(0, {root!r})
+{peak}
+def rss_mb():
+    for line in open("/proc/self/status"):
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+PATH = {path!r}
+{imports}
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+base = rss_mb()
+start, cpu = time.perf_counter(), time.process_time()
+{snippet}
+print(json.dumps({{"words": text.split(), "seconds": time.perf_counter() - start,
+    "cpu": time.process_time() - cpu, "peak_mb": peak_mb(), "rise_mb": peak_mb() - base}}))
+"""
+
+OFFICE_LIBRARIES = {
+    "odt": {
+        "odfpy": (
+            "from odf.opendocument import load\nfrom odf import teletype\nfrom odf.namespaces import TEXTNS",
+            "doc = load(PATH); out = []\n"
+            "def walk(node):\n"
+            "    for child in node.childNodes:\n"
+            "        if child.nodeType != child.ELEMENT_NODE: continue\n"
+            "        if child.qname in ((TEXTNS, 'p'), (TEXTNS, 'h')): out.append(teletype.extractText(child))\n"
+            "        else: walk(child)\n"
+            "walk(doc.text)\ntext = '\\n'.join(out)",
+        ),
+        "streamed lxml (the reader)": (
+            "from searchapp.readers.office import read_odt",
+            "text = ''.join(r.text for r in read_odt(open(PATH, 'rb'), 'f.odt', 'f.odt', 1 << 30))",
+        ),
+    },
+    "pptx": {
+        "python-pptx": (
+            "from pptx import Presentation",
+            "out = []\n"
+            "for slide in Presentation(PATH).slides:\n"
+            "    for shape in slide.shapes:\n"
+            "        if shape.has_text_frame: out.append(shape.text_frame.text)\n"
+            "        elif getattr(shape, 'has_table', False): out.extend(c.text for r in shape.table.rows for c in r.cells)\n"
+            "text = '\\n'.join(out)",
+        ),
+        "streamed lxml (the reader)": (
+            "from searchapp.readers.office import read_pptx",
+            "text = ''.join(r.text for r in read_pptx(open(PATH, 'rb'), 'f.pptx', 'f.pptx', 1 << 30))",
+        ),
+    },
+}
+
+
+def _soffice(folder: Path, out: Path, target: str, *files: Path) -> None:
+    """LibreOffice (Debian's) converts ``files`` to ``target`` in ``out``, with its own profile."""
+    subprocess.run(
+        ["soffice", "--headless", "--norestore", f"-env:UserInstallation=file://{folder}/lo-profile",
+         "--convert-to", target, "--outdir", str(out), *map(str, files)],
+        check=True, capture_output=True, timeout=600,
+    )
+
+
+def office_files(folder: Path) -> list[tuple[Path, list[str]]]:
+    """(file, reference words) for the comparison: ODTs LibreOffice Writer wrote from Debian's
+    GPL-3 text and python3's policy HTML (the reference: Writer's own text export of each), a
+    40-copy GPL-3 ODT for speed, and PPTX decks written by python-pptx then re-written by
+    LibreOffice Impress (the reference: the words the decks were given)."""
+    from pptx import Presentation  # the decks' first writer; LibreOffice re-writes them
+
+    sources = folder / "sources"
+    written = folder / "written"
+    sources.mkdir(parents=True, exist_ok=True)
+    gpl = Path("/usr/share/common-licenses/GPL-3").read_text(encoding="utf-8")
+    (sources / "gpl3.txt").write_text(gpl, encoding="utf-8")
+    (sources / "gpl3-x40.txt").write_text("\n".join([gpl] * 40), encoding="utf-8")
+    shutil.copyfile("/usr/share/doc/python3/python-policy.html", sources / "python-policy.html")
+    paragraphs = [p.replace("\n", " ") for p in gpl.split("\n\n") if p.strip()]
+    decks = {}
+    for name, slides in (("deck-30", 30), ("deck-600", 600)):
+        prs = Presentation()
+        words: list[str] = []
+        for n in range(slides):
+            slide = prs.slides.add_slide(prs.slide_layouts[1])
+            title, body = f"Slide {n + 1}", paragraphs[n % len(paragraphs)]
+            slide.shapes.title.text = title
+            slide.placeholders[1].text_frame.text = body
+            words += title.split() + body.split()
+        prs.save(str(sources / f"{name}.pptx"))
+        decks[name] = words
+    txts = [sources / "gpl3.txt", sources / "gpl3-x40.txt", sources / "python-policy.html"]
+    _soffice(folder, written, "odt", *txts)
+    _soffice(folder, written, "pptx", *(sources / f"{name}.pptx" for name in decks))
+    _soffice(folder, folder / "reference", "txt:Text (encoded):UTF8", *(written / f"{t.stem}.odt" for t in txts))
+    files = [
+        (written / f"{t.stem}.odt", (folder / "reference" / f"{t.stem}.txt").read_text(encoding="utf-8-sig").split())
+        for t in txts
+    ]
+    files += [(written / f"{name}.pptx", words) for name, words in decks.items()]
+    return files
+
+
+def office_libraries(folder: Path) -> None:
+    from collections import Counter
+
+    print("\nODT and PPTX libraries (files written by LibreOffice; CPU seconds, peak and rise of memory):")
+    print(f"{'file':22s} {'library':28s} {'KB':>6s} {'words':>7s} {'missing':>7s} {'extra':>6s} {'order':>5s} {'cpu s':>6s} {'wall s':>6s} {'peak MB':>7s} {'rise MB':>7s}")
+    for path, reference in office_files(folder):
+        for name, (imports, snippet) in OFFICE_LIBRARIES[path.suffix[1:]].items():
+            script = OFFICE_CHILD.format(root=str(ROOT), peak=PEAK, path=str(path), imports=imports, snippet=snippet)
+            run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env={**os.environ, "DEBUG": "1"})
+            if run.returncode:
+                print(f"{path.name:22s} {name:28s} failed: {run.stderr.strip().splitlines()[-1:]}")
+                continue
+            got = json.loads(run.stdout.strip().splitlines()[-1])
+            words = got["words"]
+            missing = sum((Counter(reference) - Counter(words)).values())
+            extra = sum((Counter(words) - Counter(reference)).values())
+            same_order = "same" if words == reference else "diff"
+            print(
+                f"{path.name:22s} {name:28s} {path.stat().st_size / 1024:6.0f} {len(words):7d} {missing:7d} {extra:6d} {same_order:>5s} "
+                f"{got['cpu']:6.2f} {got['seconds']:6.2f} {got['peak_mb']:7.0f} {got['rise_mb']:7.0f}"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", choices=SIZES, default="small")
     parser.add_argument("--keep", type=Path, help="build the folders here and keep them")
+    parser.add_argument("--no-mixed", action="store_true", help="skip reading all formats as one folder")
     parser.add_argument("--pdf-libraries", action="store_true")
+    parser.add_argument("--office-libraries", action="store_true", help="only the ODT/PPTX library comparison")
     args = parser.parse_args()
+    if args.office_libraries:
+        folder = Path(tempfile.mkdtemp(prefix="bench-office-"))
+        try:
+            office_libraries(folder)
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+        return
     rng = random.Random(17)
     base = args.keep or Path(tempfile.mkdtemp(prefix="bench-formats-"))
     try:
@@ -201,10 +341,11 @@ def main() -> None:
         sample_dir.mkdir(parents=True, exist_ok=True)
         made = samples(sample_dir, rng)
         print(f"size {args.size}: {SIZES[args.size] / 2**20:.0f} MB per format, in {base}")
+        print("docs/s and MB/s over wall-clock seconds; CPU s is the reading process's CPU time")
         print(
-            f"{'format':6s} {'files':>6s} {'MB':>7s} {'documents':>9s} {'errors':>6s} {'docs/s':>8s} {'MB/s':>6s} {'peak MB':>8s}"
+            f"{'format':6s} {'files':>6s} {'MB':>7s} {'documents':>9s} {'errors':>6s} {'docs/s':>8s} {'MB/s':>6s} {'CPU s':>7s} {'docs/CPU s':>10s} {'peak MB':>8s}"
         )
-        total_docs = total_seconds = 0.0
+        total_docs = total_seconds = total_cpu = total_mb = peak = 0.0
         for name, sample in made.items():
             target = base / name
             if not target.exists():
@@ -213,12 +354,28 @@ def main() -> None:
             got = measure(target)
             total_docs += got["docs"]
             total_seconds += got["seconds"]
+            total_cpu += got["cpu"]
+            total_mb += size / 2**20
+            peak = max(peak, got["peak_mb"])
             files = sum(1 for _ in target.iterdir())
             print(
                 f"{name:6s} {files:6d} {size / 2**20:7.1f} {got['docs']:9.0f} {got['errors']:6.0f} "
-                f"{got['docs'] / got['seconds']:8.1f} {size / 2**20 / got['seconds']:6.1f} {got['peak_mb']:8.0f}"
+                f"{got['docs'] / got['seconds']:8.1f} {size / 2**20 / got['seconds']:6.1f} {got['cpu']:7.1f} "
+                f"{got['docs'] / max(got['cpu'], 1e-9):10.1f} {got['peak_mb']:8.0f}"
             )
-        print(f"all    {total_docs:.0f} documents in {total_seconds:.1f} s")
+        print(
+            f"all    {total_mb:,.0f} MB, {total_docs:,.0f} documents in {total_seconds:,.1f} s "
+            f"({total_cpu:,.1f} CPU s); the highest peak of any format {peak:.0f} MB"
+        )
+        if not args.no_mixed:
+            # Every format's folder read as one mixed folder, by one process: the documents/s
+            # and the peak memory of a whole mixed corpus (the samples' folder rides along).
+            got = measure(base)
+            print(
+                f"mixed: one folder of {folder_bytes(base) / 2**20:,.0f} MB, {got['docs']:,.0f} documents, "
+                f"{got['errors']:,.0f} errors in {got['seconds']:,.1f} s ({got['cpu']:,.1f} CPU s): "
+                f"{got['docs'] / got['seconds']:,.1f} docs/s, peak {got['peak_mb']:.0f} MB"
+            )
         if args.pdf_libraries:
             pdf_libraries()
     finally:

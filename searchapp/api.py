@@ -266,6 +266,19 @@ class PartialCopyOut(Schema):
     )
 
 
+class SourceOut(Schema):
+    name: str = Field(description="the original file's name (in its folder, zip or upload)")
+    type: str = Field(description='its type as read ("PDF", "email", "web archive"…), or empty')
+    position: str = Field(description='where in it ("pages 1-12", "message 3", "line 7"…)')
+    parent: str = Field(
+        description="external id of the document this one is attached to (a mail), or empty"
+    )
+    details: dict[str, str] = Field(
+        description="what the file says besides the text: a mail's from, to, cc, message_id, "
+        "in_reply_to, thread and quoted text; a crawled page's crawl date"
+    )
+
+
 class DocumentOut(Schema):
     id: int
     external_id: str
@@ -273,6 +286,7 @@ class DocumentOut(Schema):
     title: str
     url: str
     text: str
+    source: SourceOut | None = Field(description="where the document was read from, if known")
     method: Method
     threshold: float | None
     max_distance: int | None
@@ -383,6 +397,17 @@ def document(
             "title": doc.title,
             "url": doc.url,
             "text": doc.text,
+            "source": (
+                {
+                    "name": doc.source_name,
+                    "type": doc.source_type,
+                    "position": doc.source_position,
+                    "parent": doc.source_parent,
+                    "details": doc.source_details_map,
+                }
+                if doc.source_name
+                else None
+            ),
             "method": detail.method,
             "threshold": detail.threshold,
             "max_distance": detail.max_distance,

@@ -88,6 +88,28 @@ class Document(models.Model):
             .first()
         )
 
+    @property
+    def source_mail_links(self) -> dict[str, Document]:
+        """The stored messages a mail names: the one it replies to ("in_reply_to") and the first
+        of its thread ("thread"), found by their ids (a message's id is its Message-ID)."""
+        details = self.source_details_map
+        wanted = {
+            key: details[key]
+            for key in ("in_reply_to", "thread")
+            if isinstance(details.get(key), str)
+            and details[key]
+            and details[key] != details.get("message_id")
+        }
+        if not wanted:
+            return {}
+        found = {
+            doc.external_id: doc
+            for doc in Document.objects.filter(
+                corpus_id=self.corpus_id, external_id__in=set(wanted.values())
+            ).only("id", "title", "external_id")
+        }
+        return {key: found[value] for key, value in wanted.items() if value in found}
+
     @staticmethod
     def hash_content(title: str, text: str) -> str:
         """SHA-256 of what the signatures depend on, to skip re-signing unchanged re-ingests."""

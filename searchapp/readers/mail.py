@@ -1,8 +1,16 @@
 """Mail: one message (``.eml``) or a mailbox of many (``.mbox``), each message a document.
 
-A message's title is its subject, its date its Date header; its sender, recipients, message-id
-and thread (the first id of References, else In-Reply-To, else its own id) are kept as
-details shown on its page. Its text is the plain-text body (else the HTML body's main text).
+A message's title is its subject, its date its Date header; its sender, recipients, message-id,
+the message it replies to (In-Reply-To, else the last id of References) and its thread (the
+first id of References, else In-Reply-To, else its own id) are kept as details shown on its
+page. Its text is the plain-text body (else the HTML body's main text).
+
+A message's id is its Message-ID, normalised (:func:`normalise_message_id`: the angle brackets
+dropped, the domain part lower-cased, as RFC 5322 makes it case-insensitive), so the same
+message read from two mailboxes, or from a mailbox and an ``.eml`` file, is one document. A
+message without a Message-ID, with one too long to be an id, or with one already used by an
+earlier message of the same file (a mailbox holding a message twice, or a careless mailer) is
+identified by its file and number instead (``inbox.mbox#3``; an ``.eml`` file by its path).
 
 Quoted reply text (lines starting with ``>``, and the "On ... wrote:" line before them) is
 taken out of the text and kept as the ``quoted`` detail, so what is signed and folded is what
@@ -11,7 +19,9 @@ same. A forward keeps the forwarded message in its text (it is not ``>``-quoted)
 forwarded mail folds with its original.
 
 Each attachment in a format of the table (a PDF, a text or HTML file, another message) becomes
-a document of its own whose ``parent_id`` is its message, folded like any document.
+a document of its own whose ``parent_id`` is its message, folded like any document; its id is
+its message's id and its number (``<message id>/attachment-2``), an attached message included
+(its own Message-ID is kept as a detail, not used: it belongs to the message it came with).
 
 A mailbox is read as a stream, one message at a time: a message longer than the record limit is
 skipped and reported without being held whole, and the rest are read. MIME nesting deeper than
@@ -34,9 +44,12 @@ from typing import BinaryIO
 from searchapp.readers.documents import html_to_text
 from searchapp.readers.records import DISCARD_PIECE, Record, RecordError, make_record
 
-__all__ = ["MAX_MIME_DEPTH", "read_eml", "read_mbox", "split_quoted"]
+__all__ = ["MAX_MIME_DEPTH", "normalise_message_id", "read_eml", "read_mbox", "split_quoted"]
 
 MAX_MIME_DEPTH = 20
+# A Message-ID longer than this is not used as an id: with "/attachment-NNN" after it, it must
+# fit the 255 characters of an id.
+MAX_MESSAGE_ID_CHARS = 200
 # Reads an attachment of another format: (handle, id, source, limit) -> records. Set by
 # ``formats`` (which imports this module), so that an attachment goes through the one table.
 AttachmentReader = Callable[
@@ -80,16 +93,42 @@ def _safe(value: object) -> str:
     return text.encode("utf-8", "replace").decode("utf-8")
 
 
+_ANGLED = re.compile(r"<([^<>]*)>")
+
+
+def _message_ids(value: object) -> list[str]:
+    """The message ids of a Message-ID, In-Reply-To or References header, normalised."""
+    text = _safe(value)
+    found = _ANGLED.findall(text) or text.split()
+    ids = (normalise_message_id(one) for one in found)
+    return [one for one in ids if one]
+
+
+def normalise_message_id(raw: str) -> str:
+    """A message id as it is compared: without its angle brackets or spaces, and with the part
+    after the last ``@`` (a domain, case-insensitive) lower-cased; the part before it is kept
+    as written, as RFC 5322 allows it to be case-sensitive."""
+    value = "".join(raw.split()).strip("<>")
+    local, at, domain = value.rpartition("@")
+    return f"{local}@{domain.lower()}" if at and local else value
+
+
 def _message_id(msg: Message) -> str:
-    return _safe(msg.get("Message-ID", "")).strip("<>")
+    ids = _message_ids(msg.get("Message-ID", ""))
+    return ids[0] if ids else ""
+
+
+def _in_reply_to(msg: Message) -> str:
+    reply_to = _message_ids(msg.get("In-Reply-To", ""))
+    if reply_to:
+        return reply_to[0]
+    references = _message_ids(msg.get("References", ""))
+    return references[-1] if references else ""
 
 
 def _thread(msg: Message, own: str) -> str:
-    references = _safe(msg.get("References", "")).split()
-    if references:
-        return references[0].strip("<>")
-    reply_to = _safe(msg.get("In-Reply-To", "")).split()
-    return reply_to[0].strip("<>") if reply_to else own
+    references = _message_ids(msg.get("References", ""))
+    return references[0] if references else (_in_reply_to(msg) or own)
 
 
 def _date(msg: Message) -> str | None:
@@ -172,6 +211,7 @@ def message_records(
         "to": _safe(msg.get("To", "")),
         "cc": _safe(msg.get("Cc", "")),
         "message_id": own_id,
+        "in_reply_to": _in_reply_to(msg),
         "thread": _thread(msg, own_id),
         "quoted": quoted,
     }
@@ -201,9 +241,26 @@ def _attachment_records(
     where = f"{source} ({position}, attachment {number}{' ' + name if name else ''})"
     child_id = f"{parent}/attachment-{number}"
     child_position = f"attachment {number} of {position}"
+    suffix = posixpath.splitext(name)[1].lower()
+    inner_msg: Message | str | None = None
     if part.get_content_type() == "message/rfc822":
         inner = part.get_payload()
         inner_msg = inner[0] if isinstance(inner, list) and inner else None
+    elif suffix == ".eml":
+        # Read here rather than by the table's reader, which would key it by its own
+        # Message-ID: an attached message is a child of the message it came with.
+        payload = part.get_payload(decode=True)
+        data = payload if isinstance(payload, bytes) else b""
+        if len(data) > limit:
+            yield RecordError(
+                where, None, f"attachment larger than the limit of {limit:,} bytes; skipped"
+            )
+            return
+        inner_msg = _parse(data)
+        if isinstance(inner_msg, str):
+            yield RecordError(where, None, inner_msg)
+            return
+    if inner_msg is not None:
         if isinstance(inner_msg, Message):
             for item in message_records(inner_msg, child_id, source, child_position, name, limit):
                 yield (
@@ -212,11 +269,13 @@ def _attachment_records(
                     else item
                 )
         return
-    suffix = posixpath.splitext(name)[1].lower()
     reader = _attachment_reader[0](suffix) if _attachment_reader else None
     if reader is None:
         yield RecordError(
-            where, None, f"attachment of unsupported type {suffix or '(none)'!r} skipped"
+            where,
+            None,
+            f"attachment of unsupported type {suffix or '(none)'!r} skipped",
+            notice=True,  # a photo or a signature: the message itself is read
         )
         return
     payload = part.get_payload(decode=True)
@@ -261,17 +320,30 @@ def read_eml(
         yield RecordError(source, None, f"larger than the limit of {limit:,} bytes; skipped")
         return
     yield from _message(
-        data, rel_id, source, "message", posixpath.basename(rel_id) or rel_id, limit
+        data, rel_id, source, "message", posixpath.basename(rel_id) or rel_id, limit, set()
     )
 
 
 def _message(
-    data: bytes, doc_id: str, source: str, position: str, file_name: str, limit: int
+    data: bytes,
+    fallback_id: str,
+    source: str,
+    position: str,
+    file_name: str,
+    limit: int,
+    seen: set[str],
 ) -> Iterator[Record | RecordError]:
+    """The records of one message: its id is its Message-ID unless that is absent, too long, or
+    in ``seen`` (the ids already used in this file, which this adds to); then ``fallback_id``."""
     msg = _parse(data)
     if isinstance(msg, str):
         yield RecordError(source, None, f"{position}: {msg}")
         return
+    own = _message_id(msg)
+    doc_id = fallback_id
+    if own and len(own) <= MAX_MESSAGE_ID_CHARS and own not in seen:
+        seen.add(own)
+        doc_id = own
     try:
         yield from message_records(msg, doc_id, source, position, file_name, limit)
     except RecursionError:
@@ -316,6 +388,7 @@ def read_mbox(
 ) -> Iterator[Record | RecordError]:
     """A record for every message of a mailbox (and each attachment), read as a stream."""
     file_name = posixpath.basename(rel_id) or rel_id
+    seen: set[str] = set()  # a few dozen bytes per message: bounded well within any mailbox
     for number, data in _mbox_messages(handle, limit):
         position = f"message {number}"
         if data is None:
@@ -325,4 +398,6 @@ def read_mbox(
             continue
         if not data.strip():
             continue
-        yield from _message(data, f"{rel_id}#{number}", source, position, file_name, limit)
+        yield from _message(
+            data, f"{rel_id}#{number}", source, position, file_name, limit, seen
+        )

@@ -82,6 +82,10 @@ class RecordError:
     source: str
     line: int | None
     reason: str
+    # A skip that is no fault of the file, only a part that holds no document: the count of a
+    # web archive's requests, images and scripts, a mail's photo attachment. It is reported
+    # like any skip, but does not make an all-or-nothing upload refuse the file.
+    notice: bool = False
 
     def __str__(self) -> str:
         where = f"{self.source}:{self.line}" if self.line is not None else self.source

@@ -91,4 +91,5 @@ def read_warc(
             None,
             f"{skipped:,} record(s) that are not HTML pages skipped (requests, "
             "metadata, images, scripts, style sheets)",
+            notice=True,
         )

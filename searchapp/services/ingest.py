@@ -309,10 +309,10 @@ def documents_ingest(
 
     Each batch commits in its own transaction, so a failure loses at most the batch being
     written and never leaves one half-written. Within one input, a later record with the same
-    id replaces an earlier one. Raises IngestFileError from the reader if the file itself is
-    unusable, and IngestWriteError naming the batch's file and lines if the database refuses a
-    batch (batches already committed stay). Pass ``report`` to keep the counts of what was
-    written before such an error.
+    id replaces an earlier one (counted as updated, or unchanged when it is the same). Raises
+    IngestFileError from the reader if the file itself is unusable, and IngestWriteError naming
+    the batch's file and lines if the database refuses a batch (batches already committed stay).
+    Pass ``report`` to keep the counts of what was written before such an error.
     """
     size = batch_size or settings.INGEST_BATCH_SIZE
     records = iter(records)  # read once, whatever happens to the index on the way
@@ -372,8 +372,15 @@ def documents_ingest(
                 report.skipped.append(item)
             else:
                 if item.external_id in batch:
-                    # The earlier copy is superseded; count it as an update of the same document.
-                    report.updated += 1
+                    # The earlier copy is superseded: an update of the same document, unless it
+                    # is the same read twice (one message in two mailboxes of a folder).
+                    earlier = batch[item.external_id]
+                    if (earlier.title, earlier.text, earlier.url, earlier.date) == (
+                        item.title, item.text, item.url, item.date,
+                    ):
+                        report.unchanged += 1
+                    else:
+                        report.updated += 1
                 batch[item.external_id] = item
             if len(batch) >= size:
                 flush()

@@ -9,19 +9,27 @@ cannot be parsed or stored) fails the whole upload with every error listed, unle
 records" was ticked: then the good records are imported and the bad ones listed. The job's
 report lists created / updated / unchanged counts and every skipped record with its file, line
 and reason.
+
+Progress: while the file is read, the job counts bytes (``total`` the file's size, ``done`` the
+bytes the reader has read, through :class:`_CountingReader`), so one large PDF, mailbox or web
+archive shows progress before its first record comes out; the records are then written in one
+transaction, as one step (``total`` the record count). ``job.report["phase"]`` says which
+("reading" or "writing") until the final report replaces it.
 """
 
 from __future__ import annotations
 
 import logging
 import re
+import time
 import uuid
 import zipfile
+from collections.abc import Callable
 from pathlib import Path, PurePath
-from typing import IO, Any
+from typing import IO, Any, BinaryIO, cast
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from searchapp import publishing
@@ -31,8 +39,10 @@ from searchapp.services.ingest import documents_ingest
 
 logger = logging.getLogger(__name__)
 
-# How often (in records read) the job's progress row is updated while reading.
+# How often (in records read) a cancel is looked for while reading.
 _PROGRESS_EVERY = 200
+# The job's progress row is written at most this often (seconds) while a file is read.
+_PROGRESS_SECONDS = 0.5
 _MAX_REPORTED_ERRORS = 200
 
 
@@ -135,7 +145,8 @@ def _fail(job: Job, message: str, errors: list[dict[str, Any]] | None = None) ->
 
 
 def _error_dict(err: Any) -> dict[str, Any]:
-    return {"source": str(err.source), "line": err.line, "reason": str(err.reason)}
+    found = {"source": str(err.source), "line": err.line, "reason": str(err.reason)}
+    return {**found, "notice": True} if getattr(err, "notice", False) else found
 
 
 def _where(err: dict[str, Any]) -> str:
@@ -176,6 +187,99 @@ def _stop_if_cancelled(job_id: int) -> None:
         raise _ImportCancelled
 
 
+class _CountingReader:
+    """The stored upload as a reader sees it, counting the bytes read through it.
+
+    Every way a reader reads (``read``, ``readinto``, ``readline``, iteration) is counted;
+    anything else (``seek``, ``tell``, ``fileno`` for the PDF reader's memory map) is the
+    file's own. ``on_read(total bytes read)`` is called at most every ``_PROGRESS_SECONDS``.
+    Bytes read through a memory map are not counted: the count is a lower bound, never more
+    than the reader has really read (a reader that seeks back may read some bytes twice, so the
+    caller caps it at the file's size).
+    """
+
+    def __init__(self, raw: BinaryIO, on_read: Callable[[int], bool]) -> None:
+        self._raw = raw
+        self._on_read = on_read
+        self._last = time.monotonic()
+        self.bytes_read = 0
+        # Set once ``on_read`` says the job was stopped: from then on the file reads as ended,
+        # so that a reader deep in one large file (PDFium loading a PDF) stops at its next read.
+        self.stopped = False
+
+    def _count(self, n: int | None) -> None:
+        self.bytes_read += n or 0
+        now = time.monotonic()
+        if now - self._last >= _PROGRESS_SECONDS:
+            self._last = now
+            self.stopped = self.stopped or not self._on_read(self.bytes_read)
+
+    def read(self, size: int | None = -1) -> bytes:
+        if self.stopped:
+            return b""
+        data = self._raw.read(-1 if size is None else size)
+        self._count(len(data))
+        return data
+
+    def read1(self, size: int = -1) -> bytes:
+        if self.stopped:
+            return b""
+        data = cast(Any, self._raw).read1(size)
+        self._count(len(data))
+        return bytes(data)
+
+    def readinto(self, buffer: Any) -> int | None:
+        if self.stopped:
+            return 0
+        n = cast(Any, self._raw).readinto(buffer)
+        self._count(n)
+        return cast(int | None, n)
+
+    def readline(self, size: int | None = -1) -> bytes:
+        if self.stopped:
+            return b""
+        line = self._raw.readline(-1 if size is None else size)
+        self._count(len(line))
+        return line
+
+    def __iter__(self) -> _CountingReader:
+        return self
+
+    def __next__(self) -> bytes:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
+def _reading_progress(job_id: int, name: str, size: int) -> Callable[[int, int], bool]:
+    """Writes the job's progress while its file is read: (bytes read, records read) -> whether
+    the job still runs (False once it was cancelled: its row is then left as the cancel left
+    it)."""
+
+    def report(bytes_read: int, records: int) -> bool:
+        done = min(bytes_read, size)
+        shown = f"{done / 2**20:,.1f} MB of {size / 2**20:,.1f} MB"
+        try:
+            return bool(
+                Job.objects.filter(
+                    pk=job_id, state=Job.State.RUNNING, cancel_requested=False
+                ).update(
+                    done=done, message=f"Reading {name}: {shown} read, {records:,} records so far"
+                )
+            )
+        except DatabaseError:
+            # Called from inside a reader (PDFium's read callback): a progress row that cannot
+            # be written must not look like a damaged file. The import itself will say.
+            logger.warning("upload job %s: progress not written", job_id, exc_info=True)
+            return True
+
+    return report
+
+
 def upload_import(*, job: Job) -> Job:
     """Read, check and import the job's stored file; all or nothing. Returns the finished job.
 
@@ -190,15 +294,23 @@ def upload_import(*, job: Job) -> Job:
     job.state = Job.State.RUNNING
     job.started_at = timezone.now()
     job.message = f"Reading {name}"
-    job.save(update_fields=["state", "started_at", "message", "updated_at"])
+    job.total, job.done = int(params.get("size") or 0), 0
+    job.report = {"phase": "reading"}
+    job.save(
+        update_fields=["state", "started_at", "message", "total", "done", "report", "updated_at"]
+    )
     records: list[Any] = []
     errors: list[dict[str, Any]] = []
+    progress = _reading_progress(job.pk, name, job.total)
     try:
         try:
-            with path.open("rb") as fileobj:
+            with path.open("rb") as raw:
+                fileobj = _CountingReader(
+                    raw, lambda n: progress(n, len(records) + len(errors))
+                )
                 for item in read_upload(
                     name,
-                    fileobj,
+                    cast(BinaryIO, fileobj),
                     max_uncompressed=settings.UPLOAD_MAX_UNCOMPRESSED_BYTES,
                     max_record_bytes=settings.INGEST_MAX_RECORD_BYTES,
                 ):
@@ -207,11 +319,12 @@ def upload_import(*, job: Job) -> Job:
                     else:
                         errors.append(_error_dict(item))
                     read = len(records) + len(errors)
-                    if read % _PROGRESS_EVERY == 0:
-                        _stop_if_cancelled(job.pk)
-                        Job.objects.filter(pk=job.pk).update(
-                            done=read, message=f"Reading {name}: {read:,} records"
-                        )
+                    if read % _PROGRESS_EVERY == 0 and not progress(fileobj.bytes_read, read):
+                        raise _ImportCancelled
+                    if fileobj.stopped:  # what the reader gives after a cancel is not kept
+                        raise _ImportCancelled
+                if fileobj.stopped:
+                    raise _ImportCancelled
         except IngestFileError as exc:
             return _fail(job, f"{exc} Nothing was imported.")
         except FileNotFoundError:
@@ -226,8 +339,11 @@ def upload_import(*, job: Job) -> Job:
             )
 
         strict = not params.get("skip_bad_records")
-        if errors and strict:
-            problems = _as_problems(errors)
+        # A notice (a web archive's count of non-HTML records) is listed as skipped but is
+        # not a bad record: it never refuses the file.
+        bad = [e for e in errors if not e.get("notice")]
+        if bad and strict:
+            problems = _as_problems(bad)
             return _fail(job, _bad_records_message(name, problems), problems)
         if not records:
             reason = "every record is bad" if errors else "it holds no records"
@@ -236,7 +352,9 @@ def upload_import(*, job: Job) -> Job:
         job.total = len(records)
         job.done = 0
         job.message = f"Writing {len(records):,} records"
-        job.save(update_fields=["total", "done", "message", "updated_at"])
+        job.report = {"phase": "writing"}
+        job.save(update_fields=["total", "done", "message", "report", "updated_at"])
+
         # One transaction around every batch: a failure half-way writes nothing at all.
         with transaction.atomic():
             # The service's batches become savepoints inside this one transaction; the corpus
@@ -244,12 +362,14 @@ def upload_import(*, job: Job) -> Job:
             report = documents_ingest(
                 corpus=params["corpus"],
                 records=records,
+                # No progress row is written in here: that update would be invisible until
+                # commit and would lock the job's row against a cancel.
                 progress=lambda _n: _stop_if_cancelled(job.pk),
             )
             _stop_if_cancelled(job.pk)
             # The service checks each record again before writing; the readers already did,
             # so this only matters if they missed one, and then strict still means nothing.
-            refused = [_error_dict(e) for e in report.skipped]
+            refused = [_error_dict(e) for e in report.skipped if not e.notice]
             if refused and strict:
                 transaction.set_rollback(True)
         if refused and strict:
@@ -265,6 +385,10 @@ def upload_import(*, job: Job) -> Job:
             state=Job.State.CANCELLED,
             finished_at=timezone.now(),
             message="cancelled; nothing was imported",
+        )
+        # The cancel's own words are a rebuild's ("the active version is unchanged").
+        Job.objects.filter(pk=job.pk, state=Job.State.CANCELLED).update(
+            message="cancelled; nothing was imported"
         )
         job.refresh_from_db()
         return job

@@ -114,7 +114,7 @@ def test_a_forwarded_mail_folds_with_its_original_and_a_quoting_reply_does_not(
     )
     run(str(tmp_path / "inbox.mbox"))
     sign_all("minhash")
-    original = Document.objects.get(external_id="inbox.mbox#1")
+    original = Document.objects.get(external_id="a1@example.org")
     found = {
         d.external_id
         for d, _ in document_detail(document_id=original.pk, method="minhash").near_duplicates
@@ -123,6 +123,41 @@ def test_a_forwarded_mail_folds_with_its_original_and_a_quoting_reply_does_not(
     stored_reply = Document.objects.get(external_id="inbox.mbox#3")
     assert stored_reply.text == "Noted, thank you."
     assert "> Please file" not in stored_reply.text
+
+
+def test_the_same_message_in_two_mailboxes_is_one_document_linked_to_its_thread(
+    tmp_path: Path, admin_client: Client
+) -> None:
+    pdf = make_pdf(tmp_path / "memo.pdf", [MEMO]).read_bytes()
+    original = mail("Expenses", MEMO, message_id="A1@Example.org", attachments=(("memo.pdf", pdf, "application/pdf"),))
+    reply = mail("Re: Expenses", "Noted, I will file mine today.", sender="Cy <cy@example.org>", message_id="c3@example.org", in_reply_to="A1@example.org")
+    (tmp_path / "ann").mkdir()
+    (tmp_path / "bob").mkdir()
+    write_mbox(tmp_path / "ann" / "sent.mbox", [original])
+    write_mbox(tmp_path / "bob" / "inbox.mbox", [mail("Lunch", "Lunch at noon?"), original, reply])
+    out = run(str(tmp_path / "ann"), "--corpus", "mail")
+    assert "2 created" in out  # the message and its attached PDF
+    out = run(str(tmp_path / "bob"), "--corpus", "mail")
+    assert "2 created" in out and "2 unchanged" in out  # lunch and the reply are new
+    assert Document.objects.filter(corpus__name="mail").count() == 4
+    # Both mailboxes in one run (and memo.pdf beside them): the second copy of the message and
+    # of its attachment is the same document, not an update.
+    out = run(str(tmp_path), "--corpus", "mail-both")
+    assert "5 created, 0 updated, 2 unchanged" in out
+    message = Document.objects.get(corpus__name="mail", external_id="A1@example.org")
+    # Its source is where it was last read from.
+    assert (message.source_name, message.source_position) == ("inbox.mbox", "message 2")
+    assert Document.objects.get(corpus__name="mail", external_id="A1@example.org/attachment-1").source_parent == "A1@example.org"
+    stored_reply = Document.objects.get(corpus__name="mail", external_id="c3@example.org")
+    page = admin_client.get(f"/documents/{stored_reply.pk}/").content.decode()
+    link = f'<a href="/documents/{message.pk}/">Expenses</a> (A1@example.org)'
+    assert f"<dt>In reply to</dt><dd>{link}</dd>" in page
+    assert f"<dt>Thread</dt><dd>started by {link}</dd>" in page
+    # The API tells the same.
+    source = admin_client.get(f"/api/documents/{stored_reply.pk}").json()["source"]
+    assert (source["name"], source["type"], source["position"], source["parent"]) == ("inbox.mbox", "email", "message 3", "")
+    assert source["details"]["in_reply_to"] == source["details"]["thread"] == "A1@example.org"
+    assert source["details"]["message_id"] == "c3@example.org"
 
 
 def test_a_message_page_shows_sender_recipients_and_its_attachment_links_back(
@@ -134,7 +169,7 @@ def test_a_message_page_shows_sender_recipients_and_its_attachment_links_back(
         [mail("Expenses <urgent>", "See the memo.", attachments=(("memo.pdf", pdf, "application/pdf"),))],
     )
     run(str(tmp_path / "inbox.mbox"))
-    message = Document.objects.get(external_id="inbox.mbox#1")
+    message = Document.objects.get(external_id="inbox.mbox#1")  # it has no Message-ID
     page = admin_client.get(f"/documents/{message.pk}/").content.decode()
     assert "From the file <strong>inbox.mbox</strong> (email), message 1." in page
     assert "<dt>From</dt><dd>Ann Archer &lt;ann@example.org&gt;</dd>" in page

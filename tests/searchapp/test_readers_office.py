@@ -4,6 +4,8 @@ reported, never raised."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -49,6 +51,60 @@ def test_an_opendocument_text_keeps_its_heading_and_paragraphs(tmp_path: Path) -
 def test_an_odt_that_docutils_ships_is_read() -> None:
     (record,) = _records(DOCUTILS_ODT)  # type: ignore[arg-type]
     assert "the default table style" in record.text
+
+
+def test_nested_spans_of_an_odt_keep_their_words_in_order(tmp_path: Path) -> None:
+    # What LibreOffice writes for "pythonX.Y" with an italic Y inside a styled span: the span's
+    # tail must come after the spans within it ("pythonX.Y", never "pythonX." ... "Y").
+    from odf.opendocument import OpenDocumentText  # a test-only writer
+    from odf.text import LineBreak, P, S, Span
+
+    document = OpenDocumentText()
+    para = P(text="Use ")
+    outer = Span(text="python")
+    inner = Span(text="X.")
+    inner.addElement(Span(text="Y"))
+    outer.addElement(inner)
+    outer.addText(" only")
+    para.addElement(outer)
+    para.addText(" here,")
+    para.addElement(S(c=2))
+    para.addText("then")
+    para.addElement(LineBreak())
+    para.addText("stop.")
+    document.text.addElement(para)
+    document.save(str(tmp_path / "nested.odt"))
+    (record,) = _records(tmp_path / "nested.odt")
+    assert record.text == "Use pythonX.Y only here,  then\nstop."
+
+
+LIBREOFFICE = shutil.which("soffice")
+
+
+@pytest.mark.skipif(LIBREOFFICE is None, reason="LibreOffice (soffice) is not installed")
+def test_documents_libreoffice_writes_read_as_libreoffice_reads_them(tmp_path: Path) -> None:
+    # Debian's Python policy (HTML: headings, nested lists, code spans) converted by LibreOffice
+    # Writer to ODT and DOCX; the reference is Writer's own plain-text export of the same file,
+    # whose list bullets and numbers are labels LibreOffice draws, not text of the document.
+    source = Path("/usr/share/doc/python3/python-policy.html")
+    if not source.exists():
+        pytest.skip(f"{source} is not installed")
+    profile = f"-env:UserInstallation=file://{tmp_path}/profile"
+
+    def convert(target: str, path: Path, out: Path) -> None:
+        command = [LIBREOFFICE, "--headless", "--norestore", profile, "--convert-to", target, "--outdir", str(out), str(path)]
+        subprocess.run(command, check=True, capture_output=True, timeout=300)
+
+    convert("odt", source, tmp_path)
+    odt = tmp_path / "python-policy.odt"
+    convert("docx", odt, tmp_path)
+    convert("txt:Text (encoded):UTF8", odt, tmp_path)
+    labels = {"•", "◦", "▪"} | {f"{n}." for n in range(1, 30)}
+    reference = [w for w in (tmp_path / "python-policy.txt").read_text(encoding="utf-8-sig").split() if w not in labels]
+    assert len(reference) > 5000
+    for path in (odt, tmp_path / "python-policy.docx"):
+        (record,) = _records(path)
+        assert [w for w in record.text.split() if w not in labels] == reference, path.name
 
 
 def test_a_presentation_is_one_document_with_its_slides_in_order(tmp_path: Path) -> None:

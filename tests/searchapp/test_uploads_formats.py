@@ -14,6 +14,7 @@ from staff_testing import fast_password_hashing, staff_client, staff_user  # noq
 
 from searchapp.celery import app as celery_app
 from searchapp.models import Document, Job
+from searchapp.services import uploads
 
 
 @pytest.fixture(autouse=True)
@@ -71,3 +72,94 @@ def test_an_encrypted_or_corrupt_pdf_upload_changes_nothing_and_says_why(staff_c
     assert job.state == Job.State.FAILED
     assert "broken.pdf" in job.message and "not a readable PDF" in str(job.report) + job.message
     assert not Document.objects.exists()
+
+
+def test_a_single_large_file_shows_its_bytes_read_before_any_record_comes_out(staff_client, tmp_path: Path, django_capture_on_commit_callbacks, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # One PDF is one record, given only once the whole file is read: progress must come from
+    # the bytes the reader has read. Every read reports (no half-second pause between rows).
+    monkeypatch.setattr(uploads, "_PROGRESS_SECONDS", 0.0)
+    seen: list[tuple[int, int, str, object]] = []
+    original = uploads._reading_progress
+
+    def watched(job_id, name, size):  # type: ignore[no-untyped-def]
+        report = original(job_id, name, size)
+
+        def spy(bytes_read: int, records: int) -> bool:
+            running = report(bytes_read, records)
+            job = Job.objects.get(pk=job_id)  # what the job page shows at this moment
+            seen.append((job.done, job.total, job.message, job.report.get("phase")))
+            return running
+
+        return spy
+
+    monkeypatch.setattr(uploads, "_reading_progress", watched)
+    pages = [f"Page {n}. " + MEMO * 8 for n in range(120)]
+    data = make_pdf(tmp_path / "book.pdf", pages).read_bytes()
+    job = upload(staff_client, "book.pdf", data, django_capture_on_commit_callbacks)
+    assert job.state == Job.State.DONE, job.message
+    assert {total for _, total, _, _ in seen} == {len(data)}
+    done = [d for d, _, _, _ in seen]
+    assert done == sorted(done) and len(set(done)) >= 3 and 0 < done[0] < len(data)
+    assert all(phase == "reading" for *_, phase in seen)
+    assert seen[0][2].startswith("Reading book.pdf: ") and seen[0][2].endswith("read, 0 records so far")
+    assert f"of {len(data) / 2**20:,.1f} MB read" in seen[0][2]
+
+
+def test_a_cancel_stops_the_reading_of_one_large_file_and_keeps_nothing(staff_client, tmp_path: Path, django_capture_on_commit_callbacks, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from searchapp.services.jobs import job_cancel
+
+    monkeypatch.setattr(uploads, "_PROGRESS_SECONDS", 0.0)
+    reports: list[int] = []
+    original = uploads._reading_progress
+
+    def cancelled_at_first_report(job_id, name, size):  # type: ignore[no-untyped-def]
+        report = original(job_id, name, size)
+
+        def spy(bytes_read: int, records: int) -> bool:
+            reports.append(bytes_read)
+            if len(reports) == 1:
+                job_cancel(job=Job.objects.get(pk=job_id))  # staff press "cancel"
+            return report(bytes_read, records)
+
+        return spy
+
+    monkeypatch.setattr(uploads, "_reading_progress", cancelled_at_first_report)
+    data = make_pdf(tmp_path / "book.pdf", [f"Page {n}. " + MEMO * 8 for n in range(120)]).read_bytes()
+    job = upload(staff_client, "book.pdf", data, django_capture_on_commit_callbacks)
+    assert job.state == Job.State.CANCELLED
+    assert job.message == "cancelled; nothing was imported"
+    assert reports[-1] < len(data) and len(reports) == 1  # nothing more was read
+    assert not Document.objects.exists()
+
+
+def test_the_job_page_shows_the_bytes_of_the_file_read_so_far(staff_client) -> None:  # type: ignore[no-untyped-def]
+    job = Job.objects.create(
+        kind=Job.Kind.IMPORT, state=Job.State.RUNNING, total=50 * 2**20, done=20 * 2**20,
+        params={"name": "crawl.warc.gz", "corpus": "files", "file": "x"}, report={"phase": "reading"},
+    )
+    page = staff_client.get(reverse("staff:job", args=[job.pk])).content.decode()
+    assert f'<progress max="{50 * 2**20}" value="{20 * 2**20}"' in page
+    assert "Reading the file · 20.0\xa0MB of 50.0\xa0MB" in page
+
+
+def test_a_crawl_and_a_mail_with_a_photo_upload_without_skipping_bad_records(staff_client, tmp_path: Path, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    # A real crawl always holds requests, images and scripts, and mail carries photos: they are
+    # skipped and listed, but they are not bad records that refuse the file.
+    capture = django_capture_on_commit_callbacks
+    crawl = write_warc(tmp_path / "c.warc.gz", [
+        ("https://a.example/", "text/html", html_page("Memo", [MEMO]), "2025-03-01T10:00:00Z"),
+        ("https://a.example/logo.png", "image/png", b"\x89PNG", "2025-03-01T10:00:01Z"),
+    ])
+    job = upload(staff_client, "crawl.warc.gz", crawl.read_bytes(), capture)
+    assert job.state == Job.State.DONE, job.message
+    assert job.report["created"] == 1 and job.report["skipped_count"] == 1
+    assert "not HTML pages skipped" in job.report["skipped"][0]["reason"]
+    box_path = tmp_path / "photo.mbox"
+    box = mailbox.mbox(str(box_path))
+    box.add(mail("Photo", "See the attached photo of the quay.", attachments=(("quay.jpg", b"\xff\xd8\xff", "image/jpeg"),)))
+    box.close()
+    job = upload(staff_client, "photo.mbox", box_path.read_bytes(), capture)
+    assert job.state == Job.State.DONE, job.message
+    assert job.report["skipped"][0]["reason"] == "attachment of unsupported type '.jpg' skipped"
+    # A bad record still refuses the file: an over-long attachment is one.
+    assert "Nothing was imported" in upload(staff_client, "broken.pdf", b"%PDF-1.4 then nothing", capture).message
