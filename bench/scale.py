@@ -34,6 +34,7 @@ with --keep); Redis db 14 as the broker. SQLite: a temporary directory (kept wit
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -68,6 +69,28 @@ def peak_rss_mb(pid: int) -> float:
     from pipeline_scale import peak_rss_kb
 
     return peak_rss_kb(pid) / 1024
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a live process and its live children (a worker's prefork
+    pool): the machine may be shared, so CPU time is the figure to compare between runs."""
+    pids = [pid]
+    with contextlib.suppress(OSError):
+        pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    ticks = 0
+    for p in pids:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu() -> float:
+    """CPU seconds of this process's finished children (the manage.py commands)."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
 
 
 def generate(path: Path, n: int, seed: int) -> None:
@@ -139,7 +162,11 @@ class Stack:
         if args.database == "postgresql":
             import psycopg
 
-            self.db_name = getattr(args, "db_name", None) or f"scale_{args.docs}"
+            # bench/throughput.py names its kept database (db_name); --pg-name names this run's.
+            self.db_name = (
+                getattr(args, "db_name", None) or getattr(args, "pg_name", None)
+                or f"scale_{args.docs}"
+            )
             with psycopg.connect(PG_ADMIN.replace("postgres://", "postgresql://"), autocommit=True) as admin:
                 admin.execute(f'DROP DATABASE IF EXISTS "{self.db_name}" WITH (FORCE)')
                 admin.execute(f'CREATE DATABASE "{self.db_name}"')
@@ -296,7 +323,7 @@ def search_only(args: argparse.Namespace, jsonl: Path) -> int:
     })
     if args.database == "postgresql":
         base, _, _ = PG_ADMIN.rpartition("/")
-        env["DATABASE_URL"] = f"{base}/scale_{args.docs}"
+        env["DATABASE_URL"] = f"{base}/{args.pg_name or f'scale_{args.docs}'}"
         env["CELERY_BROKER_URL"] = REDIS_URL
     else:
         env["DATABASE_URL"] = f"sqlite:///{folder / 'db.sqlite3'}"
@@ -316,6 +343,7 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--jsonl", type=Path, default=None, help="generated corpus (default /tmp/scale-demo-<N>.jsonl)")
     parser.add_argument("--keep", action="store_true", help="keep the database and index")
+    parser.add_argument("--pg-name", default=None, help="PostgreSQL database name (default scale_<N>)")
     parser.add_argument("--timeout", type=float, default=3600)
     parser.add_argument("--search-only", type=Path, default=None, metavar="DIR",
                         help="only the search phase, on a run kept with --keep: its directory (the SQLite "
@@ -334,13 +362,20 @@ def main() -> int:
         stack.start_workers()
         stack.manage("rebuild_signatures", "--method", "minhash", "--wait")
 
+        workers_cpu = sum(cpu_seconds(w.pid) for w in stack.workers)
+        ingest_cpu = children_cpu()
         started = time.perf_counter()
         stack.manage("ingest", str(jsonl), "--corpus", "scale", "--no-progress")
         ingest_s = time.perf_counter() - started
+        ingest_cpu = children_cpu() - ingest_cpu
         ingest_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         total_s = wait_signed(stack, args.docs, started, args.timeout)
+        workers_cpu = sum(cpu_seconds(w.pid) for w in stack.workers) - workers_cpu
+        per_k = 1000 / args.docs
         rows.append(("ingest (manage.py ingest, index included)", f"{ingest_s:8.1f} s  {args.docs / ingest_s:9,.0f} docs/s  peak RSS {ingest_rss:,.0f} MB"))
         rows.append(("ingest + sign (until none pending)", f"{total_s:8.1f} s  {args.docs / total_s:9,.0f} docs/s  workers' peak RSS " + ", ".join(f"{peak_rss_mb(w.pid):,.0f}" for w in stack.workers) + " MB"))
+        rows.append(("  CPU: ingest process", f"{ingest_cpu:8.1f} s  ({ingest_cpu * per_k:.3f} s per 1,000 documents)"))
+        rows.append(("  CPU: workers while signing", f"{workers_cpu:8.1f} s  ({workers_cpu * per_k:.3f} s per 1,000 documents; the load's clusters job included if it ran)"))
 
         # During the load the workers only queue a recompute, which waits for the backlog to be
         # signed; the clusters are ready when it has run (the full recompute, on a worker).

@@ -42,9 +42,17 @@ __all__ = [
 DETECT_CHARS = 2000
 MIN_LETTERS = 3
 MIN_CONFIDENCE = 0.5
+# Most texts are told from their first few hundred characters: the model's cost grows with the
+# text, so it first reads SHORT_CHARS and reads DETECT_CHARS only when that answer is less sure
+# than SHORT_CONFIDENCE. Measured (over 3,529 texts in 25 languages, 1 KB and one sentence,
+# bench/language_texts.py): the same accuracy as reading DETECT_CHARS always (0.951 both), the
+# same answer for 99.94% of texts, and 2.2 times as many demo news stories a second.
+SHORT_CHARS = 400
+SHORT_CONFIDENCE = 0.9
 # fastText's labels that are not ISO 639-1 but are a variety of a language that is.
 _VARIETIES = {"arz": "ar", "azb": "az", "ckb": "ku", "wuu": "zh", "nds": "de", "als": "de"}
-_LETTER = re.compile(r"[^\W\d_]")
+# MIN_LETTERS letters among a sample's first 200 characters (a match, not a count of them all).
+_ENOUGH_LETTERS = re.compile(r"(?:[\W\d_]*[^\W\d_]){" + str(MIN_LETTERS) + "}")
 _model: Any = None
 _model_lock = threading.Lock()
 
@@ -72,9 +80,9 @@ def _loaded() -> Any:
     return _model
 
 
-def _sample(text: str) -> str:
+def _sample(text: str, chars: int = DETECT_CHARS) -> str:
     # fastText reads one line: newlines would end the input early.
-    return " ".join(text[:DETECT_CHARS].split())
+    return " ".join(text[:chars].split())
 
 
 def _code(label: str, confidence: float) -> str:
@@ -87,16 +95,22 @@ def _code(label: str, confidence: float) -> str:
 
 def detect_languages(texts: Sequence[str]) -> list[str]:
     """The ISO 639-1 code of each text ("" when unknown or too little text)."""
-    samples = [_sample(t) for t in texts]
-    wanted = [i for i, s in enumerate(samples) if len(_LETTER.findall(s, 0, 200)) >= MIN_LETTERS]
-    found = [""] * len(samples)
-    if wanted:
+    found = [""] * len(texts)
+    predict = None
+    for i, text in enumerate(texts):
+        sample = _sample(text, SHORT_CHARS)
+        if not _ENOUGH_LETTERS.match(sample, 0, 200) and (
+            len(text) <= SHORT_CHARS or not _ENOUGH_LETTERS.match(_sample(text), 0, 200)
+        ):
+            continue  # (the longer sample reaches further when the start is mostly spaces)
+        if predict is None:
+            predict = _loaded().predict
         # One call per text: fasttext-predict's list form (multilinePredict) is broken in
         # 0.9.2.4, and the per-call overhead is small beside the prediction.
-        predict = _loaded().predict
-        for i in wanted:
-            labels, scores = predict(samples[i], k=1)
-            found[i] = _code(labels[0], float(scores[0])) if labels else ""
+        labels, scores = predict(sample, k=1)
+        if len(text) > SHORT_CHARS and (not labels or float(scores[0]) < SHORT_CONFIDENCE):
+            labels, scores = predict(_sample(text), k=1)
+        found[i] = _code(labels[0], float(scores[0])) if labels else ""
     return found
 
 

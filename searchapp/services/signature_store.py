@@ -285,13 +285,14 @@ def _store_orm(signature_set: SignatureSet, signed: SignedBatch) -> None:
     ]
     keep = np.flatnonzero(~signed.empty)
     n_bands = signed.keys.shape[1] if signed.keys.ndim == 2 else 0
+    docs = np.repeat(signed.document_ids[keep], n_bands)
+    bands = np.tile(np.arange(n_bands, dtype=np.int64), len(keep))
+    keys = signed.keys[keep].reshape(-1).astype(np.int64)
+    # In bandkey_lookup's order (set, band, key, document), as on PostgreSQL: inserted in order,
+    # the rows descend that index's B-tree once instead of touching a random page each.
+    order = np.lexsort((docs, keys, bands))
     key_rows = np.column_stack(
-        [
-            np.full(len(keep) * n_bands, set_id, dtype=np.int64),
-            np.repeat(signed.document_ids[keep], n_bands),
-            np.tile(np.arange(n_bands, dtype=np.int64), len(keep)),
-            signed.keys[keep].reshape(-1),
-        ]
+        [np.full(len(order), set_id, dtype=np.int64), docs[order], bands[order], keys[order]]
     ).tolist()
     signature_table = Signature._meta.db_table
     bandkey_table = BandKey._meta.db_table

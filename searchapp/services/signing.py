@@ -37,13 +37,22 @@ __all__ = [
 SIGN_BATCH_SIZE = 500
 
 
+def _ids_q(ids: Sequence[int]) -> Q:
+    """Documents whose id is among ``ids`` (sorted, no repeats): an id range when they are
+    consecutive, as an ingest batch's new ids are. Django prepares every value of an ``id__in``
+    list one by one, which at 2,000 ids a statement cost a fifth of signing on SQLite."""
+    if ids and ids[-1] - ids[0] == len(ids) - 1:
+        return Q(pk__gte=ids[0], pk__lte=ids[-1])
+    return Q(pk__in=ids)
+
+
 def _document_rows(document_ids: Iterable[int]) -> Iterable[list[tuple[int, str, str]]]:
     """(id, text, content_hash) of the documents, in batches of SIGN_BATCH_SIZE, in id order."""
     ids = sorted({int(i) for i in document_ids})
     for start in range(0, len(ids), SIGN_BATCH_SIZE):
         part = ids[start : start + SIGN_BATCH_SIZE]
         yield list(
-            Document.objects.filter(pk__in=part)
+            Document.objects.filter(_ids_q(part))
             .order_by("pk")
             .values_list("id", "text", "content_hash")
         )
@@ -125,7 +134,7 @@ def documents_refresh_pending(*, document_ids: Sequence[int] | None = None) -> i
         batches = [ids[i : i + ID_BATCH] for i in range(0, len(ids), ID_BATCH)]
     pending = 0
     for batch in batches:
-        scoped = docs if batch is None else docs.filter(pk__in=batch)
+        scoped = docs if batch is None else docs.filter(_ids_q(batch))
         scoped.filter(needs_signature=True).filter(signed_everywhere).update(needs_signature=False)
         scoped.filter(needs_signature=False).exclude(signed_everywhere).update(needs_signature=True)
         pending += scoped.filter(needs_signature=True).count()
@@ -183,7 +192,7 @@ def signatures_sign_documents(*, document_ids: Sequence[int]) -> int:
     wanted = sorted({int(i) for i in document_ids})
     for start in range(0, len(wanted), ID_BATCH):
         ids += Document.objects.filter(
-            pk__in=wanted[start : start + ID_BATCH], needs_signature=True
+            _ids_q(wanted[start : start + ID_BATCH]), needs_signature=True
         ).values_list("pk", flat=True)
     return _sign_ids(ids)
 
