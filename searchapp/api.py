@@ -80,12 +80,24 @@ class GroupOut(Schema):
     )
 
 
+class SubtopicOut(Schema):
+    label: str = Field(description='a phrase from the topic\'s results ("Other topics": the rest)')
+    size: int = Field(description="results in the sub-topic (every member of its groups)")
+    n_groups: int = Field(description="near-duplicate groups in the sub-topic")
+    other: bool = Field(description='the "Other topics" bucket of the topic (always last)')
+    member_ids: list[int] = Field(description="document ids of its results, rank order")
+
+
 class TopicOut(Schema):
     label: str = Field(description='a phrase from the results ("Other topics" for the rest)')
     size: int = Field(description="results in the topic (every member of its groups)")
     n_groups: int = Field(description="near-duplicate groups in the topic")
     other: bool = Field(description='the "Other topics" bucket (always last)')
     member_ids: list[int] = Field(description="document ids of the topic's results, rank order")
+    children: list[SubtopicOut] = Field(
+        description="a large topic's sub-topics, the same way made and ordered (\"Other "
+        "topics\" among them: the topic's groups none of them took); empty for the others"
+    )
 
 
 class SearchOut(Schema):
@@ -139,6 +151,13 @@ class SearchOut(Schema):
         description=(
             "the topic the groups are filtered to; null when none was asked for or the asked "
             "one is not among these results (then every group is returned)"
+        ),
+    )
+    subtopic: str | None = Field(
+        None,
+        description=(
+            "the sub-topic of `topic` the groups are filtered to; null when none was asked for "
+            "or the topic has no such sub-topic (then the whole topic's groups are returned)"
         ),
     )
     topics_ms: float | None = Field(None, description="time spent clustering into topics")
@@ -218,6 +237,13 @@ class SearchParams(Schema):
         None,
         max_length=gp.TOPIC_MAX_LENGTH,
         description="only the groups of the topic with this label (implies topics=1)",
+    )
+    subtopic: str | None = Field(
+        None,
+        max_length=gp.TOPIC_MAX_LENGTH,
+        description="with `topic`: only the groups of its sub-topic with this label "
+        "(a label among the topic's `children`; without `topic`, or not among them: ignored, "
+        "and `subtopic` is null)",
     )
     max_topics: int = Field(
         gp.DEFAULT_TOPICS,
@@ -339,6 +365,7 @@ def search(request: HttpRequest, params: Query[SearchParams]) -> Status:
             corpus_id=params.corpus,
             topics=params.topics,
             topic=params.topic,
+            subtopic=params.subtopic,
             max_topics=params.max_topics,
             lang=params.lang.value if params.lang else None,
         )

@@ -48,7 +48,7 @@ LANG_CHOICES = [
     *sorted(LANGUAGE_NAMES.items(), key=lambda item: item[1]),
 ]
 # The search page's options (what its collapsed "Options" control holds); the others are the
-# query, the page and the topic.
+# query, the page, the topic and its sub-topic.
 OPTION_FIELDS = ("sort", "corpus", "lang", "group", "threshold", "max_distance", "limit")
 
 
@@ -191,6 +191,11 @@ class SearchForm(forms.Form):
         label="Topic",
         required=False, max_length=TOPIC_MAX_LENGTH, strip=True, widget=forms.HiddenInput()
     )
+    # One of that topic's sub-topics (a large topic's links beneath it set both).
+    subtopic = forms.CharField(
+        label="Sub-topic",
+        required=False, max_length=TOPIC_MAX_LENGTH, strip=True, widget=forms.HiddenInput()
+    )
 
     def __init__(self, data: Any = None, *args: Any, **kwargs: Any) -> None:
         super().__init__(data, *args, **kwargs)
@@ -312,6 +317,7 @@ class SearchForm(forms.Form):
             kwargs["page"] = data.get("page") or 1
             kwargs["topics"] = settings.SEARCH_TOPICS
             kwargs["topic"] = data.get("topic") or None
+            kwargs["subtopic"] = data.get("subtopic") or None
             kwargs["lang"] = data.get("lang") or None
         return kwargs
 
@@ -323,6 +329,7 @@ class CompareForm(SearchForm):
         super().__init__(data, *args, **kwargs)
         del self.fields["page"]
         del self.fields["topic"]
+        del self.fields["subtopic"]
         group_field = self.fields["group"]
         assert isinstance(group_field, forms.ChoiceField)  # declared on SearchForm
         # The signature methods only: "none" on both sides would compare a list with itself.

@@ -24,7 +24,7 @@ from django.core.serializers.json import DjangoJSONEncoder
 from django.utils.text import slugify
 
 from searchapp.csv_safety import csv_cell
-from searchapp.selectors.search_results import Hit, SearchPage, TopicFacet
+from searchapp.selectors.search_results import Hit, SearchPage, TopicEntry, TopicFacet
 
 __all__ = ["CSV_COLUMNS", "export_filename", "search_csv", "search_json", "search_page_data"]
 
@@ -46,21 +46,25 @@ def _hit(hit: Hit) -> dict[str, object]:
     }
 
 
+def _topic(topic: TopicEntry) -> dict[str, object]:
+    return {
+        "label": topic.label,
+        "size": topic.size,
+        "n_groups": topic.n_groups,
+        "other": topic.other,
+        "member_ids": list(topic.member_ids),
+    }
+
+
 def _topics(facet: TopicFacet | None) -> dict[str, object]:
     if facet is None:
-        return {"topics": None, "topic": None, "topics_ms": None}
+        return {"topics": None, "topic": None, "subtopic": None, "topics_ms": None}
     return {
         "topics": [
-            {
-                "label": t.label,
-                "size": t.size,
-                "n_groups": t.n_groups,
-                "other": t.other,
-                "member_ids": list(t.member_ids),
-            }
-            for t in facet.topics
+            {**_topic(t), "children": [_topic(c) for c in t.children]} for t in facet.topics
         ],
         "topic": facet.selected,
+        "subtopic": facet.selected_subtopic,
         "topics_ms": facet.topics_ms,
     }
 

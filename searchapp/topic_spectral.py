@@ -38,7 +38,7 @@ def spectral_clusters(
     *,
     seed: int,
     n_init: int,
-    n_iter: int = 4,
+    n_iter: int = 32,
     merge_threshold: float = 0.1,
     eigengap: bool = False,
 ) -> np.ndarray:
@@ -47,8 +47,11 @@ def spectral_clusters(
     ``k`` is the number of eigenvectors and of k-means clusters, the most topics there may be;
     clusters whose centred centroids have a cosine of at least ``merge_threshold`` are then
     joined (``merge_similar``; above 1: never); ``n_init`` the k-means
-    restarts; ``n_iter`` the power iterations of the randomized SVD (a few, because the leading
-    eigenvalues of a result list are close together: Halko, Martinsson & Tropp 2011, §4.5).
+    restarts; ``n_iter`` the power iterations of the randomized SVD (the leading eigenvalues of
+    a result list are close together, so a few iterations leave the subspace depending on the
+    random start: Halko, Martinsson & Tropp 2011, §4.5; with 4, four more results moved the
+    topics of a Reuters list to an ARI of 70 on the results both held, with 32 to 79, at no
+    measurable CPU cost next to k-means).
     Rows without any feature get the degree guard only and land wherever k-means puts the zero
     vector: the caller sends them to "Other topics".
     """

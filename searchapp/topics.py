@@ -515,6 +515,7 @@ def topic_clusters(
     merge_threshold: float = 0.1,
     eigengap: bool | None = None,
     subtopics: bool = False,
+    power_iterations: int = 32,
 ) -> list[Topic]:
     """Cluster ``docs`` into at most ``max_topics`` labelled topics plus "Other topics".
 
@@ -541,7 +542,10 @@ def topic_clusters(
     whether the largest gap in the spectrum picks the number of clusters first (None: when
     there are fewer than five results per possible topic); ``subtopics`` splits every topic
     of at least ``SUBTOPIC_MIN`` results and a quarter of the list again (at most
-    ``SUBTOPIC_MAX`` sub-topics, the parent's words taken as the query), in ``Topic.children``.
+    ``SUBTOPIC_MAX`` sub-topics, the parent's words taken as the query), in ``Topic.children``;
+    ``power_iterations`` those of the randomized SVD (``topic_spectral.spectral_clusters``): 32
+    instead of 4 keeps a list's topics where they were when a few results join or leave it
+    (Reuters, 4 more results: ARI on the common ones 69.9 -> 78.5; BENCHMARKS.md).
     """
     if max_topics < 1:
         raise ValueError(f"max_topics must be at least 1, got {max_topics}")
@@ -571,6 +575,7 @@ def topic_clusters(
             word_pairs=word_pairs,
             merge_threshold=merge_threshold,
             eigengap=eigengap,
+            power_iterations=power_iterations,
         )
         topics = _topic_clusters(docs, ids, knobs)
         return _with_subtopics(docs, topics, knobs) if subtopics else topics
@@ -617,6 +622,7 @@ class _Knobs:
     word_pairs: bool
     merge_threshold: float
     eigengap: bool | None
+    power_iterations: int
 
 
 def _topic_clusters(docs: Sequence[TopicDoc], ids: list[Hashable], kn: _Knobs) -> list[Topic]:
@@ -644,6 +650,7 @@ def _topic_clusters(docs: Sequence[TopicDoc], ids: list[Hashable], kn: _Knobs) -
         seed=kn.seed,
         n_init=n_init,
         merge_threshold=kn.merge_threshold,
+        n_iter=kn.power_iterations,
         # Few results per possible topic: k eigenvectors are not all meaningful, and the
         # largest eigengap says how many are (AMBIENT's 100-result lists: -4.7 ARI with it).
         eigengap=kn.eigengap if kn.eigengap is not None else n < 5 * kn.max_topics,

@@ -223,6 +223,7 @@ def _topics(
     query: str,
     selected: str | None,
     max_topics: int,
+    selected_subtopic: str | None = None,
 ) -> tuple[GroupTopics, list[StreamGroup]]:
     """The topic facet of ``covered`` (their representatives' titles and snippets clustered),
     and the groups it covers, in order (``GroupTopics.group_topic`` is parallel to them)."""
@@ -242,7 +243,14 @@ def _topics(
         positional.append(
             (position[present[0]], [(position[m], sims.get(m, 1.0)) for m in present[1:]], "")
         )
-    found = topic_facet(ordered, positional, query=query, selected=selected, max_topics=max_topics)
+    found = topic_facet(
+        ordered,
+        positional,
+        query=query,
+        selected=selected,
+        max_topics=max_topics,
+        selected_subtopic=selected_subtopic,
+    )
     return found, kept
 
 
@@ -254,10 +262,12 @@ def _with_topics(
     per_page: int,
     topic: str | None,
     max_topics: int,
+    subtopic: str | None = None,
     everything: bool = False,
 ) -> SearchPage:
     """One page with the topic facet of the first ``limit`` matches; with a topic selected,
-    the pages are that topic's groups. ``everything``: all of them on one page (a download)."""
+    the pages are that topic's groups (with one of its sub-topics, that one's). ``everything``:
+    all of them on one page (a download)."""
     covered = _first_groups(folded, request.limit)
     if everything:
         paging = _Paging(list(covered), 1, 1, False)
@@ -269,11 +279,24 @@ def _with_topics(
     hits = folded.hits(
         [*_ids(covered), *page_ids], snippets=[*(g.representative for g in covered), *page_ids]
     )
-    found, kept = _topics(covered, hits, query=request.query, selected=topic, max_topics=max_topics)
+    found, kept = _topics(
+        covered,
+        hits,
+        query=request.query,
+        selected=topic,
+        max_topics=max_topics,
+        selected_subtopic=subtopic,
+    )
     entry = next((e for e in found.facet.topics if e.selected), None)
     if entry is not None:
         index = found.facet.topics.index(entry)
         scope = [g for g, t in zip(kept, found.group_topic, strict=True) if t == index]
+        child = next((c for c in entry.children if c.selected), None)
+        if child is not None:
+            sub = entry.children.index(child)
+            placed = zip(kept, found.group_topic, found.group_subtopic, strict=True)
+            scope = [g for g, t, s in placed if t == index and s == sub]
+            entry = child
         if everything:
             paging = _Paging(scope, 1, 1, False)
         else:
@@ -312,6 +335,7 @@ def search_grouped(
     topic: str | None = None,
     max_topics: int | None = None,
     lang: str | None = None,
+    subtopic: str | None = None,
 ) -> SearchPage:
     """Search, fold the ranked list into near-duplicate groups, and return one page of groups.
 
@@ -322,7 +346,9 @@ def search_grouped(
     (of the ``topic`` when one is given) on one page (the downloads), whatever ``page`` and
     ``per_page`` say. With ``topics`` (or a
     ``topic``) the groups of the first ``limit`` matches are also clustered into labelled
-    topics (``SearchPage.topics``); ``topic``, a topic's label, pages that topic's groups only.
+    topics (``SearchPage.topics``); ``topic``, a topic's label, pages that topic's groups only,
+    and ``subtopic`` (with ``topic``) those of one of its sub-topics (``TopicEntry.children``);
+    a topic or sub-topic not among the results filters nothing and is reported missing.
     A page past the last one comes back empty with ``past_last_page`` set and ``num_pages``
     saying how many there are. Raises SearchParameterError for a parameter out of range (or an
     unknown corpus); never for what the query says (a query whose operators cannot be read
@@ -331,7 +357,7 @@ def search_grouped(
     _check_query(query)
     checked_sort = _check_sort_and_corpus(sort, corpus_id)
     checked_lang = _check_lang(lang)
-    topic, max_topics = check_topic_params(topic, max_topics)
+    topic, subtopic, max_topics = check_topic_params(topic, max_topics, subtopic)
     group, threshold, max_distance, limit, page, per_page = _check_params(
         group or settings.DEDUP_DEFAULT_METHOD,
         threshold,
@@ -354,7 +380,7 @@ def search_grouped(
         shown = _first_groups(folded, limit)
         everything = _Paging(shown, 1, 1, False)
         return _page(folded, request, everything, page=1, per_page=max(1, len(shown)))
-    if topics or topic is not None:
+    if topics or topic is not None or subtopic is not None:
         return _with_topics(
             folded,
             request,
@@ -362,6 +388,7 @@ def search_grouped(
             per_page=per_page,
             topic=topic,
             max_topics=max_topics,
+            subtopic=subtopic,
             everything=all_groups,
         )
     paging = _whole_list_page(folded, page=page, per_page=per_page)

@@ -184,6 +184,9 @@ class TopicEntry:
     other: bool  # the "Other topics" bucket
     selected: bool
     groups: tuple[TopicGroup, ...] = ()  # every group of the topic, in rank order
+    # A large topic's sub-topics (searchapp.topics, ``subtopics``), the same way made; the
+    # "Other topics" bucket among them holds the groups none of them took.
+    children: tuple[TopicEntry, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -192,6 +195,8 @@ class TopicFacet:
     selected: str | None  # the label of the topic the page is filtered to
     missing: str | None  # a requested topic that is not among these results
     topics_ms: float  # time spent clustering and labelling
+    selected_subtopic: str | None = None  # the label of the selected topic's sub-topic shown
+    missing_subtopic: str | None = None  # a requested sub-topic the selected topic lacks
 
 
 @dataclass(frozen=True)

@@ -42,11 +42,14 @@ _cache_lock = threading.Lock()
 def _clusters(
     docs: Sequence[TopicDoc], *, query: str, max_topics: int, background: Background | None
 ) -> list[Topic]:
-    """``topic_clusters(docs, query=query, max_topics=max_topics, background=background)``,
-    remembered."""
+    """``topic_clusters(docs, query=query, max_topics=max_topics, background=background,
+    subtopics=True)``, remembered (the facet always shows a large topic's sub-topics, so
+    ``subtopics`` is not part of the key)."""
     size = settings.SEARCH_TOPICS_CACHE
     if size <= 0:
-        return topic_clusters(docs, query=query, max_topics=max_topics, background=background)
+        return topic_clusters(
+            docs, query=query, max_topics=max_topics, background=background, subtopics=True
+        )
     # The function's identity is part of the key: one replaced (a test's stand-in) has its own.
     cluster = topic_clusters
     # A background is a bound method of its sample, made anew on every call: the sample is
@@ -65,7 +68,9 @@ def _clusters(
         if found is not None and found[0] is owner:
             _cache.move_to_end(key)
             return found[1]
-    clusters = cluster(docs, query=query, max_topics=max_topics, background=background)
+    clusters = cluster(
+        docs, query=query, max_topics=max_topics, background=background, subtopics=True
+    )
     with _cache_lock:
         _cache[key] = (owner, clusters)
         while len(_cache) > size:
@@ -75,11 +80,13 @@ def _clusters(
 
 @dataclass(frozen=True)
 class GroupTopics:
-    """The facet, and the topic each group fell in: a page filtered to a topic keeps the
-    groups of that topic, compare counts the distinct topics of its first entries."""
+    """The facet, and the topic (and sub-topic) each group fell in: a page filtered to a topic
+    keeps the groups of that topic, compare counts the distinct topics of its first entries."""
 
     facet: TopicFacet
     group_topic: list[int]  # per group (index into the groups clustered): its topic's index
+    # per group: the index of its sub-topic among its topic's children (-1: its topic has none)
+    group_subtopic: list[int]
 
 
 def topic_facet(
@@ -89,10 +96,13 @@ def topic_facet(
     query: str,
     selected: str | None,
     max_topics: int,
+    selected_subtopic: str | None = None,
 ) -> GroupTopics:
-    """Topic clusters of the groups' representatives; a group's members follow it.
+    """Topic clusters of the groups' representatives; a group's members follow it. A large
+    topic is split into sub-topics (``TopicEntry.children``, ``searchapp.topics``).
 
-    ``selected`` (a label, any case) marks that topic selected, or is reported ``missing``.
+    ``selected`` (a label, any case) marks that topic selected, or is reported ``missing``;
+    ``selected_subtopic`` likewise one of the selected topic's sub-topics.
     """
     started = time.perf_counter()
     docs = [
@@ -108,47 +118,87 @@ def topic_facet(
     # The stored documents are the background: what is rare in them separates the senses.
     clusters = _clusters(docs, query=query, max_topics=max_topics, background=corpus_background())
     group_topic = [0] * len(groups)
+    group_subtopic = [-1] * len(groups)
     wanted = selected.casefold() if selected else None
+    wanted_sub = selected_subtopic.casefold() if selected_subtopic else None
     entries: list[TopicEntry] = []
     for t, topic in enumerate(clusters):
-        positions: list[int] = []
-        topic_groups: list[TopicGroup] = []
-        for index in topic.member_ids:  # group indices, in rank order
-            assert isinstance(index, int)
+        for index in topic.member_ids:
+            assert isinstance(index, int)  # group indices, as given above
             group_topic[index] = t
-            rep, members, _why = groups[index]
-            positions.append(rep)
-            positions.extend(pos for pos, _sim in members)
-            hit = hits[rep]
-            topic_groups.append(TopicGroup(hit.id, hit.title or hit.external_id, 1 + len(members)))
-        entries.append(
-            TopicEntry(
-                label=topic.label,
-                size=len(positions),
-                n_groups=topic.size,
-                member_ids=tuple(hits[pos].id for pos in sorted(positions)),
-                other=topic.other,
-                selected=wanted is not None and topic.label.casefold() == wanted,
-                groups=tuple(topic_groups),
+        is_selected = wanted is not None and topic.label.casefold() == wanted
+        children: list[TopicEntry] = []
+        for c, child in enumerate(topic.children):
+            for index in child.member_ids:
+                assert isinstance(index, int)
+                group_subtopic[index] = c
+            children.append(
+                _entry(
+                    child,
+                    hits,
+                    groups,
+                    selected=is_selected
+                    and wanted_sub is not None
+                    and child.label.casefold() == wanted_sub,
+                )
             )
-        )
-    chosen = next((e.label for e in entries if e.selected), None)
+        entries.append(_entry(topic, hits, groups, selected=is_selected, children=children))
+    chosen = next((e for e in entries if e.selected), None)
+    chosen_sub = next((c for c in chosen.children if c.selected), None) if chosen else None
     facet = TopicFacet(
         topics=entries,
-        selected=chosen,
+        selected=chosen.label if chosen is not None else None,
         missing=selected if selected and chosen is None else None,
         topics_ms=round((time.perf_counter() - started) * 1000.0, 3),
+        selected_subtopic=chosen_sub.label if chosen_sub is not None else None,
+        # A sub-topic asked for that is not shown: its topic does not hold it, or no topic
+        # (or one not among these results) was given with it.
+        missing_subtopic=selected_subtopic if selected_subtopic and chosen_sub is None else None,
     )
-    return GroupTopics(facet=facet, group_topic=group_topic)
+    return GroupTopics(facet=facet, group_topic=group_topic, group_subtopic=group_subtopic)
 
 
-def check_topic_params(topic: str | None, max_topics: int | None) -> tuple[str | None, int]:
-    """The topic filter and the number of topics asked for, checked (``SEARCH_MAX_TOPICS`` when
-    none); raises grouping_params.ParameterError for a value out of range."""
+def _entry(
+    topic: Topic,
+    hits: list[Hit],
+    groups: list[FoldedGroup],
+    *,
+    selected: bool,
+    children: list[TopicEntry] | None = None,
+) -> TopicEntry:
+    """A topic (or sub-topic) of group indices as the page's entry of documents."""
+    positions: list[int] = []
+    topic_groups: list[TopicGroup] = []
+    for index in topic.member_ids:  # group indices, in rank order
+        assert isinstance(index, int)
+        rep, members, _why = groups[index]
+        positions.append(rep)
+        positions.extend(pos for pos, _sim in members)
+        hit = hits[rep]
+        topic_groups.append(TopicGroup(hit.id, hit.title or hit.external_id, 1 + len(members)))
+    return TopicEntry(
+        label=topic.label,
+        size=len(positions),
+        n_groups=topic.size,
+        member_ids=tuple(hits[pos].id for pos in sorted(positions)),
+        other=topic.other,
+        selected=selected,
+        groups=tuple(topic_groups),
+        children=tuple(children or ()),
+    )
+
+
+def check_topic_params(
+    topic: str | None, max_topics: int | None, subtopic: str | None = None
+) -> tuple[str | None, str | None, int]:
+    """The topic filter, the sub-topic filter (one of the topic's sub-topics) and the number of
+    topics asked for, checked (``SEARCH_MAX_TOPICS`` when none); raises
+    grouping_params.ParameterError for a value out of range."""
     topic = gp.check_topic(topic)
+    subtopic = gp.check_topic(subtopic, field="subtopic")
     if max_topics is None:
         max_topics = settings.SEARCH_MAX_TOPICS
     max_topics = gp.check_int(
         max_topics, field="max_topics", minimum=gp.TOPICS_MIN, maximum=gp.TOPICS_MAX
     )
-    return topic, max_topics
+    return topic, subtopic, max_topics

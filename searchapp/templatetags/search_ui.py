@@ -147,6 +147,7 @@ def compare_query(context: dict[str, Any]) -> str:
     params = _search_parameters(context)
     params.pop("page", None)
     params.pop("topic", None)
+    params.pop("subtopic", None)
     if params.get("group") == "none":
         params.pop("group")
     encoded = params.urlencode()

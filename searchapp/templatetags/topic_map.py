@@ -33,7 +33,7 @@ def topic_map(context: dict[str, Any], page: SearchPage | None) -> SafeString:
         MapTopic(
             label=entry.label,
             size=entry.size,
-            url=search + query_with(context, topic=entry.label, page=None),
+            url=search + query_with(context, topic=entry.label, subtopic=None, page=None),
             groups=tuple(
                 MapGroup(
                     title=group.title,

@@ -143,13 +143,15 @@ def test_a_database_restart_gives_503s_with_retry_after_never_a_500(
             except OSError:
                 assert time.monotonic() < deadline, (tmp_path / "gunicorn.log").read_text()
                 time.sleep(0.2)
+        # (when the request was sent, path, status, headers, body)
         answers: list[tuple[float, str, int, dict[str, str], bytes]] = []
         stop = threading.Event()
 
         def client(path: str) -> None:
             while not stop.is_set():
+                sent = time.monotonic()
                 status, headers, body = _get(port, path)
-                answers.append((time.monotonic(), path, status, headers, body))
+                answers.append((sent, path, status, headers, body))
 
         threads = [
             threading.Thread(target=client, args=(path,))
@@ -176,7 +178,9 @@ def test_a_database_restart_gives_503s_with_retry_after_never_a_500(
         if status == 503:
             assert headers["Retry-After"] == "5"
             assert (b'"detail"' in body) == path.startswith("/api/")
-    # Back by itself: the requests of the last second after the restart all answered.
-    late = [status for at, _p, status, _h, _b in answers if at > restarted + 1.5]
+    # Back by itself: the requests sent in the last second after the restart all answered. By
+    # when they were sent, not answered: a request still in flight when the database stopped
+    # may rightly get its 503 late on a loaded machine.
+    late = [status for sent, _p, status, _h, _b in answers if sent > restarted + 1.5]
     assert late and set(late) == {200}
     assert b"Traceback" not in (tmp_path / "gunicorn.log").read_bytes()

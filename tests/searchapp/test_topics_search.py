@@ -101,9 +101,11 @@ def test_the_api_returns_topics_with_their_member_ids(jaguar: dict[str, int]) ->
         [CARS, CATS], key=sorted
     )
     assert {frozenset(t) for t in topics} == {
-        frozenset({"label", "size", "n_groups", "other", "member_ids"})
+        frozenset({"label", "size", "n_groups", "other", "member_ids", "children"})
     }
-    assert body["topic"] is None and body["topics_ms"] >= 0
+    # Six results a topic: too few to split.
+    assert all(t["children"] == [] for t in topics)
+    assert body["topic"] is None and body["subtopic"] is None and body["topics_ms"] >= 0
 
 
 def test_the_api_leaves_topics_out_unless_asked(jaguar: dict[str, int]) -> None:
