@@ -249,12 +249,9 @@ def _attachment_records(
     elif suffix == ".eml":
         # Read here rather than by the table's reader, which would key it by its own
         # Message-ID: an attached message is a child of the message it came with.
-        payload = part.get_payload(decode=True)
-        data = payload if isinstance(payload, bytes) else b""
-        if len(data) > limit:
-            yield RecordError(
-                where, None, f"attachment larger than the limit of {limit:,} bytes; skipped"
-            )
+        data, too_large = _attachment_bytes(part, where, limit)
+        if too_large is not None:
+            yield too_large
             return
         inner_msg = _parse(data)
         if isinstance(inner_msg, str):
@@ -278,17 +275,25 @@ def _attachment_records(
             notice=True,  # a photo or a signature: the message itself is read
         )
         return
-    payload = part.get_payload(decode=True)
-    data = payload if isinstance(payload, bytes) else b""
-    if len(data) > limit:
-        yield RecordError(
-            where, None, f"attachment larger than the limit of {limit:,} bytes; skipped"
-        )
+    data, too_large = _attachment_bytes(part, where, limit)
+    if too_large is not None:
+        yield too_large
         return
     for item in reader(io.BytesIO(data), child_id, where, limit):
         if isinstance(item, Record):
             item = _as_child(item, parent, name=name or item.source_name, position=child_position)
         yield item
+
+
+def _attachment_bytes(part: Message, where: str, limit: int) -> tuple[bytes, RecordError | None]:
+    """The attachment's decoded bytes, or the error that skips it: over the record limit."""
+    payload = part.get_payload(decode=True)
+    data = payload if isinstance(payload, bytes) else b""
+    if len(data) > limit:
+        return b"", RecordError(
+            where, None, f"attachment larger than the limit of {limit:,} bytes; skipped"
+        )
+    return data, None
 
 
 def _as_child(record: Record, parent: str, *, name: str = "", position: str = "") -> Record:

@@ -35,6 +35,7 @@ from searchapp.models import Cluster, ClusterMember, Document, Job, SignatureSet
 from searchapp.services.cluster_rows import clusters_weakest_refresh
 from searchapp.services.clusters_incremental import clusters_add_documents
 from searchapp.services.clusters_recompute import clusters_recompute
+from searchapp.services.job_states import job_done, job_failed, job_started
 
 logger = logging.getLogger(__name__)
 
@@ -272,10 +273,7 @@ def job_clusters_run(*, job_id: int) -> int:
         and _publish(job_id, countdown=BULK_LOAD_RETRY_SECONDS)
     ):
         return 0
-    updated = Job.objects.filter(pk=job_id, state=Job.State.QUEUED).update(
-        state=Job.State.RUNNING, started_at=timezone.now(), updated_at=timezone.now()
-    )
-    if not updated:
+    if not job_started(job_id):
         return 0
     job = Job.objects.select_related("signature_set").get(pk=job_id)
     signature_set = job.signature_set
@@ -291,20 +289,9 @@ def job_clusters_run(*, job_id: int) -> int:
         )
         return 0
     except Exception as exc:
-        Job.objects.filter(pk=job_id).update(
-            state=Job.State.FAILED,
-            finished_at=timezone.now(),
-            message=f"Failed: {type(exc).__name__}",
-            errors=[{"error": str(exc)[:500]}],
-        )
+        job_failed(job_id, exc)
         raise
-    Job.objects.filter(pk=job_id, state=Job.State.RUNNING).update(
-        state=Job.State.DONE,
-        done=1,
-        finished_at=timezone.now(),
-        message=f"{n} clusters",
-        report={"clusters": n},
-    )
+    job_done(job_id, message=f"{n} clusters", report={"clusters": n})
     return n
 
 

@@ -32,6 +32,7 @@ from dedup.partial import (
 from dedup.shingle import ShingleBatch, shingle_batch
 from searchapp import publishing
 from searchapp.models import Document, Job, PartialCopy
+from searchapp.services.job_states import job_done, job_failed, job_started
 
 logger = logging.getLogger(__name__)
 
@@ -156,28 +157,14 @@ def job_partial_copies_run(*, job_id: int) -> int:
         and publishing.publish(publishing.TASK_PARTIAL_COPIES, job_id, countdown=_RETRY_SECONDS)
     ):
         return 0
-    updated = Job.objects.filter(pk=job_id, state=Job.State.QUEUED).update(
-        state=Job.State.RUNNING, started_at=timezone.now(), updated_at=timezone.now()
-    )
-    if not updated:
+    if not job_started(job_id):
         return 0
     try:
         n = partial_copies_rebuild(job_id=job_id)
     except Exception as exc:
-        Job.objects.filter(pk=job_id).update(
-            state=Job.State.FAILED,
-            finished_at=timezone.now(),
-            message=f"Failed: {type(exc).__name__}",
-            errors=[{"error": str(exc)[:500]}],
-        )
+        job_failed(job_id, exc)
         raise
-    Job.objects.filter(pk=job_id, state=Job.State.RUNNING).update(
-        state=Job.State.DONE,
-        done=1,
-        finished_at=timezone.now(),
-        message=f"{n} partial copies",
-        report={"pairs": n},
-    )
+    job_done(job_id, message=f"{n} partial copies", report={"pairs": n})
     return n
 
 
