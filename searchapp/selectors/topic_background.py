@@ -7,9 +7,9 @@ module measures that on a fixed sample of the stored documents: every ``stride``
 primary key (at most ``SAMPLE_DOCUMENTS``), its title and the first ``TEXT_CHARS`` characters of
 its text, each word counted once per document.
 
-Stability: the sample is rebuilt only when the corpus (its highest primary key, which stands for
-its size: one index lookup per search) has changed by more than ``REBUILD_CHANGE`` since it was
-taken, so adding a few documents never moves every topic of every
+Stability: the sample is rebuilt only when the corpus (its range of primary keys, which stands
+for its size: two index lookups per search) has changed by more than ``REBUILD_CHANGE`` since it
+was taken, so adding a few documents never moves every topic of every
 list; between rebuilds the shares are those of the same documents. One process-level copy
 (a dict of word counts, a few MB for the largest samples); a sample of fewer than
 ``MIN_DOCUMENTS`` documents means no background (the list's own results are the better
@@ -83,7 +83,9 @@ def corpus_background() -> Background | None:
         if (
             current is None
             or current.first != first  # the oldest documents went: another corpus
-            or abs(last - current.built_at) > REBUILD_CHANGE * current.built_at
+            # Grown (or shrunk) by a tenth of the id range it was taken from: the range, not
+            # the highest key, stands for the size, since keys need not start near 1.
+            or abs(last - current.built_at) > REBUILD_CHANGE * (current.built_at - first + 1)
         ):
             current = _build(first, last)
             _sample = current
