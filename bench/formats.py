@@ -15,7 +15,9 @@ Also measured: the PDF libraries compared for the reader's choice (pypdf, pdfmin
 pypdfium2) on the PDFs Debian ships, when installed (--pdf-libraries); and the ODT and PPTX
 libraries (odfpy, python-pptx) against the readers' streamed lxml parse, on files LibreOffice
 writes from texts Debian ships (--office-libraries; needs ``soffice``: apt-get install
-libreoffice-writer-nogui libreoffice-impress-nogui).
+libreoffice-writer-nogui libreoffice-impress-nogui); and the workbook, web-archive and RTF
+readers' libraries against the other maintained ones (--sheet-archive-libraries; needs
+``pip install python-calamine fastwarc``, not in the bench extra: a missing one prints "failed").
 
 Timings depend on the machine and its load: quote them with the command that produced them.
 """
@@ -295,14 +297,79 @@ def office_files(folder: Path) -> list[tuple[Path, list[str]]]:
     files += [(written / f"{name}.pptx", words) for name, words in decks.items()]
     return files
 
+# Workbooks and web archives: the reader's library against the other maintained one on PyPI
+# (python-calamine, Rust; fastwarc, C++), the same extraction after it (bench extra).
+SHEET_ARCHIVE_LIBRARIES = {
+    "xlsx": {
+        "openpyxl read-only (the reader)": (
+            "from searchapp.readers.office import read_xlsx",
+            "text = '\\n'.join(getattr(r, 'text', '') or print(r.reason, file=sys.stderr) or '' for r in read_xlsx(open(PATH, 'rb'), 'f.xlsx', 'f.xlsx', 1 << 30))",
+        ),
+        "python-calamine": (
+            "from python_calamine import CalamineWorkbook",
+            "wb = CalamineWorkbook.from_path(PATH); out = []\n"
+            "for name in wb.sheet_names:\n"
+            "    out.extend('\\t'.join(str(c) for c in row if c != '') for row in wb.get_sheet_by_name(name).to_python())\n"
+            "text = '\\n'.join(out)",
+        ),
+    },
+    "gz": {
+        "warcio (the reader)": (
+            "from searchapp.readers.web_archives import read_warc",
+            "text = '\\n'.join(r.text for r in read_warc(open(PATH, 'rb'), 'f.warc.gz', 'f.warc.gz', 1 << 30) if hasattr(r, 'text'))",
+        ),
+        "fastwarc + the same extraction": (
+            "from fastwarc.warc import ArchiveIterator, WarcRecordType\nfrom searchapp.readers.documents import html_to_text",
+            "out = []\n"
+            "for rec in ArchiveIterator(open(PATH, 'rb'), record_types=WarcRecordType.response):\n"
+            "    if 'text/html' in (rec.http_content_type or '').lower():\n"
+            "        out.append(html_to_text(rec.reader.read().decode('utf-8', 'replace'))[1])\n"
+            "text = '\\n'.join(out)",
+        ),
+    },
+    "rtf": {
+        "striprtf (the reader)": (
+            "from searchapp.readers.office import read_rtf",
+            "text = '\\n'.join(r.text for r in read_rtf(open(PATH, 'rb'), 'f.rtf', 'f.rtf', 1 << 30))",
+        ),
+    },
+}
 
-def office_libraries(folder: Path) -> None:
+
+def sheet_archive_files(folder: Path) -> list[tuple[Path, list[str]]]:
+    """(file, reference words): a workbook openpyxl writes (8,000 rows, under the 2M-character record limit, of Debian's GPL-3 text,
+    the reference: the words given), a WARC warcio writes of the HTML pages Debian ships under
+    /usr/share/doc (the reference: the same extraction run on the pages themselves), and an RTF
+    LibreOffice writes from the GPL-3 (the reference: Writer's own text export)."""
+    sys.path.insert(0, str(ROOT / "tests" / "searchapp"))
+    from format_fixtures import make_xlsx, write_warc  # the tests' writers
+
+    from searchapp.readers.documents import html_to_text
+
+    gpl = Path("/usr/share/common-licenses/GPL-3").read_text(encoding="utf-8")
+    paragraphs = [p.replace("\n", " ") for p in gpl.split("\n\n") if p.strip()]
+    rows = [[paragraphs[n % len(paragraphs)][:200]] for n in range(8_000)]
+    files = [(make_xlsx(folder / "gpl3-rows.xlsx", {"Sheet": rows}), [w for r in rows for w in r[0].split()])]
+    pages = [p for p in sorted(Path("/usr/share/doc").glob("*/*.html")) if p.is_file()][:400]
+    captures = [(f"https://debian.example/{p.parent.name}/{p.name}", "text/html", p.read_bytes(), "2025-03-01T10:00:00Z") for p in pages]
+    reference = [w for p in pages for w in html_to_text(p.read_bytes().decode("utf-8", "replace"))[1].split()]
+    files.append((write_warc(folder / "debian-pages.warc.gz", captures), reference))
+    (folder / "gpl3.txt").write_text(gpl, encoding="utf-8")
+    _soffice(folder, folder / "written", "rtf", folder / "gpl3.txt")
+    _soffice(folder, folder / "reference", "txt:Text (encoded):UTF8", folder / "written" / "gpl3.rtf")
+    files.append((folder / "written" / "gpl3.rtf", (folder / "reference" / "gpl3.txt").read_text(encoding="utf-8-sig").split()))
+    return files
+
+
+def office_libraries(folder: Path, sheets_and_archives: bool = False) -> None:
     from collections import Counter
 
     print("\nODT and PPTX libraries (files written by LibreOffice; CPU seconds, peak and rise of memory):")
     print(f"{'file':22s} {'library':28s} {'KB':>6s} {'words':>7s} {'missing':>7s} {'extra':>6s} {'order':>5s} {'cpu s':>6s} {'wall s':>6s} {'peak MB':>7s} {'rise MB':>7s}")
-    for path, reference in office_files(folder):
-        for name, (imports, snippet) in OFFICE_LIBRARIES[path.suffix[1:]].items():
+    files = sheet_archive_files(folder) if sheets_and_archives else office_files(folder)
+    table = SHEET_ARCHIVE_LIBRARIES if sheets_and_archives else OFFICE_LIBRARIES
+    for path, reference in files:
+        for name, (imports, snippet) in table[path.suffix[1:]].items():
             script = OFFICE_CHILD.format(root=str(ROOT), peak=PEAK, path=str(path), imports=imports, snippet=snippet)
             run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env={**os.environ, "DEBUG": "1"})
             if run.returncode:
@@ -326,11 +393,12 @@ def main() -> None:
     parser.add_argument("--no-mixed", action="store_true", help="skip reading all formats as one folder")
     parser.add_argument("--pdf-libraries", action="store_true")
     parser.add_argument("--office-libraries", action="store_true", help="only the ODT/PPTX library comparison")
+    parser.add_argument("--sheet-archive-libraries", action="store_true", help="only the XLSX/WARC/RTF library comparison")
     args = parser.parse_args()
-    if args.office_libraries:
+    if args.office_libraries or args.sheet_archive_libraries:
         folder = Path(tempfile.mkdtemp(prefix="bench-office-"))
         try:
-            office_libraries(folder)
+            office_libraries(folder, sheets_and_archives=args.sheet_archive_libraries)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         return
