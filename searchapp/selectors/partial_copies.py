@@ -18,8 +18,8 @@ from django.db.models import F, Q, QuerySet
 from django.db.models.functions import Greatest
 
 from dedup.partial import compare
-from searchapp.models import Document, DuplicateDecision, Job, PartialCopy
-from searchapp.selectors.report_rows import DecisionInfo
+from searchapp.models import Document, Job, PartialCopy
+from searchapp.selectors.report_rows import DecisionInfo, decisions_loaded
 
 __all__ = [
     "PartialRelation",
@@ -165,21 +165,9 @@ def partial_copies_report(
     )
     # The verdicts on the page's pairs, in one query (decisions are stored lower id first,
     # as partial copies are).
-    verdicts = {
-        (a, b): DecisionInfo(verdict, note, user or "", at, preferred)
-        for a, b, verdict, note, user, at, preferred in DuplicateDecision.objects.filter(
-            doc_a_id__in={r.doc_a_id for r in page_rows},
-            doc_b_id__in={r.doc_b_id for r in page_rows},
-        ).values_list(
-            "doc_a_id",
-            "doc_b_id",
-            "verdict",
-            "note",
-            "decided_by__username",
-            "updated_at",
-            "preferred_id",
-        )
-    }
+    verdicts = decisions_loaded(
+        ({r.doc_a_id for r in page_rows}, {r.doc_b_id for r in page_rows})
+    )
     for row in page_rows:
         a_first = row.share_a_in_b >= row.share_b_in_a
         verdict = verdicts.get((row.doc_a_id, row.doc_b_id))

@@ -7,7 +7,7 @@ decisions in one, a page of clusters with their members prefetched.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -57,9 +57,15 @@ class DecisionInfo:
         return "same as" if self.verdict == DuplicateDecision.Verdict.SAME_AS else "not a duplicate"
 
 
-def decisions_loaded() -> dict[Pair, DecisionInfo]:
-    """Every staff decision by pair (smaller id first), in one query."""
-    rows = DuplicateDecision.objects.values_list(
+def decisions_loaded(
+    among: tuple[Collection[int], Collection[int]] | None = None,
+) -> dict[Pair, DecisionInfo]:
+    """Every staff decision by pair (smaller id first), in one query; with ``among`` (the
+    smaller ids, the larger ids), only the decisions on pairs drawn from those ids."""
+    decisions = DuplicateDecision.objects.all()
+    if among is not None:
+        decisions = decisions.filter(doc_a_id__in=among[0], doc_b_id__in=among[1])
+    rows = decisions.values_list(
         "doc_a_id",
         "doc_b_id",
         "verdict",
