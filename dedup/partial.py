@@ -42,7 +42,7 @@ answers", LRE 2011.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -188,15 +188,20 @@ class Winnower:
 
         Raises TypeError naming the position of an item that is not a str.
         """
+        return concat_fingerprints(
+            [self.winnow(batch.hashes, batch.offsets) for batch in self._batches(texts)]
+        )
+
+    def _batches(self, texts: Sequence[str]) -> Iterator[ShingleBatch]:
+        """The texts' shingles, ``_BLOCK_DOCS`` documents at a time; a TypeError names the
+        position of the bad item in the whole list."""
         texts = list(texts)
-        parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         for lo in range(0, max(len(texts), 1), _BLOCK_DOCS):
             try:
                 batch = shingle_batch(texts[lo : lo + _BLOCK_DOCS], self.shingle)
-            except TypeError as exc:  # name the position in the whole list
+            except TypeError as exc:
                 raise TypeError(_shift_position(str(exc), lo)) from None
-            parts.append(self.winnow(batch.hashes, batch.offsets))
-        return concat_fingerprints(parts)
+            yield batch
 
     def windows(self, sizes: np.ndarray) -> np.ndarray:
         """The window of each document: ``window``, narrowed for a document of fewer than
@@ -211,15 +216,10 @@ class Winnower:
         """Each text's shingles in text order, its distinct shingles and its fingerprints,
         from one shingling pass (the inputs of :func:`containment_candidates` and
         :func:`verbatim_pairs`)."""
-        texts = list(texts)
         raw: list[ShingleBatch] = []
         sets: list[ShingleBatch] = []
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-        for lo in range(0, max(len(texts), 1), _BLOCK_DOCS):
-            try:
-                batch = shingle_batch(texts[lo : lo + _BLOCK_DOCS], self.shingle)
-            except TypeError as exc:  # name the position in the whole list
-                raise TypeError(_shift_position(str(exc), lo)) from None
+        for batch in self._batches(texts):
             parts.append(self.winnow(batch.hashes, batch.offsets))
             sets.append(batch.unique())
             raw.append(batch)
