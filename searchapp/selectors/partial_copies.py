@@ -166,7 +166,10 @@ def partial_copies_report(
     # The verdicts on the page's pairs, in one query (decisions are stored lower id first,
     # as partial copies are).
     verdicts = decisions_loaded(
-        ({r.doc_a_id for r in page_rows}, {r.doc_b_id for r in page_rows})
+        Q(
+            doc_a_id__in={r.doc_a_id for r in page_rows},
+            doc_b_id__in={r.doc_b_id for r in page_rows},
+        )
     )
     for row in page_rows:
         a_first = row.share_a_in_b >= row.share_b_in_a

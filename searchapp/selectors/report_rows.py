@@ -7,7 +7,7 @@ decisions in one, a page of clusters with their members prefetched.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -57,14 +57,12 @@ class DecisionInfo:
         return "same as" if self.verdict == DuplicateDecision.Verdict.SAME_AS else "not a duplicate"
 
 
-def decisions_loaded(
-    among: tuple[Collection[int], Collection[int]] | None = None,
-) -> dict[Pair, DecisionInfo]:
-    """Every staff decision by pair (smaller id first), in one query; with ``among`` (the
-    smaller ids, the larger ids), only the decisions on pairs drawn from those ids."""
+def decisions_loaded(where: Q | None = None) -> dict[Pair, DecisionInfo]:
+    """Every staff decision by pair (smaller id first), in one query; with ``where``, only
+    the decisions it selects."""
     decisions = DuplicateDecision.objects.all()
-    if among is not None:
-        decisions = decisions.filter(doc_a_id__in=among[0], doc_b_id__in=among[1])
+    if where is not None:
+        decisions = decisions.filter(where)
     rows = decisions.values_list(
         "doc_a_id",
         "doc_b_id",
@@ -217,18 +215,6 @@ def cluster_decision_preview(*, cluster_id: int, verdict: str) -> ClusterDecisio
     members = [m.document for m in cluster.members.all() if m.document_id != rep.pk]
     # Every verdict that names the representative (a handful), matched to the members here:
     # no IN list as long as the cluster.
-    rows = DuplicateDecision.objects.filter(Q(doc_a_id=rep.pk) | Q(doc_b_id=rep.pk)).values_list(
-        "doc_a_id",
-        "doc_b_id",
-        "verdict",
-        "note",
-        "decided_by__username",
-        "updated_at",
-        "preferred_id",
-    )
-    found = {
-        (a, b): DecisionInfo(v, note, user or "", at, preferred)
-        for a, b, v, note, user, at, preferred in rows
-    }
+    found = decisions_loaded(Q(doc_a_id=rep.pk) | Q(doc_b_id=rep.pk))
     pairs = [(d, found.get(ordered_pair(rep.pk, d.pk))) for d in members]
     return ClusterDecisionPreview(cluster, rep, verdict, pairs)
