@@ -1,16 +1,18 @@
 """Benchmark: the app's partial copies at scale, on a real database (not a test).
 
-Usage:  .venv/bin/python bench/partial_app_scale.py --jsonl FILE [--docs 1000000]
+Usage:  .venv/bin/python bench/partial_app_scale.py --jsonl FILE [--docs 1000000] [--add 1000]
             [--db /tmp/partial-scale.sqlite3 | --database-url postgres://...] [--lookups 300]
 
 1. A fresh database (SQLite file by default; ``--database-url`` for PostgreSQL), migrated, with
    the first --docs documents of FILE (searchapp.demo's generator, as bench/scale.py makes it)
    stored by bulk inserts (no search index, no signing: only the partial copies are measured).
-2. ``services.partial_copies.partial_copies_rebuild()``, the job's work: every text read once,
-   dedup.partial's fingerprints, candidates, exact containment and verbatim passages, the
-   ``PartialCopy`` table replaced. CPU time and wall time (wall under load on a shared machine),
-   peak RSS.
-3. The document page's lookup, ``selectors.partial_copies.document_partial_copies`` (the rows of
+2. ``services.partial_copies.partial_copies_rebuild()``: every document looked at, 5,000 at a
+   time (``services.partial_index``: fingerprints stored and looked up, candidates verified
+   from the texts), what a first update after a bulk load does. CPU time and wall time (wall
+   under load on a shared machine), peak RSS, the tables' rows.
+3. The incremental update: the next --add documents of FILE stored, then
+   ``partial_copies_update()`` (what the job does after their signing): CPU and wall time.
+4. The document page's lookup, ``selectors.partial_copies.document_partial_copies`` (the rows of
    the document, the passages of its first 10 aligned from the texts), for --lookups documents
    drawn among those with partial copies and as many drawn from all: p50 / p95 / max.
 """
@@ -38,6 +40,7 @@ def main() -> int:
     ap.add_argument("--db", default="")
     ap.add_argument("--database-url", default="")
     ap.add_argument("--lookups", type=int, default=300)
+    ap.add_argument("--add", type=int, default=1000, help="documents added, then updated")
     args = ap.parse_args()
     db = args.db or str(Path(tempfile.mkdtemp(prefix="partial-scale-")) / "db.sqlite3")
     os.environ["DATABASE_URL"] = args.database_url or f"sqlite:///{db}"
@@ -50,19 +53,22 @@ def main() -> int:
     from django.core.management import call_command
     from django.db import connection, transaction
 
-    from searchapp.models import Corpus, Document, PartialCopy
+    from searchapp.models import Corpus, Document, PartialCopy, PartialFingerprint
     from searchapp.selectors.partial_copies import document_partial_copies
-    from searchapp.services.partial_copies import partial_copies_rebuild
+    from searchapp.services.partial_copies import partial_copies_rebuild, partial_copies_update
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()
-    if not Document.objects.exists():
-        corpus = Corpus.objects.create(name="scale")
+
+    def store(first: int, last: int) -> None:
+        corpus, _ = Corpus.objects.get_or_create(name="scale")
         batch: list[Document] = []
         with open(args.jsonl, encoding="utf-8") as fh:
             for n, line in enumerate(fh):
-                if n >= args.docs:
+                if n >= last:
                     break
+                if n < first:
+                    continue
                 rec = json.loads(line)
                 title, text = rec.get("title", ""), rec["text"]
                 batch.append(
@@ -81,6 +87,9 @@ def main() -> int:
                     batch = []
         if batch:
             Document.objects.bulk_create(batch)
+
+    if not Document.objects.exists():
+        store(0, args.docs)
     n_docs = Document.objects.count()
     print(f"database: {connection.vendor}, {n_docs} documents stored in "
           f"{time.perf_counter() - started:.0f} s ({db if not args.database_url else 'url'})")
@@ -89,7 +98,15 @@ def main() -> int:
     wall, cpu = time.perf_counter() - w0, time.process_time() - c0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"rebuild: {pairs} partial copies; {cpu:.0f} s CPU, {wall:.0f} s wall (under load); "
-          f"peak RSS {rss:.0f} MB")
+          f"peak RSS {rss:.0f} MB; {PartialFingerprint.objects.count()} fingerprint rows")
+    if args.add:
+        store(n_docs, n_docs + args.add)
+        w0, c0 = time.perf_counter(), time.process_time()
+        counts = partial_copies_update()
+        wall, cpu = time.perf_counter() - w0, time.process_time() - c0
+        print(f"update after {args.add} more documents: {counts.documents} looked at, "
+              f"{counts.pairs_found} partial copies found; {cpu:.2f} s CPU, {wall:.2f} s wall "
+              f"(under load); {PartialCopy.objects.count()} in all")
     rng = random.Random(1)
     with_copies = list(
         PartialCopy.objects.order_by("?").values_list("doc_a_id", flat=True)[: args.lookups]

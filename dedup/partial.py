@@ -65,9 +65,11 @@ __all__ = [
     "concat_fingerprints",
     "concat_sets",
     "containment_candidates",
+    "edited_passage_pairs",
     "find_partial_copies",
     "shared_counts",
     "verbatim_pairs",
+    "verify_pairs",
 ]
 
 # 46 shingles of 5 words: any shared passage of 50 words or more shares a fingerprint (the
@@ -632,9 +634,10 @@ def shared_counts(sets: ShingleBatch, pairs: np.ndarray, block: int = 1 << 22) -
 @dataclass(frozen=True)
 class Candidates:
     """The partial copies of a corpus: pairs ``(a, b)`` (a < b) where one holds at least
-    ``min_containment`` of the other or that share a verbatim passage of ``min_words``, with
-    their exact containment both ways and ``verbatim`` (whether such a passage is shared;
-    only decided for the pairs below ``min_containment``, False for the others)."""
+    ``min_containment`` of the other or that share a passage of ``min_words`` (verbatim, or
+    lightly edited when asked for: :func:`verify_pairs`), with their exact containment both
+    ways and ``verbatim`` (whether such a passage is shared; only decided for the pairs below
+    ``min_containment``, False for the others)."""
 
     pairs: np.ndarray
     a_in_b: np.ndarray
@@ -650,12 +653,12 @@ def containment_candidates(
     min_words: int = 50,
     k: int = 5,
     max_df: int = DEFAULT_MAX_DF,
+    gap: int = 0,
 ) -> Candidates:
     """Every partial copy of a corpus, from its shingles and fingerprints (:meth:`Winnower.index`),
-    exactly and without the texts: candidate pairs (:func:`candidate_pairs`), their exact
-    containment (:func:`shared_counts`), and for those below ``min_containment`` sharing at
-    least ``min_words - k + 1`` distinct shingles the verbatim-passage test
-    (:func:`verbatim_pairs`). Vectorised throughout.
+    exactly and without the texts: candidate pairs (:func:`candidate_pairs`) decided by
+    :func:`verify_pairs`. Vectorised throughout (but for the lightly edited passages, see
+    ``gap``).
 
     Recall: every pair sharing a verbatim passage of ``min_words`` tokens (the fingerprints'
     window at most ``min_words - k + 1``) whose fingerprints there are in at most ``max_df``
@@ -663,6 +666,38 @@ def containment_candidates(
     BENCHMARKS.md "Partial copies"). Precision: 1 by construction (exact figures).
     """
     pairs, _ = candidate_pairs(fps, max_df=max_df)
+    return verify_pairs(shingles, sets, fps, pairs, min_containment, min_words, k, gap)
+
+
+def verify_pairs(
+    shingles: ShingleBatch,
+    sets: ShingleBatch,
+    fps: Fingerprints,
+    pairs: np.ndarray,
+    min_containment: float = 0.5,
+    min_words: int = 50,
+    k: int = 5,
+    gap: int = 0,
+) -> Candidates:
+    """Which candidate ``pairs`` are partial copies, decided exactly from the shingles.
+
+    Parameters:
+        shingles, sets, fps: every document's shingles in text order, its distinct shingles and
+            its fingerprints (:meth:`Winnower.index`); ``pairs`` index them.
+        pairs: int array (n, 2) of candidate pairs ``(a, b)``, a < b.
+        min_containment: a pair is kept when one side holds at least this share of the other
+            (:func:`shared_counts`, exact).
+        min_words: otherwise, when the two share a verbatim passage of this many tokens
+            (:func:`verbatim_pairs`, exact).
+        gap: > 0 also keeps, among the rest, the pairs sharing a lightly edited passage of
+            ``min_words`` tokens (:func:`edited_passage_pairs` with this gap): the only step
+            that works pair by pair (about 0.1 ms a pair), so it is asked for where the pairs
+            are few (the incremental update of one batch of documents).
+
+    Returns the kept pairs with their containment both ways and ``verbatim`` (a verbatim or
+    lightly edited passage was what kept a pair below ``min_containment``).
+    """
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     shared = shared_counts(sets, pairs)
     sizes = sets.sizes()
     size_a = np.maximum(sizes[pairs[:, 0]], 1)
@@ -672,8 +707,140 @@ def containment_candidates(
     maybe = np.flatnonzero(~found & (shared >= max(min_words - k + 1, 1)))
     verbatim = np.zeros(pairs.shape[0], dtype=np.bool_)
     verbatim[maybe] = verbatim_pairs(shingles, fps, pairs[maybe], min_words, k)
+    if gap > 0:
+        # An edited passage of min_words tokens holds at least min_words / (k + gap) runs.
+        edited = np.flatnonzero(
+            ~found & ~verbatim & (shared >= max(min_words // (k + gap), 1))
+        )
+        verbatim[edited] = edited_passage_pairs(shingles, pairs[edited], min_words, k, gap)
     keep = found | verbatim
     return Candidates(pairs[keep], a_in_b[keep], b_in_a[keep], verbatim[keep])
+
+
+# A lightly edited passage: verbatim runs of matching shingles at most ``gap`` tokens apart on
+# both sides, whose runs cover at least this share of its tokens.
+EDITED_MIN_COVER = 0.8
+
+
+def edited_passage_pairs(
+    shingles: ShingleBatch,
+    pairs: np.ndarray,
+    min_words: int = 50,
+    k: int = 5,
+    gap: int = 5,
+    min_cover: float = EDITED_MIN_COVER,
+    block: int = 1 << 22,
+) -> np.ndarray:
+    """For each pair ``(a, b)``: do the two share a lightly edited passage of ``min_words``
+    tokens of A?
+
+    A passage is a chain of verbatim runs (matching shingles on one alignment, as
+    :func:`compare` finds them) taken in order along A: a run joins the chain when it starts
+    at most ``gap`` tokens from the furthest ends of the earlier runs on both sides (a word
+    changed, added or dropped); a run within those ends on both sides (a repeated phrase)
+    neither joins nor breaks it. It counts when it spans ``min_words`` tokens of A and its
+    runs cover at least ``min_cover`` of them (so runs of five words with five other words
+    between them are not a shared passage). Exact for that definition (tested against a
+    run-by-run reference), from the shingles in text order, vectorised over blocks of pairs
+    (about ``block`` shingles at a time). :func:`compare`, which the pages use to show the
+    passages, joins runs within ``gap`` of the current passage: the same passages but where
+    an earlier, unrelated run reaches further.
+    """
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    out = np.zeros(pairs.shape[0], dtype=np.bool_)
+    if min_words < 1 or gap < 0 or not 0.0 < min_cover <= 1.0:
+        raise ValueError(
+            f"min_words >= 1, gap >= 0 and 0 < min_cover <= 1 needed, got {min_words}, {gap}, "
+            f"{min_cover}"
+        )
+    if not pairs.shape[0]:
+        return out
+    sizes = shingles.sizes()
+    cost = sizes[pairs[:, 0]] + sizes[pairs[:, 1]]
+    bounds = np.searchsorted(np.cumsum(cost), np.arange(block, int(cost.sum()) + block, block))
+    lo = 0
+    for hi in np.unique(np.r_[bounds, pairs.shape[0]]).tolist():
+        hi = max(hi, lo + 1)
+        if lo >= pairs.shape[0]:
+            break
+        out[lo:hi] = _edited_block(shingles, pairs[lo:hi], min_words, k, gap, min_cover)
+        lo = hi
+    return out
+
+
+def _gather(shingles: ShingleBatch, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(owner, position, hash) of every shingle of ``docs`` (owner: index into ``docs``)."""
+    lens = shingles.sizes()[docs]
+    starts = shingles.offsets[docs]
+    pos = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
+    owner = np.repeat(np.arange(docs.shape[0], dtype=np.int64), lens)
+    return owner, pos, shingles.hashes[np.repeat(starts, lens) + pos]
+
+
+def _edited_block(
+    shingles: ShingleBatch,
+    pairs: np.ndarray,
+    min_words: int,
+    k: int,
+    gap: int,
+    min_cover: float,
+) -> np.ndarray:
+    n = pairs.shape[0]
+    out = np.zeros(n, dtype=np.bool_)
+    own_a, pos_a, h_a = _gather(shingles, pairs[:, 0])
+    own_b, pos_b, h_b = _gather(shingles, pairs[:, 1])
+    if not h_a.shape[0] or not h_b.shape[0]:
+        return out
+    # Matches (pair, i, j): equal hashes within a pair; a hash repeated more than _MAX_REPEAT
+    # times in B is skipped (as _align does).
+    _, ranks = np.unique(np.r_[h_a, h_b], return_inverse=True)
+    ranks = ranks.astype(np.int64)
+    bits = max(int(ranks.max()).bit_length(), 1)
+    ka = (own_a << bits) | ranks[: h_a.shape[0]]
+    kb = (own_b << bits) | ranks[h_a.shape[0] :]
+    ob = np.argsort(kb, kind="stable")
+    kb_sorted = kb[ob]
+    left = np.searchsorted(kb_sorted, ka, side="left")
+    mult = np.searchsorted(kb_sorted, ka, side="right") - left
+    mult[mult > _MAX_REPEAT] = 0
+    ia = np.repeat(np.arange(ka.shape[0]), mult)
+    if not ia.shape[0]:
+        return out
+    within = np.arange(ia.shape[0]) - np.repeat(np.cumsum(mult) - mult, mult)
+    jb = ob[np.repeat(left, mult) + within]
+    pair, i, j = own_a[ia], pos_a[ia], pos_b[jb]
+    # Verbatim runs: consecutive i on one diagonal.
+    diag = j - i
+    order = np.lexsort((i, diag, pair))
+    pair, i, diag = pair[order], i[order], diag[order]
+    brk = np.r_[True, (pair[1:] != pair[:-1]) | (diag[1:] != diag[:-1]) | (i[1:] != i[:-1] + 1)]
+    st = np.flatnonzero(brk)
+    en = np.r_[st[1:], i.shape[0]] - 1
+    r_pair, a0, a1 = pair[st], i[st], i[en] + k
+    b0, b1 = a0 + diag[st], a1 + diag[st]
+    # Runs along A, the longer first at one start (as _join).
+    order = np.lexsort((-(a1 - a0), a0, r_pair))
+    r_pair, a0, a1, b0, b1 = r_pair[order], a0[order], a1[order], b0[order], b1[order]
+    # The chain's furthest ends before each run: running maxima within a pair (positions are
+    # far below 2**32, so the pair in the high bits keeps pairs apart).
+    high = r_pair << np.int64(32)
+    reach_a = np.maximum.accumulate(high + a1) - high
+    reach_b = np.maximum.accumulate(high + b1 + (1 << 31)) - high - (1 << 31)
+    first = np.r_[True, r_pair[1:] != r_pair[:-1]]
+    prev_a = np.r_[0, reach_a[:-1]]
+    prev_b = np.r_[0, reach_b[:-1]]
+    joins = (a0 - prev_a <= gap) & (np.abs(b0 - prev_b) <= gap)
+    inside = (a1 <= prev_a) & (b1 <= prev_b)
+    new_chain = first | ~(joins | inside)
+    chain = np.cumsum(new_chain) - 1
+    # Coverage: each run adds what lies past the chain's furthest A end before it.
+    covered = np.where(new_chain, a1 - a0, np.maximum(0, a1 - np.maximum(a0, prev_a)))
+    heads = np.flatnonzero(new_chain)
+    span = np.maximum.reduceat(a1, heads) - a0[heads]
+    cover = np.bincount(chain, weights=covered)
+    ok = (span >= min_words) & (cover >= min_cover * span)
+    out[np.unique(r_pair[heads][ok])] = True
+    return out
 
 
 def verbatim_pairs(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Literal
 
 from django.http import HttpRequest, HttpResponse
 from ninja import Field, NinjaAPI, Path, Query, Schema
@@ -47,6 +48,16 @@ class ErrorOut(Schema):
     detail: str | list[dict[str, object]]
 
 
+class HitPartialOut(Schema):
+    id: int = Field(description="the other result's document id (it is on this page)")
+    relation: Literal["contains", "appears", "passage"] = Field(
+        description="contains: this result holds `share` of the other's text; appears: `share` "
+        "of this result's text appears in the other; passage: they share a passage of "
+        "PARTIAL_COPY_MIN_WORDS words or more"
+    )
+    share: float = Field(description="the share (0..1); for passage, the larger of the two")
+
+
 class HitOut(Schema):
     id: int
     external_id: str
@@ -63,6 +74,11 @@ class HitOut(Schema):
     host: str = Field(description="the host of the document's http(s) url, else empty")
     lang: str = Field(
         "", description="the document's language, an ISO 639-1 code (zh, ja, de…); empty: unknown"
+    )
+    partial_copies: list[HitPartialOut] = Field(
+        default_factory=list,
+        description="other results of this page that this one quotes or is quoted in (not "
+        "folded: folding is by Jaccard similarity); largest share first, at most 3",
     )
 
 

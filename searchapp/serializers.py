@@ -43,6 +43,9 @@ def _hit(hit: Hit) -> dict[str, object]:
         "corpus": hit.corpus,
         "lang": hit.lang,
         "host": hit.host,
+        "partial_copies": [
+            {"id": m.other_id, "relation": m.kind, "share": m.share} for m in hit.partial
+        ],
     }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from searchapp.models.corpus import Corpus, Document
 from searchapp.models.decisions import DedupSettings, DuplicateDecision
 from searchapp.models.jobs import Job, JobChunk
-from searchapp.models.partial import PartialCopy
+from searchapp.models.partial import PartialCopy, PartialFingerprint, PartialIndexed
 from searchapp.models.search_index import SearchIndexChange
 from searchapp.models.signatures import BandKey, Cluster, ClusterMember, Signature, SignatureSet
 
@@ -20,6 +20,8 @@ __all__ = [
     "Job",
     "JobChunk",
     "PartialCopy",
+    "PartialFingerprint",
+    "PartialIndexed",
     "SearchIndexChange",
     "Signature",
     "SignatureSet",

@@ -6,11 +6,12 @@ the other ("62% of this text appears in …"), ``share_other_in_here`` the share
 found here ("contains 80% of …"); ``passages`` are (start, end) character spans of this text
 and of the other's, aligned from the two texts when read (never stale). Rows made from an
 older text of either document (its content hash changed since) are left out until the next
-rebuild.
+update looks at it (queued when the document is signed again).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -20,6 +21,7 @@ from django.db.models.functions import Greatest
 from dedup.partial import compare
 from searchapp.models import Document, Job, PartialCopy
 from searchapp.selectors.report_rows import DecisionInfo, decisions_loaded
+from searchapp.selectors.search_results import PartialMark
 
 __all__ = [
     "PartialRelation",
@@ -27,10 +29,13 @@ __all__ = [
     "document_partial_copies",
     "latest_partial_job",
     "partial_copies_report",
+    "partial_marks_among",
     "partial_pair",
 ]
 
 MAX_RELATIONS = 100
+# A search result lists at most this many of the other results it quotes or is quoted in.
+MARKS_PER_HIT = 3
 # Passages are aligned from the texts (about 1 ms a pair) for this many relations of a page.
 PASSAGES_FOR = 10
 # Shared passages shorter than this many words are not listed.
@@ -125,6 +130,45 @@ def document_partial_copies(*, document_id: int, text: str | None = None) -> lis
     for relation in relations[:PASSAGES_FOR]:
         align(relation, text or "")
     return relations
+
+
+def partial_marks_among(ids: Collection[int]) -> dict[int, tuple[PartialMark, ...]]:
+    """For results shown together: which of them quote which (one indexed query over the
+    pairs whose lower id is among them). A result's marks, largest share first; at most
+    ``MARKS_PER_HIT`` each."""
+    if len(ids) < 2:
+        return {}
+    rows = (
+        _current(PartialCopy.objects.filter(doc_a_id__in=ids, doc_b_id__in=ids))
+        .values_list(
+            "doc_a_id",
+            "doc_b_id",
+            "share_a_in_b",
+            "share_b_in_a",
+            "doc_a__title",
+            "doc_a__external_id",
+            "doc_b__title",
+            "doc_b__external_id",
+        )
+    )
+    minimum = float(settings.PARTIAL_COPY_MIN_SHARE)
+    marks: dict[int, list[PartialMark]] = {}
+    for a, b, ab, ba, title_a, ext_a, title_b, ext_b in rows:
+        for here, other, other_title, here_in_other, other_in_here in (
+            (a, b, title_b or ext_b, ab, ba),
+            (b, a, title_a or ext_a, ba, ab),
+        ):
+            if other_in_here >= minimum and other_in_here >= here_in_other:
+                mark = PartialMark(other, other_title, "contains", other_in_here)
+            elif here_in_other >= minimum:
+                mark = PartialMark(other, other_title, "appears", here_in_other)
+            else:
+                mark = PartialMark(other, other_title, "passage", max(ab, ba))
+            marks.setdefault(here, []).append(mark)
+    return {
+        here: tuple(sorted(found, key=lambda m: (-m.share, m.other_id))[:MARKS_PER_HIT])
+        for here, found in marks.items()
+    }
 
 
 def partial_pair(*, a_id: int, b_id: int, text_a: str) -> PartialRelation | None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import NamedTuple
 
 from django.conf import settings
@@ -24,6 +25,7 @@ from searchapp.search import SORT_ORDERS, SortOrder
 from searchapp.selectors.fold_stream import StreamGroup
 from searchapp.selectors.folded_hits import FoldedSearch, open_folded
 from searchapp.selectors.folding import FoldedGroup
+from searchapp.selectors.partial_copies import partial_marks_among
 from searchapp.selectors.search_results import (
     Comparison,
     GroupPlace,
@@ -157,6 +159,10 @@ def _page(
     """The SearchPage of ``paging.shown``: every number the page states is set here."""
     if hits is None:
         hits = folded.hits(_ids(paging.shown))
+    # Results of this page that quote one another (issue 20): marked, not folded.
+    marks = partial_marks_among(hits.keys())
+    if marks:
+        hits = {i: replace(h, partial=marks[i]) if i in marks else h for i, h in hits.items()}
     group = group or request.group
     ranked = folded.ranked
     return SearchPage(

@@ -23,6 +23,7 @@ __all__ = [
     "GroupPlace",
     "Hit",
     "Member",
+    "PartialMark",
     "ResultGroup",
     "SearchPage",
     "TopicEntry",
@@ -33,6 +34,19 @@ __all__ = [
 # The snippet is escaped text with <mark> tags around the matches (search/tantivy_backend.py):
 # removing the tags and decoding the entities gives back the text exactly.
 _TAG = re.compile(r"<[^>]*>")
+
+
+@dataclass(frozen=True)
+class PartialMark:
+    """Another result of the same list that this one is a partial copy of, or holds
+    (``selectors.partial_copies.partial_marks_among``): ``kind`` is "contains" (this result holds
+    ``share`` of the other), "appears" (``share`` of this result appears in the other) or
+    "passage" (they share a passage, neither share reaching the setting)."""
+
+    other_id: int
+    other_title: str
+    kind: str
+    share: float
 
 
 @dataclass(frozen=True)
@@ -50,6 +64,9 @@ class Hit:
     corpus: str = ""  # the corpus's name
     added: datetime | None = None  # when it was ingested (the "earliest" representative rule)
     lang: str = ""  # ISO 639-1 code of its language ("" unknown)
+    # The other results of the list this one quotes or is quoted in (issue 20); search folding
+    # stays Jaccard-based, so such a pair is shown apart and marked.
+    partial: tuple[PartialMark, ...] = ()
 
     @property
     def language(self) -> str:

@@ -30,7 +30,7 @@ def test_search_returns_groups_with_representatives_and_members(client: Client) 
     representative = folded[0]["representative"]
     assert set(representative) == {
         "id", "external_id", "title", "url", "snippet", "score", "rank", "date", "corpus", "host",
-        "lang",
+        "lang", "partial_copies",
     }
     member = folded[0]["members"][0]
     assert 0.7 <= member["similarity"] <= 1.0 and member["rank"] > representative["rank"]

@@ -185,7 +185,7 @@ def test_the_report_lists_the_largest_share_first(quoted) -> None:
 def test_the_background_rebuild_reaches_done_with_its_count(quoted) -> None:
     partial_copies_schedule(countdown=0)  # tasks run inline in tests
     job = Job.objects.get(kind=Job.Kind.PARTIAL)
-    assert job.state == Job.State.DONE and job.report == {"pairs": 1}
+    assert job.state == Job.State.DONE and job.report["pairs"] == 1
 
 
 def test_a_failing_rebuild_ends_failed_with_the_error(quoted, monkeypatch) -> None:
@@ -194,7 +194,7 @@ def test_a_failing_rebuild_ends_failed_with_the_error(quoted, monkeypatch) -> No
     def boom(**_: object) -> int:
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(service, "partial_copies_rebuild", boom)
+    monkeypatch.setattr(service, "partial_copies_update", boom)
     with pytest.raises(RuntimeError):
         partial_copies_schedule(countdown=0)
     job = Job.objects.get(kind=Job.Kind.PARTIAL)
@@ -251,3 +251,25 @@ def test_a_rebuild_whose_worker_died_ends_failed_and_a_new_one_runs(quoted, sett
     # The one queued in its place ran (inline in tests) and found the pair.
     assert Job.objects.filter(kind=Job.Kind.PARTIAL, state=Job.State.DONE).count() == 1
     assert PartialCopy.objects.count() == 1
+
+
+def test_a_result_quoting_another_result_is_marked_on_the_page_and_in_the_api(quoted) -> None:
+    from corpora import sign_all
+
+    sign_all()
+    partial_copies_rebuild()
+    wire, article = quoted["wire"], quoted["article"]
+    query = " ".join(wire.text.split()[:3]).strip(".")
+    page = Client().get("/", {"q": query, "group": "none"}).content.decode()
+    assert (
+        f'Contains 100% of <a href="#hit-{wire.id}">Wire story</a>, also in these results.'
+        in page
+    )
+    assert f'of this text appears in <a href="#hit-{article.id}">Local article</a>' in page
+    body = Client().get("/api/search", {"q": query, "group": "none"}).json()
+    hits = {g["representative"]["id"]: g["representative"] for g in body["groups"]}
+    assert hits[article.id]["partial_copies"] == [
+        {"id": wire.id, "relation": "contains", "share": 1.0}
+    ]
+    assert hits[wire.id]["partial_copies"][0]["relation"] == "appears"
+    assert quoted["other"].id not in hits or not hits[quoted["other"].id]["partial_copies"]

@@ -1,4 +1,6 @@
-"""manage.py rebuild_partial_copies: find every partial copy of the corpus now, or queue it."""
+"""manage.py rebuild_partial_copies: look at every document again for partial copies, now or in
+the background (the workers keep them up to date as documents arrive; this is for a change of
+method or a table to be checked from scratch)."""
 
 from __future__ import annotations
 
@@ -7,13 +9,18 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from searchapp.services.partial_copies import partial_copies_rebuild, partial_copies_schedule
+from searchapp.services.partial_copies import (
+    partial_copies_rebuild,
+    partial_copies_reset,
+    partial_copies_schedule,
+)
 
 
 class Command(BaseCommand):
     help = (
         "Find the pairs of documents where one holds a large share of the other, or that share "
-        "a passage (PARTIAL_COPY_MIN_SHARE, PARTIAL_COPY_MIN_WORDS), and replace the table."
+        "a passage (PARTIAL_COPY_MIN_SHARE, PARTIAL_COPY_MIN_WORDS), looking at every document "
+        "again."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -21,6 +28,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["queue"]:
+            partial_copies_reset()
             ok = partial_copies_schedule(countdown=0)
             self.stdout.write(
                 "queued"
