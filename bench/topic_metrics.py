@@ -41,7 +41,14 @@ does):
   the most subtopics not yet covered), as is usual since the exact one is set cover.
 * Label defects: a label is a noun phrase without defects when no word at its edge is a stop
   word, a number or a word starting with a digit, a month or weekday, a lower-case -ing/-ed
-  form or a by-line word, and no reporting verb ("said", "says", "told") is anywhere in it.
+  form or a by-line word, and no reporting verb ("said", "says", "told") is anywhere in it;
+  since issue 19's second round also when its first word (of several) is in lower case and a
+  verb's -s form by LemmInflect's lexicon ("shows promise": "verb at start"), when a lower-case
+  -s verb follows a capitalised word inside it ("Leila Lindgren wins Granton": "verb after a
+  name"), when a word of the lexicon is written in capitals ("Gilts SEEN Rising": "heading in
+  capitals"; acronyms the lexicon does not know, "OPEC", are fine), and, given a list of
+  first names (the demo corpus's), when it ends with one ("Luca", "Substitute striker Nia":
+  "first name alone").
 * Label quality: for each gold subtopic, its best-matching cluster (most shared results; ties:
   the earlier cluster) among the labelled ones; the subtopic counts as hit when that cluster's
   label shares a word with the subtopic's title (words of the query itself do not count, since
@@ -50,6 +57,7 @@ does):
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections import Counter
@@ -336,7 +344,29 @@ _BYLINE_WORDS = frozenset(
 _REPORTING = frozenset(["said", "says", "say", "told", "tells"])
 
 
-def label_defects(label: str) -> list[str]:
+def _verb_s(word: str) -> bool:
+    # The lexicon's -s forms that can be verbs ("shows", "wins"); "prices" is one too, which is
+    # why only the positions above count.
+    import lemminflect
+
+    return (
+        word.isascii()
+        and word.isalpha()
+        and word.islower()
+        and len(word) > 3
+        and word.endswith("s")
+        and not word.endswith(("ss", "us", "is"))
+        and "VERB" in lemminflect.getAllLemmas(word)
+    )
+
+
+def _lexicon_word(word: str) -> bool:
+    import lemminflect
+
+    return word.isascii() and word.isalpha() and bool(lemminflect.getAllLemmas(word.lower()))
+
+
+def label_defects(label: str, first_names: frozenset[str] = frozenset()) -> list[str]:
     """The defects of a topic label (empty: a clean noun-phrase-like label); see above."""
     words = label.split()
     if not words:
@@ -358,4 +388,12 @@ def label_defects(label: str) -> list[str]:
             found.append(f"verb form at {where}")
     if any(w.lower() in _REPORTING for w in words):
         found.append("reporting verb")
+    if len(words) > 1 and _verb_s(words[0]):
+        found.append("verb at start")
+    if any(a[:1].isupper() and _verb_s(b) for a, b in itertools.pairwise(words[:-1])):
+        found.append("verb after a name")
+    if any(len(w) > 1 and w.isupper() and _lexicon_word(w) for w in words):
+        found.append("heading in capitals")
+    if words[-1] in first_names:
+        found.append("first name alone")
     return found

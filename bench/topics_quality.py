@@ -9,7 +9,9 @@ word, title + leading words), clustered with the app's background (a sample of t
 
 * **Labels**: the share of labels that are noun phrases without defects
   (bench/topic_metrics.label_defects: no stop word, number, date, by-line or lower-case
-  -ing/-ed form at an edge, no reporting verb) and the share of labels that the whole corpus
+  -ing/-ed form at an edge, no reporting verb, no verb's -s form first or after a name, no
+  word of the lexicon in capitals, and on the demo corpus no first name at the end), the
+  count of each defect and the share of labels that the whole corpus
   shares (every word in more than 5% of the sample); the labels of the first ``--show`` lists.
 * **Stability** of the topics of one list when (a) the same list is clustered again (must be
   identical), (b) ``--added`` more matching documents join it at seeded random ranks (new
@@ -27,6 +29,7 @@ import os
 import random
 import statistics
 import sys
+from collections import Counter
 from collections.abc import Hashable, Sequence
 from pathlib import Path
 
@@ -100,7 +103,14 @@ def main() -> None:
         batch = [TopicDoc(id=i, title=t, text=s) for i, t, s in hits]
         return topic_clusters(batch, seed=0, query=query, **knobs)  # type: ignore[arg-type, return-value]
 
+    # The demo corpus's people: a label ending in one of their first names names nobody.
+    first_names: frozenset[str] = frozenset()
+    if args.source == "demo":
+        from searchapp.demo import FIRST
+
+        first_names = frozenset(FIRST)
     clean = total = corpus_wide = 0
+    defects: Counter[str] = Counter()
     same, added_ari, added_kept, removed_ari, removed_kept = [], [], [], [], []
     for n, (query, hits) in enumerate(lists):
         base = hits[: args.size]
@@ -109,7 +119,9 @@ def main() -> None:
             if t.other:  # type: ignore[attr-defined]
                 continue
             total += 1
-            clean += not tm.label_defects(t.label)  # type: ignore[attr-defined]
+            found = tm.label_defects(t.label, first_names)  # type: ignore[attr-defined]
+            clean += not found
+            defects.update(found)
             if share is not None:
                 words = [w.lower() for w in t.label.split()]  # type: ignore[attr-defined]
                 corpus_wide += bool(words) and bool((share(words) > 0.05).all())  # type: ignore[operator]
@@ -138,6 +150,8 @@ def main() -> None:
     print("|---|---:|")
     print(f"| labels | {total} |")
     print(f"| clean noun-phrase labels % | {100 * clean / max(1, total):.1f} |")
+    for kind in sorted(defects):
+        print(f"| labels with: {kind} | {defects[kind]} |")
     if share is not None:
         print(f"| corpus-wide labels % | {100 * corpus_wide / max(1, total):.1f} |")
     print(f"| same list again: identical % | {pct(same)} |")

@@ -21,12 +21,19 @@ heuristic on the phrase's words, per distinct word of a result list (vectorised 
   that can only be an adjective is no label ("Unique"). Words it does not know are names.
   Looked up only for the few best candidates of each cluster (``reads_as_clause``), so a
   1,000-hit list pays a few hundred lookups, not one per distinct word.
+* A headline's verb: a label of several words never starts with a lower-case -s form the
+  lexicon has as a verb ("shows promise"), nor has one inside after a capitalised word
+  ("Leila Lindgren wins Granton"); a heading written in capitals is read as lower case
+  (``heading``), its words of the lexicon being words, not names ("GILTS SEEN RISING").
+  ``searchapp.topics`` adds what needs the results' text: a label never cuts a name in two
+  ("Luca" of "Luca Bianchi") and a lone -s word is no verb after its subject.
 
 Pure library code, no Django.
 """
 
 from __future__ import annotations
 
+import itertools
 from functools import lru_cache
 
 import numpy as np
@@ -39,9 +46,11 @@ __all__ = [
     "article_words",
     "edge_words",
     "inner_words",
+    "known_word",
     "load_lexicon",
     "reads_as_clause",
     "reporting_words",
+    "verb_s_form",
     "verbal_words",
 ]
 
@@ -162,13 +171,43 @@ def _only(word: str, kinds: frozenset[str]) -> bool:
     return bool(tags) and tags <= kinds
 
 
-def reads_as_clause(label: str) -> bool:
+def known_word(word: str) -> bool:
+    """Is ``word`` an English word of the lexicon (any part of speech)? In a heading written in
+    capitals, such a word is a word ("SEEN", "RISE"), an unknown one an acronym or a name
+    ("OPEC", "NYSE")."""
+    return word.isascii() and word.isalpha() and bool(_parts_of_speech(word.lower()))
+
+
+def verb_s_form(word: str) -> bool:
+    """Is lower-case ``word`` an -s form that the lexicon has as a verb ("shows", "closes",
+    "finds", "wins")? Such a word is also a plural noun as often ("prices", "talks"): the
+    caller decides by where it stands."""
+    if not (word.isascii() and word.isalpha() and len(word) > 3 and word.endswith("s")):
+        return False
+    if word.endswith(("ss", "us", "is")):
+        return False
+    return "VERB" in _parts_of_speech(word)
+
+
+def reads_as_clause(label: str, *, heading: bool = False) -> bool:
     """Does ``label`` (as shown) start with a verb or adverb, or end with a verb, adjective or
     adverb, by the lexicon? Only words written in lower case count (a name in capitals is a
     name: "Deep Purple"); a label of one capitalised word only when it can only be an
-    adjective."""
+    adjective. Also a clause: a label of several words whose first word is a verb's -s form
+    ("shows promise", "cuts jobs": English compounds take a singular first noun, "price
+    index"), and a name followed by one ("Leila Lindgren wins Granton"). ``heading``: the
+    label was written in capitals, which say nothing of names ("GILTS SEEN RISING"): every
+    word is read as lower case."""
+    if heading:
+        label = label.lower()
     words = label.split(" ")
     first, last = words[0], words[-1]
+    if len(words) > 1 and first.islower() and verb_s_form(first):
+        return True
+    # Inside only: "Bank loans", "OPEC talks" end with a plural noun.
+    for before, word in itertools.pairwise(words[:-1]):
+        if word.islower() and (heading or before[:1].isupper()) and verb_s_form(word):
+            return True
     if len(words) == 1 and not first.islower():
         # One capitalised word: a name unless it can only be an adjective ("Mars" is also a
         # verb form, "Unique" is nothing but an adjective).

@@ -24,7 +24,14 @@ from django.utils.safestring import SafeString, mark_safe
 from searchapp.label_fit import ELLIPSIS, FittedLabel, fit_label, fit_text, text_width
 from searchapp.treemap import NestedArea, PlacedArea, Rect, nested_treemap
 
-__all__ = ["MAX_GROUPS_PER_TOPIC", "MAX_TOPICS", "MapGroup", "MapTopic", "topic_map_svg"]
+__all__ = [
+    "MAX_GROUPS_PER_TOPIC",
+    "MAX_TOPICS",
+    "MapGroup",
+    "MapSubtopic",
+    "MapTopic",
+    "topic_map_svg",
+]
 
 WIDTH = 240
 HEIGHT = 280
@@ -58,6 +65,18 @@ class MapGroup:
 
 
 @dataclass(frozen=True)
+class MapSubtopic:
+    """A sub-topic of a large topic: its label, its results, its link (the search filtered to
+    the topic and this sub-topic)."""
+
+    label: str
+    size: int
+    url: str
+    selected: bool = False
+    other: bool = False  # the topic's results that no sub-topic took
+
+
+@dataclass(frozen=True)
 class MapTopic:
     """A topic of the result list, as the map needs it (the door builds the links)."""
 
@@ -67,6 +86,9 @@ class MapTopic:
     groups: tuple[MapGroup, ...] = ()  # every group of the topic, in rank order
     selected: bool = False
     other: bool = False  # the "Other topics" bucket
+    # A large topic's sub-topics: drawn as its tiles instead of its groups (largest first,
+    # their "Other topics" left as the topic's open margin).
+    subtopics: tuple[MapSubtopic, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -78,7 +100,7 @@ class _Area:
     hue: int
     # The groups drawn as tiles, largest first (rank order among equals); the topic's other
     # results (single ones and groups past the cap) are its open margin around them.
-    tiles: tuple[MapGroup, ...]
+    tiles: tuple[MapGroup | MapSubtopic, ...]
     n_similar: int  # the topic's groups of more than one result
     pooled_topics: int = 0
 
@@ -101,8 +123,11 @@ def _areas(topics: Sequence[MapTopic]) -> list[_Area]:
     areas = []
     for index, topic in enumerate([*shown, *others]):
         similar = [g for g in topic.groups if g.size > 1]
-        # Largest first, rank order among equals (sorted is stable).
-        largest = sorted(similar, key=lambda g: -g.size)[:MAX_GROUPS_PER_TOPIC]
+        named_subtopics = [c for c in topic.subtopics if not c.other and c.size > 0]
+        # Largest first, rank order among equals (sorted is stable); a topic's sub-topics
+        # rather than its groups when it has them.
+        candidates: list[MapGroup | MapSubtopic] = [*named_subtopics] or [*similar]
+        largest = sorted(candidates, key=lambda c: -c.size)[:MAX_GROUPS_PER_TOPIC]
         # Tiles never claim more than the topic holds, even from a facet whose counts disagree.
         tiles = tuple(
             g for i, g in enumerate(largest) if sum(t.size for t in largest[: i + 1]) <= topic.size
@@ -129,7 +154,9 @@ def _topic_name(area: _Area) -> str:
         if area.n_similar
         else ", none of them near-duplicates"
     )
-    return f"{name}: {_plural(topic.size, 'result', 'results')}{similar}"
+    subtopics = sum(isinstance(t, MapSubtopic) for t in area.tiles)
+    inside = f", {_plural(subtopics, 'sub-topic', 'sub-topics')} drawn in it" if subtopics else ""
+    return f"{name}: {_plural(topic.size, 'result', 'results')}{similar}{inside}"
 
 
 def _group_name(group: MapGroup) -> str:
@@ -261,6 +288,63 @@ def _tile(group: MapGroup, cell: Rect, ident: str) -> SafeString:
     )
 
 
+def _subtopic_tile(
+    sub: MapSubtopic, cell: Rect, ident: str, parent: str, htmx_target: str | None
+) -> SafeString:
+    """A sub-topic's tile: a link filtering the results to it (in place with htmx, as a
+    topic's), its label written in it when it fits and its count under the label when the
+    tile is tall enough."""
+    rect = cell.inset(GUTTER, GUTTER, GUTTER, GUTTER)
+    name = f"Sub-topic “{sub.label}” of “{parent}”: {_plural(sub.size, 'result', 'results')}"
+    room = rect.width - 2 * TEXT_INSET
+    line = TILE_FONT_SIZE + 3
+    texts: list[SafeString] = []
+    label = fit_text(_capfirst(sub.label), room, TILE_FONT_SIZE)
+    if rect.height >= line and label and len(label.rstrip(ELLIPSIS)) >= min(
+        len(sub.label), MIN_LABEL_CHARS
+    ):
+        texts.append(
+            format_html(
+                '<text x="{}" y="{}" class="tm-tile-title">{}</text>',
+                f"{rect.x + TEXT_INSET:.1f}",
+                f"{rect.y + line:.1f}",
+                label,
+            )
+        )
+    count = f"{sub.size:,}"
+    if rect.height >= 2 * line + 2 and text_width(count, TILE_FONT_SIZE, bold=True) <= room:
+        texts.append(
+            format_html(
+                '<text x="{}" y="{}" class="tm-tile-count">{}</text>',
+                f"{rect.x + TEXT_INSET:.1f}",
+                f"{rect.bottom - (line - TILE_FONT_SIZE) - 1:.1f}",
+                count,
+            )
+        )
+    htmx = (
+        format_html(' hx-get="{0}" hx-target="{1}" hx-push-url="true"', sub.url, htmx_target)
+        if htmx_target
+        else ""
+    )
+    return format_html(
+        '<a href="{url}"{htmx} class="tm-subtopic-link" aria-label="{name}"{current}>'
+        '<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="2" class="{classes}"/>'
+        '<g clip-path="url(#{ident})">{texts}</g></a>{clip}',
+        url=sub.url,
+        htmx=htmx,
+        name=name,
+        current=mark_safe(' aria-current="true"') if sub.selected else "",
+        classes="tm-tile tm-subtopic tm-selected" if sub.selected else "tm-tile tm-subtopic",
+        x=f"{rect.x:.1f}",
+        y=f"{rect.y:.1f}",
+        w=f"{rect.width:.1f}",
+        h=f"{rect.height:.1f}",
+        ident=ident,
+        texts=mark_safe("".join(texts)),  # each built by format_html above
+        clip=_clip(ident, rect),
+    )
+
+
 def _topic(
     area: _Area, placed: PlacedArea, index: int, *, more_url: str, htmx_target: str | None
 ) -> SafeString:
@@ -296,8 +380,12 @@ def _topic(
         "",
         "{}",
         (
-            (_tile(group, cell, f"tm-clip-{index}-{n}"),)
-            for n, (group, cell) in enumerate(zip(area.tiles, placed.parts, strict=False))
+            (
+                _subtopic_tile(tile, cell, f"tm-clip-{index}-{n}", label, htmx_target)
+                if isinstance(tile, MapSubtopic)
+                else _tile(tile, cell, f"tm-clip-{index}-{n}"),
+            )
+            for n, (tile, cell) in enumerate(zip(area.tiles, placed.parts, strict=False))
             if min(cell.width, cell.height) >= MIN_TILE
         ),
     )

@@ -20,11 +20,16 @@ vocabulary, and reading them in order is how the method is reviewed. The method:
    L2-normalised rows. With a ``background`` corpus (the app's stored documents,
    ``selectors.topic_background``) a word's IDF is the corpus's, not the list's: what is rare in
    general separates the senses of a query (+5.3 ARI on AMBIENT).
-3. Clustering: normalised spectral clustering of the rows' cosine graph with ``max_topics``
-   eigenvectors, computed as one truncated SVD (``searchapp.topic_spectral``), k-means on the
-   embedding (k-means++ seeding from ``seed``); then the two clusters whose centred TF-IDF
-   centroids are most alike are joined while that similarity is at least ``merge_threshold`` —
-   how many topics a list has is decided there (and, for a short list, by the eigengap first).
+3. Clustering, with a background: average linkage on the rows' cosine distance cut at the
+   fixed height ``link_threshold`` (``searchapp.topic_linkage``), the ``max_topics`` largest
+   groups shown and the rest attached to the nearest of them (``attach_min``): a row depends on
+   its own result and the corpus only, and the cut on the groups it is in, so results joining
+   or leaving a list move only the topics they touch (issue 19). Without a background (the
+   list's own IDF moves anyway): normalised spectral clustering of the rows' cosine graph with
+   ``max_topics`` eigenvectors, one truncated SVD (``searchapp.topic_spectral``), k-means on
+   the embedding (k-means++ seeding from ``seed``); then the two clusters whose centred TF-IDF
+   centroids are most alike are joined while that similarity is at least ``merge_threshold``
+   (and, for a short list, the eigengap decides first).
 4. Labels: candidate phrases are 1..``max_phrase_words`` words found in the results, inside one
    fragment, noun-phrase-like by ``searchapp.topic_labels`` (no verb form, number, date,
    by-line or stop word at an edge, no stop word inside but a name's "of", "and"...), not made
@@ -63,6 +68,7 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from threadpoolctl import ThreadpoolController
 
 from searchapp import topic_labels, topic_words
+from searchapp.topic_linkage import attach_to_nearest, linkage_clusters
 from searchapp.topic_spectral import spectral_clusters
 
 __all__ = ["OTHER_LABEL", "STOP_WORDS", "Background", "Topic", "TopicDoc", "topic_clusters"]
@@ -301,8 +307,12 @@ def _defects(stream: _Stream) -> tuple[np.ndarray, np.ndarray]:
     tokens, words = stream.tokens, stream.words
     edge = topic_labels.edge_words(words)[tokens]
     verbal = np.flatnonzero(topic_labels.verbal_words(words)[tokens])
-    # Only -ing/-ed words need their spelling looked at: in capitals they are names.
-    lowered = np.array([stream.originals[i].islower() for i in verbal.tolist()], dtype=bool)
+    # Only -ing/-ed words need their spelling looked at: capitalised they are names ("Reading
+    # Festival"), but all in capitals a heading's words ("GILTS SEEN RISING").
+    lowered = np.array(
+        [(o.islower() or o.isupper()) for o in (stream.originals[i] for i in verbal.tolist())],
+        dtype=bool,
+    )
     edge[verbal[lowered]] = True
     inner_ok = topic_labels.inner_words(words)[tokens]
     inner = (~stream.content & ~inner_ok) | topic_labels.reporting_words(words)[tokens]
@@ -391,8 +401,9 @@ def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _P
     )
 
 
-def _spelling(stream: _Stream, phrases: _Phrases, column: int) -> str:
-    """The phrase as most often written; ties go to capitals (a name), then sorted."""
+def _spelling(stream: _Stream, phrases: _Phrases, column: int) -> tuple[str, bool]:
+    """The phrase as most often written; ties go to capitals (a name), then sorted; and
+    whether that spelling is a heading's, all in capitals."""
     length = int(phrases.length[column])
     starts = phrases.starts[phrases.occurrence_column == column]
     spellings = Counter(
@@ -402,14 +413,60 @@ def _spelling(stream: _Stream, phrases: _Phrases, column: int) -> str:
         for s in starts
     )
     # A heading in capitals ("PALM OIL PRICES") is the worst spelling when the snippets have
-    # another; an acronym (four letters or fewer) keeps its capitals.
+    # another. Written anew: a word of the lexicon in lower case (the first capitalised), any
+    # other word as a name, an acronym (four letters or fewer: "OPEC") in its capitals.
     best = min(
         spellings.items(),
         key=lambda kv: (_shouting(kv[0]), -kv[1], kv[0] == kv[0].lower(), kv[0]),
     )[0]
-    if _shouting(best):
-        best = " ".join(w.capitalize() if len(w) > 4 else w for w in best.split(" "))
-    return best
+    heading = best.isupper() and any(c.isalpha() for c in best)
+    if heading:
+        words = [
+            w.lower() if topic_labels.known_word(w) else (w if len(w) <= 4 else w.capitalize())
+            for w in best.split(" ")
+        ]
+        best = " ".join([words[0][:1].upper() + words[0][1:], *words[1:]])
+    return best, heading
+
+
+def _misread(stream: _Stream, phrases: _Phrases, column: int, spelled: str) -> bool:
+    """Does the phrase, where the results have it, cut a name in two ("Luca" of "Luca Bianchi",
+    "Prime Minister Bettino", "Cross" of "Whitby Cross": a capitalised word after or before it
+    in four of five places), or is its one
+    lower-case word a verb after its subject ("Harbourline Shipping closes": a capitalised word
+    before it in half of its places; "prices" after "oil" is a noun) or before one object in
+    half of them ("vaccine shows promise")?"""
+    starts = phrases.starts[phrases.occurrence_column == column]
+    length = int(phrases.length[column])
+    originals, n = stream.originals, len(stream.originals)
+    last = spelled.split(" ")[-1]
+
+    def capitalised(position: int) -> bool:
+        if not 0 <= position < n or stream.tokens[position] == _BOUNDARY:
+            return False
+        word = originals[position]
+        return word[:1].isupper() and not word.isupper()
+
+    if last[:1].isupper() and not last.isupper():
+        after = sum(capitalised(int(s) + length) for s in starts)
+        if after >= 0.8 * len(starts):
+            return True
+    first = spelled.split(" ")[0]
+    if first[:1].isupper() and not first.isupper():  # "Cross" of "Whitby Cross"
+        before = sum(capitalised(int(s) - 1) for s in starts)
+        if before >= 0.8 * len(starts):
+            return True
+    if length == 1 and spelled.islower() and topic_labels.verb_s_form(spelled):
+        before = sum(capitalised(int(s) - 1) for s in starts)
+        # Or always with the same object: "shows" of "vaccine shows promise".
+        objects = Counter(
+            stream.tokens[int(s) + 1]
+            for s in starts
+            if int(s) + 1 < n and stream.content[int(s) + 1] and originals[int(s) + 1].islower()
+        )
+        same = objects.most_common(1)[0][1] if objects else 0
+        return before >= 0.5 * len(starts) or same >= 0.5 * len(starts)
+    return False
 
 
 def _shouting(text: str) -> bool:
@@ -461,15 +518,19 @@ def _labels(
         allowed &= ~_corpus_wide(stream, phrases, kn.background, kn.max_background_share)
     score = np.where(enough & allowed[None, :], score, -1.0)
     chosen: dict[int, str | None] = {}
-    used: set[str] = set()
+    used: set[str] = set(kn.taken)
     for i in sorted(range(len(clusters)), key=lambda i: (-sizes[i], clusters[i])):
         label = None
         # Best first; equal scores in column order (deterministic: the columns are sorted keys).
         for column in np.argsort(-score[i], kind="stable")[:50]:
             if score[i, column] < 0:
                 break
-            spelled = _spelling(stream, phrases, int(column))
-            if spelled.lower() not in used and not topic_labels.reads_as_clause(spelled):
+            spelled, heading = _spelling(stream, phrases, int(column))
+            if (
+                spelled.lower() not in used
+                and not topic_labels.reads_as_clause(spelled, heading=heading)
+                and not _misread(stream, phrases, int(column), spelled)
+            ):
                 label = spelled
                 break
         if label is not None:
@@ -502,7 +563,7 @@ def topic_clusters(
     seed: int = 0,
     query: str = "",
     background: Background | None = None,
-    min_df: int = 2,
+    min_df: int | None = None,
     max_df: float = 0.9,
     title_weight: int = 2,
     max_phrase_words: int = 4,
@@ -516,6 +577,9 @@ def topic_clusters(
     eigengap: bool | None = None,
     subtopics: bool = False,
     power_iterations: int = 32,
+    method: str | None = None,
+    link_threshold: float = 0.98,
+    attach_min: float = 0.05,
 ) -> list[Topic]:
     """Cluster ``docs`` into at most ``max_topics`` labelled topics plus "Other topics".
 
@@ -546,6 +610,14 @@ def topic_clusters(
     ``power_iterations`` those of the randomized SVD (``topic_spectral.spectral_clusters``): 32
     instead of 4 keeps a list's topics where they were when a few results join or leave it
     (Reuters, 4 more results: ARI on the common ones 69.9 -> 78.5; BENCHMARKS.md).
+    ``method`` "linkage" or "spectral" (None: linkage with a ``background``, else spectral);
+    ``link_threshold`` the mean cosine distance at which average linkage stops merging (lower
+    when that leaves fewer than ``max_topics`` groups in a list of five results per topic or
+    more); ``attach_min`` the cosine to a shown topic's centroid at which a result of a smaller
+    group joins it; ``min_df`` defaults to 1 for linkage (every word: a result's row is its
+    own) and 2 for spectral. Linkage: Reuters lists of 100, 4 results added or removed, ARI on
+    the results both hold 87.5 / 84.8 (spectral 78.5 / 81.6); AMBIENT ARI 61.0 (spectral 64.6,
+    a paired difference within noise); BENCHMARKS.md.
     """
     if max_topics < 1:
         raise ValueError(f"max_topics must be at least 1, got {max_topics}")
@@ -553,6 +625,18 @@ def topic_clusters(
         raise ValueError(f"min_size must be at least 1, got {min_size}")
     if max_phrase_words < 1:
         raise ValueError(f"max_phrase_words must be at least 1, got {max_phrase_words}")
+    if method is None:
+        # Linkage needs a space that does not depend on the list, so the corpus's IDF; without
+        # a background (a small corpus, tests) the list's own IDF moves anyway, and spectral
+        # clustering separates its groups better (the planted-topic and language tests).
+        method = "linkage" if background is not None else "spectral"
+    if method not in ("linkage", "spectral"):
+        raise ValueError(f"method must be 'linkage' or 'spectral', got {method!r}")
+    if min_df is None:
+        # Linkage: every word a result has, so its row does not depend on the rest of the list
+        # (with 2, four results leaving a Reuters list moved its topics to an ARI of 75.9 on
+        # the results both held, with 1 to 85.8; AMBIENT -1.2 ARI, within noise).
+        min_df = 1 if method == "linkage" else 2
     ids = [d.id for d in docs]
     if len(ids) < 2:
         return [_other(ids)] if ids else []
@@ -576,6 +660,9 @@ def topic_clusters(
             merge_threshold=merge_threshold,
             eigengap=eigengap,
             power_iterations=power_iterations,
+            method=method,
+            link_threshold=link_threshold,
+            attach_min=attach_min,
         )
         topics = _topic_clusters(docs, ids, knobs)
         return _with_subtopics(docs, topics, knobs) if subtopics else topics
@@ -587,6 +674,7 @@ SUBTOPIC_MAX = 4
 
 def _with_subtopics(docs: Sequence[TopicDoc], topics: list[Topic], kn: _Knobs) -> list[Topic]:
     by_id = {d.id: d for d in docs}
+    shown = frozenset(t.label.lower() for t in topics if not t.other)
     out = []
     for topic in topics:
         if topic.other or topic.size < max(SUBTOPIC_MIN, len(docs) / 4):
@@ -594,7 +682,10 @@ def _with_subtopics(docs: Sequence[TopicDoc], topics: list[Topic], kn: _Knobs) -
             continue
         members = [by_id[i] for i in topic.member_ids]
         inner = replace(
-            kn, max_topics=min(SUBTOPIC_MAX, kn.max_topics), query=f"{kn.query} {topic.label}"
+            kn,
+            max_topics=min(SUBTOPIC_MAX, kn.max_topics),
+            query=f"{kn.query} {topic.label}",
+            taken=shown,
         )
         children = _topic_clusters(members, list(topic.member_ids), inner)
         if sum(not c.other for c in children) >= 2:
@@ -623,6 +714,31 @@ class _Knobs:
     merge_threshold: float
     eigengap: bool | None
     power_iterations: int
+    method: str
+    link_threshold: float
+    attach_min: float
+    # Labels already shown (a sub-topic's never repeats a topic's: "OPEC" beside "OPEC").
+    taken: frozenset[str] = frozenset()
+
+
+def _spectral(matrix: sparse.csr_matrix, k: int, kn: _Knobs) -> np.ndarray:
+    n = matrix.shape[0]
+    n_init = kn.n_init
+    if n_init is None:
+        # More k-means restarts where they are cheap: +1.6 F1 (±1.3) on AMBIENT's 100-result
+        # lists for 10 instead of 3; a 1,000-hit list keeps 3 for the time budget.
+        n_init = 10 if n <= 300 else 3
+    return spectral_clusters(
+        matrix,
+        k,
+        seed=kn.seed,
+        n_init=n_init,
+        merge_threshold=kn.merge_threshold,
+        n_iter=kn.power_iterations,
+        # Few results per possible topic: k eigenvectors are not all meaningful, and the
+        # largest eigengap says how many are (AMBIENT's 100-result lists: -4.7 ARI with it).
+        eigengap=kn.eigengap if kn.eigengap is not None else n < 5 * kn.max_topics,
+    )
 
 
 def _topic_clusters(docs: Sequence[TopicDoc], ids: list[Hashable], kn: _Knobs) -> list[Topic]:
@@ -639,26 +755,26 @@ def _topic_clusters(docs: Sequence[TopicDoc], ids: list[Hashable], kn: _Knobs) -
     k = min(kn.max_topics, n // kn.min_size)
     if k < 2 or matrix.shape[1] < 2:
         return [_other(ids)]
-    n_init = kn.n_init
-    if n_init is None:
-        # More k-means restarts where they are cheap: +1.6 F1 (±1.3) on AMBIENT's 100-result
-        # lists for 10 instead of 3; a 1,000-hit list keeps 3 for the time budget.
-        n_init = 10 if n <= 300 else 3
-    assignment = spectral_clusters(
-        matrix,
-        k,
-        seed=kn.seed,
-        n_init=n_init,
-        merge_threshold=kn.merge_threshold,
-        n_iter=kn.power_iterations,
-        # Few results per possible topic: k eigenvectors are not all meaningful, and the
-        # largest eigengap says how many are (AMBIENT's 100-result lists: -4.7 ARI with it).
-        eigengap=kn.eigengap if kn.eigengap is not None else n < 5 * kn.max_topics,
-    )
+    if kn.method == "linkage":
+        # A short list (fewer than five results per possible topic, as for the eigengap) is
+        # not split further than its fixed-height groups unless it has only one.
+        want = k if n >= 5 * kn.max_topics else 2
+        assignment = linkage_clusters(matrix, kn.link_threshold, topics=want, min_size=kn.min_size)
+        k = int(assignment.max()) + 1
+    else:
+        assignment = _spectral(matrix, k, kn)
     # A document with no shared feature cannot be placed by similarity: it belongs nowhere.
     assignment = np.where(np.diff(matrix.indptr) == 0, -1, assignment)
     sizes = np.bincount(assignment + 1, minlength=k + 1)[1:]
     big = [c for c in range(k) if sizes[c] >= kn.min_size]
+    if len(big) > kn.max_topics:
+        # The largest groups are the topics (ties: the one ranked first), in cluster order.
+        first = np.full(k, n)
+        np.minimum.at(first, assignment[assignment >= 0], np.flatnonzero(assignment >= 0))
+        big = sorted(sorted(big, key=lambda c: (-sizes[c], first[c]))[: kn.max_topics])
+    if kn.method == "linkage":
+        assignment = attach_to_nearest(matrix, assignment, big, kn.attach_min)
+        sizes = np.bincount(assignment + 1, minlength=k + 1)[1:]
     phrases = _phrases(stream, n, max_words=kn.max_phrase_words, min_df=kn.min_label_df)
     labels = _labels(stream, phrases, assignment, big, kn)
     topics: list[tuple[int, Topic]] = []

@@ -1,6 +1,7 @@
 """``{% topic_map result %}``: the map of a results page's topics (searchapp/topic_map.py draws
 it); this door only builds its links: a topic's is the same search filtered to it (as the topic
-list's), a group's is its representative's page."""
+list's), a sub-topic's the same search filtered to its topic and to it, a group's is its
+representative's page."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from django.utils.safestring import SafeString
 
 from searchapp.selectors.search_results import SearchPage
 from searchapp.templatetags.search_ui import query_with
-from searchapp.topic_map import MapGroup, MapTopic, topic_map_svg
+from searchapp.topic_map import MapGroup, MapSubtopic, MapTopic, topic_map_svg
 
 register = template.Library()
 
@@ -44,6 +45,18 @@ def topic_map(context: dict[str, Any], page: SearchPage | None) -> SafeString:
             ),
             selected=entry.selected,
             other=entry.other,
+            # Its sub-topics, linked as the topic list links them (topic and sub-topic set).
+            subtopics=tuple(
+                MapSubtopic(
+                    label=child.label,
+                    size=child.size,
+                    url=search
+                    + query_with(context, topic=entry.label, subtopic=child.label, page=None),
+                    selected=child.selected,
+                    other=child.other,
+                )
+                for child in entry.children
+            ),
         )
         for entry in page.topics.topics
     ]

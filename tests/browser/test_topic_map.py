@@ -165,3 +165,50 @@ def test_axe_finds_nothing_in_the_map_in_either_scheme(new_page, live_server, ja
         expect(page.locator("details.topic-map svg")).to_be_visible()
         found[name] = _violations(page)
     assert found == {"desktop": [], "phone": []}
+
+
+def test_a_sub_topic_tile_filters_to_its_results_in_place(new_page, live_server, jaguar_corpus, monkeypatch):  # type: ignore[no-untyped-def]
+    # The JAGUAR corpus is too small for sub-topics of its own: the cats' topic is made to split
+    # into the fact sheet's group and the rest (the live server runs in this process).
+    from searchapp.selectors import topic_facet
+    from searchapp.topics import Topic
+
+    real = topic_facet.topic_clusters
+
+    def with_children(*args, **kwargs):  # type: ignore[no-untyped-def]
+        docs = args[0]
+        out = []
+        for t in real(*args, **kwargs):
+            titles = {d.id: d.title for d in docs}
+            sheet = tuple(i for i in t.member_ids if titles[i] == JAGUAR["cat-facts"][0])
+            rest = tuple(i for i in t.member_ids if i not in sheet)
+            if sheet and rest:
+                t = Topic(t.label, t.member_ids, t.size, t.other, (Topic("fact sheet", sheet, len(sheet)), Topic("wild cats", rest, len(rest))))
+            out.append(t)
+        return out
+
+    monkeypatch.setattr(topic_facet, "topic_clusters", with_children)
+    page = new_page(viewport=DESKTOP)
+    page.goto(f"{live_server.url}/?q=jaguar")
+    page.evaluate("window.__sameDocument = true")
+    tiles = page.locator("details.topic-map a.tm-subtopic-link")
+    expect(tiles).to_have_count(2)
+    # Each sub-topic's label stays inside its tile, as drawn by the browser's own fonts.
+    for i in range(2):
+        inside = tiles.nth(i).evaluate(
+            """a => [...a.querySelectorAll('text')].every(t => {
+                const r = t.getBoundingClientRect(), s = a.querySelector('rect').getBoundingClientRect();
+                return r.left >= s.left - 0.5 && r.right <= s.right + 0.5 && r.top >= s.top - 0.5 && r.bottom <= s.bottom + 0.5;
+            })"""
+        )
+        assert inside
+    # The keyboard shows which tile has focus, as it does for a topic.
+    tiles.first.focus()
+    assert page.evaluate("getComputedStyle(document.activeElement.querySelector('rect')).strokeWidth") == "4px"
+    wild = page.locator("details.topic-map a.tm-subtopic-link", has=page.locator("text=Wild cats"))
+    wild.click()
+    page.wait_for_url(re.compile(r"subtopic=wild"))
+    assert page.evaluate("window.__sameDocument") is True  # htmx swapped the results in place
+    expect(page.locator("li.group")).to_have_count(5)
+    expect(page.locator(f"#group-{jaguar_corpus['cat-facts']}")).to_have_count(0)
+    expect(page.locator("details.topic-map a.tm-subtopic-link[aria-current='true']")).to_have_count(1)

@@ -56,6 +56,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "searchapp.topic_words",
             "searchapp.topic_labels",
             "searchapp.topic_spectral",
+            "searchapp.topic_linkage",
             "searchapp.svg",
             # The results' topic map: layout (treemap), label fitting, the SVG.
             "searchapp.treemap",

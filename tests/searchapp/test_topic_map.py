@@ -20,6 +20,7 @@ from searchapp.topic_map import (
     TILE_FONT_SIZE,
     WIDTH,
     MapGroup,
+    MapSubtopic,
     MapTopic,
     topic_map_svg,
 )
@@ -136,6 +137,62 @@ def test_groups_of_similar_results_are_tiles_linking_to_their_representative() -
     areas = [float(r.attrib["width"]) * float(r.attrib["height"]) for r in tile_rects if r is not None]
     for got, size in zip(areas, (6, 5, 4, 3), strict=True):
         assert got / areas[0] == pytest.approx(size / 6, rel=0.1)
+
+
+def test_a_topic_with_sub_topics_draws_them_as_filter_tiles_instead_of_its_groups() -> None:
+    subtopics = (
+        MapSubtopic(label="breed", size=20, url="/?q=beagle&topic=dog&subtopic=breed"),
+        MapSubtopic(label="hounds", size=9, url="/?q=beagle&topic=dog&subtopic=hounds", selected=True),
+        MapSubtopic(label="Other topics", size=5, url="/?q=beagle&topic=dog&subtopic=Other+topics", other=True),
+    )
+    dog = MapTopic(
+        label="dog",
+        size=34,
+        url="/?q=beagle&topic=dog",
+        groups=(MapGroup(title="Beagle club", size=3, url="/documents/1/"),),
+        subtopics=subtopics,
+    )
+    root = _parse(topic_map_svg([dog, _topic("Mars", 12, (3,))], more_url="#t", htmx_target="#results"))
+    links = root.findall(".//svg:a[@class='tm-subtopic-link']", NS)
+    # The named sub-topics, largest first; their "Other topics" is the topic's open margin.
+    assert [a.attrib["href"] for a in links] == [s.url for s in subtopics[:2]]
+    assert [a.attrib["hx-get"] for a in links] == [s.url for s in subtopics[:2]]
+    assert all(a.attrib["hx-target"] == "#results" for a in links)
+    assert links[0].attrib["aria-label"] == "Sub-topic “breed” of “Dog”: 20 results"
+    assert "aria-current" not in links[0].attrib and links[1].attrib["aria-current"] == "true"
+    assert "tm-selected" in links[1].find("svg:rect", NS).attrib["class"]  # type: ignore[union-attr]
+    labels = [t.text for a in links for t in a.iter("{http://www.w3.org/2000/svg}text")]
+    assert "Breed" in labels and "20" in labels
+    # The topic's groups are not drawn over its sub-topics; the other topic keeps its group.
+    assert [g.attrib["href"] for g in _group_links(root)] == ["/documents/0/"]
+    assert _topic_links(root)[0].attrib["aria-label"].endswith("2 sub-topics drawn in it")
+    # Tiles inside their topic's area.
+    area = _topic_links(root)[0].find("svg:rect", NS)
+    assert area is not None
+    ax, ay, aw, ah = _floats(area, "x", "y", "width", "height")
+    for link in links:
+        rect = link.find("svg:rect", NS)
+        assert rect is not None
+        x, y, w, h = _floats(rect, "x", "y", "width", "height")
+        assert ax <= x and x + w <= ax + aw and ay <= y and y + h <= ay + ah
+
+
+def test_hostile_sub_topic_labels_are_escaped() -> None:
+    topic = MapTopic(
+        label="dog",
+        size=30,
+        url="/?q=x&topic=dog",
+        subtopics=(
+            MapSubtopic(label=HOSTILE, size=20, url='/?q=x&subtopic=<b>"'),
+            MapSubtopic(label="hounds", size=10, url="/?q=x&subtopic=hounds"),
+        ),
+    )
+    svg = str(topic_map_svg([topic], more_url="#t", htmx_target="#results"))
+    assert "<script" not in svg and "<b>" not in svg and 'onmouseover="' not in svg
+    root = _parse(svg)
+    link = root.findall(".//svg:a[@class='tm-subtopic-link']", NS)[0]
+    assert link.attrib["href"] == '/?q=x&subtopic=<b>"'
+    assert link.attrib["aria-label"] == f"Sub-topic “{HOSTILE}” of “Dog”: 20 results"
 
 
 def test_topic_areas_are_sized_by_their_results() -> None:

@@ -138,3 +138,34 @@ def test_hostile_topic_labels_and_titles_are_escaped(jaguar: dict[str, int], mon
     assert all(h.startswith(HOSTILE) for h in hrefs)
     tiles = [tile.attrib["aria-label"] for tile in svg.findall(".//svg:a[@class='tm-group-link']", NS)]
     assert any(t.startswith(f"“{title}”") for t in tiles)
+
+
+def test_a_topics_sub_topics_are_drawn_in_it_and_link_as_the_topic_list_does(jaguar: dict[str, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    # The JAGUAR corpus is too small for sub-topics of its own: the clustering is made to split
+    # its largest topic in two (its first result and the rest), with a hostile label on one.
+    real = topic_facet_module.topic_clusters
+
+    def with_children(*args, **kwargs):  # type: ignore[no-untyped-def]
+        topics = real(*args, **kwargs)
+        first, *rest = topics
+        head, tail = first.member_ids[:1], first.member_ids[1:]
+        children = (Topic(HOSTILE, head, len(head)), Topic("engines", tail, len(tail)))
+        return [Topic(first.label, first.member_ids, first.size, first.other, children), *rest]
+
+    monkeypatch.setattr(topic_facet_module, "topic_clusters", with_children)
+    html = _search(q="jaguar")
+    assert "<script>alert" not in html and 'onmouseover="alert' not in html
+    svg = _map(html)
+    tiles = svg.findall(".//svg:a[@class='tm-subtopic-link']", NS)
+    assert {t.attrib["aria-label"].split("” of ")[0] for t in tiles} == {f"Sub-topic “{HOSTILE}", "Sub-topic “engines"}
+    # The same addresses as the sub-topic links of the topic list beside the map.
+    listed = re.findall(r'<ul class="subtopic-list"[^>]*>(.*?)</ul>', html, re.S)
+    assert len(listed) == 1
+    list_urls = {u.replace("&amp;", "&") for u in re.findall(r'<a href="([^"]+)"', listed[0])}
+    assert {t.attrib["href"] for t in tiles} == list_urls
+    # Following the tile of the larger sub-topic shows its results, and marks it as shown.
+    engines = next(t for t in tiles if "engines" in t.attrib["aria-label"])
+    page = Client().get(engines.attrib["href"]).content.decode()
+    assert parse_qs(urlsplit(engines.attrib["href"]).query)["subtopic"] == ["engines"]
+    current = [t for t in _map(page).findall(".//svg:a[@class='tm-subtopic-link']", NS) if t.attrib.get("aria-current") == "true"]
+    assert [t.attrib["href"] for t in current] == [engines.attrib["href"]]

@@ -197,10 +197,24 @@ def test_s_precision_is_the_optimal_rank_over_the_systems_rank_for_a_recall() ->
         ("oil prices rising", "verb form at end"),
         ("Reuters staff", "by-line at start"),
         ("prices of the", "stop word at end"),
+        ("shows promise", "verb at start"),
+        ("Leila Lindgren wins Granton", "verb after a name"),
+        ("Gilts SEEN Rising", "heading in capitals"),
     ],
 )
 def test_label_defects_name_what_a_reader_would_object_to(label: str, defect: str) -> None:
     assert defect in tm.label_defects(label)
+
+
+def test_a_label_ending_in_a_first_name_names_nobody() -> None:
+    assert "first name alone" in tm.label_defects("Luca", frozenset({"Luca"}))
+    assert "first name alone" in tm.label_defects("Substitute striker Nia", frozenset({"Nia"}))
+    assert tm.label_defects("Luca Bianchi", frozenset({"Luca"})) == []
+
+
+def test_plural_nouns_and_acronyms_are_clean_labels() -> None:
+    for label in ("oil prices", "Bank loans", "OPEC", "peace talks"):
+        assert tm.label_defects(label) == [], label
 
 
 def test_names_with_function_words_are_clean_labels() -> None:
