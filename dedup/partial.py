@@ -588,13 +588,21 @@ def find_partial_copies(
     return out
 
 
-def shared_counts(sets: ShingleBatch, pairs: np.ndarray, block: int = 1 << 22) -> np.ndarray:
+def shared_counts(
+    sets: ShingleBatch,
+    pairs: np.ndarray,
+    block: int = 1 << 22,
+    *,
+    ranks: np.ndarray | None = None,
+) -> np.ndarray:
     """Exact ``|S(a) ∩ S(b)|`` for every pair ``(a, b)`` of ``pairs``, vectorised.
 
     Parameters:
         sets: each document's distinct shingles (:meth:`dedup.ShingleBatch.unique`).
         pairs: int array of shape (n, 2), document indices into ``sets``.
         block: about this many shingles are merged at a time (bounds memory).
+        ranks: optional, each element of ``sets.hashes`` replaced by any numbering of the
+            distinct values (0..n-1, equal values equal numbers), when the caller has it.
 
     Each shingle is replaced by its rank among all distinct shingles, so a pair's shingles and
     its index fit in one 64-bit key; the keys of a block of pairs are sorted once and a
@@ -605,8 +613,9 @@ def shared_counts(sets: ShingleBatch, pairs: np.ndarray, block: int = 1 << 22) -
     out = np.zeros(pairs.shape[0], dtype=np.int64)
     if not pairs.shape[0]:
         return out
-    _, ranks = np.unique(sets.hashes, return_inverse=True)
-    ranks = ranks.astype(np.int64)
+    if ranks is None:
+        ranks = np.unique(sets.hashes, return_inverse=True)[1]
+    ranks = np.asarray(ranks, dtype=np.int64)
     bits = max(int(ranks.max()).bit_length(), 1) if ranks.shape[0] else 1
     sizes = sets.sizes()
     cost = sizes[pairs[:, 0]] + sizes[pairs[:, 1]]
@@ -690,15 +699,22 @@ def verify_pairs(
         min_words: otherwise, when the two share a verbatim passage of this many tokens
             (:func:`verbatim_pairs`, exact).
         gap: > 0 also keeps, among the rest, the pairs sharing a lightly edited passage of
-            ``min_words`` tokens (:func:`edited_passage_pairs` with this gap): the only step
-            that works pair by pair (about 0.1 ms a pair), so it is asked for where the pairs
-            are few (the incremental update of one batch of documents).
+            ``min_words`` tokens (:func:`edited_passage_pairs` with this gap), looked for in
+            the pairs where a verbatim run of ``EDITED_SEED_WORDS`` passes through a shared
+            fingerprint (so a passage edited every few words may be missed: measured).
 
     Returns the kept pairs with their containment both ways and ``verbatim`` (a verbatim or
     lightly edited passage was what kept a pair below ``min_containment``).
     """
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    shared = shared_counts(sets, pairs)
+    # One numbering of the distinct shingles for every exact step below.
+    distinct, raw_ranks = np.unique(shingles.hashes, return_inverse=True)
+    set_ranks = np.searchsorted(distinct, sets.hashes)
+    if distinct.shape[0] and not np.array_equal(
+        distinct[np.minimum(set_ranks, distinct.shape[0] - 1)], sets.hashes
+    ):
+        raise ValueError("verify_pairs: sets must be the distinct shingles of shingles")
+    shared = shared_counts(sets, pairs, ranks=set_ranks)
     sizes = sets.sizes()
     size_a = np.maximum(sizes[pairs[:, 0]], 1)
     size_b = np.maximum(sizes[pairs[:, 1]], 1)
@@ -708,11 +724,19 @@ def verify_pairs(
     verbatim = np.zeros(pairs.shape[0], dtype=np.bool_)
     verbatim[maybe] = verbatim_pairs(shingles, fps, pairs[maybe], min_words, k)
     if gap > 0:
-        # An edited passage of min_words tokens holds at least min_words / (k + gap) runs.
+        # An edited passage of min_words tokens holds at least min_words / (k + gap) runs;
+        # aligning every such pair is the costliest step, so only pairs where a verbatim run
+        # of EDITED_SEED_WORDS passes through a shared fingerprint are aligned (the seed of a
+        # passage; measured recall in BENCHMARKS.md "Partial copies").
         edited = np.flatnonzero(
             ~found & ~verbatim & (shared >= max(min_words // (k + gap), 1))
         )
-        verbatim[edited] = edited_passage_pairs(shingles, pairs[edited], min_words, k, gap)
+        edited = edited[
+            verbatim_pairs(shingles, fps, pairs[edited], min(EDITED_SEED_WORDS, min_words), k)
+        ]
+        verbatim[edited] = edited_passage_pairs(
+            shingles, pairs[edited], min_words, k, gap, ranks=raw_ranks
+        )
     keep = found | verbatim
     return Candidates(pairs[keep], a_in_b[keep], b_in_a[keep], verbatim[keep])
 
@@ -720,6 +744,9 @@ def verify_pairs(
 # A lightly edited passage: verbatim runs of matching shingles at most ``gap`` tokens apart on
 # both sides, whose runs cover at least this share of its tokens.
 EDITED_MIN_COVER = 0.8
+# verify_pairs aligns a pair for a lightly edited passage only when a verbatim run of this many
+# words passes through one of its shared fingerprints.
+EDITED_SEED_WORDS = 12
 
 
 def edited_passage_pairs(
@@ -730,6 +757,8 @@ def edited_passage_pairs(
     gap: int = 5,
     min_cover: float = EDITED_MIN_COVER,
     block: int = 1 << 22,
+    *,
+    ranks: np.ndarray | None = None,
 ) -> np.ndarray:
     """For each pair ``(a, b)``: do the two share a lightly edited passage of ``min_words``
     tokens of A?
@@ -755,6 +784,9 @@ def edited_passage_pairs(
         )
     if not pairs.shape[0]:
         return out
+    if ranks is None:
+        ranks = np.unique(shingles.hashes, return_inverse=True)[1]
+    ranks = np.asarray(ranks, dtype=np.int64)
     sizes = shingles.sizes()
     cost = sizes[pairs[:, 0]] + sizes[pairs[:, 1]]
     bounds = np.searchsorted(np.cumsum(cost), np.arange(block, int(cost.sum()) + block, block))
@@ -763,22 +795,25 @@ def edited_passage_pairs(
         hi = max(hi, lo + 1)
         if lo >= pairs.shape[0]:
             break
-        out[lo:hi] = _edited_block(shingles, pairs[lo:hi], min_words, k, gap, min_cover)
+        out[lo:hi] = _edited_block(shingles, ranks, pairs[lo:hi], min_words, k, gap, min_cover)
         lo = hi
     return out
 
 
-def _gather(shingles: ShingleBatch, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(owner, position, hash) of every shingle of ``docs`` (owner: index into ``docs``)."""
+def _gather(
+    shingles: ShingleBatch, ranks: np.ndarray, docs: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(owner, position, rank) of every shingle of ``docs`` (owner: index into ``docs``)."""
     lens = shingles.sizes()[docs]
     starts = shingles.offsets[docs]
     pos = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
     owner = np.repeat(np.arange(docs.shape[0], dtype=np.int64), lens)
-    return owner, pos, shingles.hashes[np.repeat(starts, lens) + pos]
+    return owner, pos, ranks[np.repeat(starts, lens) + pos]
 
 
 def _edited_block(
     shingles: ShingleBatch,
+    ranks: np.ndarray,
     pairs: np.ndarray,
     min_words: int,
     k: int,
@@ -787,17 +822,17 @@ def _edited_block(
 ) -> np.ndarray:
     n = pairs.shape[0]
     out = np.zeros(n, dtype=np.bool_)
-    own_a, pos_a, h_a = _gather(shingles, pairs[:, 0])
-    own_b, pos_b, h_b = _gather(shingles, pairs[:, 1])
-    if not h_a.shape[0] or not h_b.shape[0]:
+    own_a, pos_a, r_a = _gather(shingles, ranks, pairs[:, 0])
+    own_b, pos_b, r_b = _gather(shingles, ranks, pairs[:, 1])
+    if not r_a.shape[0] or not r_b.shape[0]:
         return out
-    # Matches (pair, i, j): equal hashes within a pair; a hash repeated more than _MAX_REPEAT
+    # Matches (pair, i, j): equal shingles within a pair; one repeated more than _MAX_REPEAT
     # times in B is skipped (as _align does).
-    _, ranks = np.unique(np.r_[h_a, h_b], return_inverse=True)
-    ranks = ranks.astype(np.int64)
-    bits = max(int(ranks.max()).bit_length(), 1)
-    ka = (own_a << bits) | ranks[: h_a.shape[0]]
-    kb = (own_b << bits) | ranks[h_a.shape[0] :]
+    bits = max(int(max(r_a.max(), r_b.max())).bit_length(), 1)
+    if n >= (1 << (63 - bits)):
+        raise ValueError("edited_passage_pairs: too many pairs in one block")
+    ka = (own_a << bits) | r_a
+    kb = (own_b << bits) | r_b
     ob = np.argsort(kb, kind="stable")
     kb_sorted = kb[ob]
     left = np.searchsorted(kb_sorted, ka, side="left")
