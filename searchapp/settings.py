@@ -288,6 +288,10 @@ SEARCH_MAX_TOPICS = env_int(
 # Topic facets each web process remembers, keyed by their exact input (titles, snippets, query):
 # a repeated search's page skips the clustering. 0 turns the memory off.
 SEARCH_TOPICS_CACHE = env_int("SEARCH_TOPICS_CACHE", 512, minimum=0, maximum=100_000)
+# Ranked lists (ids, scores, the count of matches) each web process remembers, keyed by the
+# query and the index's state (a commit makes a new one): a repeated search skips scoring every
+# match again (searchapp/search/ranked.py). 0 turns the memory off.
+SEARCH_RANKED_CACHE = env_int("SEARCH_RANKED_CACHE", 256, minimum=0, maximum=100_000)
 DEDUP_DEFAULT_METHOD = env_choice("DEDUP_DEFAULT_METHOD", "minhash", grouping_params.METHODS)
 # The same range every form, the API and the staff settings accept (searchapp/grouping_params.py).
 DEDUP_DEFAULT_THRESHOLD = env_float(

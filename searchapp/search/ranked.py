@@ -18,10 +18,13 @@ window: a window of a thousand ids costs a millisecond, a thousand snippets far 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import tantivy
+from django.conf import settings
 from django.db.models.functions import Substr
 from django.utils.safestring import SafeString
 
@@ -31,12 +34,15 @@ from searchapp.search.highlight import SNIPPET_CHARS, leading_text, snippet_html
 from searchapp.search.text_index import DATE, ID, SCHEMA
 from searchapp.search.types import RankedHit, SnippetSource, SortOrder
 
-__all__ = ["SNIPPET_SOURCE_CHARS", "NoMatches", "TantivyRanked"]
+__all__ = ["SNIPPET_SOURCE_CHARS", "NoMatches", "TantivyRanked", "forget_ranked_lists"]
 
 # The snippet is cut from the first characters of the text (bounded work on huge documents).
 SNIPPET_SOURCE_CHARS = 20_000
-# The first read, at least: one full-text query answers a first page with room to spare.
-FIRST_WINDOW = 128
+# The first read, at least. Every read scores every match again (tantivy's offset skips hits,
+# not work: 7 ms at 1M documents for a median query of 200k matches, whether 128 or 512 are
+# kept), so the first read is sized for what most pages fold: 512 covers a first page and its
+# topics' first 100 matches in one read where 128 took two or three (issue 23).
+FIRST_WINDOW = 512
 # A run of equal scores this long is settled in id order where the read stopped instead of
 # being read to its end: only a query scoring every document alike makes one, and reading a
 # million documents to order one page is worse than an order that could differ, at that one
@@ -45,6 +51,57 @@ MAX_TIED = 20_000
 
 Query = tantivy.Query
 Occur = tantivy.Occur
+
+# Ranked lists read lately, by query and index state (``TantivyRanked.memo_key``): the ids and
+# scores read so far and the count of matches, which is all a search reads of the index that
+# is not about the few hits a page shows. Reading them is the largest cost of a search at 1M
+# documents (every read scores every match: ~7 ms for a median query's 200k, issue 23), and a
+# popular query asks the same again. The key holds the index's state (text_index.version: a
+# commit, a deletion, a merge or a reindex makes a new one), so an entry is never stale; the
+# database's side (documents deleted since, signatures, clusters) is read per search as before.
+# Per process, SEARCH_RANKED_CACHE entries, each of at most MEMO_MAX_HITS hits (a deep page's
+# longer list is read again).
+MEMO_MAX_HITS = 4096
+_memo: OrderedDict[Hashable, _Read] = OrderedDict()
+_memo_lock = threading.Lock()
+
+
+@dataclass(frozen=True)
+class _Read:
+    """What a ranked list has read of the index (TantivyRanked's state after a read)."""
+
+    total_matches: int
+    settled: tuple[RankedHit, ...]
+    tied: tuple[RankedHit, ...]
+    read: int
+    done: bool
+
+
+def _recalled(key: Hashable) -> _Read | None:
+    with _memo_lock:
+        found = _memo.get(key)
+        if found is not None:
+            _memo.move_to_end(key)
+        return found
+
+
+def _remember(key: Hashable, state: _Read) -> None:
+    size = settings.SEARCH_RANKED_CACHE
+    if size <= 0 or len(state.settled) + len(state.tied) > MEMO_MAX_HITS:
+        return
+    with _memo_lock:
+        known = _memo.get(key)
+        if known is None or known.read < state.read:
+            _memo[key] = state
+        _memo.move_to_end(key)
+        while len(_memo) > size:
+            _memo.popitem(last=False)
+
+
+def forget_ranked_lists() -> None:
+    """Drop every remembered ranked list (tests; never needed for correctness)."""
+    with _memo_lock:
+        _memo.clear()
 
 
 @dataclass
@@ -87,9 +144,19 @@ class TantivyRanked:
     _tied: list[RankedHit] = field(default_factory=list)  # read, equal to the last score read
     _read: int = 0  # tantivy hits read so far (the next read's offset)
     _done: bool = False
+    # The query and the index state this list is of (None: not remembered); a list read
+    # before under the same key is taken up where it stopped.
+    memo_key: Hashable | None = None
 
     def start(self) -> None:
-        """The first read, which also counts the matches."""
+        """The first read, which also counts the matches (or the same list read before)."""
+        if self.memo_key is not None and settings.SEARCH_RANKED_CACHE > 0:
+            found = _recalled(self.memo_key)
+            if found is not None:
+                self.total_matches = found.total_matches
+                self._settled, self._tied = list(found.settled), list(found.tied)
+                self._read, self._done = found.read, found.done
+                return
         self._read_more(FIRST_WINDOW, count=True)
 
     def ranked(self, stop: int) -> list[RankedHit]:
@@ -114,6 +181,7 @@ class TantivyRanked:
         ids = self.searcher.fast_field_values("id", addresses) if addresses else []
         if self.sort == "date":
             self._settled.extend(RankedHit(int(i), None) for i in ids if i is not None)
+            self._keep()
             return
         new = [
             RankedHit(int(doc_id), float(key))
@@ -129,6 +197,14 @@ class TantivyRanked:
             self._tied = [h for h in pool if h.score == last]
         settle.sort(key=lambda h: (-(h.score or 0.0), h.document_id))
         self._settled.extend(settle)
+        self._keep()
+
+    def _keep(self) -> None:
+        if self.memo_key is not None:
+            state = _Read(
+                self.total_matches, tuple(self._settled), tuple(self._tied), self._read, self._done
+            )
+            _remember(self.memo_key, state)
 
     def scores(self, ids: list[int]) -> dict[int, float]:
         """The query again, intersected with those ids: its cost follows their number."""

@@ -401,7 +401,7 @@ class TantivyBackend:
         behind = search_index_before_search()
         text_index = open_index(settings.SEARCH_INDEX_DIR)
         try:
-            searcher = text_index.searcher()
+            searcher, version = text_index.versioned_searcher()
         except IndexWriteError as exc:  # no index yet, and none can be made here
             logger.error("%s", exc)
             return NoMatches(
@@ -441,7 +441,15 @@ class TantivyBackend:
         # Newest first: documents without a date come last (tantivy sorts absent values after
         # present ones).
         ranked = TantivyRanked(
-            searcher=searcher, query=compiled, sort=sort, runs=runs, languages=languages
+            searcher=searcher,
+            query=compiled,
+            sort=sort,
+            runs=runs,
+            languages=languages,
+            # Everything the compiled query and its order follow from: the words and how they
+            # are read, the filters, the order, and the index's state (its term dictionary
+            # expands prefixes; its documents are what is ranked).
+            memo_key=(version, query, mode or "or", corpus_id, sort, lang, pairs),
         )
         ranked.start()
         if ranked.total_matches == 0 and all(term in STOPWORDS for term in parsed.plain_terms()):

@@ -61,6 +61,7 @@ __all__ = [
     "UNSPACED_CHARS",
     "FieldPair",
     "IndexBusy",
+    "IndexVersion",
     "IndexWriteError",
     "IndexedDocument",
     "TextIndex",
@@ -77,6 +78,8 @@ __all__ = [
 # document's ISO 639-1 code as one term (the language filter).
 ID, CORPUS, DATE, LANG = "id", "corpus", "date", "lang"
 UNSPACED_BY_SCRIPT = "~unspaced"
+# An index state: generation, and meta.json's inode, modification time and size.
+IndexVersion = tuple[str, int, int, int]
 # Writer memory: tantivy flushes a segment when a thread's share is full.
 WRITER_HEAP_BYTES = 256_000_000
 WRITER_THREADS = 2
@@ -345,20 +348,38 @@ class TextIndex:
         return self._languages
 
     def searcher(self) -> tantivy.Searcher:
+        return self.versioned_searcher()[0]
+
+    def versioned_searcher(self) -> tuple[tantivy.Searcher, IndexVersion]:
+        """A searcher of the latest commit, and a key of the index's state (``version``).
+
+        The key is taken before the reload: a commit landing between the two gives a key
+        older than what the searcher reads, so whatever is remembered under it is asked for by
+        no later search (their keys are newer), never a stale answer under a new key.
+        """
         try:
             index = self.index()
             if self.read_only and self._generation is not None:
                 self._view_of(self.root / self._generation)  # segments committed meanwhile
+            version = self.version()
             index.reload()  # picks up commits made by other processes
-            return index.searcher()
+            return index.searcher(), version
         except (OSError, ValueError):
             # A reindex switched generations and removed the old one between our look at
             # CURRENT and the reload: open the current generation afresh.
             with self._lock:
                 self._generation, self._index = None, None
             index = self.index()
+            version = self.version()
             index.reload()
-            return index.searcher()
+            return index.searcher(), version
+
+    def version(self) -> IndexVersion:
+        """The generation in use and its ``meta.json`` (tantivy replaces that file, a new
+        inode, on every commit: documents added, deleted or merged)."""
+        name = self._generation or ""
+        meta = os.stat(self.root / name / "meta.json")
+        return (name, meta.st_ino, meta.st_mtime_ns, meta.st_size)
 
     # --- writing -------------------------------------------------------------------------
 

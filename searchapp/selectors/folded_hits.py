@@ -26,7 +26,7 @@ from searchapp.search import (
     SortOrder,
     get_backend,
 )
-from searchapp.selectors.fold_inputs import aware_datetime, ids_source
+from searchapp.selectors.fold_inputs import aware_datetime, id_array, ids_source, utc_column
 from searchapp.selectors.fold_stream import FoldStream
 from searchapp.selectors.search_results import Hit
 from searchapp.selectors.signatures import (
@@ -100,7 +100,10 @@ def _page_rows(wanted: list[int], cut: list[int]) -> tuple[list[_Row], dict[int,
     if not wanted:
         return [], {}
     docs, corpora = Document._meta.db_table, Corpus._meta.db_table
-    columns = "d.id, d.external_id, d.title, d.url, d.date, c.name, d.created_at, d.lang"
+    columns = (
+        f"d.id, d.external_id, d.title, d.url, {utc_column('d.date')}, c.name, "
+        f"{utc_column('d.created_at')}, d.lang"
+    )
     source = ids_source(wanted)
     if source is not None:  # PostgreSQL: arrays
         from_sql, params = source
@@ -109,7 +112,7 @@ def _page_rows(wanted: list[int], cut: list[int]) -> tuple[list[_Row], dict[int,
             f"END FROM {from_sql} JOIN {docs} d ON d.id = wanted.id "
             f"JOIN {corpora} c ON c.id = d.corpus_id"
         )
-        params = [list(cut), SNIPPET_SOURCE_CHARS, *params]
+        params = [id_array(cut), SNIPPET_SOURCE_CHARS, *params]
     else:
         cut_marks = ", ".join(["%s"] * len(cut)) or "NULL"
         sql = (

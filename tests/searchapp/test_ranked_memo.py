@@ -1,0 +1,87 @@
+"""Ranked lists remembered per query and index state (search/ranked.py, SEARCH_RANKED_CACHE):
+a repeated search reads nothing of the index again and shows the same, and any change to the
+index (a document added, edited, deleted, a reindex) is seen by the very next search, with the
+count of matches right."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from django.core.management import call_command
+
+from searchapp.models import Document
+from searchapp.readers import Record
+from searchapp.search import get_backend
+from searchapp.search import ranked as ranked_module
+from searchapp.services.corpus_admin import documents_delete
+from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+
+pytestmark = pytest.mark.django_db
+
+
+def rec(external_id: str, text: str) -> Record:
+    return Record(external_id=external_id, title="", text=text, url="", source="t", line=None)
+
+
+@pytest.fixture
+def index_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """How many reads of the index the searches made (each scores every match)."""
+    reads: list[int] = []
+    original = ranked_module.TantivyRanked._read_more
+
+    def counted(self: ranked_module.TantivyRanked, want: int, *, count: bool = False) -> None:
+        reads.append(want)
+        original(self, want, count=count)
+
+    monkeypatch.setattr(ranked_module.TantivyRanked, "_read_more", counted)
+    ranked_module.forget_ranked_lists()
+    yield reads
+    ranked_module.forget_ranked_lists()
+
+
+def search(query: str, **kwargs: object) -> tuple[int, list[str]]:
+    result = get_backend().search(query, limit=50, **kwargs)  # type: ignore[arg-type]
+    external = dict(Document.objects.values_list("id", "external_id"))
+    return result.total_matches, [external[h.document_id] for h in result.hits]
+
+
+def test_a_repeated_search_reads_the_index_once_and_shows_the_same(index_reads: list[int]) -> None:
+    corpus = corpus_get_or_create(name="news")
+    documents_ingest(
+        corpus=corpus,
+        records=[rec(f"d{i}", f"zeppelin harbour {'zeppelin ' * i}") for i in range(5)],
+    )
+    first = search("zeppelin")
+    assert len(index_reads) == 1
+    assert search("zeppelin") == first == (5, ["d4", "d3", "d2", "d1", "d0"])
+    assert len(index_reads) == 1
+    # Another query, another order or another corpus is another list.
+    search("harbour")
+    search("zeppelin", sort="date")
+    search("zeppelin", corpus_id=corpus.pk)
+    assert len(index_reads) == 4
+
+
+def test_every_change_to_the_index_is_seen_by_the_next_search(index_reads: list[int]) -> None:
+    corpus = corpus_get_or_create(name="news")
+    documents_ingest(corpus=corpus, records=[rec("a", "zeppelin over the harbour")])
+    assert search("zeppelin") == (1, ["a"])
+    documents_ingest(corpus=corpus, records=[rec("b", "zeppelin zeppelin in the hangar")])
+    assert search("zeppelin") == (2, ["b", "a"])
+    documents_ingest(corpus=corpus, records=[rec("a", "balloon over the harbour")])  # edited
+    assert search("zeppelin") == (1, ["b"])
+    documents_delete(document_ids=[Document.objects.get(external_id="b").pk])
+    assert search("zeppelin") == (0, [])
+    documents_ingest(corpus=corpus, records=[rec("c", "a zeppelin again")])
+    assert search("zeppelin") == (1, ["c"])
+    call_command("reindex", verbosity=0)  # a new generation of the index
+    assert search("zeppelin") == (1, ["c"])
+    assert len(index_reads) == 6
+
+
+def test_zero_turns_the_memory_off(index_reads: list[int], settings: pytest.FixtureRequest) -> None:
+    settings.SEARCH_RANKED_CACHE = 0  # type: ignore[attr-defined]
+    documents_ingest(corpus=corpus_get_or_create(name="news"), records=[rec("a", "zeppelin")])
+    assert search("zeppelin") == search("zeppelin") == (1, ["a"])
+    assert len(index_reads) == 2
