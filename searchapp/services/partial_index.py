@@ -3,24 +3,27 @@
 Every document's winnowing fingerprints (``dedup.partial.Winnower``) are stored in
 ``PartialFingerprint``, and ``PartialIndexed`` records the text (content hash) and settings each
 document was last looked at with. An update (``partial_index_update``) takes the documents
-without such a record, or whose text or settings changed, ``_BATCH`` at a time in id order:
+without such a record, or whose text or settings changed (the stale ones), in id order, in two
+phases of ``_BATCH`` documents at a time:
 
-1. their texts are read, shingled and winnowed;
-2. their fingerprints are looked up in the table (an index-only read of the (hash, doc) key):
-   every other document sharing one, unless the fingerprint is held by more than
-   ``DEFAULT_MAX_DF`` documents in all (boilerplate, as in the whole-corpus method);
-3. the candidate pairs (with the stored documents, and within the batch) are decided exactly
-   from both texts, re-read and shingled (``dedup.partial.verify_pairs``: containment both ways,
-   a verbatim passage, or a lightly edited one);
-4. in one transaction the batch's old fingerprints and pairs are deleted and the new ones and
-   its records written, so pages read either the old pairs or the new ones.
+1. **fingerprints**: each batch's texts are read, shingled and winnowed, and its fingerprints
+   replace its stored ones (a fingerprint is stored for at most ``DEFAULT_MAX_DF + 1``
+   documents), so that phase 2 knows every fingerprint's holders, as the whole-corpus method
+   does: one held by more than ``DEFAULT_MAX_DF`` documents is boilerplate, never a candidate;
+2. **pairs**: each batch's fingerprints are looked up in the table (an index-only read of the
+   (hash, doc) key); the candidates (documents sharing one, but those of the update's later
+   batches, which pair with this one themselves) are decided exactly from both texts, re-read
+   and shingled (``dedup.partial.verify_pairs``: containment both ways, a verbatim passage, or
+   a lightly edited one); in one transaction the batch's old pairs are replaced and its
+   records made current, so pages read either the old pairs or the new ones.
 
-So the work and the memory grow with the batch and its candidates, not with the corpus: adding
-1,000 documents to a million reads those 1,000 and the few they share a passage with. A pair
-is found when either of its documents is looked at after the other is in the table; the
-result is the whole-corpus method's (``dedup.partial.containment_candidates``), but for
-fingerprints whose count crosses ``DEFAULT_MAX_DF`` between updates (pairs found through them
-before stay: each was verified). Deleting a document deletes its rows (foreign keys).
+So the work and the memory grow with the stale documents and their candidates, not with the
+corpus: adding 1,000 documents to a million reads those 1,000 and the documents they share a
+fingerprint with (BENCHMARKS.md, "Partial copies"). The result is the whole-corpus method's
+(``dedup.partial.containment_candidates``; tested batch by batch against it), but for a
+fingerprint whose holders cross ``DEFAULT_MAX_DF`` between updates: the pairs found through it
+before stay (each was verified). Deleting a document deletes its rows (foreign keys). A failed
+batch leaves its documents stale, and the next update takes them up again.
 """
 
 from __future__ import annotations
@@ -28,8 +31,8 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
-from typing import Any
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from django.conf import settings

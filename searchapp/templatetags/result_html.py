@@ -102,8 +102,25 @@ class _Writer:
         return (
             f'\n\n<h3 class="hit-title" id="hit-{self.prefix}{hit.id}"><a href="'
             f'{self.document_url(hit.id)}">{_title(hit)}</a></h3>\n'
-            f'{_source(hit)}\n{url}\n<p class="snippet">{_e(hit.snippet)}</p>\n'
+            f'{_source(hit)}\n{self.partial(hit)}{url}\n<p class="snippet">{_e(hit.snippet)}</p>\n'
         )
+
+    def partial(self, hit: Hit) -> str:
+        """partials/hit.html's lines for the other results this one quotes or is quoted in."""
+        out = []
+        for m in hit.partial:
+            if m.kind == "contains":
+                lead = f"Contains {_e(percent(m.share))} of"
+            elif m.kind == "appears":
+                lead = f"{_e(percent(m.share))} of this text appears in"
+            else:
+                lead = "Shares a passage with"
+            out.append(
+                f'<p class="hit-partial">{lead} <a href="#hit-{self.prefix}{m.other_id}">'
+                f"{_e(m.other_title)}</a>, also in these results. <a class=\"why\" "
+                f'href="{self.why_url(hit.id, m.other_id)}?view=shared">shared passages</a></p>\n'
+            )
+        return "".join(out)
 
     def group(self, group: ResultGroup) -> str:
         """partials/group.html"""

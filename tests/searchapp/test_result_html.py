@@ -12,7 +12,7 @@ from django.template import Context, Template
 from django.test import RequestFactory
 from django.utils.safestring import mark_safe
 
-from searchapp.selectors.search_results import Hit, Member, ResultGroup
+from searchapp.selectors.search_results import Hit, Member, PartialMark, ResultGroup
 
 NASTY = "<script>alert(\"x\")</script> & “quotes” 'single'"
 
@@ -47,6 +47,19 @@ def _groups() -> list[ResultGroup]:
         # Picked over a better-ranked member: the page says why.
         ResultGroup(_hit(9, rank=9, score=0.005), [Member(_hit(5, rank=5), 0.5)], "decision"),
         ResultGroup(_hit(7, rank=None, url="ftp://files.example/y"), []),
+        # Quoting other results (issue 20): every kind of mark, an untrusted title.
+        ResultGroup(
+            _hit(
+                11,
+                url="https://example.org/q",
+                partial=(
+                    PartialMark(1, "Title 1", "contains", 1.0),
+                    PartialMark(2, NASTY, "appears", 0.625),
+                    PartialMark(9, "Title 9", "passage", 0.12),
+                ),
+            ),
+            [],
+        ),
     ]
 
 
