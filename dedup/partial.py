@@ -707,14 +707,7 @@ def verify_pairs(
     lightly edited passage was what kept a pair below ``min_containment``).
     """
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    # One numbering of the distinct shingles for every exact step below.
-    distinct, raw_ranks = np.unique(shingles.hashes, return_inverse=True)
-    set_ranks = np.searchsorted(distinct, sets.hashes)
-    if distinct.shape[0] and not np.array_equal(
-        distinct[np.minimum(set_ranks, distinct.shape[0] - 1)], sets.hashes
-    ):
-        raise ValueError("verify_pairs: sets must be the distinct shingles of shingles")
-    shared = shared_counts(sets, pairs, ranks=set_ranks)
+    shared = shared_counts(sets, pairs)
     sizes = sets.sizes()
     size_a = np.maximum(sizes[pairs[:, 0]], 1)
     size_b = np.maximum(sizes[pairs[:, 1]], 1)
@@ -734,9 +727,7 @@ def verify_pairs(
         edited = edited[
             verbatim_pairs(shingles, fps, pairs[edited], min(EDITED_SEED_WORDS, min_words), k)
         ]
-        verbatim[edited] = edited_passage_pairs(
-            shingles, pairs[edited], min_words, k, gap, ranks=raw_ranks
-        )
+        verbatim[edited] = edited_passage_pairs(shingles, pairs[edited], min_words, k, gap)
     keep = found | verbatim
     return Candidates(pairs[keep], a_in_b[keep], b_in_a[keep], verbatim[keep])
 
@@ -785,7 +776,15 @@ def edited_passage_pairs(
     if not pairs.shape[0]:
         return out
     if ranks is None:
-        ranks = np.unique(shingles.hashes, return_inverse=True)[1]
+        # Numbered over the documents of these pairs only (often a few of the input).
+        docs, inverse = np.unique(pairs, return_inverse=True)
+        _, _, hashes = _gather(shingles, shingles.hashes, docs)
+        lens = shingles.sizes()[docs]
+        offsets = np.zeros(docs.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        shingles = ShingleBatch(hashes, offsets)
+        pairs = inverse.reshape(-1, 2)
+        ranks = np.unique(hashes, return_inverse=True)[1]
     ranks = np.asarray(ranks, dtype=np.int64)
     sizes = shingles.sizes()
     cost = sizes[pairs[:, 0]] + sizes[pairs[:, 1]]

@@ -60,6 +60,8 @@ __all__ = [
 ]
 
 _BATCH = 5_000
+# Phase 2 reads the batch's candidates' texts too; a larger batch shares more of them.
+_PAIR_BATCH = 20_000
 # Runs of matching shingles at most this many words apart are one lightly edited passage
 # (the same gap the pages' alignment uses, dedup.partial.compare).
 EDIT_GAP = 5
@@ -350,10 +352,14 @@ def _write(batch: _Batch, params: str, asked: Sequence[int], later: np.ndarray) 
 
 
 def partial_index_update(
-    *, progress: Callable[[str, int, int, int], None] | None = None, batch: int = _BATCH
+    *,
+    progress: Callable[[str, int, int, int], None] | None = None,
+    batch: int = _BATCH,
+    pair_batch: int = _PAIR_BATCH,
 ) -> UpdateCounts:
-    """Look at every stale document (see the module docstring), ``batch`` at a time;
-    ``progress(phase, done, of, pairs found)`` is called after each batch."""
+    """Look at every stale document (see the module docstring), ``batch`` at a time in phase
+    1 and ``pair_batch`` in phase 2; ``progress(phase, done, of, pairs found)`` is called
+    after each batch."""
     win, params = winnower(), index_params()
     counts = UpdateCounts()
     stale: list[int] = []
@@ -366,9 +372,9 @@ def partial_index_update(
         _store_fingerprints(todo[lo : lo + batch].tolist(), win)
         if progress is not None:
             progress("fingerprints", min(lo + batch, todo.shape[0]), todo.shape[0], 0)
-    for lo in range(0, todo.shape[0], batch):
-        ids = todo[lo : lo + batch].tolist()
-        later = todo[lo + batch :]
+    for lo in range(0, todo.shape[0], pair_batch):
+        ids = todo[lo : lo + pair_batch].tolist()
+        later = todo[lo + pair_batch :]
         for attempt in (1, 2):
             found = _look_at(ids, win, later)
             try:

@@ -126,7 +126,7 @@ def test_batch_by_batch_finds_exactly_what_the_whole_corpus_method_finds(setting
     for part in (texts[:25], texts[25:50], texts[50:]):
         start = len(ids)
         ids += [make_document(external_id=f"t{start + j}", text=t).id for j, t in enumerate(part)]
-        partial_index.partial_index_update(batch=7)
+        partial_index.partial_index_update(batch=7, pair_batch=9)
     win = partial_index.winnower()
     raw, sets, fps = win.index(texts)
     expected = containment_candidates(
