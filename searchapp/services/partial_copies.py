@@ -25,9 +25,12 @@ from django.utils import timezone
 from searchapp import publishing
 from searchapp.models import Document, Job, PartialCopy, PartialFingerprint, PartialIndexed
 from searchapp.services.job_states import job_done, job_failed, job_started
+from searchapp.services.partial_bulk import bulk_update
 from searchapp.services.partial_index import (
     UpdateCounts,
+    index_params,
     partial_index_update,
+    stale_documents,
     winnower,
 )
 
@@ -47,6 +50,10 @@ __all__ = [
 # to be signed, and look again after this long.
 _WAIT_FOR_BACKLOG = 5000
 _RETRY_SECONDS = 15
+# An update of at least this many documents and this share of the corpus reads the whole
+# corpus once (services.partial_bulk) instead of batch by batch (services.partial_index).
+BULK_MIN = 20_000
+BULK_SHARE = 0.25
 # The job's message and heartbeat are written at most this often.
 _PROGRESS_SECONDS = 1.0
 
@@ -83,7 +90,10 @@ def partial_copies_update(*, job_id: int | None = None) -> UpdateCounts:
             updated_at=timezone.now(), message=message
         )
 
-    return partial_index_update(progress=progress)
+    todo = stale_documents()
+    if todo.shape[0] >= BULK_MIN and todo.shape[0] >= BULK_SHARE * Document.objects.count():
+        return bulk_update(todo, winnower(), index_params(), progress)
+    return partial_index_update(progress=progress, todo=todo)
 
 
 def partial_copies_reset() -> None:

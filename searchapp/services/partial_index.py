@@ -56,6 +56,7 @@ __all__ = [
     "index_params",
     "partial_index_update",
     "stale_count",
+    "stale_documents",
     "winnower",
 ]
 
@@ -67,7 +68,7 @@ _PAIR_BATCH = 20_000
 EDIT_GAP = 5
 _LOOKUP_CHUNK = 20_000
 # A record whose fingerprints are stored but whose pairs are not yet found (phase 1 done).
-_PENDING = "pending"
+PENDING = "pending"
 # Version of what a record means; bump it when the method changes so every document is
 # looked at again.
 _METHOD = 2
@@ -92,11 +93,11 @@ class UpdateCounts:
     pairs_found: int = 0  # pairs written for them
 
 
-def _table(model: type[models.Model]) -> str:
+def table_name(model: type[models.Model]) -> str:
     return connection.ops.quote_name(model._meta.db_table)
 
 
-def _in_list(column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
+def in_list(column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
     """``column IN (values)`` as one parameter: an array on PostgreSQL, a JSON list on SQLite
     (so a batch of thousands of ids is one statement, whatever the database's limit on
     parameters)."""
@@ -105,8 +106,8 @@ def _in_list(column: str, values: Sequence[int]) -> tuple[str, list[Any]]:
     return f"{column} IN (SELECT value FROM json_each(%s))", [json.dumps(list(values))]
 
 
-def _stale_ids(after: int, limit: int, params: str) -> list[int]:
-    doc, rec = _table(Document), _table(PartialIndexed)
+def stale_ids(after: int, limit: int, params: str) -> list[int]:
+    doc, rec = table_name(Document), table_name(PartialIndexed)
     sql = (
         f"SELECT d.id FROM {doc} d LEFT JOIN {rec} r ON r.doc_id = d.id "
         "WHERE d.id > %s AND (r.doc_id IS NULL OR r.content_hash <> d.content_hash "
@@ -117,9 +118,20 @@ def _stale_ids(after: int, limit: int, params: str) -> list[int]:
         return [r[0] for r in cur.fetchall()]
 
 
+def stale_documents() -> np.ndarray:
+    """The ids of the documents the next update looks at, ascending."""
+    params = index_params()
+    stale: list[int] = []
+    after = 0
+    while ids := stale_ids(after, 50_000, params):
+        stale.extend(ids)
+        after = ids[-1]
+    return np.asarray(stale, dtype=np.int64)
+
+
 def stale_count() -> int:
     """Documents the next update will look at."""
-    doc, rec = _table(Document), _table(PartialIndexed)
+    doc, rec = table_name(Document), table_name(PartialIndexed)
     sql = (
         f"SELECT COUNT(*) FROM {doc} d LEFT JOIN {rec} r ON r.doc_id = d.id "
         "WHERE r.doc_id IS NULL OR r.content_hash <> d.content_hash OR r.params <> %s"
@@ -129,12 +141,12 @@ def stale_count() -> int:
         return int(cur.fetchone()[0])
 
 
-def _texts(ids: Sequence[int]) -> tuple[np.ndarray, list[str], list[str]]:
+def read_texts(ids: Sequence[int]) -> tuple[np.ndarray, list[str], list[str]]:
     """(ids ascending, texts, content hashes) of the documents that still exist."""
-    where, args = _in_list("id", list(ids))
+    where, args = in_list("id", list(ids))
     with connection.cursor() as cur:
         cur.execute(
-            f"SELECT id, text, content_hash FROM {_table(Document)} WHERE {where} ORDER BY id",
+            f"SELECT id, text, content_hash FROM {table_name(Document)} WHERE {where} ORDER BY id",
             args,
         )
         rows = cur.fetchall()
@@ -147,12 +159,12 @@ def _texts(ids: Sequence[int]) -> tuple[np.ndarray, list[str], list[str]]:
 
 def _stored_fingerprints(hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(hash, doc id) rows of the table for these (signed) hashes."""
-    fp = _table(PartialFingerprint)
+    fp = table_name(PartialFingerprint)
     out_h: list[np.ndarray] = []
     out_d: list[np.ndarray] = []
     with connection.cursor() as cur:
         for lo in range(0, hashes.shape[0], _LOOKUP_CHUNK):
-            where, args = _in_list("hash", hashes[lo : lo + _LOOKUP_CHUNK].tolist())
+            where, args = in_list("hash", hashes[lo : lo + _LOOKUP_CHUNK].tolist())
             cur.execute(f"SELECT hash, doc_id FROM {fp} WHERE {where}", args)
             rows = cur.fetchall()
             if rows:
@@ -192,11 +204,20 @@ def _distinct_fingerprints(
     return key[:, 0], key[:, 1]
 
 
-def _store_fingerprints(ids: Sequence[int], win: Winnower) -> None:
+def store_fingerprints(
+    ids: Sequence[int],
+    win: Winnower,
+    read: tuple[np.ndarray, ShingleBatch, list[str]] | None = None,
+) -> None:
     """Phase 1 for one batch: its fingerprints replace its stored ones, and its record says
-    which text they were made from (with params not yet current: its pairs are phase 2's)."""
-    batch_ids, texts, content = _texts(ids)
-    fp_hash, fp_doc = _distinct_fingerprints(shingle_batch(texts, win.shingle), win)
+    which text they were made from (with params not yet current: its pairs are phase 2's).
+    ``read``: the batch's (ids that exist, shingles, content hashes) when the caller has
+    them."""
+    if read is None:
+        batch_ids, texts, content = read_texts(ids)
+        read = batch_ids, shingle_batch(texts, win.shingle), content
+    batch_ids, shingles, content = read
+    fp_hash, fp_doc = _distinct_fingerprints(shingles, win)
     uniq = np.unique(fp_hash)
     st_hash, st_doc = _stored_fingerprints(uniq)
     outside = ~np.isin(st_doc, batch_ids)  # the batch's own old rows are being replaced
@@ -206,16 +227,16 @@ def _store_fingerprints(ids: Sequence[int], win: Winnower) -> None:
     rank = np.arange(fp_hash.shape[0]) - np.searchsorted(fp_hash, fp_hash)
     keep = stored_df[np.searchsorted(uniq, fp_hash)] + rank <= DEFAULT_MAX_DF
     rows = np.stack([fp_hash[keep], batch_ids[fp_doc[keep]]], axis=1).tolist()
-    fp, rec = _table(PartialFingerprint), _table(PartialIndexed)
+    fp, rec = table_name(PartialFingerprint), table_name(PartialIndexed)
     with transaction.atomic(), connection.cursor() as cur:
-        where, args = _in_list("doc_id", list(ids))
+        where, args = in_list("doc_id", list(ids))
         cur.execute(f"DELETE FROM {fp} WHERE {where}", args)
         cur.execute(f"DELETE FROM {rec} WHERE {where}", args)
         if rows:
             cur.executemany(f"INSERT INTO {fp} (hash, doc_id) VALUES (%s, %s)", rows)
         cur.executemany(
             f"INSERT INTO {rec} (doc_id, content_hash, params) VALUES (%s, %s, %s)",
-            [(int(i), h, _PENDING) for i, h in zip(batch_ids.tolist(), content, strict=True)],
+            [(int(i), h, PENDING) for i, h in zip(batch_ids.tolist(), content, strict=True)],
         )
 
 
@@ -229,7 +250,7 @@ def _look_at(ids: Sequence[int], win: Winnower, later: np.ndarray) -> _Batch:
     """Phase 2 for one batch (reads only): its candidates among the stored fingerprints (every
     document but the ``later`` ones, sorted: those of this update's later batches, which will
     pair with this one themselves) and within the batch, verified from the texts."""
-    batch_ids, texts, content = _texts(ids)
+    batch_ids, texts, content = read_texts(ids)
     n = batch_ids.shape[0]
     shingles = shingle_batch(texts, win.shingle)
     fp_hash, fp_doc = _distinct_fingerprints(shingles, win)
@@ -274,7 +295,7 @@ def _verify(
     win: Winnower,
 ) -> list[PartialCopy]:
     needed = np.unique(pairs[pairs >= n]) - n
-    p_ids, p_texts, p_content = _texts(partners[needed].tolist())
+    p_ids, p_texts, p_content = read_texts(partners[needed].tolist())
     # The partners that still exist follow the batch: n, n + 1, ... (-1: deleted meanwhile).
     new_index = np.full(partners.shape[0], -1, dtype=np.int64)
     at = np.searchsorted(p_ids, partners)
@@ -329,11 +350,11 @@ def _write(batch: _Batch, params: str, asked: Sequence[int], later: np.ndarray) 
     """Phase 2's write for one batch, in one transaction: its pairs replace its old ones
     (but those with a ``later`` document, which that document's batch will replace), and its
     records become current."""
-    pc, rec = _table(PartialCopy), _table(PartialIndexed)
+    pc, rec = table_name(PartialCopy), table_name(PartialIndexed)
     with transaction.atomic(), connection.cursor() as cur:
         old: list[tuple[int, int, int]] = []
         for column in ("doc_a_id", "doc_b_id"):
-            where, args = _in_list(column, list(asked))
+            where, args = in_list(column, list(asked))
             cur.execute(f"SELECT id, doc_a_id, doc_b_id FROM {pc} WHERE {where}", args)
             old.extend(cur.fetchall())
         if old:
@@ -342,9 +363,9 @@ def _write(batch: _Batch, params: str, asked: Sequence[int], later: np.ndarray) 
             other = np.where(mine, rows[:, 2], rows[:, 1])
             gone = rows[~_sorted_isin(other, later), 0].tolist()
             if gone:
-                where, args = _in_list("id", gone)
+                where, args = in_list("id", gone)
                 cur.execute(f"DELETE FROM {pc} WHERE {where}", args)
-        where, args = _in_list("doc_id", batch.ids.tolist())
+        where, args = in_list("doc_id", batch.ids.tolist())
         cur.execute(f"UPDATE {rec} SET params = %s WHERE {where}", [params, *args])
         # A concurrent update (the job runs one at a time, but a command may run beside it)
         # could find a pair too.
@@ -356,20 +377,16 @@ def partial_index_update(
     progress: Callable[[str, int, int, int], None] | None = None,
     batch: int = _BATCH,
     pair_batch: int = _PAIR_BATCH,
+    todo: np.ndarray | None = None,
 ) -> UpdateCounts:
     """Look at every stale document (see the module docstring), ``batch`` at a time in phase
-    1 and ``pair_batch`` in phase 2; ``progress(phase, done, of, pairs found)`` is called
-    after each batch."""
+    1 and ``pair_batch`` in phase 2 (``todo``: their ids, sorted, when the caller has them);
+    ``progress(phase, done, of, pairs found)`` is called after each batch."""
     win, params = winnower(), index_params()
     counts = UpdateCounts()
-    stale: list[int] = []
-    after = 0
-    while ids := _stale_ids(after, 50_000, params):
-        stale.extend(ids)
-        after = ids[-1]
-    todo = np.asarray(stale, dtype=np.int64)
+    todo = stale_documents() if todo is None else todo
     for lo in range(0, todo.shape[0], batch):
-        _store_fingerprints(todo[lo : lo + batch].tolist(), win)
+        store_fingerprints(todo[lo : lo + batch].tolist(), win)
         if progress is not None:
             progress("fingerprints", min(lo + batch, todo.shape[0]), todo.shape[0], 0)
     for lo in range(0, todo.shape[0], pair_batch):

@@ -112,21 +112,18 @@ def test_a_passage_in_more_documents_than_max_df_is_boilerplate(monkeypatch) -> 
     assert counts.max() == 4  # stored for at most max_df + 1 documents
 
 
-def test_batch_by_batch_finds_exactly_what_the_whole_corpus_method_finds(settings) -> None:
-    """Planted copies (whole quotes, half quotes, shared paragraphs) among unrelated texts,
-    looked at 7 documents at a time in three updates, against dedup's whole-corpus method over
-    the same texts with the same settings."""
+def _planted() -> list[str]:
+    """Planted copies (whole quotes, half quotes, shared paragraphs) among unrelated texts."""
     rng = random.Random(7)
     texts = [_text(100 + i, rng.randint(60, 700)) for i in range(40)]
     for i in range(40, 70):
         src = texts[rng.randrange(40)].split()
         cut = src[: max(55, int(len(src) * rng.uniform(0.3, 1.0)))]
         texts.append(f"{_text(200 + i, rng.randint(50, 900))} {' '.join(cut)} {_text(300 + i, 80)}")
-    ids: list[int] = []
-    for part in (texts[:25], texts[25:50], texts[50:]):
-        start = len(ids)
-        ids += [make_document(external_id=f"t{start + j}", text=t).id for j, t in enumerate(part)]
-        partial_index.partial_index_update(batch=7, pair_batch=9)
+    return texts
+
+
+def _whole_corpus(texts: list[str], ids: list[int], settings) -> dict:  # type: ignore[no-untyped-def]
     win = partial_index.winnower()
     raw, sets, fps = win.index(texts)
     expected = containment_candidates(
@@ -137,18 +134,51 @@ def test_batch_by_batch_finds_exactly_what_the_whole_corpus_method_finds(setting
         min_words=settings.PARTIAL_COPY_MIN_WORDS,
         gap=partial_index.EDIT_GAP,
     )
-    want = {(ids[a], ids[b]) for a, b in expected.pairs.tolist()}
-    assert len(want) >= 30 and _pairs() == want
-    shares = {
+    return {
         (ids[a], ids[b]): (x, y)
         for (a, b), x, y in zip(
             expected.pairs.tolist(), expected.a_in_b.tolist(), expected.b_in_a.tolist(), strict=True
         )
     }
+
+
+def _assert_same(want: dict) -> None:
+    assert len(want) >= 30 and _pairs() == set(want)
     for row in PartialCopy.objects.all():
-        assert shares[(row.doc_a_id, row.doc_b_id)] == pytest.approx(
+        assert want[(row.doc_a_id, row.doc_b_id)] == pytest.approx(
             (row.share_a_in_b, row.share_b_in_a)
         )
+
+
+def test_batch_by_batch_finds_exactly_what_the_whole_corpus_method_finds(settings) -> None:
+    """The planted corpus looked at 7 documents at a time in three updates, against dedup's
+    whole-corpus method over the same texts with the same settings."""
+    texts = _planted()
+    ids: list[int] = []
+    for part in (texts[:25], texts[25:50], texts[50:]):
+        start = len(ids)
+        ids += [make_document(external_id=f"t{start + j}", text=t).id for j, t in enumerate(part)]
+        partial_index.partial_index_update(batch=7, pair_batch=9)
+    _assert_same(_whole_corpus(texts, ids, settings))
+
+
+def test_a_large_update_in_one_pass_finds_the_same(settings, monkeypatch) -> None:
+    """Past BULK_MIN documents and BULK_SHARE of the corpus an update reads the corpus once
+    (services.partial_bulk): the same pairs and shares, first with every document stale, then
+    with a third of them added to those already looked at."""
+    import searchapp.services.partial_bulk as bulk
+    import searchapp.services.partial_copies as service
+
+    monkeypatch.setattr(service, "BULK_MIN", 10)
+    monkeypatch.setattr(bulk, "_BLOCK_SHINGLES", 3_000)  # many verification blocks
+    texts = _planted()
+    ids = [make_document(external_id=f"t{j}", text=t).id for j, t in enumerate(texts[:45])]
+    assert partial_copies_update().documents == 45
+    ids += [make_document(external_id=f"t{45 + j}", text=t).id for j, t in enumerate(texts[45:])]
+    assert partial_copies_update().documents == 25
+    _assert_same(_whole_corpus(texts, ids, settings))
+    assert not PartialIndexed.objects.exclude(params=partial_index.index_params()).exists()
+    assert partial_copies_update().documents == 0
 
 
 def test_a_rebuild_looks_at_every_document_again_and_keeps_the_pairs() -> None:

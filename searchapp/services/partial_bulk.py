@@ -1,0 +1,268 @@
+"""A partial-copies update of a large share of the corpus in one pass (issue 20).
+
+The batch-by-batch update (``services.partial_index``) re-reads and re-shingles each batch's
+candidates: cheap when a few thousand documents arrive, but when most of the corpus is stale
+(the first update after a bulk load, ``manage.py rebuild_partial_copies``) every document is
+read again for each batch that pairs with it, about ten times over at 1M documents. Here
+instead every document is read once, in id order: its word shingles are written to a
+temporary file (8 bytes a shingle, read back through the page cache, not held in the
+process), the stale ones' fingerprints stored as in phase 1; then the candidate pairs of the
+whole corpus come from the fingerprints (``dedup.partial.candidate_pairs``), and are decided
+exactly a block at a time (``dedup.partial.verify_pairs`` on the block's documents, gathered
+from the file). The pairs touching stale documents are replaced, and their records made
+current, in one transaction at the end.
+
+Memory grows with the fingerprints and the candidate pairs (about 4% of the shingles and
+16 bytes a pair), not with the texts. The result is the batch-by-batch update's (both are
+the whole-corpus method; tested against each other).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from dedup.partial import (
+    DEFAULT_MAX_DF,
+    Fingerprints,
+    Winnower,
+    candidate_pairs,
+    verify_pairs,
+)
+from dedup.shingle import ShingleBatch, shingle_batch
+from searchapp.models import Document, PartialCopy, PartialIndexed
+from searchapp.services.partial_index import (
+    EDIT_GAP,
+    PENDING,
+    UpdateCounts,
+    in_list,
+    read_texts,
+    store_fingerprints,
+    table_name,
+)
+
+__all__ = ["bulk_update"]
+
+_READ = 5_000
+# Shingles gathered per verification block (two documents' worth per pair).
+_BLOCK_SHINGLES = 8_000_000
+_INSERT = 10_000
+
+
+def bulk_update(
+    stale: np.ndarray,
+    win: Winnower,
+    params: str,
+    progress: Callable[[str, int, int, int], None] | None = None,
+) -> UpdateCounts:
+    """Look at the ``stale`` documents (sorted ids) against the whole corpus in one pass."""
+    with tempfile.TemporaryDirectory(prefix="partial-copies-") as tmp:
+        ids, offsets, content = _spill(stale, win, Path(tmp) / "shingles", progress)
+        n_shingles = int(offsets[-1])
+        hashes: np.ndarray
+        if n_shingles:
+            hashes = np.memmap(
+                Path(tmp) / "shingles", dtype=np.uint64, mode="r", shape=(n_shingles,)
+            )
+        else:
+            hashes = np.zeros(0, dtype=np.uint64)
+        is_stale = np.isin(ids, stale)
+        pairs = _candidates(hashes, offsets, win)
+        pairs = pairs[is_stale[pairs[:, 0]] | is_stale[pairs[:, 1]]]
+        found = _verify(hashes, offsets, pairs, win, progress, int(is_stale.sum()))
+        _write(found, ids, content, stale, params)
+    return UpdateCounts(documents=int(is_stale.sum()), pairs_found=len(found[0]))
+
+
+def _spill(
+    stale: np.ndarray,
+    win: Winnower,
+    path: Path,
+    progress: Callable[[str, int, int, int], None] | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every document's shingles, in id order, to ``path``; the stale ones' fingerprints
+    stored (phase 1). Returns (ids, shingle offsets, content hashes as bytes)."""
+    doc = table_name(Document)
+    ids: list[np.ndarray] = []
+    sizes: list[np.ndarray] = []
+    content: list[str] = []
+    after, done = 0, 0
+    with path.open("wb") as out:
+        while True:
+            with connection.cursor() as cur:
+                cur.execute(
+                    f"SELECT id FROM {doc} WHERE id > %s ORDER BY id LIMIT %s", [after, _READ]
+                )
+                batch = [r[0] for r in cur.fetchall()]
+            if not batch:
+                break
+            after = batch[-1]
+            batch_ids, texts, hashes = read_texts(batch)
+            shingles = shingle_batch(texts, win.shingle)
+            mine = np.isin(batch_ids, stale)
+            if mine.any():
+                store_fingerprints(
+                    batch_ids[mine].tolist(), win, _subset(batch_ids, shingles, hashes, mine)
+                )
+                done += int(mine.sum())
+            out.write(np.ascontiguousarray(shingles.hashes, dtype=np.uint64).tobytes())
+            ids.append(batch_ids)
+            sizes.append(shingles.sizes())
+            content.extend(hashes)
+            if progress is not None:
+                progress("fingerprints", done, int(stale.shape[0]), 0)
+    all_sizes = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
+    offsets = np.zeros(all_sizes.shape[0] + 1, dtype=np.int64)
+    np.cumsum(all_sizes, out=offsets[1:])
+    all_ids = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+    return all_ids, offsets, np.array(content, dtype="S64")
+
+
+def _subset(
+    ids: np.ndarray, shingles: ShingleBatch, hashes: list[str], mask: np.ndarray
+) -> tuple[np.ndarray, ShingleBatch, list[str]]:
+    docs = np.flatnonzero(mask)
+    lens = shingles.sizes()[docs]
+    offsets = np.zeros(docs.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    idx = np.repeat(shingles.offsets[docs], lens) + (
+        np.arange(int(offsets[-1])) - np.repeat(offsets[:-1], lens)
+    )
+    kept = [hashes[i] for i in docs.tolist()]
+    return ids[docs], ShingleBatch(shingles.hashes[idx], offsets), kept
+
+
+def _candidates(hashes: np.ndarray, offsets: np.ndarray, win: Winnower) -> np.ndarray:
+    """Pairs (i, j), i < j, of documents (indices in id order) sharing a fingerprint held by at
+    most DEFAULT_MAX_DF documents: the fingerprints winnowed again from the file, a range of
+    documents at a time (the stored ones are capped, these are not)."""
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    n = offsets.shape[0] - 1
+    for lo in range(0, n, 50_000):
+        hi = min(lo + 50_000, n)
+        local = ShingleBatch(
+            np.asarray(hashes[offsets[lo] : offsets[hi]]), offsets[lo : hi + 1] - offsets[lo]
+        )
+        parts.append(win.winnow(local.hashes, local.offsets))
+    if not parts:
+        return np.zeros((0, 2), dtype=np.int64)
+    fps = Fingerprints(
+        np.concatenate([p[0] for p in parts]),
+        np.concatenate([p[1] for p in parts]),
+        _join_offsets([p[2] for p in parts]),
+        np.concatenate([p[3] for p in parts]),
+    )
+    pairs, _ = candidate_pairs(fps, max_df=DEFAULT_MAX_DF)
+    return pairs
+
+
+def _join_offsets(parts: list[np.ndarray]) -> np.ndarray:
+    counts = np.concatenate([np.diff(p) for p in parts])
+    offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
+    np.cumsum(counts, out=offsets[1:])
+    return offsets
+
+
+def _verify(
+    hashes: np.ndarray,
+    offsets: np.ndarray,
+    pairs: np.ndarray,
+    win: Winnower,
+    progress: Callable[[str, int, int, int], None] | None,
+    n_stale: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The candidate pairs decided a block at a time: (pairs, a_in_b, b_in_a, passage)."""
+    sizes = np.diff(offsets)
+    cost = np.cumsum(sizes[pairs[:, 0]] + sizes[pairs[:, 1]])
+    cuts = (
+        np.searchsorted(cost, np.arange(_BLOCK_SHINGLES, int(cost[-1]) + 1, _BLOCK_SHINGLES))
+        if pairs.shape[0]
+        else np.zeros(0, np.int64)
+    )
+    out_p, out_ab, out_ba, out_v = [], [], [], []
+    lo = 0
+    for hi in [*np.unique(cuts).tolist(), pairs.shape[0]]:
+        hi = max(hi, lo + 1)
+        if lo >= pairs.shape[0]:
+            break
+        block = pairs[lo:hi]
+        docs, inverse = np.unique(block, return_inverse=True)
+        lens = sizes[docs]
+        local_off = np.zeros(docs.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lens, out=local_off[1:])
+        idx = np.repeat(offsets[docs], lens) + (
+            np.arange(int(local_off[-1])) - np.repeat(local_off[:-1], lens)
+        )
+        raw = ShingleBatch(np.asarray(hashes[idx]), local_off)
+        fp = win.winnow(raw.hashes, raw.offsets)
+        found = verify_pairs(
+            raw,
+            raw.unique(),
+            Fingerprints(fp[0], fp[1], fp[2], fp[3]),
+            inverse.reshape(-1, 2),
+            min_containment=float(settings.PARTIAL_COPY_MIN_SHARE),
+            min_words=int(settings.PARTIAL_COPY_MIN_WORDS),
+            k=win.shingle.k,
+            gap=EDIT_GAP,
+        )
+        out_p.append(docs[found.pairs])
+        out_ab.append(found.a_in_b)
+        out_ba.append(found.b_in_a)
+        out_v.append(found.verbatim)
+        if progress is not None:
+            progress("pairs", n_stale * hi // pairs.shape[0], n_stale, sum(len(x) for x in out_p))
+        lo = hi
+    if not out_p:
+        empty = np.zeros(0)
+        return np.zeros((0, 2), np.int64), empty, empty, np.zeros(0, np.bool_)
+    return (
+        np.concatenate(out_p),
+        np.concatenate(out_ab),
+        np.concatenate(out_ba),
+        np.concatenate(out_v),
+    )
+
+
+def _write(
+    found: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    ids: np.ndarray,
+    content: np.ndarray,
+    stale: np.ndarray,
+    params: str,
+) -> None:
+    """The stale documents' pairs replaced and their records made current, in one transaction
+    (pages read the old pairs or the new ones)."""
+    pairs, ab, ba, passage = found
+    pc, rec = table_name(PartialCopy), table_name(PartialIndexed)
+    rows = [
+        (int(ids[a]), int(ids[b]), x, y, bool(v), content[a].decode(), content[b].decode())
+        for (a, b), x, y, v in zip(
+            pairs.tolist(), ab.tolist(), ba.tolist(), passage.tolist(), strict=True
+        )
+    ]
+    with transaction.atomic(), connection.cursor() as cur:
+        for lo in range(0, stale.shape[0], 50_000):
+            chunk = stale[lo : lo + 50_000].tolist()
+            for column in ("doc_a_id", "doc_b_id"):
+                where, args = in_list(column, chunk)
+                cur.execute(f"DELETE FROM {pc} WHERE {where}", args)
+        now = connection.ops.adapt_datetimefield_value(timezone.now())
+        for lo in range(0, len(rows), _INSERT):
+            cur.executemany(
+                f"INSERT INTO {pc} (doc_a_id, doc_b_id, share_a_in_b, share_b_in_a, "
+                "shares_passage, content_hash_a, content_hash_b, created_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                [(*r, now) for r in rows[lo : lo + _INSERT]],
+            )
+        for lo in range(0, stale.shape[0], 50_000):
+            where, args = in_list("doc_id", stale[lo : lo + 50_000].tolist())
+            cur.execute(
+                f"UPDATE {rec} SET params = %s WHERE params = %s AND {where}",
+                [params, PENDING, *args],
+            )
