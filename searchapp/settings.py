@@ -262,6 +262,8 @@ CLUSTERS_DEBOUNCE_SECONDS = env_int("CLUSTERS_DEBOUNCE_SECONDS", 5, minimum=0)
 # many words (every such passage is found: the winnowing window is words - 4).
 PARTIAL_COPY_MIN_SHARE = env_float("PARTIAL_COPY_MIN_SHARE", 0.5, minimum=0.05, maximum=1.0)
 PARTIAL_COPY_MIN_WORDS = env_int("PARTIAL_COPY_MIN_WORDS", 50, minimum=10, maximum=10_000)
+# Threads deciding the candidate pairs of a large partial-copies update (services.partial_bulk).
+PARTIAL_COPY_THREADS = env_int("PARTIAL_COPY_THREADS", 2, minimum=1, maximum=32)
 # Test-only fault hooks (the worker-fault tests set them in the worker's environment).
 SIGNATURE_CHUNK_DELAY_MS = env_int("SIGNATURE_CHUNK_DELAY_MS", 0, minimum=0)
 SIGNATURE_TEST_FAIL_CHUNK = env_int("SIGNATURE_TEST_FAIL_CHUNK", -1, minimum=-1)

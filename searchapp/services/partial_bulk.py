@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import tempfile
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -177,7 +178,11 @@ def _verify(
     progress: Callable[[str, int, int, int], None] | None,
     n_stale: int,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The candidate pairs decided a block at a time: (pairs, a_in_b, b_in_a, passage)."""
+    """The candidate pairs decided a block at a time: (pairs, a_in_b, b_in_a, passage).
+
+    Blocks are decided by ``PARTIAL_COPY_THREADS`` threads: numpy's sorts and searches, most
+    of the work, run without the GIL, so two threads use both cores of a worker's machine.
+    """
     sizes = np.diff(offsets)
     cost = np.cumsum(sizes[pairs[:, 0]] + sizes[pairs[:, 1]])
     cuts = (
@@ -185,14 +190,19 @@ def _verify(
         if pairs.shape[0]
         else np.zeros(0, np.int64)
     )
-    out_p, out_ab, out_ba, out_v = [], [], [], []
+    ranges: list[tuple[int, int]] = []
     lo = 0
     for hi in [*np.unique(cuts).tolist(), pairs.shape[0]]:
         hi = max(hi, lo + 1)
         if lo >= pairs.shape[0]:
             break
-        block = pairs[lo:hi]
-        docs, inverse = np.unique(block, return_inverse=True)
+        ranges.append((lo, hi))
+        lo = hi
+    min_share = float(settings.PARTIAL_COPY_MIN_SHARE)
+    min_words = int(settings.PARTIAL_COPY_MIN_WORDS)
+
+    def decide(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        docs, inverse = np.unique(pairs[span[0] : span[1]], return_inverse=True)
         lens = sizes[docs]
         local_off = np.zeros(docs.shape[0] + 1, dtype=np.int64)
         np.cumsum(lens, out=local_off[1:])
@@ -206,18 +216,23 @@ def _verify(
             raw.unique(),
             Fingerprints(fp[0], fp[1], fp[2], fp[3]),
             inverse.reshape(-1, 2),
-            min_containment=float(settings.PARTIAL_COPY_MIN_SHARE),
-            min_words=int(settings.PARTIAL_COPY_MIN_WORDS),
+            min_containment=min_share,
+            min_words=min_words,
             k=win.shingle.k,
             gap=EDIT_GAP,
         )
-        out_p.append(docs[found.pairs])
-        out_ab.append(found.a_in_b)
-        out_ba.append(found.b_in_a)
-        out_v.append(found.verbatim)
-        if progress is not None:
-            progress("pairs", n_stale * hi // pairs.shape[0], n_stale, sum(len(x) for x in out_p))
-        lo = hi
+        return docs[found.pairs], found.a_in_b, found.b_in_a, found.verbatim
+
+    out_p, out_ab, out_ba, out_v = [], [], [], []
+    with ThreadPoolExecutor(max_workers=int(settings.PARTIAL_COPY_THREADS)) as pool:
+        for (_lo, hi), (p, ab, ba, v) in zip(ranges, pool.map(decide, ranges), strict=True):
+            out_p.append(p)
+            out_ab.append(ab)
+            out_ba.append(ba)
+            out_v.append(v)
+            if progress is not None:
+                found_so_far = sum(len(x) for x in out_p)
+                progress("pairs", n_stale * hi // pairs.shape[0], n_stale, found_so_far)
     if not out_p:
         empty = np.zeros(0)
         return np.zeros((0, 2), np.int64), empty, empty, np.zeros(0, np.bool_)
