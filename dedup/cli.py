@@ -252,8 +252,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--min-words",
         type=_min_words,
         default=50,
-        help="shortest verbatim passage that makes two documents partial copies, >= 5 "
-        "(default 50)",
+        help="shortest passage (verbatim or lightly edited) that makes two documents "
+        "partial copies, >= 5 (default 50)",
+    )
+    partial.add_argument(
+        "--edit-gap",
+        type=_non_negative_int,
+        default=5,
+        help="verbatim runs at most this many words apart are one lightly edited passage; "
+        "0: verbatim passages only (default 5, as the app)",
     )
     partial.add_argument(
         "--passages",
@@ -262,6 +269,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     partial.add_argument("--seed", type=_int, default=DEFAULT_SEED, help="hash seed")
     return parser
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 0, got {value}")
+    return value
 
 
 def _min_words(text: str) -> int:
@@ -278,7 +295,12 @@ def run_partial(args: argparse.Namespace, stdout: TextIO, stderr: TextIO) -> int
     winnower = Winnower(window=args.min_words - 4, seed=args.seed)
     shingles, sets, fps = winnower.index(texts)
     found = containment_candidates(
-        shingles, sets, fps, min_containment=args.min_share, min_words=args.min_words
+        shingles,
+        sets,
+        fps,
+        min_containment=args.min_share,
+        min_words=args.min_words,
+        gap=args.edit_gap,
     )
     rows = []
     for (i, j), ab, ba, verbatim in zip(

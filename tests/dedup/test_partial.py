@@ -198,6 +198,25 @@ def test_the_cli_prints_partial_copies_with_both_shares_and_passages(tmp_path: P
     assert rows[1]["text"][passage["a"][0] : passage["a"][1]] == wire and passage["words"] == 100
 
 
+def test_the_cli_finds_a_lightly_edited_passage_unless_told_verbatim_only(
+    tmp_path: Path,
+) -> None:
+    rng = random.Random(8)
+    passage = story(rng, 90)
+    edited = [w if i % 15 != 7 else "changed" for i, w in enumerate(passage)]
+    rows = [
+        {"id": "a", "text": " ".join(story(rng, 1500) + passage)},
+        {"id": "b", "text": " ".join(edited + story(rng, 1500))},
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    (line,) = run_cli("partial", path).stdout.splitlines()
+    assert line.split("\t")[0:2] == ["a", "b"] and line.endswith("\tpassage")
+    assert run_cli("partial", "--edit-gap", "0", path).stdout == ""
+    bad = run_cli("partial", "--edit-gap", "-1", path)
+    assert bad.returncode == 2 and "--edit-gap: must be an integer >= 0, got -1" in bad.stderr
+
+
 def test_the_cli_refuses_a_passage_shorter_than_a_shingle(tmp_path: Path) -> None:
     out = run_cli("partial", "--min-words", "3", tmp_path / "x.jsonl")
     assert out.returncode == 2 and "--min-words" in out.stderr and "Traceback" not in out.stderr
