@@ -37,7 +37,7 @@ from dedup.partial import (
     verify_pairs,
 )
 from dedup.shingle import ShingleBatch, shingle_batch
-from searchapp.models import Document, PartialCopy, PartialIndexed
+from searchapp.models import Document, PartialCopy, PartialFingerprint, PartialIndexed
 from searchapp.services.partial_index import (
     EDIT_GAP,
     PENDING,
@@ -47,6 +47,7 @@ from searchapp.services.partial_index import (
     store_fingerprints,
     table_name,
 )
+from searchapp.services.planner_stats import planner_stats_refresh
 
 __all__ = ["bulk_update"]
 
@@ -78,6 +79,10 @@ def bulk_update(
         pairs = pairs[is_stale[pairs[:, 0]] | is_stale[pairs[:, 1]]]
         found = _verify(hashes, offsets, pairs, win, progress, int(is_stale.sum()))
         _write(found, ids, content, stale, params)
+        # Every search page looks its results' pairs up (selectors.partial_copies): without
+        # statistics PostgreSQL planned that look-up as a parallel scan of the pairs.
+        for model in (PartialCopy, PartialFingerprint, PartialIndexed):
+            planner_stats_refresh(model._meta.db_table)
     return UpdateCounts(documents=int(is_stale.sum()), pairs_found=len(found[0]))
 
 

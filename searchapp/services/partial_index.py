@@ -48,6 +48,7 @@ from dedup.partial import (
 )
 from dedup.shingle import ShingleBatch, shingle_batch
 from searchapp.models import Document, PartialCopy, PartialFingerprint, PartialIndexed
+from searchapp.services.planner_stats import planner_stats_rows_added
 
 logger = logging.getLogger(__name__)
 
@@ -238,6 +239,8 @@ def store_fingerprints(
             f"INSERT INTO {rec} (doc_id, content_hash, params) VALUES (%s, %s, %s)",
             [(int(i), h, PENDING) for i, h in zip(batch_ids.tolist(), content, strict=True)],
         )
+    planner_stats_rows_added(PartialFingerprint._meta.db_table, len(rows))
+    planner_stats_rows_added(PartialIndexed._meta.db_table, int(batch_ids.shape[0]))
 
 
 @dataclass
@@ -370,6 +373,9 @@ def _write(batch: _Batch, params: str, asked: Sequence[int], later: np.ndarray) 
         # A concurrent update (the job runs one at a time, but a command may run beside it)
         # could find a pair too.
         PartialCopy.objects.bulk_create(batch.pairs, batch_size=2_000, ignore_conflicts=True)
+    # Every search page looks its results' pairs up (selectors.partial_copies): their plans
+    # need the table's statistics.
+    planner_stats_rows_added(PartialCopy._meta.db_table, len(batch.pairs))
 
 
 def partial_index_update(
