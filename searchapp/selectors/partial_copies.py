@@ -11,7 +11,7 @@ update looks at it (queued when the document is signed again).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -133,15 +133,20 @@ def document_partial_copies(*, document_id: int, text: str | None = None) -> lis
     return relations
 
 
-def partial_marks_among(ids: Collection[int]) -> dict[int, tuple[PartialMark, ...]]:
-    """For results shown together: which of them quote which (one indexed query over the
-    pairs whose lower id is among them). A result's marks, largest share first; at most
-    ``MARKS_PER_HIT`` each."""
+def partial_marks_among(
+    ids: Collection[int], *, apart: Mapping[int, int] | None = None
+) -> dict[int, tuple[PartialMark, ...]]:
+    """For results shown together: which of them quote which (one query of per-row look-ups
+    over the pairs among them). A result's marks, largest share first; at most
+    ``MARKS_PER_HIT`` each. ``apart``: each result's group; a pair within one group is not
+    marked."""
     if len(ids) < 2:
         return {}
     minimum = float(settings.PARTIAL_COPY_MIN_SHARE)
     marks: dict[int, list[PartialMark]] = {}
     for a, b, ab, ba, title_a, ext_a, title_b, ext_b in _pairs_among(list(ids)):
+        if apart is not None and apart.get(a, a) == apart.get(b, b):
+            continue
         for here, other, other_title, here_in_other, other_in_here in (
             (a, b, title_b or ext_b, ab, ba),
             (b, a, title_a or ext_a, ba, ab),

@@ -116,7 +116,7 @@ class _Writer:
             else:
                 lead = "Shares a passage with"
             out.append(
-                f'<p class="hit-partial">{lead} <a href="#hit-{self.prefix}{m.other_id}">'
+                f'<p class="hit-partial">{lead} <a href="{self.document_url(m.other_id)}">'
                 f"{_e(m.other_title)}</a>, also in these results. <a class=\"why\" "
                 f'href="{self.why_url(hit.id, m.other_id)}?view=shared">shared passages</a></p>\n'
             )

@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import random
+import re
 from datetime import timedelta
 
 import pytest
@@ -261,11 +262,16 @@ def test_a_result_quoting_another_result_is_marked_on_the_page_and_in_the_api(qu
     wire, article = quoted["wire"], quoted["article"]
     query = " ".join(wire.text.split()[:3]).strip(".")
     page = Client().get("/", {"q": query, "group": "none"}).content.decode()
-    assert (
-        f'Contains 100% of <a href="#hit-{wire.id}">Wire story</a>, also in these results.'
-        in page
+    contains = re.search(
+        rf'Contains 100% of <a href="/documents/{wire.id}/\?[^"]*">Wire story</a>, also in these '
+        r"results\.",
+        page,
     )
-    assert f'of this text appears in <a href="#hit-{article.id}">Local article</a>' in page
+    assert contains is not None and "q=" in contains.group(0)  # the link carries the search
+    assert re.search(
+        rf'of this text appears in <a href="/documents/{article.id}/\?[^"]*">Local article</a>',
+        page,
+    )
     body = Client().get("/api/search", {"q": query, "group": "none"}).json()
     hits = {g["representative"]["id"]: g["representative"] for g in body["groups"]}
     assert hits[article.id]["partial_copies"] == [
@@ -273,3 +279,20 @@ def test_a_result_quoting_another_result_is_marked_on_the_page_and_in_the_api(qu
     ]
     assert hits[wire.id]["partial_copies"][0]["relation"] == "appears"
     assert quoted["other"].id not in hits or not hits[quoted["other"].id]["partial_copies"]
+
+
+def test_a_pair_folded_into_one_group_is_not_marked_again(quoted) -> None:
+    """Two near-identical texts hold each other whole: folded together, their similarity is
+    shown by the group, not by a partial-copy mark."""
+    from corpora import sign_all
+
+    article = quoted["article"]
+    make_document(external_id="copy", title="Copy", text=article.text + " Updated.")
+    sign_all()
+    partial_copies_rebuild()
+    query = " ".join(quoted["wire"].text.split()[:3]).strip(".")
+    body = Client().get("/api/search", {"q": query, "threshold": 0.5}).json()
+    (group,) = [g for g in body["groups"] if g["members"]]
+    inside = {group["representative"]["id"], *(m["id"] for m in group["members"])}
+    marked = {p["id"] for p in group["representative"]["partial_copies"]}
+    assert len(inside) == 2 and not marked & inside
