@@ -6,10 +6,11 @@ Usage:  .venv/bin/python bench/partial_app_scale.py --jsonl FILE [--docs 1000000
 1. A fresh database (SQLite file by default; ``--database-url`` for PostgreSQL), migrated, with
    the first --docs documents of FILE (searchapp.demo's generator, as bench/scale.py makes it)
    stored by bulk inserts (no search index, no signing: only the partial copies are measured).
-2. ``services.partial_copies.partial_copies_rebuild()``: every document looked at, 5,000 at a
-   time (``services.partial_index``: fingerprints stored and looked up, candidates verified
-   from the texts), what a first update after a bulk load does. CPU time and wall time (wall
-   under load on a shared machine), peak RSS, the tables' rows.
+2. ``services.partial_copies.partial_copies_rebuild()``: every document stale, so the one-pass
+   update (``services.partial_bulk``: the corpus read once, candidates from every fingerprint,
+   verified a block at a time by ``PARTIAL_COPY_THREADS`` threads), what the first update after
+   a bulk load does. CPU time and wall time (the script prints "under load" whatever the
+   machine's load: read the load average), peak RSS, the tables' rows.
 3. The incremental update: the next --add documents of FILE stored, then
    ``partial_copies_update()`` (what the job does after their signing): CPU and wall time.
 4. The document page's lookup, ``selectors.partial_copies.document_partial_copies`` (the rows of
