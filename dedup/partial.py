@@ -67,6 +67,7 @@ __all__ = [
     "containment_candidates",
     "edited_passage_pairs",
     "find_partial_copies",
+    "pair_blocks",
     "shared_counts",
     "verbatim_pairs",
     "verify_pairs",
@@ -588,9 +589,10 @@ def find_partial_copies(
     return out
 
 
-def _blocks(cost: np.ndarray, block: int) -> list[tuple[int, int]]:
-    """Consecutive ranges of pairs of about ``block`` shingles each, and never more than
-    ``_OWNER_LIMIT`` pairs (a pair's index shares a 64-bit key with its shingles)."""
+def pair_blocks(cost: np.ndarray, block: int) -> list[tuple[int, int]]:
+    """Consecutive ranges ``(lo, hi)`` of pairs whose ``cost`` (shingles each) sums to about
+    ``block``, and never more than 65,536 pairs (in :func:`shared_counts` a pair's index
+    shares a 64-bit key with its shingles)."""
     ends = np.cumsum(cost)
     if not ends.shape[0]:
         return []
@@ -638,7 +640,7 @@ def shared_counts(sets: ShingleBatch, pairs: np.ndarray, block: int = 1 << 22) -
     if not pairs.shape[0]:
         return out
     sizes = sets.sizes()
-    for lo, hi in _blocks(sizes[pairs[:, 0]] + sizes[pairs[:, 1]], block):
+    for lo, hi in pair_blocks(sizes[pairs[:, 0]] + sizes[pairs[:, 1]], block):
         chunk = pairs[lo:hi]
         docs = chunk.reshape(-1)
         lens = sizes[docs]
@@ -786,7 +788,7 @@ def edited_passage_pairs(
     if not pairs.shape[0]:
         return out
     sizes = shingles.sizes()
-    for lo, hi in _blocks(sizes[pairs[:, 0]] + sizes[pairs[:, 1]], block):
+    for lo, hi in pair_blocks(sizes[pairs[:, 0]] + sizes[pairs[:, 1]], block):
         out[lo:hi] = _edited_block(shingles, pairs[lo:hi], min_words, k, gap, min_cover)
     return out
 

@@ -50,6 +50,7 @@ __all__ = [
     "shingle_batch",
     "shingle_set",
     "stable_hash64",
+    "take_docs",
     "token_hashes",
     "tokenize",
 ]

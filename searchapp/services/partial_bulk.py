@@ -34,9 +34,11 @@ from dedup.partial import (
     Fingerprints,
     Winnower,
     candidate_pairs,
+    concat_fingerprints,
+    pair_blocks,
     verify_pairs,
 )
-from dedup.shingle import ShingleBatch, shingle_batch
+from dedup.shingle import ShingleBatch, shingle_batch, take_docs
 from searchapp.models import Document, PartialCopy, PartialFingerprint, PartialIndexed
 from searchapp.services.partial_index import (
     EDIT_GAP,
@@ -65,7 +67,7 @@ def bulk_update(
 ) -> UpdateCounts:
     """Look at the ``stale`` documents (sorted ids) against the whole corpus in one pass."""
     with tempfile.TemporaryDirectory(prefix="partial-copies-") as tmp:
-        ids, offsets, content = _spill(stale, win, Path(tmp) / "shingles", progress)
+        ids, offsets, content, fps = _spill(stale, win, Path(tmp) / "shingles", progress)
         n_shingles = int(offsets[-1])
         hashes: np.ndarray
         if n_shingles:
@@ -75,7 +77,9 @@ def bulk_update(
         else:
             hashes = np.zeros(0, dtype=np.uint64)
         is_stale = np.isin(ids, stale)
-        pairs = _candidates(hashes, offsets, win)
+        # Every fingerprint of the corpus, uncapped (the stored ones are capped): the
+        # whole-corpus method's candidates.
+        pairs, _ = candidate_pairs(fps, max_df=DEFAULT_MAX_DF)
         pairs = pairs[is_stale[pairs[:, 0]] | is_stale[pairs[:, 1]]]
         found = _verify(hashes, offsets, pairs, win, progress, int(is_stale.sum()))
         _write(found, ids, content, stale, params)
@@ -91,13 +95,15 @@ def _spill(
     win: Winnower,
     path: Path,
     progress: Callable[[str, int, int, int], None] | None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, Fingerprints]:
     """Every document's shingles, in id order, to ``path``; the stale ones' fingerprints
-    stored (phase 1). Returns (ids, shingle offsets, content hashes as bytes)."""
+    stored (phase 1). Returns (ids, shingle offsets, content hashes as bytes, every
+    document's fingerprints)."""
     doc = table_name(Document)
     ids: list[np.ndarray] = []
     sizes: list[np.ndarray] = []
     content: list[str] = []
+    fingerprints: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     after, done = 0, 0
     with path.open("wb") as out:
         while True:
@@ -111,12 +117,12 @@ def _spill(
             after = batch[-1]
             batch_ids, texts, hashes = read_texts(batch)
             shingles = shingle_batch(texts, win.shingle)
-            mine = np.isin(batch_ids, stale)
-            if mine.any():
-                store_fingerprints(
-                    batch_ids[mine].tolist(), win, _subset(batch_ids, shingles, hashes, mine)
-                )
-                done += int(mine.sum())
+            mine = np.flatnonzero(np.isin(batch_ids, stale))
+            if mine.shape[0]:
+                read = batch_ids[mine], take_docs(shingles, mine), [hashes[i] for i in mine]
+                store_fingerprints(batch_ids[mine].tolist(), win, read)
+                done += int(mine.shape[0])
+            fingerprints.append(win.winnow(shingles.hashes, shingles.offsets))
             out.write(np.ascontiguousarray(shingles.hashes, dtype=np.uint64).tobytes())
             ids.append(batch_ids)
             sizes.append(shingles.sizes())
@@ -127,52 +133,8 @@ def _spill(
     offsets = np.zeros(all_sizes.shape[0] + 1, dtype=np.int64)
     np.cumsum(all_sizes, out=offsets[1:])
     all_ids = np.concatenate(ids) if ids else np.zeros(0, np.int64)
-    return all_ids, offsets, np.array(content, dtype="S64")
-
-
-def _subset(
-    ids: np.ndarray, shingles: ShingleBatch, hashes: list[str], mask: np.ndarray
-) -> tuple[np.ndarray, ShingleBatch, list[str]]:
-    docs = np.flatnonzero(mask)
-    lens = shingles.sizes()[docs]
-    offsets = np.zeros(docs.shape[0] + 1, dtype=np.int64)
-    np.cumsum(lens, out=offsets[1:])
-    idx = np.repeat(shingles.offsets[docs], lens) + (
-        np.arange(int(offsets[-1])) - np.repeat(offsets[:-1], lens)
-    )
-    kept = [hashes[i] for i in docs.tolist()]
-    return ids[docs], ShingleBatch(shingles.hashes[idx], offsets), kept
-
-
-def _candidates(hashes: np.ndarray, offsets: np.ndarray, win: Winnower) -> np.ndarray:
-    """Pairs (i, j), i < j, of documents (indices in id order) sharing a fingerprint held by at
-    most DEFAULT_MAX_DF documents: the fingerprints winnowed again from the file, a range of
-    documents at a time (the stored ones are capped, these are not)."""
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-    n = offsets.shape[0] - 1
-    for lo in range(0, n, 50_000):
-        hi = min(lo + 50_000, n)
-        local = ShingleBatch(
-            np.asarray(hashes[offsets[lo] : offsets[hi]]), offsets[lo : hi + 1] - offsets[lo]
-        )
-        parts.append(win.winnow(local.hashes, local.offsets))
-    if not parts:
-        return np.zeros((0, 2), dtype=np.int64)
-    fps = Fingerprints(
-        np.concatenate([p[0] for p in parts]),
-        np.concatenate([p[1] for p in parts]),
-        _join_offsets([p[2] for p in parts]),
-        np.concatenate([p[3] for p in parts]),
-    )
-    pairs, _ = candidate_pairs(fps, max_df=DEFAULT_MAX_DF)
-    return pairs
-
-
-def _join_offsets(parts: list[np.ndarray]) -> np.ndarray:
-    counts = np.concatenate([np.diff(p) for p in parts])
-    offsets = np.zeros(counts.shape[0] + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    return offsets
+    fps = concat_fingerprints(fingerprints) if fingerprints else win.fingerprints([])
+    return all_ids, offsets, np.array(content, dtype="S64"), fps
 
 
 def _verify(
@@ -189,37 +151,18 @@ def _verify(
     of the work, run without the GIL, so two threads use both cores of a worker's machine.
     """
     sizes = np.diff(offsets)
-    cost = np.cumsum(sizes[pairs[:, 0]] + sizes[pairs[:, 1]])
-    cuts = (
-        np.searchsorted(cost, np.arange(_BLOCK_SHINGLES, int(cost[-1]) + 1, _BLOCK_SHINGLES))
-        if pairs.shape[0]
-        else np.zeros(0, np.int64)
-    )
-    ranges: list[tuple[int, int]] = []
-    lo = 0
-    for hi in [*np.unique(cuts).tolist(), pairs.shape[0]]:
-        hi = max(hi, lo + 1)
-        if lo >= pairs.shape[0]:
-            break
-        ranges.append((lo, hi))
-        lo = hi
+    ranges = pair_blocks(sizes[pairs[:, 0]] + sizes[pairs[:, 1]], _BLOCK_SHINGLES)
+    corpus = ShingleBatch(hashes, offsets)  # read through the page cache, a block at a time
     min_share = float(settings.PARTIAL_COPY_MIN_SHARE)
     min_words = int(settings.PARTIAL_COPY_MIN_WORDS)
 
     def decide(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         docs, inverse = np.unique(pairs[span[0] : span[1]], return_inverse=True)
-        lens = sizes[docs]
-        local_off = np.zeros(docs.shape[0] + 1, dtype=np.int64)
-        np.cumsum(lens, out=local_off[1:])
-        idx = np.repeat(offsets[docs], lens) + (
-            np.arange(int(local_off[-1])) - np.repeat(local_off[:-1], lens)
-        )
-        raw = ShingleBatch(np.asarray(hashes[idx]), local_off)
-        fp = win.winnow(raw.hashes, raw.offsets)
+        raw = take_docs(corpus, docs)
         found = verify_pairs(
             raw,
             raw.unique(),
-            Fingerprints(fp[0], fp[1], fp[2], fp[3]),
+            Fingerprints(*win.winnow(raw.hashes, raw.offsets)),
             inverse.reshape(-1, 2),
             min_containment=min_share,
             min_words=min_words,

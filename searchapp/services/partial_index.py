@@ -43,6 +43,7 @@ from dedup.partial import (
     Fingerprints,
     Winnower,
     candidate_pairs,
+    concat_fingerprints,
     concat_sets,
     verify_pairs,
 )
@@ -56,7 +57,6 @@ __all__ = [
     "UpdateCounts",
     "index_params",
     "partial_index_update",
-    "stale_count",
     "stale_documents",
     "winnower",
 ]
@@ -130,18 +130,6 @@ def stale_documents() -> np.ndarray:
     return np.asarray(stale, dtype=np.int64)
 
 
-def stale_count() -> int:
-    """Documents the next update will look at."""
-    doc, rec = table_name(Document), table_name(PartialIndexed)
-    sql = (
-        f"SELECT COUNT(*) FROM {doc} d LEFT JOIN {rec} r ON r.doc_id = d.id "
-        "WHERE r.doc_id IS NULL OR r.content_hash <> d.content_hash OR r.params <> %s"
-    )
-    with connection.cursor() as cur:
-        cur.execute(sql, [index_params()])
-        return int(cur.fetchone()[0])
-
-
 def read_texts(ids: Sequence[int]) -> tuple[np.ndarray, list[str], list[str]]:
     """(ids ascending, texts, content hashes) of the documents that still exist."""
     where, args = in_list("id", list(ids))
@@ -191,12 +179,13 @@ def _csr(doc: np.ndarray, hashes: np.ndarray, n_docs: int) -> Fingerprints:
     )
 
 
-def _distinct_fingerprints(
-    shingles: ShingleBatch, win: Winnower
-) -> tuple[np.ndarray, np.ndarray]:
+Winnowed = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # Winnower.winnow's result
+
+
+def _distinct_fingerprints(winnowed: Winnowed) -> tuple[np.ndarray, np.ndarray]:
     """(signed hash, document index) of every document's fingerprints, each pair once (a
     phrase repeated in one text counts once), sorted by hash then document."""
-    fh, _, foff, _ = win.winnow(shingles.hashes, shingles.offsets)
+    fh, _, foff, _ = winnowed
     n = foff.shape[0] - 1
     doc_of = np.repeat(np.arange(n, dtype=np.int64), np.diff(foff))
     if not fh.shape[0]:
@@ -218,7 +207,7 @@ def store_fingerprints(
         batch_ids, texts, content = read_texts(ids)
         read = batch_ids, shingle_batch(texts, win.shingle), content
     batch_ids, shingles, content = read
-    fp_hash, fp_doc = _distinct_fingerprints(shingles, win)
+    fp_hash, fp_doc = _distinct_fingerprints(win.winnow(shingles.hashes, shingles.offsets))
     uniq = np.unique(fp_hash)
     st_hash, st_doc = _stored_fingerprints(uniq)
     outside = ~np.isin(st_doc, batch_ids)  # the batch's own old rows are being replaced
@@ -256,7 +245,8 @@ def _look_at(ids: Sequence[int], win: Winnower, later: np.ndarray) -> _Batch:
     batch_ids, texts, content = read_texts(ids)
     n = batch_ids.shape[0]
     shingles = shingle_batch(texts, win.shingle)
-    fp_hash, fp_doc = _distinct_fingerprints(shingles, win)
+    winnowed = win.winnow(shingles.hashes, shingles.offsets)
+    fp_hash, fp_doc = _distinct_fingerprints(winnowed)
     uniq = np.unique(fp_hash)
     st_hash, st_doc = _stored_fingerprints(uniq)
     # Every holder counts (phase 1 stored this update's documents): past DEFAULT_MAX_DF the
@@ -276,7 +266,7 @@ def _look_at(ids: Sequence[int], win: Winnower, later: np.ndarray) -> _Batch:
     pairs = pairs[pairs[:, 0] < n]  # pairs of two other documents are known already
     found: list[PartialCopy] = []
     if pairs.shape[0]:
-        found = _verify(pairs, n, batch_ids, content, shingles, partners, win)
+        found = _verify(pairs, n, batch_ids, content, shingles, winnowed, partners, win)
     return _Batch(batch_ids, found)
 
 
@@ -294,6 +284,7 @@ def _verify(
     batch_ids: np.ndarray,
     content: list[str],
     shingles: ShingleBatch,
+    winnowed: Winnowed,
     partners: np.ndarray,
     win: Winnower,
 ) -> list[PartialCopy]:
@@ -311,8 +302,7 @@ def _verify(
     pairs = np.stack([pairs[:, 0], right], axis=1)[right >= 0]
     p_shingles = shingle_batch(p_texts, win.shingle)
     raw = concat_sets([shingles, p_shingles])
-    fps_parts = win.winnow(raw.hashes, raw.offsets)
-    fps = Fingerprints(fps_parts[0], fps_parts[1], fps_parts[2], fps_parts[3])
+    fps = concat_fingerprints([winnowed, win.winnow(p_shingles.hashes, p_shingles.offsets)])
     found = verify_pairs(
         raw,
         raw.unique(),
