@@ -58,6 +58,38 @@ def _ari_on_common(a: Sequence[object], b: Sequence[object]) -> float:
     return tm.adjusted_rand_index([[i for i in c if i in common] for c in second], gold)
 
 
+def _untouched(
+    before: Sequence[object], after: Sequence[object], added: set[Hashable], removed: set[Hashable]
+) -> tuple[int, int, int]:
+    """Of ``before``'s topics that the change did not touch (none of its results left the list,
+    and no added result sits, after, in the topic of any of its results), how many there are,
+    how many come back with exactly the same results, and how many also with the same label
+    ("changes only the topics those documents touch", issue 19). "Other topics" is not a topic."""
+    where = {i: t for t in after for i in t.member_ids}  # type: ignore[attr-defined]
+    count = same = labelled = 0
+    for t in before:
+        if t.other:  # type: ignore[attr-defined]
+            continue
+        members = set(t.member_ids)  # type: ignore[attr-defined]
+        if members & removed:
+            continue
+        now = {id(where[i]) for i in members if i in where}
+        touched = any(
+            set(where[i].member_ids) & added  # type: ignore[attr-defined]
+            for i in members
+            if i in where
+        )
+        if touched:
+            continue
+        count += 1
+        if len(now) == 1:
+            topic = where[next(iter(members))]
+            if not topic.other and set(topic.member_ids) == members:  # type: ignore[attr-defined]
+                same += 1
+                labelled += topic.label == t.label  # type: ignore[attr-defined]
+    return count, same, labelled
+
+
 def _labels(topics: Sequence[object]) -> set[str]:
     return {t.label.lower() for t in topics if not t.other}  # type: ignore[attr-defined]
 
@@ -112,6 +144,8 @@ def main() -> None:
     clean = total = corpus_wide = 0
     defects: Counter[str] = Counter()
     same, added_ari, added_kept, removed_ari, removed_kept = [], [], [], [], []
+    local = {"added": [0, 0, 0], "removed": [0, 0, 0]}  # untouched topics, same results, + label
+    moved: list[str] = []
     for n, (query, hits) in enumerate(lists):
         base = hits[: args.size]
         topics = cluster(base, query)
@@ -132,11 +166,20 @@ def main() -> None:
         for extra in hits[args.size : args.size + args.added]:
             grown.insert(rng.randrange(len(grown) + 1), extra)
         after = cluster(grown, query)
+        joined = {d[0] for d in hits[args.size : args.size + args.added]}
+        counts = _untouched(topics, after, joined, set())
+        local["added"] = [a + b for a, b in zip(local["added"], counts, strict=True)]
+        if counts[2] < counts[0]:
+            moved.append(f"+{args.added} {query!r}: {counts[0] - counts[2]} of {counts[0]}")
         added_ari.append(_ari_on_common(topics, after))
         added_kept.append(len(_labels(topics) & _labels(after)) / max(1, len(_labels(topics))))
         gone = set(rng.sample(range(len(base)), args.added))
         shrunk = [d for i, d in enumerate(base) if i not in gone]
         after = cluster(shrunk, query)
+        counts = _untouched(topics, after, set(), {base[i][0] for i in gone})
+        local["removed"] = [a + b for a, b in zip(local["removed"], counts, strict=True)]
+        if counts[2] < counts[0]:
+            moved.append(f"-{args.added} {query!r}: {counts[0] - counts[2]} of {counts[0]}")
         removed_ari.append(_ari_on_common(topics, after))
         removed_kept.append(len(_labels(topics) & _labels(after)) / max(1, len(_labels(topics))))
 
@@ -159,6 +202,18 @@ def main() -> None:
     print(f"| +{args.added} documents: labels kept % | {pct(added_kept)} |")
     print(f"| -{args.added} documents: ARI on the common ones | {pct(removed_ari)} |")
     print(f"| -{args.added} documents: labels kept % | {pct(removed_kept)} |")
+    for kind, sign in (("added", "+"), ("removed", "-")):
+        count, kept, labelled = local[kind]
+        print(
+            f"| {sign}{args.added} documents: topics not touched | {count} |\n"
+            f"| {sign}{args.added} documents: of those, same results % "
+            f"| {100 * kept / max(1, count):.1f} |\n"
+            f"| {sign}{args.added} documents: of those, same results and label % "
+            f"| {100 * labelled / max(1, count):.1f} |"
+        )
+    if moved:
+        print()
+        print("Lists where an untouched topic changed: " + "; ".join(moved))
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 from scipy.cluster.hierarchy import fcluster, linkage
+from scipy.spatial.distance import squareform
 
 __all__ = ["attach_to_nearest", "linkage_clusters"]
 
@@ -46,8 +47,9 @@ def linkage_clusters(
     if n < 2:
         return np.zeros(n, dtype=np.int64)
     distance = 1.0 - np.asarray((matrix @ matrix.T).toarray(), dtype=np.float64)
-    upper = np.triu_indices(n, k=1)  # scipy's condensed form: row-major upper triangle
-    tree = linkage(np.clip(distance[upper], 0.0, 2.0), method="average")
+    # scipy's condensed form, the row-major upper triangle (read in C: no index arrays).
+    condensed = squareform(distance, force="tovector", checks=False)
+    tree = linkage(np.clip(condensed, 0.0, 2.0, out=condensed), method="average")
     # Too few topics at the fixed height (a corpus of templated stories, where every result
     # shares words with every other): descend the same tree until ``topics`` groups of
     # ``min_size`` appear, or to the most that the next 64 cuts give. The groups below are

@@ -58,9 +58,10 @@ Vannella, SemEval-2013 Task 11 (measured in BENCHMARKS.md).
 
 from __future__ import annotations
 
+import operator
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import sparse
@@ -136,7 +137,13 @@ class _Stream:
     # a feature it stays: taking it out cost 1.1 ARI on AMBIENT, within noise but not better)
     query_like: np.ndarray
     stem: np.ndarray  # int64 per word id: the id of its stem (plural folded)
+    stem_words: list[str]  # per word id: its stem
     leading: np.ndarray  # bool per token: may start a label (content words and LEADING_WORDS)
+    vocab: dict[str, int]  # word -> id
+    form: np.ndarray  # int64 per word id: the id of its query form (_query_form)
+    form_ids: dict[str, int]  # query form -> id
+    # What is computed once per list and shared with its sub-topics' streams.
+    cache: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def _stem(word: str) -> str:
@@ -148,16 +155,23 @@ def _stem(word: str) -> str:
     return word
 
 
+def _stems(words: list[str]) -> list[str]:
+    """``_stem`` of every word; only the words ending in "s" are looked at in Python."""
+    out = list(words)
+    ends_s = np.fromiter(map(operator.methodcaller("endswith", "s"), words), bool, len(words))
+    for i in np.flatnonzero(ends_s).tolist():
+        out[i] = _stem(words[i])
+    return out
+
+
 def _query_form(word: str) -> str:
     return _stem(word.removesuffix("'s"))
 
 
 def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _Stream:
-    originals: list[str] = [""]
     glue: dict[int, int] = {}  # position -> how it joins the token before (not by a space)
-    lengths: list[int] = []
+    originals: list[str] = [""]
     for d in docs:
-        before = len(originals)
         title, title_glue = topic_words.split_words(d.title)
         for _ in range(title_weight):
             if title_glue:
@@ -169,24 +183,22 @@ def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _St
             glue.update((len(originals) + i, g) for i, g in text_glue.items())
         originals.extend(text)
         originals.append("")  # the gap between documents is a boundary too
-        lengths.append(len(originals) - before)
+    stream_text = "\x00".join(originals)
     # One lower() over the whole stream: a C loop, not one call per token.
-    lowered = "\x00".join(originals).lower().replace("\u2019", "'").split("\x00")
+    lowered = stream_text.lower().replace("\u2019", "'").split("\x00")
     if len(lowered) != len(originals):  # a token whose lower case holds a NUL: keep aligned
         lowered = [t.lower().replace("\u2019", "'") for t in originals]
-    vocab: dict[str, int] = {}
-    ids = [vocab.setdefault(t, len(vocab)) for t in lowered]
-    words = list(vocab)
-    boundary = np.array([not w or not (w[0].isalnum() or w[0] == "_") for w in words])
-    tokens = np.asarray(ids, dtype=np.int64)
-    remap = np.where(boundary, _BOUNDARY, np.arange(len(words)) + 1)
-    tokens = remap[tokens]
-    words = ["", *words]
-    query_words = {w.lower() for w in topic_words.split_words(query)[0]}
-    query_forms = {_query_form(w) for w in query_words}
-    # Document index per token (the leading boundary counts as the first document's).
-    lengths[0] += 1
-    doc = np.repeat(np.arange(len(lengths), dtype=np.int64), lengths)
+    # Word ids in order of first occurrence; dict.fromkeys and map run in C.
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(lowered))}
+    raw = np.fromiter(map(vocab.__getitem__, lowered), dtype=np.int64, count=len(lowered))
+    # Document index per token: each document ends with its "" (the leading "" at 0 and the
+    # first document's tokens are the first document's).
+    ends = np.flatnonzero(raw == vocab[""])[1:]
+    doc = np.searchsorted(ends, np.arange(len(raw)), side="left").astype(np.int64)
+    distinct = list(vocab)
+    boundary = np.array([not w or not (w[0].isalnum() or w[0] == "_") for w in distinct])
+    tokens = np.where(boundary, _BOUNDARY, np.arange(len(distinct)) + 1)[raw]
+    words = ["", *distinct]
     feature, content, leading = topic_words.content_flags(
         [d.lang for d in docs],
         [f"{d.title} {d.text}" for d in docs],
@@ -196,12 +208,12 @@ def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _St
         english=STOP_WORDS,
         leading_words=LEADING_WORDS,
     )
-    # "Beagles" and "Cain's" are the query "beagle", "cain" too: never a label alone.
-    is_query = np.array([w in query_words for w in words])
-    query_like = np.array([_query_form(w) in query_forms for w in words])
-    stems: dict[str, int] = {}
-    stem = np.array([stems.setdefault(_stem(w), len(stems)) for w in words], dtype=np.int64)
-    return _Stream(
+    stem_of = _stems(words)
+    stems = {s: i for i, s in enumerate(dict.fromkeys(stem_of))}
+    # A word's query form is its stem unless it ends in "'s" (the only case they differ).
+    forms = [_query_form(w) if w.endswith("'s") else s for w, s in zip(words, stem_of, strict=True)]
+    form_ids = {f: i for i, f in enumerate(dict.fromkeys(forms))}
+    stream = _Stream(
         words=words,
         tokens=tokens,
         doc=doc,
@@ -209,10 +221,53 @@ def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _St
         glue=glue,
         feature=feature,
         content=content,
-        query=is_query,
-        query_like=query_like,
-        stem=stem,
+        query=np.zeros(len(words), dtype=bool),
+        query_like=np.zeros(len(words), dtype=bool),
+        stem=np.fromiter(map(stems.__getitem__, stem_of), dtype=np.int64, count=len(words)),
+        stem_words=stem_of,
         leading=leading,
+        vocab={w: i for i, w in enumerate(words)},
+        form=np.fromiter(map(form_ids.__getitem__, forms), dtype=np.int64, count=len(words)),
+        form_ids=form_ids,
+    )
+    return _with_query(stream, query)
+
+
+def _with_query(stream: _Stream, query: str) -> _Stream:
+    """``stream`` with ``query``'s words marked: "Beagles" and "Cain's" are the query
+    "beagle", "cain" too (never a label alone)."""
+    query_words = {w.lower() for w in topic_words.split_words(query)[0]}
+    is_query = np.zeros(len(stream.words), dtype=bool)
+    is_query[[stream.vocab[w] for w in query_words if w in stream.vocab]] = True
+    forms = {_query_form(w) for w in query_words}
+    query_like = np.isin(stream.form, [stream.form_ids[f] for f in forms if f in stream.form_ids])
+    return replace(stream, query=is_query, query_like=query_like)
+
+
+def _substream(stream: _Stream, members: np.ndarray, query: str) -> _Stream:
+    """The stream of the documents ``members`` (indices, ascending) alone, with ``query``:
+    what ``_tokenise`` gives for them (the same tokens, flags and words; word ids stay the
+    whole list's), without reading their texts again (a sub-topic's split)."""
+    keep = np.isin(stream.doc, members)
+    keep[0] = True  # the leading boundary
+    positions = np.flatnonzero(keep)
+    new_position = np.full(len(stream.tokens), -1, dtype=np.int64)
+    new_position[positions] = np.arange(len(positions))
+    glue = {int(new_position[p]): g for p, g in stream.glue.items() if keep[p]}
+    doc = np.searchsorted(members, stream.doc[positions]).astype(np.int64)
+    doc[0] = 0
+    return _with_query(
+        replace(
+            stream,
+            tokens=stream.tokens[positions],
+            doc=doc,
+            originals=list(operator.itemgetter(*positions.tolist())(stream.originals)),
+            glue=glue,
+            feature=stream.feature[positions],
+            content=stream.content[positions],
+            leading=stream.leading[positions],
+        ),
+        query,
     )
 
 
@@ -281,14 +336,45 @@ def _background_idf(
 ) -> np.ndarray:
     # What separates the senses of a query is how rare a word is in general, not in the list:
     # in a list about "jaguar", "cat" is in a third of the results but rare in the corpus, and
-    # "price" the reverse. A stem's share is the sum of its words' (plural folded).
-    share = np.asarray(background(stream.words), dtype=float)
-    by_stem = np.zeros(n_stems)
-    np.add.at(by_stem, stream.stem, share)
+    # "price" the reverse.
     unigram = keys < n_stems
     out = idf.copy()
-    out[unigram] = -np.log(np.clip(by_stem[keys[unigram]], 1e-9, 1.0))
+    out[unigram] = -np.log(np.clip(_stem_shares(stream, background)[keys[unigram]], 1e-9, 1.0))
     return out
+
+
+def _stem_shares(stream: _Stream, background: Background) -> np.ndarray:
+    """Per stem id, the background's share of documents holding a form of it (its singular
+    and plurals, whether or not the list has them: a row must not move when another result
+    brings "banks" beside "bank"), add-one smoothed once as the background smooths a word.
+    Computed once per stream (a sub-topic's split shares its list's stems)."""
+    cached = stream.cache.get("stem_shares")
+    if cached is not None:
+        return cached
+    unit = float(background([""])[0])  # a word no document holds: one smoothing unit
+    if not unit > 0:  # a background that does not smooth: its forms' shares, added
+        unit = 0.0
+    stems = list(dict.fromkeys(stream.stem_words))  # in stem id order
+    # The forms _stem folds to a stem: itself, +"s" (unless _stem keeps that whole: "-ss",
+    # "-us", "-is", "-ies", or short), and "-y" as "-ies".
+    plural = [len(s) >= 3 and s[-1] not in "sui" and s[-2:] != "ie" for s in stems]
+    ies = [len(s) >= 3 and s[-1] == "y" for s in stems]
+    forms = [
+        *stems,
+        *(f"{s}s" for s, p in zip(stems, plural, strict=True) if p),
+        *(f"{s[:-1]}ies" for s, y in zip(stems, ies, strict=True) if y),
+    ]
+    owner = np.concatenate([np.arange(len(stems)), np.flatnonzero(plural), np.flatnonzero(ies)])
+    found = np.asarray(background(forms), dtype=float)
+    total = np.zeros(len(stems))
+    if unit:
+        np.add.at(total, owner, found / unit - 1.0)  # the documents holding each form
+        shares = unit * (1.0 + total)
+    else:
+        np.add.at(total, owner, found)
+        shares = total
+    stream.cache["stem_shares"] = shares
+    return shares
 
 
 @dataclass(frozen=True)
@@ -301,12 +387,22 @@ class _Phrases:
     occurrence_column: np.ndarray  # the phrase of every occurrence (-1: not a candidate)
 
 
+def _per_word(
+    stream: _Stream, name: str, compute: Callable[[list[str]], np.ndarray]
+) -> np.ndarray:
+    """``compute(stream.words)``, once per list: its sub-topics' streams share the words."""
+    found = stream.cache.get(name)
+    if found is None:
+        found = stream.cache[name] = np.asarray(compute(stream.words))
+    return found
+
+
 def _defects(stream: _Stream) -> tuple[np.ndarray, np.ndarray]:
     """Per token: may it not start or end a label; does it spoil a label it is inside
     (``searchapp.topic_labels``)."""
-    tokens, words = stream.tokens, stream.words
-    edge = topic_labels.edge_words(words)[tokens]
-    verbal = np.flatnonzero(topic_labels.verbal_words(words)[tokens])
+    tokens = stream.tokens
+    edge = _per_word(stream, "edge", topic_labels.edge_words)[tokens]
+    verbal = np.flatnonzero(_per_word(stream, "verbal", topic_labels.verbal_words)[tokens])
     # Only -ing/-ed words need their spelling looked at: capitalised they are names ("Reading
     # Festival"), but all in capitals a heading's words ("GILTS SEEN RISING").
     lowered = np.array(
@@ -314,12 +410,13 @@ def _defects(stream: _Stream) -> tuple[np.ndarray, np.ndarray]:
         dtype=bool,
     )
     edge[verbal[lowered]] = True
-    inner_ok = topic_labels.inner_words(words)[tokens]
-    inner = (~stream.content & ~inner_ok) | topic_labels.reporting_words(words)[tokens]
+    inner_ok = _per_word(stream, "inner", topic_labels.inner_words)[tokens]
+    reporting = _per_word(stream, "reporting", topic_labels.reporting_words)
+    inner = (~stream.content & ~inner_ok) | reporting[tokens]
     # An article inside only after a name's function word ("Lord of the Rings"), never after
     # a verb ("chairs the planning committee").
     after_inner = np.concatenate([[False], inner_ok[:-1]])
-    inner |= topic_labels.article_words(words)[tokens] & ~after_inner
+    inner |= _per_word(stream, "article", topic_labels.article_words)[tokens] & ~after_inner
     return edge, inner
 
 
@@ -401,6 +498,12 @@ def _phrases(stream: _Stream, n_docs: int, *, max_words: int, min_df: int) -> _P
     )
 
 
+def _phrase_text(stream: _Stream, phrases: _Phrases, column: int) -> str:
+    first = int(phrases.first[column])
+    ids = stream.tokens[first : first + int(phrases.length[column])].tolist()
+    return " ".join(stream.words[w] for w in ids)
+
+
 def _spelling(stream: _Stream, phrases: _Phrases, column: int) -> tuple[str, bool]:
     """The phrase as most often written; ties go to capitals (a name), then sorted; and
     whether that spelling is a heading's, all in capitals."""
@@ -478,7 +581,7 @@ def _corpus_wide(
 ) -> np.ndarray:
     """Per phrase: is every one of its content words, or its first or last word, common to
     the whole background corpus (in more than ``max_share`` of it: "pct", "Reuters")?"""
-    common = np.asarray(background(stream.words), dtype=float) > max_share
+    common = _per_word(stream, "background", background) > max_share
     common_tok = common[stream.tokens] | ~stream.content | stream.query_like[stream.tokens]
     before = np.concatenate([[0], np.cumsum(~common_tok)])
     ends = phrases.first + phrases.length
@@ -521,8 +624,11 @@ def _labels(
     used: set[str] = set(kn.taken)
     for i in sorted(range(len(clusters)), key=lambda i: (-sizes[i], clusters[i])):
         label = None
-        # Best first; equal scores in column order (deterministic: the columns are sorted keys).
-        for column in np.argsort(-score[i], kind="stable")[:50]:
+        # Best first; equal scores in the order of the phrases' words, which, unlike the
+        # columns' (hashes of word ids numbered as the list runs), no other result moves.
+        best = np.argsort(-score[i], kind="stable")[:50].tolist()
+        best.sort(key=lambda c: (-score[i, c], _phrase_text(stream, phrases, c)))
+        for column in best:
             if score[i, column] < 0:
                 break
             spelled, heading = _spelling(stream, phrases, int(column))
@@ -664,30 +770,39 @@ def topic_clusters(
             link_threshold=link_threshold,
             attach_min=attach_min,
         )
-        topics = _topic_clusters(docs, ids, knobs)
-        return _with_subtopics(docs, topics, knobs) if subtopics else topics
+        stream = _tokenise(docs, title_weight=title_weight, query=query)
+        topics = _topic_clusters(stream, ids, knobs)
+        return _with_subtopics(stream, ids, topics, knobs) if subtopics else topics
 
 
 SUBTOPIC_MIN = 20
 SUBTOPIC_MAX = 4
+# A sub-topic split clusters at most this many of the topic's best-ranked results (the rest
+# join the nearest sub-topic): a 936-result topic of a 1,000-hit list cost 50 ms to split.
+SUBTOPIC_LINK_MAX = 400
 
 
-def _with_subtopics(docs: Sequence[TopicDoc], topics: list[Topic], kn: _Knobs) -> list[Topic]:
-    by_id = {d.id: d for d in docs}
+def _with_subtopics(
+    stream: _Stream, ids: list[Hashable], topics: list[Topic], kn: _Knobs
+) -> list[Topic]:
+    index = {d: i for i, d in enumerate(ids)}
     shown = frozenset(t.label.lower() for t in topics if not t.other)
     out = []
     for topic in topics:
-        if topic.other or topic.size < max(SUBTOPIC_MIN, len(docs) / 4):
+        if topic.other or topic.size < max(SUBTOPIC_MIN, len(ids) / 4):
             out.append(topic)
             continue
-        members = [by_id[i] for i in topic.member_ids]
         inner = replace(
             kn,
             max_topics=min(SUBTOPIC_MAX, kn.max_topics),
             query=f"{kn.query} {topic.label}",
             taken=shown,
+            link_max=SUBTOPIC_LINK_MAX,
         )
-        children = _topic_clusters(members, list(topic.member_ids), inner)
+        members = np.array(sorted(index[i] for i in topic.member_ids), dtype=np.int64)
+        children = _topic_clusters(
+            _substream(stream, members, inner.query), [ids[i] for i in members], inner
+        )
         if sum(not c.other for c in children) >= 2:
             topic = replace(topic, children=tuple(children))
         out.append(topic)
@@ -719,6 +834,9 @@ class _Knobs:
     attach_min: float
     # Labels already shown (a sub-topic's never repeats a topic's: "OPEC" beside "OPEC").
     taken: frozenset[str] = frozenset()
+    # Linkage: how many of the best-ranked results are clustered (None: all; the rest join
+    # the nearest topic).
+    link_max: int | None = None
 
 
 def _spectral(matrix: sparse.csr_matrix, k: int, kn: _Knobs) -> np.ndarray:
@@ -741,9 +859,8 @@ def _spectral(matrix: sparse.csr_matrix, k: int, kn: _Knobs) -> np.ndarray:
     )
 
 
-def _topic_clusters(docs: Sequence[TopicDoc], ids: list[Hashable], kn: _Knobs) -> list[Topic]:
+def _topic_clusters(stream: _Stream, ids: list[Hashable], kn: _Knobs) -> list[Topic]:
     n = len(ids)
-    stream = _tokenise(docs, title_weight=kn.title_weight, query=kn.query)
     matrix = _features(
         stream,
         n,
@@ -759,8 +876,15 @@ def _topic_clusters(docs: Sequence[TopicDoc], ids: list[Hashable], kn: _Knobs) -
         # A short list (fewer than five results per possible topic, as for the eigengap) is
         # not split further than its fixed-height groups unless it has only one.
         want = k if n >= 5 * kn.max_topics else 2
-        assignment = linkage_clusters(matrix, kn.link_threshold, topics=want, min_size=kn.min_size)
+        # A large topic's split clusters its best-ranked results and places the rest by the
+        # nearest centroid below (Buckshot: Cutting et al., Scatter/Gather, 1992): average
+        # linkage is quadratic, and a topic of 900 results took a third of a 1,000-hit list.
+        head = n if kn.link_max is None else min(n, kn.link_max)
+        assignment = linkage_clusters(
+            matrix[:head], kn.link_threshold, topics=want, min_size=kn.min_size
+        )
         k = int(assignment.max()) + 1
+        assignment = np.concatenate([assignment, np.full(n - head, k, dtype=np.int64)])
     else:
         assignment = _spectral(matrix, k, kn)
     # A document with no shared feature cannot be placed by similarity: it belongs nowhere.
@@ -769,11 +893,12 @@ def _topic_clusters(docs: Sequence[TopicDoc], ids: list[Hashable], kn: _Knobs) -
     big = [c for c in range(k) if sizes[c] >= kn.min_size]
     if len(big) > kn.max_topics:
         # The largest groups are the topics (ties: the one ranked first), in cluster order.
-        first = np.full(k, n)
+        first = np.full(k + 1, n)  # (k: the results not clustered, when there are)
         np.minimum.at(first, assignment[assignment >= 0], np.flatnonzero(assignment >= 0))
         big = sorted(sorted(big, key=lambda c: (-sizes[c], first[c]))[: kn.max_topics])
     if kn.method == "linkage":
         assignment = attach_to_nearest(matrix, assignment, big, kn.attach_min)
+        assignment[assignment == k] = -1  # not clustered and near no topic: "Other topics"
         sizes = np.bincount(assignment + 1, minlength=k + 1)[1:]
     phrases = _phrases(stream, n, max_words=kn.max_phrase_words, min_df=kn.min_label_df)
     labels = _labels(stream, phrases, assignment, big, kn)

@@ -299,3 +299,93 @@ def test_the_background_is_a_fixed_sample_of_the_stored_documents_until_the_corp
     rebuilt = topic_background.corpus_background()
     assert rebuilt is not None and rebuilt(["reuters"])[0] > first[0] + 0.1
     topic_background.forget()
+
+
+def test_a_sub_topic_split_reads_its_results_as_if_they_were_clustered_alone() -> None:
+    # The split reuses its list's tokens (no second reading of the texts): the stream of a
+    # topic's results, with the topic's label added to the query, is what reading those
+    # results alone gives, in every script (glue of Chinese and Japanese bigrams included).
+    from searchapp import topics
+
+    docs = [
+        TopicDoc(id=0, title="Jaguar cars", text="The Jaguar XJ saloon's engine. Dealers' prices"),
+        TopicDoc(id=1, title="美洲豹 汽车", text="美洲豹是一种大型猫科动物。", lang="zh"),
+        TopicDoc(id=2, title="ジャガー", text="ジャガーの新しい車とエンジン", lang="ja"),
+        TopicDoc(id=3, title="Big cats", text="Jaguars hunt in the rainforest; cats' prey."),
+        TopicDoc(id=4, title="เสือจากัวร์", text="เสือจากัวร์เป็นแมวใหญ่", lang="th"),
+        TopicDoc(id=5, title="Le jaguar", text="Le jaguar est un félin d'Amérique.", lang=""),
+    ]
+    whole = topics._tokenise(docs, title_weight=2, query="jaguar")
+    for members in ([0, 2, 4], [1, 3, 5], [5], [0, 1, 2, 3, 4, 5]):
+        sub = topics._substream(whole, np.array(members), "jaguar cars")
+        alone = topics._tokenise([docs[i] for i in members], title_weight=2, query="jaguar cars")
+        assert [sub.words[t] for t in sub.tokens] == [alone.words[t] for t in alone.tokens]
+        assert sub.originals == alone.originals and sub.glue == alone.glue
+        assert np.array_equal(sub.doc, alone.doc)
+        for flags in ("feature", "content", "leading"):
+            assert np.array_equal(getattr(sub, flags), getattr(alone, flags)), flags
+        for per_word in ("query", "query_like"):  # of the words these results hold
+            mine = {sub.words[i] for i in sub.tokens if getattr(sub, per_word)[i]}
+            theirs = {alone.words[i] for i in alone.tokens if getattr(alone, per_word)[i]}
+            assert mine == theirs, per_word
+
+
+def test_a_topic_too_large_to_split_whole_still_places_every_result() -> None:
+    # A topic of 520 results (cars: engines and dealers) among eight small senses is split by
+    # clustering its 400 best-ranked results and placing the rest by the nearest sub-topic
+    # (topics.SUBTOPIC_LINK_MAX): every result is in exactly one child, each sub-topic is of
+    # one side only, and the results ranked past 400 are in sub-topics, not left over.
+    from searchapp import topics
+
+    rng = np.random.default_rng(23)
+    engine = ["piston", "gearbox", "cylinder", "turbo", "crankshaft"]
+    dealer = ["showroom", "finance", "warranty", "trade-in", "forecourt"]
+
+    def car(i: int) -> TopicDoc:
+        own = rng.choice(engine if i % 2 else dealer, 4, replace=False)
+        return TopicDoc(
+            id=f"car{i}", title=f"saloon motor car {own[0]}", text=f"{' '.join(own[1:])} review"
+        )
+
+    def background(words: list[str]) -> np.ndarray:
+        return np.array([0.01 if w in {"saloon", "motor", "car"} else 0.001 for w in words])
+
+    docs = [car(i) for i in range(520)]
+    for s in range(8):
+        docs += _sense(f"s{s}-", 12, f"alpha{s} beta{s}", f"gamma{s} delta{s}")
+    assert topics.SUBTOPIC_LINK_MAX < 520
+    found = topic_clusters(docs, query="jaguar", background=background, subtopics=True)
+    (cars,) = [t for t in found if not t.other and t.size == 520]
+    children = [c for c in cars.children if not c.other]
+    assert len(children) >= 2
+    placed = [i for c in cars.children for i in c.member_ids]
+    assert sorted(placed) == sorted(cars.member_ids)
+    for child in children:
+        assert len({int(i[3:]) % 2 for i in child.member_ids}) == 1, child
+    late = {f"car{i}" for i in range(topics.SUBTOPIC_LINK_MAX, 520)}
+    assert late <= {i for c in children for i in c.member_ids}
+
+
+def test_a_results_row_does_not_move_when_another_result_brings_a_plural() -> None:
+    # A word's weight is its stem's share of the corpus, counted over its forms whether or not
+    # the list has them: "banks" in another result does not reweigh "bank" in this one.
+    from searchapp import topics
+
+    shares = {"bank": 0.02, "banks": 0.01, "river": 0.004, "loan": 0.006}
+
+    def background(words: list[str]) -> np.ndarray:
+        return np.array([shares.get(w, 0.0) + 0.0005 for w in words])
+
+    a = TopicDoc(id="a", title="Bank of the river", text="the bank of the river and a loan")
+    b = TopicDoc(id="b", title="A loan", text="loan officers")
+    c = TopicDoc(id="c", title="Banks", text="banks and banks")
+
+    def similarity(docs: list[TopicDoc]) -> float:  # of the first two results' rows
+        stream = topics._tokenise(docs, title_weight=2, query="")
+        matrix = topics._features(
+            stream, len(docs), min_df=1, max_df=1.0, word_pairs=False, background=background
+        )
+        return float((matrix[0] @ matrix[1].T).toarray()[0, 0])
+
+    alone, beside = similarity([a, b]), similarity([a, b, c])
+    assert alone > 0 and abs(alone - beside) < 1e-12, (alone, beside)
