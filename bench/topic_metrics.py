@@ -360,6 +360,20 @@ def _verb_s(word: str) -> bool:
     )
 
 
+def _past_after_word(before: str, word: str) -> bool:
+    # A lower-case -ed form right after a word that is not a function word: a clause's verb
+    # ("profit reflected reduced costs", "Foxley asked for hedges"), where an adjective would
+    # follow an article or a preposition ("the reduced costs").
+    return (
+        word.islower()
+        and len(word) > 4
+        and word.endswith("ed")
+        and not word.endswith("eed")
+        and before.lower() not in ENGLISH_STOP_WORDS
+        and before[:1].isalnum()
+    )
+
+
 def _lexicon_word(word: str) -> bool:
     import lemminflect
 
@@ -392,6 +406,8 @@ def label_defects(label: str, first_names: frozenset[str] = frozenset()) -> list
         found.append("verb at start")
     if any(a[:1].isupper() and _verb_s(b) for a, b in itertools.pairwise(words[:-1])):
         found.append("verb after a name")
+    if any(_past_after_word(a, b) for a, b in itertools.pairwise(words[:-1])):
+        found.append("verb inside")
     if any(len(w) > 1 and w.isupper() and _lexicon_word(w) for w in words):
         found.append("heading in capitals")
     if words[-1] in first_names:

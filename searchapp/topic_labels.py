@@ -48,6 +48,7 @@ __all__ = [
     "inner_words",
     "known_word",
     "load_lexicon",
+    "past_words",
     "reads_as_clause",
     "reporting_words",
     "verb_s_form",
@@ -116,6 +117,13 @@ def verbal_words(words: list[str]) -> np.ndarray:
     """Per distinct lower-case word: an -ing/-ed form (or a Turkish finite verb). Only at the
     edge of a label and only where written in lower case: "Reading Festival" is a name."""
     return np.array([_verbal(w) for w in words], dtype=bool)
+
+
+def past_words(words: list[str]) -> np.ndarray:
+    """Per distinct lower-case word: an English -ed form ("reflected", not "need")."""
+    return np.array(
+        [len(w) > 4 and w.endswith("ed") and not w.endswith("eed") for w in words], dtype=bool
+    )
 
 
 def inner_words(words: list[str]) -> np.ndarray:

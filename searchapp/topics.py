@@ -417,6 +417,13 @@ def _defects(stream: _Stream) -> tuple[np.ndarray, np.ndarray]:
     # a verb ("chairs the planning committee").
     after_inner = np.concatenate([[False], inner_ok[:-1]])
     inner |= _per_word(stream, "article", topic_labels.article_words)[tokens] & ~after_inner
+    # A past form written in lower case right after a word (not a function word) is a
+    # clause's verb: "profit reflected reduced costs", "Foxley asked for hedges"; after an
+    # article or a preposition it is an adjective ("the reduced costs") and may stay.
+    past = verbal[lowered]
+    past = past[_per_word(stream, "past", topic_labels.past_words)[tokens[past]]]
+    past = past[past > 0]
+    inner[past[stream.feature[past - 1]]] = True
     return edge, inner
 
 

@@ -57,6 +57,29 @@ def test_clause_fragments_never_become_labels_even_when_every_result_of_a_sense_
         assert "said" not in words and words[0] not in {"wednesday", "million"}, label
 
 
+def test_a_verb_in_the_past_inside_a_phrase_never_makes_it_a_label() -> None:
+    # Every result of each sense holds a clause with a past verb after its subject ("profit
+    # reflected reduced costs", "Foxley asked for hedges"): the label is another phrase; after
+    # an article an -ed word is an adjective, and "the reduced tariffs" may label a topic.
+    docs = _sense(
+        "p",
+        6,
+        "Smelter results {i}",
+        "Annual profit reflected reduced costs at the Kamioka smelter venture.",
+    ) + _sense(
+        "f",
+        6,
+        "Parish council {i}",
+        "Councillor Foxley asked for hedges along the Stonebridge towpath.",
+    )
+    labels = [t.label for t in topic_clusters(docs, query="report") if not t.other]
+    assert len(labels) == 2, labels
+    for label in labels:
+        assert "verb inside" not in tm.label_defects(label), label
+        assert not {"reflected", "asked"} & set(label.lower().split()), label
+    assert "verb inside" not in tm.label_defects("tariffs of the reduced kind")
+
+
 def test_a_word_the_whole_corpus_shares_never_labels_a_topic() -> None:
     # "pct" is in every result of both senses, and in 40% of the corpus: a background says so.
     docs = _sense("a", 6, "Palm oil pct {i}", "Palm oil output pct rose in Malaysia pct.") + _sense(
