@@ -539,12 +539,15 @@ def _spelling(stream: _Stream, phrases: _Phrases, column: int) -> tuple[str, boo
     return best, heading
 
 
-def _misread(stream: _Stream, phrases: _Phrases, column: int, spelled: str) -> bool:
+def _misread(
+    stream: _Stream, phrases: _Phrases, column: int, spelled: str, *, heading: bool = False
+) -> bool:
     """Does the phrase, where the results have it, cut a name in two ("Luca" of "Luca Bianchi",
     "Prime Minister Bettino", "Cross" of "Whitby Cross": a capitalised word after or before it
     in four of five places), or is its one
     lower-case word a verb after its subject ("Harbourline Shipping closes": a capitalised word
-    before it in half of its places; "prices" after "oil" is a noun) or before one object in
+    before it in half of its places, or any word before it in a heading in capitals, "QUAKER
+    OATS FILES SHELF REGISTRATION"; "prices" after "oil" is a noun) or before one object in
     half of them ("vaccine shows promise")?"""
     starts = phrases.starts[phrases.occurrence_column == column]
     length = int(phrases.length[column])
@@ -566,8 +569,19 @@ def _misread(stream: _Stream, phrases: _Phrases, column: int, spelled: str) -> b
         before = sum(capitalised(int(s) - 1) for s in starts)
         if before >= 0.8 * len(starts):
             return True
-    if length == 1 and spelled.islower() and topic_labels.verb_s_form(spelled):
-        before = sum(capitalised(int(s) - 1) for s in starts)
+    def heading_subject(position: int) -> bool:
+        # In a heading in capitals ("OLIVER'S STORES FILES CHAPTER 11") any word before it.
+        before = position - 1
+        return (
+            originals[position].isupper()
+            and before >= 0
+            and stream.tokens[before] != _BOUNDARY
+            and originals[before].isupper()
+        )
+
+    lower = spelled.islower() or heading  # a heading's word is read in lower case
+    if length == 1 and lower and topic_labels.verb_s_form(spelled.lower()):
+        before = sum(capitalised(int(s) - 1) or heading_subject(int(s)) for s in starts)
         # Or always with the same object: "shows" of "vaccine shows promise".
         objects = Counter(
             stream.tokens[int(s) + 1]
@@ -642,7 +656,7 @@ def _labels(
             if (
                 spelled.lower() not in used
                 and not topic_labels.reads_as_clause(spelled, heading=heading)
-                and not _misread(stream, phrases, int(column), spelled)
+                and not _misread(stream, phrases, int(column), spelled, heading=heading)
             ):
                 label = spelled
                 break

@@ -165,6 +165,19 @@ def test_headings_in_capitals_and_verbs_of_headlines_never_label_a_topic() -> No
         assert "SEEN" not in label and not label.lower().endswith("rising"), label
 
 
+def test_a_headings_verb_never_labels_a_topic_alone() -> None:
+    # Reuters' headings: "QUAKER OATS FILES SHELF REGISTRATION", "RED LION INNS FILES PLANS",
+    # each company once; "files" (a verb after its subject in capitals) is in every result of
+    # the sense and is no label; the paperwork is.
+    names = ["QUAKER OATS", "RED LION INNS", "OLIVER'S STORES", "INTERFACE FLOORING", "ACME"]
+    docs = [
+        TopicDoc(id=f"f{i}", title=f"{name} FILES SHELF OFFERING", text="A shelf offering.")
+        for i, name in enumerate(names)
+    ] + _sense("c", 5, "Coffee quotas {i}", "The coffee export quotas of the producers.")
+    labels = [t.label for t in topic_clusters(docs, query="company") if not t.other]
+    assert len(labels) == 2 and "files" not in {label.lower() for label in labels}, labels
+
+
 def test_on_the_demo_corpus_labels_have_no_defects_and_no_bare_first_names() -> None:
     # The demo corpus (searchapp.demo, generated: always present) with the background the app
     # takes from it; its result lists are the first 100 results holding a query word.
