@@ -37,8 +37,9 @@ vocabulary, and reading them in order is how the method is reviewed. The method:
    cluster takes the phrase that best separates it from the rest — the share of the cluster's
    documents containing it x the share of its documents inside the cluster, with a mild
    preference for longer phrases (STC's "phrases over words") — shown in its most frequent
-   original spelling. Larger clusters choose first; no label is used twice. With ``subtopics``
-   a large topic is split again the same way (``Topic.children``).
+   original spelling. Larger clusters choose first; no label is used twice; equal scores go
+   by the phrase's words. With ``subtopics`` a large topic is split again the same way
+   (``Topic.children``), from the list's tokens (its texts are not read again).
 5. Clusters smaller than ``min_size``, or without any phrase shared by ``min_label_df`` of their
    documents, go to "Other topics", always last.
 
@@ -733,7 +734,9 @@ def topic_clusters(
     whether the largest gap in the spectrum picks the number of clusters first (None: when
     there are fewer than five results per possible topic); ``subtopics`` splits every topic
     of at least ``SUBTOPIC_MIN`` results and a quarter of the list again (at most
-    ``SUBTOPIC_MAX`` sub-topics, the parent's words taken as the query), in ``Topic.children``;
+    ``SUBTOPIC_MAX`` sub-topics, the parent's words taken as the query; its best-ranked
+    ``SUBTOPIC_LINK_MAX`` results clustered, the rest placed by the nearest sub-topic), in
+    ``Topic.children``;
     ``power_iterations`` those of the randomized SVD (``topic_spectral.spectral_clusters``): 32
     instead of 4 keeps a list's topics where they were when a few results join or leave it
     (Reuters, 4 more results: ARI on the common ones 69.9 -> 78.5; BENCHMARKS.md).
