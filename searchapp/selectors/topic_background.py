@@ -74,8 +74,10 @@ def corpus_background() -> Background | None:
     global _sample
     # The lowest and highest primary keys stand for the corpus: two index lookups, where
     # counting a million rows on PostgreSQL takes a tenth of a second on every search.
-    ids = Document.objects.aggregate(first=Min("id"), last=Max("id"))
-    first, last = ids["first"] or 0, ids["last"] or 0
+    # Two queries, not one with both aggregates: SQLite answers a lone MIN or MAX of the key
+    # from the index but scans the table for both at once (80 ms a search page at 1M).
+    first = Document.objects.aggregate(first=Min("id"))["first"] or 0
+    last = Document.objects.aggregate(last=Max("id"))["last"] or 0
     if not last:
         return None
     with _lock:
