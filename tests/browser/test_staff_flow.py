@@ -289,8 +289,11 @@ def test_keyboard_shortcuts_move_and_decide_but_never_while_typing_a_note(
     # o opens the selected pair side by side; there k and j walk the queue, d decides and moves on.
     page.keyboard.press("o")
     page.wait_for_url(re.compile(r"/staff/duplicates/pair/\d+/\d+/"))
+    opened = page.url
     page.keyboard.press("k")
-    page.wait_for_url(re.compile(r"/staff/duplicates/pair/\d+/\d+/"))
+    # The pair's URL pattern matched before k too: wait for k's page itself (under load the
+    # next key could land on the page k was leaving).
+    page.wait_for_url(lambda url: url != opened)
     middle = page.url
     page.keyboard.press("d")
     page.wait_for_url(lambda url: url != middle)
