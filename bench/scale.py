@@ -21,8 +21,11 @@ Every phase runs through the real doors, as separate processes, on a fresh datab
    --limit matches (what the search page adds). ``--search-only DIR`` runs this phase alone
    on a run kept with ``--keep``.
 
-Prints each phase's wall time, docs/s, latency p50/p95/max (page 1 and page 50) and peak RSS
-(VmHWM) of each process. Goals on the 2-core machine (issue 8): grouped search p95 <= 50 ms at 1M documents
+Prints each phase's wall time, docs/s, latency p50/p95/max (page 1 and page 50), peak RSS
+(VmHWM) of each process and the disk each component holds (database and its largest tables,
+search index, the rest). ``--no-partial`` leaves the partial-copies update (issue 20) out
+(PARTIAL_COPIES_AFTER_SIGNING=0): its first pass after a bulk load would share the cores with
+the recompute and the searches being timed. Goals on the 2-core machine (issue 8): grouped search p95 <= 50 ms at 1M documents
 on both databases; ingest + sign <= 10 min embedded (SQLite, filesystem broker) and <= 5 min
 on PostgreSQL + Redis with 2 workers.
 
@@ -157,6 +160,9 @@ class Stack:
                 "SEARCH_INDEX_DIR": str(self.tmp / "search-index"),
                 "LOG_LEVEL": "WARNING",
                 "SIGNATURE_CATCHUP_SECONDS": "0",
+                # --no-partial: the partial-copies update (issue 20) is left out of the timed
+                # phases; at 10M its first pass would share the cores with everything after signing.
+                "PARTIAL_COPIES_AFTER_SIGNING": "0" if getattr(args, "no_partial", False) else "1",
             }
         )
         if args.database == "postgresql":
@@ -232,6 +238,35 @@ class Stack:
                     admin.execute(f'DROP DATABASE IF EXISTS "{self.db_name}" WITH (FORCE)')
         else:
             print(f"kept: {self.env['DATABASE_URL']}, index {self.env['SEARCH_INDEX_DIR']}")
+
+
+def dir_mb(path: Path) -> float:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file()) / 1e6 if path.exists() else 0.0
+
+
+def disk_rows(stack: Stack) -> list[tuple[str, str]]:
+    """Disk per component: the database (and, on PostgreSQL, its largest tables with their
+    indexes), the search index, the rest of the run's folder (broker, spill files)."""
+    rows: list[tuple[str, str]] = []
+    index_mb = dir_mb(Path(stack.env["SEARCH_INDEX_DIR"]))
+    if stack.args.database == "postgresql":
+        db_mb = stack.sql(f"SELECT pg_database_size('{stack.db_name}')") / 1e6
+        rows.append(("disk: database (PostgreSQL)", f"{db_mb:10,.0f} MB"))
+        tables = stack._poll.execute(
+            "SELECT relname, pg_total_relation_size(c.oid) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
+            "WHERE n.nspname = 'public' AND c.relkind = 'r' ORDER BY 2 DESC LIMIT 6"
+        ).fetchall()
+        for name, size in tables:
+            rows.append((f"  {name} (with its indexes)", f"{size / 1e6:10,.0f} MB"))
+        shared = stack._poll.execute("SHOW shared_buffers").fetchone()[0]
+        rows.append(("  server's shared_buffers", f"{shared:>10}"))
+    else:
+        db_mb = sum(p.stat().st_size for p in stack.tmp.glob("db.sqlite3*")) / 1e6
+        rows.append(("disk: database (SQLite file, WAL included)", f"{db_mb:10,.0f} MB"))
+    rows.append(("disk: search index (tantivy)", f"{index_mb:10,.0f} MB"))
+    rest = dir_mb(stack.tmp) - index_mb - (0 if stack.args.database == "postgresql" else db_mb)
+    rows.append(("disk: the rest of the data folder", f"{rest:10,.0f} MB"))
+    return rows
 
 
 def wait_signed(stack: Stack, total: int, started: float, timeout: float) -> float:
@@ -345,6 +380,7 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the database and index")
     parser.add_argument("--pg-name", default=None, help="PostgreSQL database name (default scale_<N>)")
     parser.add_argument("--timeout", type=float, default=3600)
+    parser.add_argument("--no-partial", action="store_true", help="PARTIAL_COPIES_AFTER_SIGNING=0 for the run: the partial-copies update stays out of the timed phases")
     parser.add_argument("--search-only", type=Path, default=None, metavar="DIR",
                         help="only the search phase, on a run kept with --keep: its directory (the SQLite "
                         "database and the index; with --database postgresql, the kept scale_<N> database)")
@@ -354,7 +390,8 @@ def main() -> int:
     if args.search_only is not None:
         return search_only(args, jsonl)
 
-    print(f"\n== {args.docs:,} documents, {args.database}, {args.workers} worker(s), {os.cpu_count()} cores ==")
+    print(f"\n== {args.docs:,} documents, {args.database}, {args.workers} worker(s), {os.cpu_count()} cores"
+          f"{', partial copies left out (--no-partial)' if args.no_partial else ''} ==")
     stack = Stack(args)
     rows: list[tuple[str, str]] = []
     try:
@@ -386,6 +423,14 @@ def main() -> int:
         n_clusters = stack.sql("SELECT count(*) FROM searchapp_cluster")
         members = stack.sql("SELECT count(*) FROM searchapp_clustermember")
         rows.append(("clusters ready after signing (full recompute)", f"{clusters_s:8.1f} s  ({n_clusters:,} clusters, {members:,} documents in them)"))
+        # The recompute's own run, from the job's record (the wait above includes its queueing).
+        recompute_ms = stack.sql(
+            "SELECT COALESCE(MAX(" + (
+                "EXTRACT(EPOCH FROM finished_at - started_at) * 1000" if args.database == "postgresql"
+                else "(julianday(finished_at) - julianday(started_at)) * 86400000"
+            ) + "), 0) FROM searchapp_job WHERE kind = 'clusters' AND state = 'done' AND started_at IS NOT NULL"
+        )
+        rows.append(("  the recompute job itself (longest run)", f"{recompute_ms / 1000:8.1f} s  workers' peak RSS " + ", ".join(f"{peak_rss_mb(w.pid):,.0f}" for w in stack.workers) + " MB"))
         extra = stack.tmp / "extra.jsonl"
         with jsonl.open() as src, extra.open("w") as dst:
             for i, line in enumerate(src):
@@ -407,6 +452,7 @@ def main() -> int:
         while (joined := stack.sql(joined_sql)) < 1000 and time.perf_counter() - started < 300:
             time.sleep(0.2)
         rows.append(("1,000 more: ingest + sign + clusters", f"{time.perf_counter() - started:8.1f} s  (incremental; {joined} of the 1,000 copies now in clusters)"))
+        rows += disk_rows(stack)
         queries = make_queries(jsonl, args.queries, args.seed)
         result = run_searches(stack.env, queries, args.limit)
     finally:
@@ -414,7 +460,7 @@ def main() -> int:
 
     print()
     for label, value in rows:
-        print(f"{label:42} {value}")
+        print(f"{label:46} {value}")
     report(queries, args.limit, result)
     return 0
 

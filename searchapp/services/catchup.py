@@ -39,7 +39,10 @@ from searchapp.services.jobs import (
     jobs_republish_stalled,
     jobs_resume_unfinished,
 )
-from searchapp.services.partial_copies import partial_copies_fail_stalled, partial_copies_schedule
+from searchapp.services.partial_copies import (
+    partial_copies_after_signing,
+    partial_copies_fail_stalled,
+)
 from searchapp.services.signing import (
     signatures_schedule_pending,
     signatures_sign_documents,
@@ -67,7 +70,7 @@ def pending_documents_sign(*, older_than: datetime | None = None) -> int:
     signed = signatures_sign_pending(older_than=older_than)
     if signed:
         clusters_schedule()
-        partial_copies_schedule()
+        partial_copies_after_signing()
     return signed
 
 
@@ -78,7 +81,7 @@ def batch_documents_sign(*, document_ids: Sequence[int]) -> int:
     signed = signatures_sign_documents(document_ids=document_ids)
     if signed:
         clusters_after_signing(document_ids=document_ids)
-        partial_copies_schedule()
+        partial_copies_after_signing()
     return signed
 
 

@@ -38,6 +38,7 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "job_partial_copies_run",
+    "partial_copies_after_signing",
     "partial_copies_fail_stalled",
     "partial_copies_rebuild",
     "partial_copies_reset",
@@ -68,6 +69,12 @@ def partial_copies_schedule(*, countdown: int | None = None) -> bool:
         return False
     Job.objects.filter(pk=job.pk, published_at__isnull=True).update(published_at=timezone.now())
     return True
+
+
+def partial_copies_after_signing() -> bool:
+    """What signing calls: queue an update unless PARTIAL_COPIES_AFTER_SIGNING is off (then the
+    new documents stay stale until ``manage.py rebuild_partial_copies --stale``)."""
+    return settings.PARTIAL_COPIES_AFTER_SIGNING and partial_copies_schedule()
 
 
 def partial_copies_update(*, job_id: int | None = None) -> UpdateCounts:

@@ -3,11 +3,14 @@ and that it finds what the whole-corpus method finds."""
 
 from __future__ import annotations
 
+import io
+import json
 import random
 
 import numpy as np
 import pytest
-from corpora import make_document
+from corpora import make_document, sign_all
+from django.core.management import call_command
 
 import searchapp.services.partial_index as partial_index
 from dedup.partial import containment_candidates
@@ -219,3 +222,32 @@ def test_a_batch_that_fails_half_way_leaves_the_pairs_as_they_were(monkeypatch) 
     assert _pairs() == {(source.id, copy.id)}  # the old pair, until copy is looked at
     assert PartialFingerprint.objects.filter(doc=copy).exists()
     assert partial_copies_update().documents == 1 and not _pairs()
+
+
+@pytest.mark.parametrize("after_signing", [True, False])
+def test_an_ingest_finds_its_partial_copies_or_leaves_them_to_the_command_when_told(
+    settings, tmp_path, django_capture_on_commit_callbacks, after_signing: bool
+) -> None:
+    # PARTIAL_COPIES_AFTER_SIGNING off: a very large corpus's operator runs the update by hand.
+    settings.PARTIAL_COPIES_AFTER_SIGNING = after_signing
+    source = _text(1, 150)
+    path = tmp_path / "docs.jsonl"
+    copy = _text(2, 200) + " " + source
+    records = [{"id": "source", "text": source}, {"id": "copy", "text": copy}]
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n", encoding="utf-8")
+    sign_all("minhash")
+    with django_capture_on_commit_callbacks(execute=True):  # the batches' signing tasks
+        call_command("ingest", str(path), "--no-progress", stdout=io.StringIO())
+    assert not Document.objects.filter(needs_signature=True).exists()  # signed (tasks inline)
+    if after_signing:
+        assert len(_pairs()) == 1
+        assert Job.objects.get(kind=Job.Kind.PARTIAL).state == Job.State.DONE
+        return
+    assert not _pairs() and not Job.objects.filter(kind=Job.Kind.PARTIAL).exists()
+    out = io.StringIO()
+    call_command("rebuild_partial_copies", "--stale", stdout=out)
+    assert "2 documents looked at, 1 partial copies found for them" in out.getvalue()
+    assert len(_pairs()) == 1
+    out = io.StringIO()
+    call_command("rebuild_partial_copies", "--stale", stdout=out)
+    assert "0 documents looked at" in out.getvalue() and len(_pairs()) == 1
