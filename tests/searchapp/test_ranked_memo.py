@@ -85,3 +85,18 @@ def test_zero_turns_the_memory_off(index_reads: list[int], settings: pytest.Fixt
     documents_ingest(corpus=corpus_get_or_create(name="news"), records=[rec("a", "zeppelin")])
     assert search("zeppelin") == search("zeppelin") == (1, ["a"])
     assert len(index_reads) == 2
+
+
+def test_a_long_run_of_equal_scores_is_read_in_two_reads_and_shown_in_id_order(
+    index_reads: list[int],
+) -> None:
+    # 3,000 texts of one length with the query word once: every match scores the same, so the
+    # first read (512) settles nothing; doubling took four reads (each scores every match).
+    corpus = corpus_get_or_create(name="news")
+    documents_ingest(
+        corpus=corpus, records=[rec(f"d{i:04d}", f"zeppelin w{i:04d}") for i in range(3000)]
+    )
+    total, shown = search("zeppelin")
+    assert total == 3000 and len(index_reads) <= 2
+    by_id = list(Document.objects.order_by("pk").values_list("external_id", flat=True))
+    assert shown == by_id[:50]
