@@ -165,7 +165,8 @@ class TantivyRanked:
             if 2 * len(self._tied) > self._read:
                 # Most of what was read ties with the last score (a frequent word in texts of
                 # one length): doubling would score every match again four or five times before
-                # the run ends (up to 1.8 s for a first page at 10M documents); read to MAX_TIED at once.
+                # the run ends (up to 1.8 s for a first page at 10M documents); read to
+                # MAX_TIED at once.
                 want = max(want, MAX_TIED + 1 - len(self._tied))
             self._read_more(want)
         return self._settled[:stop]
