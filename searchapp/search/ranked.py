@@ -23,6 +23,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
 import tantivy
 from django.conf import settings
 from django.db.models.functions import Substr
@@ -34,20 +35,40 @@ from searchapp.search.highlight import SNIPPET_CHARS, leading_text, snippet_html
 from searchapp.search.text_index import DATE, ID, SCHEMA
 from searchapp.search.types import RankedHit, SnippetSource, SortOrder
 
-__all__ = ["SNIPPET_SOURCE_CHARS", "NoMatches", "TantivyRanked", "forget_ranked_lists"]
+__all__ = [
+    "SNIPPET_SOURCE_CHARS",
+    "NoMatches",
+    "TantivyRanked",
+    "first_read",
+    "forget_ranked_lists",
+    "tie_read",
+]
 
 # The snippet is cut from the first characters of the text (bounded work on huge documents).
 SNIPPET_SOURCE_CHARS = 20_000
-# The first read, at least. Every read scores every match again (tantivy's offset skips hits,
-# not work: 7 ms at 1M documents for a median query of 200k matches, whether 128 or 512 are
-# kept), so the first read is sized for what most pages fold: 512 covers a first page and its
-# topics' first 100 matches in one read where 128 took two or three (issue 23).
+# The first read, at least (first_read). Every read scores every match again (tantivy's
+# offset skips hits, not work: 7 ms at 1M documents for a median query of 200k matches, whether
+# 128 or 512 are kept), so the first read is sized for what most pages fold: 512 covers a first
+# page and its topics' first 100 matches in one read where 128 took two or three (issue 23).
 FIRST_WINDOW = 512
 # A run of equal scores this long is settled in id order where the read stopped instead of
 # being read to its end: only a query scoring every document alike makes one, and reading a
 # million documents to order one page is worse than an order that could differ, at that one
 # boundary, from a longer read.
 MAX_TIED = 20_000
+# A run of equal scores that fills most of a read may be long: the next read asks for
+# matches / MATCHES_PER_HIT hits (tie_read). Every read scores every match again (50-75 ns
+# each for a two-word query) and keeps its hits (~0.7 us each), measured at 1M documents (issue
+# 23), so those hits cost about a tenth of one more scoring: at 1M (350,000 matches, 3,500
+# hits) as cheap as doubling's 512; at 10M (millions of matches) the run's 20,000 in one read,
+# where doubling scored every match four or five times for one first page.
+MATCHES_PER_HIT = 100
+# The first read grows with the index, one hit per DOCUMENTS_PER_FIRST_HIT documents (between
+# FIRST_WINDOW and MAX_TIED): at 10M documents a first page's 512 hits were often one run of
+# equal scores, and the read after them scored millions of matches again (~200 ms), where 10,000
+# hits read at once cost a few ms more (first page, tantivy's side, 200 queries: p95 434 ->
+# 214 ms); at 1M documents 1,000 hits did no worse than 512 (grouped p95 44 ms against 47).
+DOCUMENTS_PER_FIRST_HIT = 1000
 
 Query = tantivy.Query
 Occur = tantivy.Occur
@@ -60,21 +81,29 @@ Occur = tantivy.Occur
 # commit, a deletion, a merge or a reindex makes a new one), so an entry is never stale; the
 # database's side (documents deleted since, signatures, clusters) is read per search as before.
 # Per process, SEARCH_RANKED_CACHE entries, each of at most MEMO_MAX_HITS hits (a deep page's
-# longer list is read again).
-MEMO_MAX_HITS = 4096
+# longer list is read again), kept as arrays: 12 bytes a hit, so a full entry (a run of equal
+# scores read to MAX_TIED) takes ~0.4 MB, less than the 4,096 Python objects an entry held before.
+MEMO_MAX_HITS = 32_768
 _memo: OrderedDict[Hashable, _Read] = OrderedDict()
 _memo_lock = threading.Lock()
 
 
 @dataclass(frozen=True)
 class _Read:
-    """What a ranked list has read of the index (TantivyRanked's state after a read)."""
+    """What a ranked list has read of the index (TantivyRanked's state after a read). The
+    arrays are never written to once made (a later read makes new ones)."""
 
     total_matches: int
-    settled: tuple[RankedHit, ...]
-    tied: tuple[RankedHit, ...]
+    ids: np.ndarray  # settled hits, in ranked order
+    scores: np.ndarray  # their scores (float32, as tantivy scores; NaN when ordered by date)
+    tied_ids: np.ndarray
+    tied_scores: np.ndarray
     read: int
     done: bool
+
+
+_NO_IDS = np.zeros(0, dtype=np.int64)
+_NO_SCORES = np.zeros(0, dtype=np.float32)
 
 
 def _recalled(key: Hashable) -> _Read | None:
@@ -87,7 +116,7 @@ def _recalled(key: Hashable) -> _Read | None:
 
 def _remember(key: Hashable, state: _Read) -> None:
     size = settings.SEARCH_RANKED_CACHE
-    if size <= 0 or len(state.settled) + len(state.tied) > MEMO_MAX_HITS:
+    if size <= 0 or len(state.ids) + len(state.tied_ids) > MEMO_MAX_HITS:
         return
     with _memo_lock:
         known = _memo.get(key)
@@ -102,6 +131,20 @@ def forget_ranked_lists() -> None:
     """Drop every remembered ranked list (tests; never needed for correctness)."""
     with _memo_lock:
         _memo.clear()
+
+
+def first_read(documents: int) -> int:
+    """The hits the first read of a ranked list asks for in an index of ``documents``."""
+    return max(FIRST_WINDOW, min(MAX_TIED, documents // DOCUMENTS_PER_FIRST_HIT))
+
+
+def tie_read(tied: int, matches: int) -> int:
+    """The hits to read next when most of the last read tied with its last score: as many as
+    cost about one more scoring of the ``matches`` (MATCHES_PER_HIT), never past MAX_TIED in
+    the run. Reads still at least double (TantivyRanked._read_more), so a run of L equal scores
+    costs O(log L) scorings at most, and a corpus whose scoring is dear (millions of matches)
+    reads the run in one or two."""
+    return min(MAX_TIED + 1 - tied, matches // MATCHES_PER_HIT)
 
 
 @dataclass
@@ -140,8 +183,14 @@ class TantivyRanked:
     message: str | None = None
     suggestion: str | None = None
     rewritten_query: str | None = None
-    _settled: list[RankedHit] = field(default_factory=list)
-    _tied: list[RankedHit] = field(default_factory=list)  # read, equal to the last score read
+    # Settled hits as arrays (ids, scores) in ranked order; RankedHit objects are made only for
+    # the ones asked for (a run of equal scores reads up to MAX_TIED hits, a page shows tens).
+    _ids: np.ndarray = field(default_factory=lambda: _NO_IDS)
+    _scores: np.ndarray = field(default_factory=lambda: _NO_SCORES)
+    # Read, equal to the last score read: not settled until a read goes past them.
+    _tied_ids: np.ndarray = field(default_factory=lambda: _NO_IDS)
+    _tied_scores: np.ndarray = field(default_factory=lambda: _NO_SCORES)
+    _hits: list[RankedHit] = field(default_factory=list)  # _ids[: len(_hits)] as RankedHit
     _read: int = 0  # tantivy hits read so far (the next read's offset)
     _done: bool = False
     # The query and the index state this list is of (None: not remembered); a list read
@@ -154,22 +203,30 @@ class TantivyRanked:
             found = _recalled(self.memo_key)
             if found is not None:
                 self.total_matches = found.total_matches
-                self._settled, self._tied = list(found.settled), list(found.tied)
+                self._ids, self._scores = found.ids, found.scores
+                self._tied_ids, self._tied_scores = found.tied_ids, found.tied_scores
                 self._read, self._done = found.read, found.done
                 return
-        self._read_more(FIRST_WINDOW, count=True)
+        self._read_more(first_read(self.searcher.num_docs), count=True)
 
     def ranked(self, stop: int) -> list[RankedHit]:
-        while len(self._settled) < stop and not self._done:
-            want = max(FIRST_WINDOW, stop - len(self._settled) + len(self._tied))
-            if 2 * len(self._tied) > self._read:
+        while len(self._ids) < stop and not self._done:
+            tied = len(self._tied_ids)
+            want = max(FIRST_WINDOW, stop - len(self._ids) + tied)
+            if 2 * tied > self._read:
                 # Most of what was read ties with the last score (a frequent word in texts of
-                # one length): doubling would score every match again four or five times before
-                # the run ends (up to 1.8 s for a first page at 10M documents); read to
-                # MAX_TIED at once.
-                want = max(want, MAX_TIED + 1 - len(self._tied))
+                # one length): the run may be long.
+                want = max(want, tie_read(tied, self.total_matches))
             self._read_more(want)
-        return self._settled[:stop]
+        made, until = len(self._hits), min(stop, len(self._ids))
+        if made < until:
+            ids = self._ids[made:until].tolist()
+            if self.sort == "date":
+                self._hits += [RankedHit(i, None) for i in ids]
+            else:
+                scores = self._scores[made:until].tolist()
+                self._hits += [RankedHit(i, s) for i, s in zip(ids, scores, strict=True)]
+        return self._hits[:stop]
 
     def _read_more(self, want: int, *, count: bool = False) -> None:
         # At least double what was read: a deep page costs a few reads, not one per block.
@@ -182,34 +239,42 @@ class TantivyRanked:
             found = self.searcher.search(self.query, want, count=count, offset=self._read)
         if count:
             self.total_matches = int(found.count or 0)  # type: ignore[attr-defined]  # not in the stub
-        self._read += len(found.hits)
-        self._done = len(found.hits) < want
-        addresses = [address for _key, address in found.hits]
-        ids = self.searcher.fast_field_values("id", addresses) if addresses else []
+        hits = found.hits
+        self._read += len(hits)
+        self._done = len(hits) < want
+        values = self.searcher.fast_field_values("id", [a for _k, a in hits]) if hits else []
+        known = None not in values  # a document without an id is left out (never written so)
+        ids = np.array(values if known else [v for v in values if v is not None], dtype=np.int64)
         if self.sort == "date":
-            self._settled.extend(RankedHit(int(i), None) for i in ids if i is not None)
-            self._keep()
+            self._settle(ids, np.full(len(ids), np.nan, dtype=np.float32))
             return
-        new = [
-            RankedHit(int(doc_id), float(key))
-            for (key, _address), doc_id in zip(found.hits, ids, strict=True)
-            if doc_id is not None
-        ]
-        pool = self._tied + new
-        if self._done or not new or len(pool) > MAX_TIED:
-            settle, self._tied = pool, []
+        keys = [k for (k, _a), v in zip(hits, values, strict=True) if known or v is not None]
+        scores = np.array(keys, dtype=np.float32)  # tantivy's scores are float32: exact
+        pool_ids = np.concatenate((self._tied_ids, ids))
+        pool_scores = np.concatenate((self._tied_scores, scores))
+        if self._done or not len(ids) or len(pool_ids) > MAX_TIED:
+            self._tied_ids, self._tied_scores = _NO_IDS, _NO_SCORES
+            settle = np.ones(len(pool_ids), dtype=bool)
         else:
-            last = new[-1].score
-            settle = [h for h in pool if h.score != last]
-            self._tied = [h for h in pool if h.score == last]
-        settle.sort(key=lambda h: (-(h.score or 0.0), h.document_id))
-        self._settled.extend(settle)
-        self._keep()
+            at_last = pool_scores == scores[-1]
+            self._tied_ids, self._tied_scores = pool_ids[at_last], pool_scores[at_last]
+            settle = ~at_last
+        settled_ids, settled_scores = pool_ids[settle], pool_scores[settle]
+        order = np.lexsort((settled_ids, -settled_scores))  # score descending, then id
+        self._settle(settled_ids[order], settled_scores[order])
 
-    def _keep(self) -> None:
+    def _settle(self, ids: np.ndarray, scores: np.ndarray) -> None:
+        self._ids = np.concatenate((self._ids, ids))
+        self._scores = np.concatenate((self._scores, scores))
         if self.memo_key is not None:
             state = _Read(
-                self.total_matches, tuple(self._settled), tuple(self._tied), self._read, self._done
+                self.total_matches,
+                self._ids,
+                self._scores,
+                self._tied_ids,
+                self._tied_scores,
+                self._read,
+                self._done,
             )
             _remember(self.memo_key, state)
 

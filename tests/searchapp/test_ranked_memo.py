@@ -87,16 +87,51 @@ def test_zero_turns_the_memory_off(index_reads: list[int], settings: pytest.Fixt
     assert len(index_reads) == 2
 
 
-def test_a_long_run_of_equal_scores_is_read_in_two_reads_and_shown_in_id_order(
+@pytest.mark.parametrize(
+    ("matches_per_hit", "most_reads"),
+    [
+        # As measured: scoring 3,000 matches again is cheap, so the run is read by doubling
+        # (512, 1,024, 2,048, the rest).
+        (ranked_module.MATCHES_PER_HIT, 4),
+        # Scoring as dear as the hits (a corpus of millions of matches): the run at once.
+        (1, 2),
+    ],
+)
+def test_a_long_run_of_equal_scores_is_read_in_few_reads_and_shown_in_id_order(
     index_reads: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+    matches_per_hit: int,
+    most_reads: int,
 ) -> None:
     # 3,000 texts of one length with the query word once: every match scores the same, so the
-    # first read (512) settles nothing; doubling took four reads (each scores every match).
+    # first read (512) settles nothing.
+    monkeypatch.setattr(ranked_module, "MATCHES_PER_HIT", matches_per_hit)
     corpus = corpus_get_or_create(name="news")
     documents_ingest(
         corpus=corpus, records=[rec(f"d{i:04d}", f"zeppelin w{i:04d}") for i in range(3000)]
     )
     total, shown = search("zeppelin")
-    assert total == 3000 and len(index_reads) <= 2
+    assert total == 3000 and 1 < len(index_reads) <= most_reads
     by_id = list(Document.objects.order_by("pk").values_list("external_id", flat=True))
     assert shown == by_id[:50]
+
+
+def test_a_run_of_equal_scores_is_read_on_by_what_one_more_scoring_costs() -> None:
+    tie_read, most = ranked_module.tie_read, ranked_module.MAX_TIED
+    # A frequent word at 10M documents: millions of matches, each read dear; to MAX_TIED.
+    assert tie_read(500, 2_000_000) == most + 1 - 500
+    # At 1M documents (350,000 matches): a few thousand hits, not 20,000 (60 ms where one
+    # scoring is 15 ms), and more than doubling's 512.
+    assert 2_000 < tie_read(500, 350_000) < 10_000
+    # A small corpus: less than doubling asks for, so doubling it is.
+    assert tie_read(500, 3_000) < ranked_module.FIRST_WINDOW
+
+
+def test_the_first_read_grows_with_the_index_within_its_bounds() -> None:
+    first_read = ranked_module.first_read
+    assert first_read(3_000) == ranked_module.FIRST_WINDOW
+    # 10M documents: a first page's run of equal scores is read with it, not by a second
+    # scoring of millions of matches.
+    assert first_read(10_000_000) >= 5_000
+    assert first_read(10**12) == ranked_module.MAX_TIED
+    assert first_read(1_000_000) <= first_read(10_000_000)
