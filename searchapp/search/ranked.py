@@ -8,9 +8,10 @@ searcher, so the same index state gives the same list however it was read.
 Relevance order is score descending, then document id ascending. tantivy breaks equal scores by
 its internal document address, which follows how documents were committed (one segment or
 many), so a window's last score may continue past it: only the hits scored strictly above the
-last score read are settled; the tied ones wait for the next read (rarely more than a few exact
-copies). Date order is tantivy's (newest first, undated last): a corpus without dates would
-otherwise have to be read whole to settle one tie.
+last score read are settled; the tied ones wait for the next read (a few exact copies, or, for
+a frequent word in texts of one length, thousands: ``tie_read``). Date order is tantivy's
+(newest first, undated last): a corpus without dates would otherwise have to be read whole to
+settle one tie.
 
 Snippets and scores are computed for the few documents a page shows, never for the whole
 window: a window of a thousand ids costs a millisecond, a thousand snippets far more.
