@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
@@ -64,6 +65,18 @@ class PageWatch:
     dialogs: list[str] = field(default_factory=list)
     page_errors: list[str] = field(default_factory=list)
     offsite_requests: list[str] = field(default_factory=list)
+    in_flight: set[object] = field(default_factory=set)  # requests not answered yet
+
+
+def _quiet(watch: PageWatch, pages: list[Any]) -> None:
+    """Wait (up to 10 s) until every request the pages made has its answer: a request the
+    live server is still serving when the test ends holds the test database's tables, and the
+    flush between tests then fails ("database table is locked"), as a lazy fragment requested
+    after a test's last check once did."""
+    for _ in range(200):
+        if not watch.in_flight:
+            return
+        pages[0].wait_for_timeout(50)
 
 
 @pytest.fixture
@@ -89,6 +102,9 @@ def _new_page(browser, live_server, watch: PageWatch, **context_options):  # typ
     page.on("dialog", on_dialog)
     page.on("pageerror", lambda error: watch.page_errors.append(str(error)))
     page.on("request", on_request)
+    page.on("request", lambda request: watch.in_flight.add(request))
+    page.on("requestfinished", lambda request: watch.in_flight.discard(request))
+    page.on("requestfailed", lambda request: watch.in_flight.discard(request))
     return context, page
 
 
@@ -96,6 +112,7 @@ def _new_page(browser, live_server, watch: PageWatch, **context_options):  # typ
 def page(browser, live_server, watch: PageWatch):  # type: ignore[no-untyped-def]
     context, page = _new_page(browser, live_server, watch, viewport={"width": 1280, "height": 900})
     yield page
+    _quiet(watch, [page])
     context.close()
     assert not watch.page_errors, f"script errors on the page: {watch.page_errors}"
     assert not watch.offsite_requests, (
@@ -106,14 +123,17 @@ def page(browser, live_server, watch: PageWatch):  # type: ignore[no-untyped-def
 @pytest.fixture
 def new_page(browser, live_server, watch: PageWatch):  # type: ignore[no-untyped-def]
     """A factory for pages with other context options (phone width, JavaScript off)."""
-    contexts = []
+    contexts, pages = [], []
 
     def make(**options):  # type: ignore[no-untyped-def]
         context, page = _new_page(browser, live_server, watch, **options)
         contexts.append(context)
+        pages.append(page)
         return page
 
     yield make
+    if pages:
+        _quiet(watch, pages)
     for context in contexts:
         context.close()
     assert not watch.page_errors, f"script errors on the page: {watch.page_errors}"
