@@ -141,10 +141,10 @@ def first_read(documents: int) -> int:
 
 def tie_read(tied: int, matches: int) -> int:
     """The hits to read next when most of the last read tied with its last score: as many as
-    cost about one more scoring of the ``matches`` (MATCHES_PER_HIT), never past MAX_TIED in
-    the run. Reads still at least double (TantivyRanked._read_more), so a run of L equal scores
-    costs O(log L) scorings at most, and a corpus whose scoring is dear (millions of matches)
-    reads the run in one or two."""
+    cost about a tenth of one more scoring of the ``matches`` (MATCHES_PER_HIT), never past
+    MAX_TIED in the run. Reads still at least double (TantivyRanked._read_more), so a run of L
+    equal scores costs O(log L) scorings at most, and a corpus whose scoring is dear (millions
+    of matches) reads the run in one or two."""
     return min(MAX_TIED + 1 - tied, matches // MATCHES_PER_HIT)
 
 
@@ -243,13 +243,15 @@ class TantivyRanked:
         hits = found.hits
         self._read += len(hits)
         self._done = len(hits) < want
+        keys = [k for k, _a in hits]
         values = self.searcher.fast_field_values("id", [a for _k, a in hits]) if hits else []
-        known = None not in values  # a document without an id is left out (never written so)
-        ids = np.array(values if known else [v for v in values if v is not None], dtype=np.int64)
+        if None in values:  # a document without an id is left out (never written so)
+            kept = [(k, v) for k, v in zip(keys, values, strict=True) if v is not None]
+            keys, values = [k for k, _v in kept], [v for _k, v in kept]
+        ids = np.array(values, dtype=np.int64)
         if self.sort == "date":
             self._settle(ids, np.full(len(ids), np.nan, dtype=np.float32))
             return
-        keys = [k for (k, _a), v in zip(hits, values, strict=True) if known or v is not None]
         scores = np.array(keys, dtype=np.float32)  # tantivy's scores are float32: exact
         pool_ids = np.concatenate((self._tied_ids, ids))
         pool_scores = np.concatenate((self._tied_scores, scores))
