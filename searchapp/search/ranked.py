@@ -101,6 +101,9 @@ class _Read:
     tied_scores: np.ndarray
     read: int
     done: bool
+    # Scores looked up for ids past the read (``TantivyRanked.scores``; None: no match), shared
+    # by every search of this list: the only dict in here, filled in, never changed.
+    looked_up: dict[int, float | None]
 
 
 _NO_IDS = np.zeros(0, dtype=np.int64)
@@ -194,6 +197,7 @@ class TantivyRanked:
     _hits: list[RankedHit] = field(default_factory=list)  # _ids[: len(_hits)] as RankedHit
     _read: int = 0  # tantivy hits read so far (the next read's offset)
     _done: bool = False
+    _looked_up: dict[int, float | None] = field(default_factory=dict)  # _Read.looked_up
     # The query and the index state this list is of (None: not remembered); a list read
     # before under the same key is taken up where it stopped.
     memo_key: Hashable | None = None
@@ -207,6 +211,7 @@ class TantivyRanked:
                 self._ids, self._scores = found.ids, found.scores
                 self._tied_ids, self._tied_scores = found.tied_ids, found.tied_scores
                 self._read, self._done = found.read, found.done
+                self._looked_up = found.looked_up
                 return
         self._read_more(first_read(self.searcher.num_docs), count=True)
 
@@ -278,14 +283,52 @@ class TantivyRanked:
                 self._tied_scores,
                 self._read,
                 self._done,
+                self._looked_up,
             )
             _remember(self.memo_key, state)
 
     def scores(self, ids: list[int]) -> dict[int, float]:
-        """The query again, intersected with those ids: its cost follows their number."""
+        """The scores of those of ``ids`` that match the query (the others are left out).
+
+        Ids the list has read, or was asked about before (this list, this index state: also
+        in an earlier search that remembered it), are answered from memory; the rest by the
+        query again, intersected with them, whose cost follows their number (at 1M documents
+        ~1.7 ms however few, ~15 us more an id: a fifth of the first read of a median query).
+        """
         if not ids:
             return {}
-        only = Query.const_score_query(Query.term_set_query(SCHEMA, ID, list(ids)), 0.0)
+        known = self._known_scores(ids)
+        asked = [i for i in dict.fromkeys(ids) if i not in known]
+        if asked:
+            found = self._search_scores(asked)
+            fresh = {i: found.get(i) for i in asked}
+            known.update(fresh)
+            if len(self._looked_up) + len(fresh) <= MEMO_MAX_HITS:
+                with _memo_lock:
+                    self._looked_up.update(fresh)
+        return {i: s for i, s in known.items() if s is not None}
+
+    def _known_scores(self, ids: list[int]) -> dict[int, float | None]:
+        """What is known without the index: the hits read so far and earlier look-ups."""
+        known = {i: self._looked_up[i] for i in ids if i in self._looked_up}
+        if self.sort == "date":  # hits read in date order carry no score
+            return known
+        wanted = np.array([i for i in ids if i not in known], dtype=np.int64)
+        read = ((self._ids, self._scores), (self._tied_ids, self._tied_scores))
+        for read_ids, read_scores in read:
+            if not len(read_ids) or not len(wanted):
+                continue
+            where = np.flatnonzero(np.isin(read_ids, wanted))
+            known.update(zip(read_ids[where].tolist(), read_scores[where].tolist(), strict=True))
+        return known
+
+    def _search_scores(self, ids: list[int]) -> dict[int, float]:
+        # The ids as a union of term queries, not a term-set query: measured at 1M documents
+        # (7 segments), the term set alone took 0.8 ms for 50 ids and the union 0.1 ms, and
+        # the intersection was faster with the union at every size tried (55, 500 and 3,000
+        # ids: 2.9 / 5.8 / 14 ms against 3.6 / 8.7 / 23, the same hits and scores).
+        wanted = Query.boolean_query([(Occur.Should, Query.term_query(SCHEMA, ID, i)) for i in ids])
+        only = Query.const_score_query(wanted, 0.0)
         found = self.searcher.search(
             Query.boolean_query([(Occur.Must, self.query), (Occur.Must, only)]),
             len(ids),

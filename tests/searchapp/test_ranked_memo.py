@@ -135,3 +135,54 @@ def test_the_first_read_grows_with_the_index_within_its_bounds() -> None:
     assert first_read(10_000_000) >= 5_000
     assert first_read(10**12) == ranked_module.MAX_TIED
     assert first_read(1_000_000) <= first_read(10_000_000)
+
+
+@pytest.fixture
+def score_look_ups(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[list[int]]]:
+    """The ids each look-up of scores asked the index for."""
+    asked: list[list[int]] = []
+    original = ranked_module.TantivyRanked._search_scores
+
+    def counted(self: ranked_module.TantivyRanked, ids: list[int]) -> dict[int, float]:
+        asked.append(list(ids))
+        return original(self, ids)
+
+    monkeypatch.setattr(ranked_module.TantivyRanked, "_search_scores", counted)
+    ranked_module.forget_ranked_lists()
+    yield asked
+    ranked_module.forget_ranked_lists()
+
+
+def test_scores_past_the_read_are_asked_of_the_index_once_per_list_and_index_state(
+    score_look_ups: list[list[int]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A first read of 3 hits leaves most matches past it (the fold asks for such scores:
+    # near-duplicates of a page's hits that rank further down).
+    monkeypatch.setattr(ranked_module, "first_read", lambda documents: 3)
+    corpus = corpus_get_or_create(name="news")
+    documents_ingest(
+        corpus=corpus,
+        records=[rec(f"d{i}", f"zeppelin {'word ' * i}") for i in range(10)]
+        + [rec("other", "no match here")],
+    )
+    ids = dict(Document.objects.values_list("external_id", "id"))
+    backend = get_backend()
+    first = backend.open("zeppelin")
+    top, tail, no_match = ids["d0"], ids["d9"], ids["other"]  # the longest text scores lowest
+    assert first.ranked(1)[0].document_id == top and first._read == 3
+    scores = first.scores([top, tail, no_match])
+    # The hit read is answered from the read itself; only the others are asked of the index,
+    # and the one that does not match is left out.
+    assert score_look_ups == [[tail, no_match]]
+    assert set(scores) == {top, tail} and scores[top] == first.ranked(1)[0].score > scores[tail]
+    # The same query again (another request of the same process): nothing is asked again.
+    again = backend.open("zeppelin")
+    assert again.scores([tail, no_match, top]) == scores
+    assert len(score_look_ups) == 1
+    # A change to the index is a new list: asked again, and the change is seen.
+    documents_ingest(corpus=corpus, records=[rec("d9", "balloon")])
+    assert set(backend.open("zeppelin").scores([tail, top])) == {top}
+    assert score_look_ups[1:] == [[tail]]
+    # Read in date order, hits carry no score: every id is asked of the index.
+    assert set(backend.open("zeppelin", sort="date").scores([top, ids["d8"]])) == {top, ids["d8"]}
+    assert score_look_ups[2:] == [[top, ids["d8"]]]
