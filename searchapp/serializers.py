@@ -41,8 +41,8 @@ def _hit(hit: Hit) -> dict[str, object]:
         "rank": hit.rank,
         "date": hit.date,
         "corpus": hit.corpus,
-        "lang": hit.lang,
         "host": hit.host,
+        "lang": hit.lang,
         "partial_copies": [
             {"id": m.other_id, "relation": m.kind, "share": m.share} for m in hit.partial
         ],
@@ -73,9 +73,9 @@ def _topics(facet: TopicFacet | None) -> dict[str, object]:
 
 
 def search_page_data(page: SearchPage) -> dict[str, object]:
-    """The page's groups and figures in the API's ``SearchOut`` shape."""
+    """The page's groups and figures in the API's ``SearchOut`` shape: its fields, in its
+    order, with its types (the API renders this dict without validating it again)."""
     return {
-        **_topics(page.topics),
         "query": page.query,
         "total_matches": page.total_matches,
         "took_ms": page.took_ms,
@@ -107,6 +107,7 @@ def search_page_data(page: SearchPage) -> dict[str, object]:
             }
             for group in page.groups
         ],
+        **_topics(page.topics),
     }
 
 

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
+from api_checks import as_validated
 
+from searchapp import api
 from searchapp.selectors import topic_background
+
+
+@pytest.fixture(autouse=True)
+def _api_search_checked(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Every /api/search response of every test is checked against SearchOut (as_validated).
+    original: Callable[..., dict[str, object]] = api.search_page_data
+
+    def checked(page: object) -> dict[str, object]:
+        data = original(page)
+        as_validated(data)
+        return data
+
+    monkeypatch.setattr(api, "search_page_data", checked)
 
 
 @pytest.fixture(autouse=True)
