@@ -62,12 +62,23 @@ class DocumentRow(NamedTuple):
 
     id: int
     url: str
-    added: datetime | None
-    date: datetime | None
+    # The dates as the cursor gave them (UTC; naive on PostgreSQL, text on SQLite), made aware
+    # only when read: the fold reads them for the "earliest" rule and date order alone, and
+    # converting every row's two cost a search ~0.4 ms at 1M documents (issue 23).
+    added_raw: datetime | str | None
+    date_raw: datetime | str | None
     signed: bool  # has a current signature in the set
     data: bytes | memoryview | None
     fingerprint: int | None
     is_empty: bool
+
+    @property
+    def added(self) -> datetime | None:
+        return aware_datetime(self.added_raw)
+
+    @property
+    def date(self) -> datetime | None:
+        return aware_datetime(self.date_raw)
 
 
 class Decision(NamedTuple):
@@ -93,7 +104,7 @@ def id_array(ids: Sequence[int]) -> str:
     client-side binding), ~4 ms of a search's CPU at 1M documents for its few hundred ids in
     several reads (profiled, issue 23); ``int()`` keeps anything but an integer out.
     """
-    return "{" + ",".join(str(int(i)) for i in ids) + "}"
+    return "{" + ",".join(map(str, map(int, ids))) + "}"
 
 
 def utc_column(column: str) -> str:
@@ -163,8 +174,8 @@ def document_rows(signature_set_id: int | None, ids: Sequence[int]) -> dict[int,
                 out[doc_id] = DocumentRow(
                     id=doc_id,
                     url=url,
-                    added=aware_datetime(added),
-                    date=aware_datetime(date),
+                    added_raw=added,
+                    date_raw=date,
                     signed=sig_id is not None,
                     data=data,
                     fingerprint=fingerprint,

@@ -125,6 +125,22 @@ def test_signature_bytes_round_trip_and_bad_length_is_refused():
         signatures_from_bytes([blob, b"abc"], 128)
 
 
+def test_many_stored_signatures_decode_as_each_does_alone_whatever_their_buffer():
+    hasher = MinHasher(num_perm=64, seed=5)
+    rng = np.random.default_rng(5)
+    sigs = [hasher.signature(rng.integers(0, 2**63, 40, dtype=np.uint64)) for _ in range(30)]
+    blobs = [signature_to_bytes(s) for s in sigs]
+    stacked = signatures_from_bytes(blobs, 64)
+    assert stacked.shape == (30, 64) and stacked.dtype == np.uint32
+    assert np.array_equal(stacked, np.stack(sigs))
+    mixed = [memoryview(blobs[0]), bytearray(blobs[1]), *blobs[2:]]
+    assert np.array_equal(signatures_from_bytes(mixed, 64), stacked)
+    with pytest.raises(ValueError, match="position 29"):
+        signatures_from_bytes([*blobs[:29], blobs[29][:-4]], 64)
+    with pytest.raises(ValueError, match=r"position 3: .*expected 256"):
+        signatures_from_bytes([*blobs[:3], signature_to_bytes(MinHasher().signature(sigs[0]))], 64)
+
+
 @pytest.mark.parametrize(
     "kwargs", [{"num_perm": 0}, {"num_perm": "128"}, {"variant": "bbit"}, {"seed": 1.5}]
 )
