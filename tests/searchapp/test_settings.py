@@ -151,3 +151,27 @@ def test_a_negative_hsts_duration_stops_the_process() -> None:
     result = _start_django(DEBUG="1", SECURE_HSTS_SECONDS="-1")
     assert result.returncode != 0
     assert "SECURE_HSTS_SECONDS=-1 is below the minimum 0" in result.stderr
+
+
+_PREPARED_COUNT = """
+import django
+django.setup()
+from django.db import connection
+with connection.cursor() as cursor:
+    for n in range(3):  # the same statement three times, as every search runs its reads
+        cursor.execute("SELECT oid FROM pg_class WHERE relname = %s", ["pg_class"])
+    cursor.execute("SELECT count(*) FROM pg_prepared_statements")
+    print("prepared", cursor.fetchone()[0])
+"""
+
+
+@pytest.mark.services
+@pytest.mark.parametrize(("setting", "prepared"), [({}, True), ({"DATABASE_PREPARED_STATEMENTS": "0"}, False)])
+def test_postgresql_statements_are_prepared_once_per_connection_unless_turned_off(setting, prepared) -> None:  # type: ignore[no-untyped-def]
+    url = os.environ.get("TEST_POSTGRES_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+    result = _django(["-c", _PREPARED_COUNT], DEBUG="1", DATABASE_URL=url, **setting)
+    if "could not connect" in result.stderr or "Connection refused" in result.stderr:
+        pytest.skip(f"needs PostgreSQL at {url}")
+    assert result.returncode == 0, result.stderr
+    count = int(result.stdout.split("prepared")[-1])
+    assert (count > 0) is prepared, result.stdout
