@@ -248,6 +248,9 @@ class TextIndex:
         self._lock = threading.Lock()
         self._generation: str | None = None
         self._index: tantivy.Index | None = None
+        # The last searcher and the state it reads (versioned_searcher): reused while the state
+        # stands, since reloading for every search cost ~0.3 ms of it at 1M documents.
+        self._searcher: tuple[IndexVersion, tantivy.Index, tantivy.Searcher] | None = None
         self._dated = True
         self._languages = True
         # Set when the directory cannot be written and searches read a view of it.
@@ -362,8 +365,15 @@ class TextIndex:
             if self.read_only and self._generation is not None:
                 self._view_of(self.root / self._generation)  # segments committed meanwhile
             version = self.version()
+            last = self._searcher
+            if last is not None and last[0] == version and last[1] is index:
+                # No commit since the state this searcher was reloaded at: meta.json is
+                # replaced (a new inode) by every commit, deletion and merge.
+                return last[2], version
             index.reload()  # picks up commits made by other processes
-            return index.searcher(), version
+            searcher = index.searcher()
+            self._searcher = (version, index, searcher)
+            return searcher, version
         except (OSError, ValueError):
             # A reindex switched generations and removed the old one between our look at
             # CURRENT and the reload: open the current generation afresh.

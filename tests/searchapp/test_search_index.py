@@ -409,3 +409,31 @@ def _day(year: int, month: int, day: int):  # type: ignore[no-untyped-def]
     from datetime import UTC, datetime
 
     return datetime(year, month, day, tzinfo=UTC)
+
+
+def test_a_searcher_is_kept_while_the_index_stands_and_a_commit_elsewhere_is_seen(
+    tmp_path: Path,
+) -> None:
+    # Two handles on one index directory, as the web server and a worker process hold: the
+    # reader keeps its searcher while nothing is committed (no reload per search), and sees
+    # the other's commits, deletions included, at its very next search.
+    from searchapp.search.text_index import TextIndex
+
+    writer_side, reader = TextIndex(tmp_path), TextIndex(tmp_path)
+
+    def write(*ids: int, delete: int | None = None) -> None:
+        with writer_side.writer() as writer:
+            if delete is not None:
+                writer.delete_range(delete, delete)
+            writer.add([IndexedDocument(id=i, corpus_id=1, title="", text="kestrel") for i in ids])
+            writer.commit()
+
+    write(1)
+    first, version = reader.versioned_searcher()
+    again, same = reader.versioned_searcher()
+    assert again is first and same == version and first.num_docs == 1
+    write(2, 3)
+    seen, newer = reader.versioned_searcher()
+    assert seen is not first and newer != version and seen.num_docs == 3
+    write(delete=2)
+    assert reader.versioned_searcher()[0].num_docs == 2
