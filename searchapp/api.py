@@ -365,7 +365,7 @@ def _unprocessable(field: str, message: str) -> Status:
         "parameter out of range."
     ),
 )
-def search(request: HttpRequest, params: Query[SearchParams]) -> Status:
+def search(request: HttpRequest, params: Query[SearchParams]) -> Status | HttpResponse:
     if not may_search(request.user):
         return Status(401, {"detail": "Log in to search."})
     try:
