@@ -75,16 +75,23 @@ Query = tantivy.Query
 Occur = tantivy.Occur
 
 # Ranked lists read lately, by query and index state (``TantivyRanked.memo_key``): the ids and
-# scores read so far and the count of matches, which is all a search reads of the index that
-# is not about the few hits a page shows. Reading them is the largest cost of a search at 1M
-# documents (every read scores every match: ~7 ms for a median query's 200k, issue 23), and a
-# popular query asks the same again. The key holds the index's state (text_index.version: a
-# commit, a deletion, a merge or a reindex makes a new one), so an entry is never stale; the
-# database's side (documents deleted since, signatures, clusters) is read per search as before.
+# scores read so far and the count of matches, the scores looked up past them (the fold's
+# near-duplicates further down) and the snippets cut (each with the content hash of the text
+# it was cut from, used only while the document still has that text). Reading them is the
+# largest cost of a search at 1M documents (every read scores every match: ~7 ms for a median
+# query's 200k, issue 23), and a popular query asks the same again. The key holds the index's
+# state (text_index.version: a commit, a deletion, a merge or a reindex makes a new one), so an
+# entry is never stale; the database's side (documents deleted since, signatures, clusters) is
+# read per search as before.
 # Per process, SEARCH_RANKED_CACHE entries, each of at most MEMO_MAX_HITS hits (a deep page's
 # longer list is read again), kept as arrays: 12 bytes a hit, so a full entry (a run of equal
-# scores read to MAX_TIED) takes ~0.4 MB, less than the 4,096 Python objects an entry held before.
+# scores read to MAX_TIED) takes ~0.4 MB, less than the 4,096 Python objects an entry held before;
+# with at most MEMO_MAX_LOOKED_UP scores looked up (~0.1 KB each in a dict: ~0.4 MB) and
+# MEMO_MAX_SNIPPETS snippets (~0.3-0.5 KB each: a first page with topics and a few pages
+# more; ~0.15 MB). Look-ups and snippets past those bounds are made, not kept.
 MEMO_MAX_HITS = 32_768
+MEMO_MAX_LOOKED_UP = 4_096
+MEMO_MAX_SNIPPETS = 300
 _memo: OrderedDict[Hashable, _Read] = OrderedDict()
 _memo_lock = threading.Lock()
 
@@ -104,6 +111,9 @@ class _Read:
     # Scores looked up for ids past the read (``TantivyRanked.scores``; None: no match), shared
     # by every search of this list: the only dict in here, filled in, never changed.
     looked_up: dict[int, float | None]
+    # Snippets cut for this list, by id, with the content hash of the text they were cut from
+    # (TantivyRanked.remembered_snippets): shared the same way.
+    snippets: dict[int, tuple[str, SafeString]]
 
 
 _NO_IDS = np.zeros(0, dtype=np.int64)
@@ -168,6 +178,12 @@ class NoMatches:
     def scores(self, ids: list[int]) -> dict[int, float]:
         return {}
 
+    def remembered_snippets(self, ids: list[int]) -> dict[int, tuple[str, SafeString]]:
+        return {}
+
+    def remember_snippets(self, cut: Mapping[int, tuple[str, SafeString]]) -> None:
+        return None
+
     def snippets(
         self, ids: list[int], texts: Mapping[int, SnippetSource] | None = None
     ) -> dict[int, SafeString]:
@@ -198,6 +214,7 @@ class TantivyRanked:
     _read: int = 0  # tantivy hits read so far (the next read's offset)
     _done: bool = False
     _looked_up: dict[int, float | None] = field(default_factory=dict)  # _Read.looked_up
+    _snippets: dict[int, tuple[str, SafeString]] = field(default_factory=dict)  # _Read.snippets
     # The query and the index state this list is of (None: not remembered); a list read
     # before under the same key is taken up where it stopped.
     memo_key: Hashable | None = None
@@ -211,7 +228,7 @@ class TantivyRanked:
                 self._ids, self._scores = found.ids, found.scores
                 self._tied_ids, self._tied_scores = found.tied_ids, found.tied_scores
                 self._read, self._done = found.read, found.done
-                self._looked_up = found.looked_up
+                self._looked_up, self._snippets = found.looked_up, found.snippets
                 return
         self._read_more(first_read(self.searcher.num_docs), count=True)
 
@@ -284,6 +301,7 @@ class TantivyRanked:
                 self._read,
                 self._done,
                 self._looked_up,
+                self._snippets,
             )
             _remember(self.memo_key, state)
 
@@ -303,7 +321,7 @@ class TantivyRanked:
             found = self._search_scores(asked)
             fresh = {i: found.get(i) for i in asked}
             known.update(fresh)
-            if len(self._looked_up) + len(fresh) <= MEMO_MAX_HITS:
+            if len(self._looked_up) + len(fresh) <= MEMO_MAX_LOOKED_UP:
                 with _memo_lock:
                     self._looked_up.update(fresh)
         return {i: s for i, s in known.items() if s is not None}
@@ -340,6 +358,19 @@ class TantivyRanked:
             for (score, _address), doc_id in zip(found.hits, values, strict=True)
             if doc_id is not None
         }
+
+    def remembered_snippets(self, ids: list[int]) -> dict[int, tuple[str, SafeString]]:
+        """Snippets cut before for this list (RankedSearch.remembered_snippets). Why: cutting
+        one costs ~50 us of tantivy and Python, a page with topics cuts about a hundred (their
+        texts read from the database too), and a popular query asks for the same again."""
+        known = self._snippets
+        return {i: known[i] for i in ids if i in known}
+
+    def remember_snippets(self, cut: Mapping[int, tuple[str, SafeString]]) -> None:
+        if self.memo_key is None or len(self._snippets) + len(cut) > MEMO_MAX_SNIPPETS:
+            return
+        with _memo_lock:
+            self._snippets.update(cut)
 
     def snippets(
         self, ids: list[int], texts: Mapping[int, SnippetSource] | None = None

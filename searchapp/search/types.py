@@ -91,6 +91,17 @@ class RankedSearch(Protocol):
         """
         ...
 
+    def remembered_snippets(self, ids: list[int]) -> dict[int, tuple[str, SafeString]]:
+        """Snippets of ``ids`` cut before for this list (this query, this index state), with
+        the content hash of the text each was cut from: a caller uses one only while the
+        document's hash is still that. Empty where nothing is kept."""
+        ...
+
+    def remember_snippets(self, cut: Mapping[int, tuple[str, SafeString]]) -> None:
+        """Keep snippets just cut (id -> (content hash of their text, snippet)) for the next
+        search of this list, as far as the list keeps any."""
+        ...
+
 
 class SearchBackend(Protocol):
     vendor: str

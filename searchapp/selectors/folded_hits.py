@@ -64,9 +64,24 @@ class FoldedSearch:
         """
         wanted = list(dict.fromkeys(ids))
         cut = wanted if snippets is None else list(dict.fromkeys(snippets))
-        rows, texts = _page_rows(wanted, cut)
-        # Snippets asked of a hit not loaded (no caller does) are read by the backend itself.
-        snippet_of = self.ranked.snippets(cut, texts if set(cut) <= set(wanted) else None)
+        ranked = self.ranked
+        # Snippets this list cut before are used while their document's text is the one they
+        # were cut from (its content hash); only the others' texts are read and cut.
+        remembered = ranked.remembered_snippets(cut)
+        rows, texts, hashes = _page_rows(wanted, [i for i in cut if i not in remembered])
+        snippet_of = {
+            i: snippet
+            for i, (content_hash, snippet) in remembered.items()
+            if hashes.get(i) == content_hash
+        }
+        to_cut = [i for i in cut if i not in snippet_of]
+        # Snippets asked of a hit not loaded (no caller does), or of one edited since it was
+        # remembered (its text not read above), are read by the backend itself; a document
+        # deleted since the fold (no row) gets none.
+        read = set(cut) <= set(wanted) and all(i in texts or i not in hashes for i in to_cut)
+        fresh = ranked.snippets(to_cut, texts if read else None)
+        snippet_of.update(fresh)
+        ranked.remember_snippets({i: (hashes[i], s) for i, s in fresh.items() if i in hashes})
         stream = self.stream
         unscored = [i for i in wanted if stream.score(i) is None]
         scores = self.ranked.scores(unscored) if unscored else {}
@@ -93,16 +108,19 @@ class FoldedSearch:
 _Row = tuple[int, str, str, str, datetime | None, str, datetime | None, str | None]
 
 
-def _page_rows(wanted: list[int], cut: list[int]) -> tuple[list[_Row], dict[int, SnippetSource]]:
-    """The rows of ``wanted`` (title, url, dates, corpus name, lang) and, for ``cut``, what
-    their snippets are cut from, in one raw query: the two ORM queries this replaced cost a
-    page more CPU to compile and run than the database spent on them (issue 23)."""
+def _page_rows(
+    wanted: list[int], cut: list[int]
+) -> tuple[list[_Row], dict[int, SnippetSource], dict[int, str]]:
+    """The rows of ``wanted`` (title, url, dates, corpus name, lang), for ``cut`` what their
+    snippets are cut from, and every row's content hash, in one raw query: the two ORM queries
+    this replaced cost a page more CPU to compile and run than the database spent on them
+    (issue 23)."""
     if not wanted:
-        return [], {}
+        return [], {}, {}
     docs, corpora = Document._meta.db_table, Corpus._meta.db_table
     columns = (
         f"d.id, d.external_id, d.title, d.url, {utc_column('d.date')}, c.name, "
-        f"{utc_column('d.created_at')}, d.lang"
+        f"{utc_column('d.created_at')}, d.lang, d.content_hash"
     )
     source = ids_source(wanted)
     if source is not None:  # PostgreSQL: arrays
@@ -123,13 +141,15 @@ def _page_rows(wanted: list[int], cut: list[int]) -> tuple[list[_Row], dict[int,
         params = [*cut, SNIPPET_SOURCE_CHARS, *wanted]
     rows: list[_Row] = []
     texts: dict[int, SnippetSource] = {}
+    hashes: dict[int, str] = {}
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
-        for *row, head in cursor.fetchall():
+        for *row, content_hash, head in cursor.fetchall():
             rows.append(tuple(row))
+            hashes[row[0]] = content_hash
             if head is not None:
                 texts[row[0]] = (head, row[7], row[2])
-    return rows, texts
+    return rows, texts, hashes
 
 
 def open_folded(

@@ -186,3 +186,44 @@ def test_scores_past_the_read_are_asked_of_the_index_once_per_list_and_index_sta
     # Read in date order, hits carry no score: every id is asked of the index.
     assert set(backend.open("zeppelin", sort="date").scores([top, ids["d8"]])) == {top, ids["d8"]}
     assert score_look_ups[2:] == [[top, ids["d8"]]]
+
+
+def test_snippets_are_cut_once_per_list_and_again_for_a_document_edited_since(
+    monkeypatch: pytest.MonkeyPatch, settings: pytest.FixtureRequest
+) -> None:
+    from searchapp.selectors.search import search_grouped
+
+    cut: list[list[int]] = []
+    original = ranked_module.TantivyRanked.snippets
+
+    def counted(self: ranked_module.TantivyRanked, ids: list[int], texts: object = None) -> object:
+        cut.append(list(ids))
+        return original(self, ids, texts)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ranked_module.TantivyRanked, "snippets", counted)
+    ranked_module.forget_ranked_lists()
+    corpus = corpus_get_or_create(name="news")
+    documents_ingest(
+        corpus=corpus,
+        records=[rec(f"d{i}", f"the zeppelin number {i} lands at the harbour") for i in range(4)],
+    )
+
+    def snippets() -> dict[str, str]:
+        page = search_grouped(query="zeppelin", group="none")
+        return {g.representative.external_id: str(g.representative.snippet) for g in page.groups}
+
+    first = snippets()
+    assert len(first) == 4 and all("<mark>zeppelin</mark>" in s for s in first.values())
+    assert sum(map(len, cut)) == 4
+    assert snippets() == first and sum(map(len, cut)) == 4  # the same list: none cut again
+    # The database changes while the index is behind (searches may not write it here): the
+    # list is the same, but the edited document's snippet is cut again, from its new text.
+    settings.SEARCH_CATCH_UP_DOCUMENTS = 0  # type: ignore[attr-defined]
+    documents_ingest(corpus=corpus, records=[rec("d2", "the zeppelin was renamed airship")])
+    again = snippets()
+    assert cut[-1] == [Document.objects.get(external_id="d2").pk]
+    assert "renamed airship" in again["d2"]
+    assert {k: v for k, v in again.items() if k != "d2"} == {
+        k: v for k, v in first.items() if k != "d2"
+    }
+    ranked_module.forget_ranked_lists()
