@@ -32,10 +32,11 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
+from django.db import connection
 from django.utils import timezone
 
 from searchapp.models import Document, SearchIndexChange
@@ -95,7 +96,19 @@ BEHIND_AFTER_SECONDS = 60
 
 
 def _oldest_pending() -> datetime | None:
-    return SearchIndexChange.objects.order_by("id").values_list("created_at", flat=True).first()
+    # Plain SQL: every search asks, and the ORM compiled the query each time (~0.4 ms of a
+    # search's CPU at 1M documents, issue 23).
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT created_at FROM {SearchIndexChange._meta.db_table} ORDER BY id LIMIT 1"
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    value = row[0]
+    if isinstance(value, str):  # SQLite: ISO text in UTC
+        value = datetime.fromisoformat(value)
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
 def search_index_before_search() -> datetime | None:

@@ -29,11 +29,7 @@ from searchapp.search import (
 from searchapp.selectors.fold_inputs import aware_datetime, id_array, ids_source, utc_column
 from searchapp.selectors.fold_stream import FoldStream
 from searchapp.selectors.search_results import Hit
-from searchapp.selectors.signatures import (
-    active_signature_set,
-    default_max_distance,
-    default_threshold,
-)
+from searchapp.selectors.signatures import default_max_distance, default_threshold, search_set
 
 __all__ = ["FoldedSearch", "open_folded"]
 
@@ -168,7 +164,7 @@ def open_folded(
     ranked = get_backend().open(query, corpus_id=corpus_id, sort=sort, lang=lang or None)
     signature_set = None
     if group != "none":
-        signature_set = active_signature_set(group)
+        signature_set = search_set(group)
         if group == "minhash" and threshold is None:
             threshold = default_threshold(signature_set)
         if group == "simhash" and max_distance is None:

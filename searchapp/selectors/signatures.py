@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import NamedTuple
 
 from django.conf import settings
+from django.db import connection
 from django.db.models import F
 
 from dedup.shingle import CURRENT_TOKENS, ShingleSpec
@@ -71,6 +73,52 @@ def active_signature_set(method: str) -> SignatureSet | None:
     """The ACTIVE set of ``method`` ("minhash" or "simhash"), or None before the first build."""
     gp.check_method(method)
     return SignatureSet.objects.active(method).first()
+
+
+# The set each search folds by, as last loaded, with the row it was loaded from (search_set).
+_searched: dict[tuple[str, str], tuple[tuple[object, ...], SignatureSet]] = {}
+_searched_lock = threading.Lock()
+
+
+def search_set(method: str) -> SignatureSet | None:
+    """``active_signature_set(method)`` for a search, which only reads it: the row is read on
+    every call (a staff change or a rebuild is seen at once), and the model instance is the
+    one loaded from an identical row before, never modified. Why: the ORM compiled and built
+    it on every search, ~0.6 ms of a search's CPU at 1M documents (issue 23)."""
+    gp.check_method(method)
+    meta = SignatureSet._meta
+    columns = ", ".join(connection.ops.quote_name(str(f.column)) for f in meta.concrete_fields)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {columns} FROM {meta.db_table} WHERE state = %s AND method = %s",
+            [SignatureSet.State.ACTIVE, method],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    key = (connection.alias, method)
+    known = _searched.get(key)
+    if known is not None and known[0] == tuple(row):
+        return known[1]
+    found = _from_row(tuple(row))
+    with _searched_lock:
+        _searched[key] = (tuple(row), found)
+    return found
+
+
+def _from_row(row: tuple[object, ...]) -> SignatureSet:
+    """The model instance of a raw row, its values converted as the ORM converts them."""
+    meta = SignatureSet._meta
+    values = []
+    for field, value in zip(meta.concrete_fields, row, strict=True):
+        column = field.get_col(meta.db_table)
+        converters = connection.ops.get_db_converters(column) + column.get_db_converters(
+            connection
+        )
+        for convert in converters:
+            value = convert(value, column, connection)
+        values.append(value)
+    return SignatureSet.from_db(connection.alias, [f.attname for f in meta.concrete_fields], values)
 
 
 def active_signature_sets() -> dict[str, SignatureSet]:

@@ -189,3 +189,24 @@ def test_compare_counts_distinct_stories_in_the_top_ten() -> None:
     assert comparison.distinct_top10_grouped == min(10, comparison.grouped.n_groups)
     assert comparison.distinct_top10_ungrouped == min(10, hits) - 2
     assert all(g.members == [] for g in comparison.ungrouped.groups)
+
+
+def test_the_set_a_search_folds_by_is_the_active_one_and_a_change_to_it_is_seen_at_once() -> None:
+    from searchapp.models import SignatureSet
+    from searchapp.selectors.signatures import active_signature_set, search_set
+
+    assert search_set("minhash") is None
+    first = sign_all("minhash")
+    found = search_set("minhash")
+    assert found is not None and found == first == active_signature_set("minhash")
+    # Read as the ORM reads it: the JSON parameters and the aware dates alike.
+    for field in SignatureSet._meta.concrete_fields:
+        assert getattr(found, field.attname) == getattr(first, field.attname), field.name
+    assert search_set("minhash") is found  # the same row: the instance loaded for it
+    # Staff moves the set's threshold: the next search folds by the new one.
+    SignatureSet.objects.filter(pk=first.pk).update(params={**first.params, "threshold": 0.61})
+    assert search_set("minhash").params["threshold"] == 0.61
+    # A rebuild activates another set: the next search folds by it.
+    second = sign_all("minhash", {"threshold": 0.9})
+    assert search_set("minhash") == second != first
+    assert search_set("simhash") is None
