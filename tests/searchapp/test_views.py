@@ -709,3 +709,39 @@ def test_unreadable_operators_say_so_on_the_page(
 ) -> None:
     html = unescape(_html(client.get("/", {"q": '"volcano Grindavik', "group": "none"})))
     assert "unmatched quote" in html and "searched without operators" in html
+
+
+def test_the_fixed_selects_show_what_was_chosen_as_django_writes_them_every_time() -> None:
+    # The language, order and method selects are kept rendered per value (forms.FixedSelect):
+    # each choice still shows selected when chosen, the markup is PlainSelect's rendered
+    # afresh, and forms that no longer copy the choices still never share one form's change.
+    from django.http import QueryDict
+
+    from searchapp.forms import PlainSelect, SearchForm
+
+    def field_html(query: str, name: str) -> str:
+        form = SearchForm(QueryDict(query))
+        form.is_valid()
+        return str(form[name])
+
+    for query, name, chosen in [
+        ("q=x&lang=de", "lang", "de"),
+        ("q=x&lang=fr", "lang", "fr"),
+        ("q=x&lang=de", "lang", "de"),
+        ("q=x&sort=date", "sort", "date"),
+        ("q=x&group=simhash", "group", "simhash"),
+        ("q=x&group=minhash", "group", "minhash"),
+    ]:
+        html = field_html(query, name)
+        assert re.findall(r'<option value="([^"]*)" selected>', html) == [chosen]
+        form = SearchForm(QueryDict(query))
+        form.is_valid()
+        bound = form[name]
+        fresh = PlainSelect(attrs=bound.field.widget.attrs, choices=bound.field.choices).render(
+            bound.html_name, bound.value(), bound.build_widget_attrs({"id": bound.auto_id})
+        )
+        assert html == fresh
+    one, other = SearchForm(), SearchForm()
+    one.fields["lang"].choices = [("de", "German")]
+    assert len(other.fields["lang"].choices) > 100
+    assert len(SearchForm().fields["lang"].choices) > 100
