@@ -348,3 +348,28 @@ def test_a_label_keeps_its_count_when_it_still_reads() -> None:
     assert wrap("Results from a trial", [100, 100, 100], 12, bold=True) == ["Results from", "a trial"]
     # Words left over: the last line ends with an ellipsis.
     assert wrap("Results from a trial today", [100, 60], 12, bold=True) == ["Results from", "a trial…"]
+
+
+def test_the_same_topics_are_drawn_once_and_any_change_draws_them_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The map is kept per distinct input (a repeated search asks for the same one): drawing
+    # it again would give the same bytes; a change of any topic, link or selection is a new map.
+    import searchapp.topic_map as topic_map_module
+
+    drawn: list[int] = []
+    original = topic_map_module.nested_treemap
+
+    def counted(*args: object, **kwargs: object) -> object:
+        drawn.append(1)
+        return original(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(topic_map_module, "nested_treemap", counted)
+    topic_map_module._drawn.cache_clear()
+    topics = [_topic("oil prices", 9, (3, 2)), _topic("harbour strike", 4, (2,))]
+    first = topic_map_svg(topics, more_url="#topics")
+    assert topic_map_svg(list(topics), more_url="#topics") is first and len(drawn) == 1
+    selected = [_topic("oil prices", 9, (3, 2), selected=True), topics[1]]
+    again = topic_map_svg(selected, more_url="#topics")
+    assert len(drawn) == 2
+    assert 'aria-current="true"' in again and 'aria-current="true"' not in first
+    topic_map_module._drawn.cache_clear()
+    assert topic_map_svg(topics, more_url="#topics") == first and len(drawn) == 3
