@@ -32,13 +32,14 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 
 from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+from searchapp.db_values import aware_datetime
 from searchapp.models import Document, SearchIndexChange
 from searchapp.search.text_index import (
     WRITER_HEAP_BYTES,
@@ -103,12 +104,7 @@ def _oldest_pending() -> datetime | None:
             f"SELECT created_at FROM {SearchIndexChange._meta.db_table} ORDER BY id LIMIT 1"
         )
         row = cursor.fetchone()
-    if row is None:
-        return None
-    value = row[0]
-    if isinstance(value, str):  # SQLite: ISO text in UTC
-        value = datetime.fromisoformat(value)
-    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    return aware_datetime(row[0]) if row is not None else None
 
 
 def search_index_before_search() -> datetime | None:

@@ -22,13 +22,14 @@ database spends running them (measured on the fold this replaced).
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, NamedTuple
 
 from django.db import connection
 from django.db.backends.utils import CursorWrapper
 
 from searchapp import grouping_params as gp
+from searchapp.db_values import aware_datetime
 from searchapp.models import (
     BandKey,
     Cluster,
@@ -43,7 +44,6 @@ __all__ = [
     "MAX_SHARED",
     "Decision",
     "DocumentRow",
-    "aware_datetime",
     "decisions_touching",
     "document_rows",
     "id_array",
@@ -182,17 +182,6 @@ def document_rows(signature_set_id: int | None, ids: Sequence[int]) -> dict[int,
                     is_empty=bool(is_empty),
                 )
     return out
-
-
-def aware_datetime(value: datetime | str | None) -> datetime | None:
-    """A raw cursor's datetime as the ORM would give it (SQLite hands back text, naive)."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=UTC)
-    return value
 
 
 def _band_sql(where: str, *, guarded: bool) -> str:

@@ -18,6 +18,7 @@ from datetime import datetime
 from django.db import connection
 from django.utils.safestring import mark_safe
 
+from searchapp.db_values import aware_datetime
 from searchapp.models import Corpus, Document
 from searchapp.search import (
     SNIPPET_SOURCE_CHARS,
@@ -26,7 +27,7 @@ from searchapp.search import (
     SortOrder,
     get_backend,
 )
-from searchapp.selectors.fold_inputs import aware_datetime, id_array, ids_source, utc_column
+from searchapp.selectors.fold_inputs import id_array, ids_source, utc_column
 from searchapp.selectors.fold_stream import FoldStream
 from searchapp.selectors.search_results import Hit
 from searchapp.selectors.signatures import default_max_distance, default_threshold, search_set
@@ -80,7 +81,7 @@ class FoldedSearch:
         ranked.remember_snippets({i: (hashes[i], s) for i, s in fresh.items() if i in hashes})
         stream = self.stream
         unscored = [i for i in wanted if stream.score(i) is None]
-        scores = self.ranked.scores(unscored) if unscored else {}
+        scores = ranked.scores(unscored) if unscored else {}
         hits: dict[int, Hit] = {}
         for doc_id, external_id, title, url, date, corpus, added, lang in rows:
             date, added = aware_datetime(date), aware_datetime(added)

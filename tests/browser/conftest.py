@@ -134,8 +134,7 @@ def new_page(browser, live_server, watch: PageWatch):  # type: ignore[no-untyped
         return page
 
     yield make
-    if pages:
-        _quiet(watch, pages)
+    _quiet(watch, pages)
     for context in contexts:
         context.close()
     assert not watch.page_errors, f"script errors on the page: {watch.page_errors}"

@@ -73,6 +73,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "searchapp.models",
             "searchapp.settings",
             "searchapp.celery",
+            "searchapp.db_values",
             # The package itself: it only loads Celery's app (Celery's Django recipe).
             "searchapp",
         ),
