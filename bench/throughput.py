@@ -12,6 +12,7 @@ described in ``DIR/meta.json``. ``run`` reuses it as often as needed.
 
 ``run`` starts gunicorn as README.md's production section does (``DATABASE_CONN_MAX_AGE`` 600 here,
 ``--limit-request-line 8190``, ``--web-workers`` sync workers, DEBUG off, PostgreSQL + Redis
+(``SEARCH_SHARED_CACHE_URL`` on a Redis database of its own, emptied first)
 or SQLite), warms every worker, then for each kind of request sends it from ``--clients``
 client threads of this process for ``--seconds``:
 
@@ -65,6 +66,7 @@ PY = sys.executable
 TICK = os.sysconf("SC_CLK_TCK")
 GOALS = {"api": 150.0, "page": 60.0}
 GOAL_P95_MS = 150.0
+SHARED_CACHE_URL = REDIS_URL.rsplit("/", 1)[0] + "/6"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -310,6 +312,13 @@ def run(args: argparse.Namespace) -> int:
     })
     if meta["database"] == "sqlite":
         env.pop("CELERY_BROKER_URL")
+    else:
+        # As README.md's production section: the web processes share their ranked lists
+        # through Redis (a database of its own, emptied so that every run starts cold).
+        env["SEARCH_SHARED_CACHE_URL"] = SHARED_CACHE_URL
+        import redis
+
+        redis.Redis.from_url(SHARED_CACHE_URL).flushdb()
     for pair in args.env:
         key, _, value = pair.partition("=")
         env[key] = value
@@ -348,7 +357,8 @@ def run(args: argparse.Namespace) -> int:
         server.terminate()
         server.wait(30)
 
-    print(f"\ncode: {args.code}" + (f"; {' '.join(args.env)}" if args.env else ""))
+    shared = f"; SEARCH_SHARED_CACHE_URL={env['SEARCH_SHARED_CACHE_URL']}" if env.get("SEARCH_SHARED_CACHE_URL") else ""
+    print(f"\ncode: {args.code}" + shared + (f"; {' '.join(args.env)}" if args.env else ""))
     print(f"{meta['docs']:,} documents on {meta['database']}; gunicorn -w {args.web_workers}" + (f" --threads {args.threads}" if args.threads > 1 else "")
           + f", DATABASE_CONN_MAX_AGE={args.conn_max_age}; {args.clients} clients, {args.seconds:g} s per kind; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} (not subtracted)")
     print("| request | req/s (goal) | p50 / p95 / p99 ms | errors | CPU ms per request: web workers / database / load generator |")

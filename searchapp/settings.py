@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -310,6 +311,19 @@ SEARCH_TOPICS_CACHE = env_int("SEARCH_TOPICS_CACHE", 512, minimum=0, maximum=100
 # query and the index's state (a commit makes a new one): a repeated search skips scoring every
 # match again (searchapp/search/ranked.py). 0 turns the memory off.
 SEARCH_RANKED_CACHE = env_int("SEARCH_RANKED_CACHE", 256, minimum=0, maximum=100_000)
+# A Redis URL (redis://, rediss:// or unix://) where the web processes share the ranked lists
+# they read (searchapp/search/shared_lists.py): a query read by one process is not scored again
+# by the others. Empty: each process keeps its own (SEARCH_RANKED_CACHE) only.
+SEARCH_SHARED_CACHE_URL = env_str("SEARCH_SHARED_CACHE_URL", "").strip()
+if SEARCH_SHARED_CACHE_URL and urlsplit(SEARCH_SHARED_CACHE_URL).scheme not in (
+    "redis",
+    "rediss",
+    "unix",
+):
+    raise ImproperlyConfigured(
+        f"SEARCH_SHARED_CACHE_URL={SEARCH_SHARED_CACHE_URL!r} is not a Redis URL "
+        "(redis://host:port/db, rediss://... or unix:///path/to/socket)"
+    )
 DEDUP_DEFAULT_METHOD = env_choice("DEDUP_DEFAULT_METHOD", "minhash", grouping_params.METHODS)
 # The same range every form, the API and the staff settings accept (searchapp/grouping_params.py).
 DEDUP_DEFAULT_THRESHOLD = env_float(

@@ -30,6 +30,7 @@ from django.conf import settings
 from django.db.models.functions import Substr
 from django.utils.safestring import SafeString
 
+import searchapp.search.shared_lists as shared_lists
 from searchapp.models import Document
 from searchapp.search.analysis import DEFAULT_FIELDS, FieldPair, field_pair
 from searchapp.search.highlight import SNIPPET_CHARS, leading_text, snippet_html, window_html
@@ -221,8 +222,9 @@ class TantivyRanked:
 
     def start(self) -> None:
         """The first read, which also counts the matches (or the same list read before)."""
-        if self.memo_key is not None and settings.SEARCH_RANKED_CACHE > 0:
-            found = _recalled(self.memo_key)
+        if self.memo_key is not None:
+            mine = _recalled(self.memo_key) if settings.SEARCH_RANKED_CACHE > 0 else None
+            found = mine or self._shared()
             if found is not None:
                 self.total_matches = found.total_matches
                 self._ids, self._scores = found.ids, found.scores
@@ -231,6 +233,26 @@ class TantivyRanked:
                 self._looked_up, self._snippets = found.looked_up, found.snippets
                 return
         self._read_more(first_read(self.searcher.num_docs), count=True)
+
+    def _shared(self) -> _Read | None:
+        """The read another web process shared under this key (shared_lists), now this
+        process's own too, with its own look-ups and snippets to come."""
+        got = shared_lists.recall(self.memo_key)
+        if got is None:
+            return None
+        state = _Read(
+            got.total_matches,
+            got.ids,
+            got.scores,
+            got.tied_ids,
+            got.tied_scores,
+            got.read,
+            got.done,
+            {},
+            {},
+        )
+        _remember(self.memo_key, state)
+        return state
 
     def ranked(self, stop: int) -> list[RankedHit]:
         while len(self._ids) < stop and not self._done:
@@ -304,6 +326,19 @@ class TantivyRanked:
                 self._snippets,
             )
             _remember(self.memo_key, state)
+            if len(self._ids) + len(self._tied_ids) <= MEMO_MAX_HITS:
+                shared_lists.share(
+                    self.memo_key,
+                    shared_lists.SharedRead(
+                        self.total_matches,
+                        self._ids,
+                        self._scores,
+                        self._tied_ids,
+                        self._tied_scores,
+                        self._read,
+                        self._done,
+                    ),
+                )
 
     def scores(self, ids: list[int]) -> dict[int, float]:
         """The scores of those of ``ids`` that match the query (the others are left out).

@@ -175,3 +175,11 @@ def test_postgresql_statements_are_prepared_once_per_connection_unless_turned_of
     assert result.returncode == 0, result.stderr
     count = int(result.stdout.split("prepared")[-1])
     assert (count > 0) is prepared, result.stdout
+
+
+def test_a_shared_cache_that_is_not_redis_stops_the_process() -> None:
+    result = _start_django(DEBUG="1", SEARCH_SHARED_CACHE_URL="memcached://127.0.0.1:11211")
+    assert result.returncode != 0
+    assert "SEARCH_SHARED_CACHE_URL='memcached://127.0.0.1:11211' is not a Redis URL" in result.stderr
+    started = _start_django(DEBUG="1", SEARCH_SHARED_CACHE_URL="redis://127.0.0.1:6379/6")
+    assert started.returncode == 0, started.stderr

@@ -1,0 +1,198 @@
+"""Ranked lists shared by the web processes through Redis (search/shared_lists.py,
+SEARCH_SHARED_CACHE_URL): a query one process read is not scored again by another, shows the
+same, and a changed index is read afresh; an unreachable Redis or a value that does not decode
+costs nothing but the index read."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+from collections.abc import Hashable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+import redis
+
+from searchapp.models import Document
+from searchapp.readers import Record
+from searchapp.search import get_backend, shared_lists
+from searchapp.search import ranked as ranked_module
+from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+
+pytestmark = pytest.mark.django_db
+
+TEST_URL = os.environ.get("TEST_SHARED_CACHE_URL", "redis://127.0.0.1:6379/13")
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def rec(external_id: str, text: str) -> Record:
+    return Record(external_id=external_id, title="", text=text, url="", source="t", line=None)
+
+
+def search(query: str) -> tuple[int, list[str]]:
+    result = get_backend().search(query, limit=50)
+    external = dict(Document.objects.values_list("id", "external_id"))
+    return result.total_matches, [external[h.document_id] for h in result.hits]
+
+
+@pytest.fixture
+def index_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    reads: list[int] = []
+    original = ranked_module.TantivyRanked._read_more
+
+    def counted(self: ranked_module.TantivyRanked, want: int, *, count: bool = False) -> None:
+        reads.append(want)
+        original(self, want, count=count)
+
+    monkeypatch.setattr(ranked_module.TantivyRanked, "_read_more", counted)
+    ranked_module.forget_ranked_lists()
+    yield reads
+    ranked_module.forget_ranked_lists()
+
+
+@pytest.fixture
+def shared(settings: pytest.FixtureRequest) -> Iterator[redis.Redis]:
+    """A real Redis database of its own, emptied before and after."""
+    client = redis.Redis.from_url(TEST_URL, socket_connect_timeout=1)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"no Redis at {TEST_URL}: {exc}")
+    client.flushdb()
+    settings.SEARCH_SHARED_CACHE_URL = TEST_URL  # type: ignore[attr-defined]
+    shared_lists._redis._down_until = 0.0
+    yield client
+    client.flushdb()
+
+
+def a_read(settled: int, tied: int) -> shared_lists.SharedRead:
+    rng = np.random.default_rng(3)
+    return shared_lists.SharedRead(
+        total_matches=12_345,
+        ids=rng.integers(1, 2**40, settled),
+        scores=rng.random(settled, dtype=np.float32),
+        tied_ids=rng.integers(1, 2**40, tied),
+        tied_scores=np.full(tied, 0.5, dtype=np.float32),
+        read=settled + tied,
+        done=False,
+    )
+
+
+@pytest.mark.parametrize(("settled", "tied"), [(0, 0), (1000, 0), (7, 300)])
+def test_a_read_comes_back_as_it_was_shared(settled: int, tied: int) -> None:
+    state = a_read(settled, tied)
+    back = shared_lists.decode(shared_lists.encode(state))
+    assert back is not None
+    assert (back.total_matches, back.read, back.done) == (12_345, settled + tied, False)
+    for name in ("ids", "scores", "tied_ids", "tied_scores"):
+        np.testing.assert_array_equal(getattr(back, name), getattr(state, name))
+        assert getattr(back, name).dtype == getattr(state, name).dtype
+
+
+def test_anything_else_under_the_key_is_not_taken_for_a_read() -> None:
+    value = shared_lists.encode(a_read(10, 2))
+    assert shared_lists.decode(value[:-1]) is None  # cut short
+    assert shared_lists.decode(value + b"\0") is None
+    assert shared_lists.decode(b"RNK0" + value[4:]) is None  # another format
+    assert shared_lists.decode(b"") is None
+    assert shared_lists.decode(b"\x80\x04\x95pickle") is None
+
+
+def test_every_process_makes_the_same_key_of_a_search(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The key is the repr of the memo key: an object shown by its address would differ in
+    # every process, and no list would ever be shared.
+    keys: list[Hashable] = []
+    monkeypatch.setattr(shared_lists, "recall", lambda key: keys.append(key))
+    ranked_module.forget_ranked_lists()
+    corpus = corpus_get_or_create(name="news")
+    documents_ingest(corpus=corpus, records=[rec("a", "zeppelin over the harbour")])
+    search("zeppelin harbour")
+    assert len(keys) == 1
+    assert " at 0x" not in repr(keys[0])
+    script = (
+        "import django; django.setup()\n"
+        "from searchapp.search import shared_lists\n"
+        "from searchapp.search.analysis import FieldPair\n"
+        f"print(shared_lists.key_for({keys[0]!r}))"
+    )
+    other = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "searchapp.settings", "DEBUG": "1"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert other.returncode == 0, other.stderr
+    assert other.stdout.split()[-1] == shared_lists.key_for(keys[0])
+
+
+@pytest.mark.services
+def test_a_list_read_by_one_process_is_not_scored_again_by_another(
+    shared: redis.Redis, index_reads: list[int]
+) -> None:
+    corpus = corpus_get_or_create(name="news")
+    documents_ingest(
+        corpus=corpus,
+        records=[rec(f"d{i}", f"zeppelin harbour {'zeppelin ' * i}") for i in range(5)],
+    )
+    first = search("zeppelin")
+    assert first == (5, ["d4", "d3", "d2", "d1", "d0"])
+    assert len(index_reads) == 1
+    assert len(shared.keys("searchapp:ranked:*")) == 1
+    ranked_module.forget_ranked_lists()  # another process: nothing of its own remembered
+    assert search("zeppelin") == first
+    assert len(index_reads) == 1
+    # A changed index is another key: the new document is there at once.
+    documents_ingest(corpus=corpus, records=[rec("e", "zeppelin " * 20)])
+    ranked_module.forget_ranked_lists()
+    assert search("zeppelin") == (6, ["e", "d4", "d3", "d2", "d1", "d0"])
+    assert len(index_reads) == 2
+
+
+@pytest.mark.services
+def test_a_value_that_does_not_decode_is_read_from_the_index(
+    shared: redis.Redis, index_reads: list[int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = corpus_get_or_create(name="news")
+    documents_ingest(corpus=corpus, records=[rec("a", "zeppelin"), rec("b", "zeppelin zeppelin")])
+    keys: list[str] = []
+    original = shared_lists.key_for
+    monkeypatch.setattr(shared_lists, "key_for", lambda k: keys.append(original(k)) or keys[-1])
+    search("zeppelin")
+    shared.set(keys[0], b"not a ranked list")
+    ranked_module.forget_ranked_lists()
+    assert search("zeppelin") == (2, ["b", "a"])
+    assert len(index_reads) == 2
+
+
+def test_searches_go_on_without_an_unreachable_shared_cache(
+    settings: pytest.FixtureRequest,
+    index_reads: list[int],
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    settings.SEARCH_SHARED_CACHE_URL = "redis://127.0.0.1:9/0"  # type: ignore[attr-defined]  # discard port: nothing listens
+    shared_lists._redis._down_until = 0.0
+    attempts: list[str] = []
+    original = shared_lists._Redis.failed
+
+    def failed(self: shared_lists._Redis, exc: Exception) -> None:
+        attempts.append(str(exc))
+        original(self, exc)
+
+    monkeypatch.setattr(shared_lists._Redis, "failed", failed)
+    corpus = corpus_get_or_create(name="news")
+    documents_ingest(corpus=corpus, records=[rec("a", "zeppelin"), rec("b", "zeppelin zeppelin")])
+    with caplog.at_level(logging.WARNING, logger="searchapp.search.shared_lists"):
+        for _ in range(3):
+            ranked_module.forget_ranked_lists()
+            assert search("zeppelin") == (2, ["b", "a"])
+    assert len(index_reads) == 3
+    # One failure, then left alone for RETRY_SECONDS: no search waits on it again.
+    assert len(attempts) == 1
+    assert [r.getMessage() for r in caplog.records if "SEARCH_SHARED_CACHE_URL" in r.getMessage()]
+    shared_lists._redis._down_until = 0.0
