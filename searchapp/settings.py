@@ -312,8 +312,8 @@ SEARCH_TOPICS_CACHE = env_int("SEARCH_TOPICS_CACHE", 512, minimum=0, maximum=100
 # match again (searchapp/search/ranked.py). 0 turns the memory off.
 SEARCH_RANKED_CACHE = env_int("SEARCH_RANKED_CACHE", 256, minimum=0, maximum=100_000)
 # A Redis URL (redis://, rediss:// or unix://) where the web processes share the ranked lists
-# they read (searchapp/search/shared_lists.py): a query read by one process is not scored again
-# by the others. Empty: each process keeps its own (SEARCH_RANKED_CACHE) only.
+# they read and the topics they cluster (searchapp/shared_cache.py): a query read by one process
+# is not scored again by the others. Empty: each process keeps its own only.
 SEARCH_SHARED_CACHE_URL = env_str("SEARCH_SHARED_CACHE_URL", "").strip()
 if SEARCH_SHARED_CACHE_URL and urlsplit(SEARCH_SHARED_CACHE_URL).scheme not in (
     "redis",

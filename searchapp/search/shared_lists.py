@@ -15,52 +15,31 @@ in a fixed binary layout read back with ``numpy.frombuffer`` (no pickle: a cache
 to run code from). Not shared: the scores looked up and the snippets cut later, which stay in
 the process's own memory (``searchapp.search.ranked``).
 
-Redis is a helper, never a dependency of a search: an unreachable or slow Redis (every call
-has a 0.25 s timeout) is logged once and left alone for ``RETRY_SECONDS``, during which
-searches read the index as they would without it; a value that does not decode is ignored.
-Entries expire after ``TTL_SECONDS``; a Redis that is also the Celery broker should evict only
-keys with an expiry (``maxmemory-policy volatile-lru``), see README.md.
+Through ``searchapp.shared_cache`` (its failures cost a search nothing but the index read);
+a value that does not decode is ignored.
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
 import struct
-import threading
-import time
 from collections.abc import Hashable
 from dataclasses import dataclass
-from importlib.metadata import version
 from pathlib import Path
 
 import numpy as np
-import redis
-from django.conf import settings
+
+from searchapp import shared_cache
 
 __all__ = ["SharedRead", "decode", "encode", "key_for", "recall", "share"]
 
-logger = logging.getLogger(__name__)
-
-TTL_SECONDS = 600
-RETRY_SECONDS = 30.0
-TIMEOUT_SECONDS = 0.25
 # Format tag, total matches, hits read, done, settled count, tied count (little-endian).
 _HEADER = struct.Struct("<4sqqBqq")
 _FORMAT = b"RNK1"
 
 
-def _code_digest() -> str:
-    """A digest of the code that compiles and ranks a query (this package's sources and the
-    tantivy wheel): processes running another version of it never share lists with these."""
-    digest = hashlib.blake2b(version("tantivy").encode(), digest_size=8)
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(path.name.encode())
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
-_CODE = _code_digest()
+# The code that compiles and ranks a query: this package's sources and the tantivy wheel.
+_CODE = shared_cache.code_digest(Path(__file__).parent.glob("*.py"), packages=("tantivy",))
 
 
 @dataclass(frozen=True)
@@ -121,61 +100,13 @@ def decode(value: bytes) -> SharedRead | None:
     return SharedRead(total, parts[0], parts[1], parts[2], tied_scores, read, bool(done))
 
 
-class _Redis:
-    """One client per process, and the pause after a failure."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._url: str | None = None
-        self._client: redis.Redis | None = None
-        self._down_until = 0.0
-
-    def client(self) -> redis.Redis | None:
-        url = settings.SEARCH_SHARED_CACHE_URL
-        if not url or time.monotonic() < self._down_until:
-            return None
-        with self._lock:
-            if self._client is None or self._url != url:
-                self._client = redis.Redis.from_url(
-                    url, socket_timeout=TIMEOUT_SECONDS, socket_connect_timeout=TIMEOUT_SECONDS
-                )
-                self._url = url
-            return self._client
-
-    def failed(self, exc: Exception) -> None:
-        with self._lock:
-            if time.monotonic() >= self._down_until:
-                logger.warning(
-                    "the shared cache (SEARCH_SHARED_CACHE_URL) failed: %s; searches read the "
-                    "index without it for %d s",
-                    exc,
-                    RETRY_SECONDS,
-                )
-            self._down_until = time.monotonic() + RETRY_SECONDS
-
-
-_redis = _Redis()
-
-
 def recall(memo_key: Hashable) -> SharedRead | None:
     """The read another process shared under ``memo_key``, if any (None: none, or no Redis)."""
-    client = _redis.client()
-    if client is None:
-        return None
-    try:
-        value = client.get(key_for(memo_key))
-    except (redis.RedisError, OSError) as exc:
-        _redis.failed(exc)
-        return None
-    return decode(value) if isinstance(value, bytes) else None
+    value = shared_cache.get(key_for(memo_key))
+    return decode(value) if value is not None else None
 
 
 def share(memo_key: Hashable, state: SharedRead) -> None:
     """Offer this read to the other processes (nothing without Redis)."""
-    client = _redis.client()
-    if client is None:
-        return
-    try:
-        client.set(key_for(memo_key), encode(state), ex=TTL_SECONDS)
-    except (redis.RedisError, OSError) as exc:
-        _redis.failed(exc)
+    if shared_cache.enabled():
+        shared_cache.put(key_for(memo_key), encode(state))

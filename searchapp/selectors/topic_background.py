@@ -18,6 +18,9 @@ statistics), and a new lowest key (the oldest documents deleted) means a new sam
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import json
 import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -34,6 +37,7 @@ from searchapp.topics import Background
 __all__ = [
     "MIN_DOCUMENTS",
     "SAMPLE_DOCUMENTS",
+    "background_digest",
     "corpus_background",
     "forget",
     "word_shares",
@@ -52,6 +56,14 @@ class _Sample:
     built_at: int  # the highest primary key when it was built
     first: int = 0  # the lowest primary key when it was built
 
+    @functools.cached_property
+    def digest(self) -> str:
+        """The sample's content (every word and its count): two processes whose samples have
+        the same digest weigh every word alike."""
+        blob = json.dumps(sorted(self.counts.items()), ensure_ascii=False)
+        text = f"{self.n}\n{blob}".encode("utf-8", "surrogatepass")
+        return hashlib.blake2b(text, digest_size=16).hexdigest()
+
     def share(self, words: Sequence[str]) -> np.ndarray:
         # Add-one smoothing: a word the sample never saw is rare, not impossible.
         get = self.counts.get
@@ -60,6 +72,15 @@ class _Sample:
 
 _lock = threading.Lock()
 _sample: _Sample | None = None
+
+
+def background_digest(background: Background | None) -> str | None:
+    """What a background weighs words by, as a string every process makes alike ("none"
+    without one); None for a background that is not this module's sample."""
+    if background is None:
+        return "none"
+    owner = getattr(background, "__self__", None)
+    return owner.digest if isinstance(owner, _Sample) else None
 
 
 def forget() -> None:

@@ -12,19 +12,26 @@ folded result list.
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.conf import settings
 
 from searchapp import grouping_params as gp
+from searchapp import shared_cache
+from searchapp import topics as topics_module
 from searchapp.selectors.folding import FoldedGroup
 from searchapp.selectors.search_results import Hit, TopicEntry, TopicFacet, TopicGroup
-from searchapp.selectors.topic_background import corpus_background
+from searchapp.selectors.topic_background import background_digest, corpus_background
 from searchapp.topics import Background, Topic, TopicDoc, topic_clusters
+
+_TOPIC_CLUSTERS = topic_clusters  # the real one (a test's stand-in is not shared)
+_TOPIC_MODULES = ("topics", "topic_words", "topic_labels", "topic_linkage", "topic_spectral")
 
 __all__ = ["GroupTopics", "check_topic_params", "topic_facet"]
 
@@ -68,14 +75,91 @@ def _clusters(
         if found is not None and found[0] is owner:
             _cache.move_to_end(key)
             return found[1]
-    clusters = cluster(
-        docs, query=query, max_topics=max_topics, background=background, subtopics=True
-    )
+    shared_key = _shared_key(cluster, background, key[2])
+    clusters = _shared_topics(shared_key, len(docs)) if shared_key else None
+    if clusters is None:
+        clusters = cluster(
+            docs, query=query, max_topics=max_topics, background=background, subtopics=True
+        )
+        if shared_key:
+            shared_cache.put(shared_key, _encode(clusters))
     with _cache_lock:
         _cache[key] = (owner, clusters)
         while len(_cache) > size:
             _cache.popitem(last=False)
     return clusters
+
+
+# The code the topics follow from (searchapp.topics and its modules, the numeric libraries).
+_TOPICS_CODE = shared_cache.code_digest(
+    (Path(topics_module.__file__).with_name(f"{m}.py") for m in _TOPIC_MODULES),
+    packages=("numpy", "scipy", "scikit-learn"),
+)
+
+
+def _shared_key(cluster: object, background: Background | None, content: bytes) -> str | None:
+    """The key other web processes find these topics under: the same input (``content``,
+    the digest of every title, snippet and language, the query and max_topics), weighed by a
+    background of the same words and counts, by the same code. None: not shareable (no shared
+    cache; a stand-in for topic_clusters; a background that is not the corpus's sample)."""
+    weights = background_digest(background)
+    if cluster is not _TOPIC_CLUSTERS or weights is None or not shared_cache.enabled():
+        return None
+    text = f"{_TOPICS_CODE}\n{weights}\n{content.hex()}".encode()
+    return "searchapp:topics:" + hashlib.blake2b(text, digest_size=20).hexdigest()
+
+
+def _encode(topics: Sequence[Topic]) -> bytes:
+    def one(t: Topic) -> dict[str, object]:
+        return {
+            "label": t.label,
+            "members": list(t.member_ids),
+            "other": t.other,
+            "children": [one(c) for c in t.children],
+        }
+
+    return json.dumps([one(t) for t in topics], ensure_ascii=False).encode()
+
+
+def _shared_topics(key: str, n: int) -> list[Topic] | None:
+    """The topics another process shared under ``key``, checked against the ``n`` documents
+    clustered (every one in exactly one topic; a sub-topic's within its topic); None when there
+    are none or they do not check."""
+    value = shared_cache.get(key)
+    if value is None:
+        return None
+    try:
+        topics = [_decoded(t) for t in json.loads(value)]
+    except (ValueError, TypeError, KeyError):
+        return None
+    members = [i for t in topics for i in t.member_ids]
+    if sorted(members) != list(range(n)):  # type: ignore[type-var]
+        return None
+    for t in topics:
+        inner = [i for c in t.children for i in c.member_ids]
+        if sorted(inner) != sorted(t.member_ids) and t.children:  # type: ignore[type-var]
+            return None
+    return topics
+
+
+def _decoded(raw: dict[str, object]) -> Topic:
+    members = raw["members"]
+    label = raw["label"]
+    children = raw["children"]
+    if (
+        not isinstance(members, list)
+        or not all(type(i) is int for i in members)
+        or not isinstance(label, str)
+        or not isinstance(children, list)
+    ):
+        raise TypeError("not a topic")
+    return Topic(
+        label=label,
+        member_ids=tuple(members),
+        size=len(members),
+        other=raw["other"] is True,
+        children=tuple(_decoded(c) for c in children),
+    )
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "searchapp.settings",
             "searchapp.celery",
             "searchapp.db_values",
+            "searchapp.shared_cache",
             # The package itself: it only loads Celery's app (Celery's Django recipe).
             "searchapp",
         ),

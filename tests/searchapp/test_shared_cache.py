@@ -1,7 +1,8 @@
-"""Ranked lists shared by the web processes through Redis (search/shared_lists.py,
-SEARCH_SHARED_CACHE_URL): a query one process read is not scored again by another, shows the
-same, and a changed index is read afresh; an unreachable Redis or a value that does not decode
-costs nothing but the index read."""
+"""What the web processes share through Redis (searchapp/shared_cache.py,
+SEARCH_SHARED_CACHE_URL): a query one process read is not scored again by another and shows
+the same, and a changed index is read afresh (search/shared_lists.py); topics one process
+clustered are not clustered again by another (selectors/topic_facet.py); an unreachable Redis
+or a value that does not check costs nothing but the work itself."""
 
 from __future__ import annotations
 
@@ -15,11 +16,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import redis
+from corpora import make_jaguar, sign_all
 
+from searchapp import shared_cache, topics
 from searchapp.models import Document
 from searchapp.readers import Record
 from searchapp.search import get_backend, shared_lists
 from searchapp.search import ranked as ranked_module
+from searchapp.selectors import topic_facet
+from searchapp.selectors.search import search_grouped
 from searchapp.services.ingest import corpus_get_or_create, documents_ingest
 
 pytestmark = pytest.mark.django_db
@@ -63,7 +68,7 @@ def shared(settings: pytest.FixtureRequest) -> Iterator[redis.Redis]:
         pytest.skip(f"no Redis at {TEST_URL}: {exc}")
     client.flushdb()
     settings.SEARCH_SHARED_CACHE_URL = TEST_URL  # type: ignore[attr-defined]
-    shared_lists._redis._down_until = 0.0
+    shared_cache._redis.reset()
     yield client
     client.flushdb()
 
@@ -176,18 +181,18 @@ def test_searches_go_on_without_an_unreachable_shared_cache(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     settings.SEARCH_SHARED_CACHE_URL = "redis://127.0.0.1:9/0"  # type: ignore[attr-defined]  # discard port: nothing listens
-    shared_lists._redis._down_until = 0.0
+    shared_cache._redis.reset()
     attempts: list[str] = []
-    original = shared_lists._Redis.failed
+    original = shared_cache._Redis.failed
 
-    def failed(self: shared_lists._Redis, exc: Exception) -> None:
+    def failed(self: shared_cache._Redis, exc: Exception) -> None:
         attempts.append(str(exc))
         original(self, exc)
 
-    monkeypatch.setattr(shared_lists._Redis, "failed", failed)
+    monkeypatch.setattr(shared_cache._Redis, "failed", failed)
     corpus = corpus_get_or_create(name="news")
     documents_ingest(corpus=corpus, records=[rec("a", "zeppelin"), rec("b", "zeppelin zeppelin")])
-    with caplog.at_level(logging.WARNING, logger="searchapp.search.shared_lists"):
+    with caplog.at_level(logging.WARNING, logger="searchapp.shared_cache"):
         for _ in range(3):
             ranked_module.forget_ranked_lists()
             assert search("zeppelin") == (2, ["b", "a"])
@@ -195,4 +200,96 @@ def test_searches_go_on_without_an_unreachable_shared_cache(
     # One failure, then left alone for RETRY_SECONDS: no search waits on it again.
     assert len(attempts) == 1
     assert [r.getMessage() for r in caplog.records if "SEARCH_SHARED_CACHE_URL" in r.getMessage()]
-    shared_lists._redis._down_until = 0.0
+    shared_cache._redis.reset()
+
+
+@pytest.fixture
+def clusterings(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """How many result lists were clustered (searchapp.topics), each process's memory empty."""
+    calls: list[int] = []
+    original = topics._topic_clusters
+
+    def counted(stream: object, ids: list[Hashable], kn: object) -> list[topics.Topic]:
+        calls.append(len(ids))
+        return original(stream, ids, kn)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(topics, "_topic_clusters", counted)
+    topic_facet._cache.clear()
+    yield calls
+    topic_facet._cache.clear()
+
+
+def facet_of(query: str) -> list[tuple[str, tuple[int, ...]]]:
+    page = search_grouped(query=query, topics=True)
+    assert page.topics is not None
+    return [(t.label, t.member_ids) for t in page.topics.topics]
+
+
+@pytest.mark.services
+def test_topics_one_process_clustered_are_not_clustered_again_by_another(
+    shared: redis.Redis, clusterings: list[int]
+) -> None:
+    make_jaguar()
+    sign_all("minhash")
+    first = facet_of("jaguar")
+    assert len(first) == 2 and len(clusterings) == 1
+    assert len(shared.keys("searchapp:topics:*")) == 1
+    topic_facet._cache.clear()  # another process
+    assert facet_of("jaguar") == first
+    assert len(clusterings) == 1
+    facet_of("jaguar cat")  # another list: clustered
+    assert len(clusterings) == 2
+
+
+def planted(n_per_sense: int) -> list[topics.TopicDoc]:
+    senses = [
+        "engine dealer sedan coupe horsepower gearbox",
+        "rainforest predator spots prey habitat cubs",
+        "football club stadium league season striker",
+    ]
+    docs = []
+    for i in range(3 * n_per_sense):
+        words = senses[i % 3].split()
+        text = " ".join(words[(i // 3 + k) % len(words)] for k in range(5))
+        docs.append(topics.TopicDoc(id=i, title=f"jaguar {words[i // 3 % len(words)]}", text=text))
+    return docs
+
+
+def test_shared_topics_come_back_as_they_were_clustered(monkeypatch: pytest.MonkeyPatch) -> None:
+    docs = planted(30)
+    made = topics.topic_clusters(docs, query="jaguar", subtopics=True)
+    assert len(made) >= 2 and any(t.children for t in made)  # sub-topics travel too
+    value = topic_facet._encode(made)
+    monkeypatch.setattr(shared_cache, "get", lambda key: value)
+    assert topic_facet._shared_topics("k", len(docs)) == made
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        b"[not json",
+        b'{"label": "x"}',
+        b'[{"label": "a", "members": [0, 1, 2], "other": false, "children": []}]',  # 3 of 4
+        b'[{"label": "a", "members": [0, 1, 2, 2], "other": false, "children": []}]',
+        b'[{"label": "a", "members": ["0", 1, 2, 3], "other": false, "children": []}]',
+        b'[{"label": "a", "members": [0, 1, 2, 3], "other": false, "children": '
+        b'[{"label": "b", "members": [0], "other": false, "children": []}]}]',
+    ],
+)
+def test_shared_topics_that_do_not_check_are_clustered_again(
+    value: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(shared_cache, "get", lambda key: value)
+    assert topic_facet._shared_topics("k", 4) is None
+
+
+def test_a_background_sample_is_known_by_its_words_in_every_process() -> None:
+    from searchapp.selectors.topic_background import background_digest, word_shares
+
+    one = word_shares([("Jaguar cars", "a sedan"), ("Jaguar cats", "in the rainforest")])
+    same = word_shares([("Jaguar cars", "a sedan"), ("Jaguar cats", "in the rainforest")])
+    other = word_shares([("Jaguar cars", "a coupe"), ("Jaguar cats", "in the rainforest")])
+    assert background_digest(one.share) == background_digest(same.share)
+    assert background_digest(one.share) != background_digest(other.share)
+    assert background_digest(None) == "none"
+    assert background_digest(lambda words: words) is None  # type: ignore[arg-type, return-value]

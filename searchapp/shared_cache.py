@@ -1,0 +1,117 @@
+"""A cache the web processes share through Redis (``SEARCH_SHARED_CACHE_URL``), for values
+that are pure functions of their key: what one process computed, the others take as it is.
+
+Used by ``search.shared_lists`` (a query's ranked list on one index state) and
+``selectors.topic_facet`` (the topics of one exact result list). Values are bytes in a layout
+their user defines and checks (no pickle: a cache is not a place to run code from).
+
+Redis is a helper, never a dependency of a request: an unreachable or slow Redis (every call
+has a ``TIMEOUT_SECONDS`` timeout) is logged once and left alone for ``RETRY_SECONDS``, during
+which callers compute as they would without it. Entries expire after ``TTL_SECONDS``; a Redis
+that is also the Celery broker should evict only keys with an expiry (``maxmemory-policy
+volatile-lru``), see README.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+import time
+from collections.abc import Iterable
+from importlib.metadata import version
+from pathlib import Path
+
+import redis
+from django.conf import settings
+
+__all__ = ["RETRY_SECONDS", "TTL_SECONDS", "code_digest", "enabled", "get", "put"]
+
+logger = logging.getLogger(__name__)
+
+TTL_SECONDS = 600
+RETRY_SECONDS = 30.0
+TIMEOUT_SECONDS = 0.25
+
+
+def code_digest(sources: Iterable[Path], packages: Iterable[str] = ()) -> str:
+    """A digest of the code a cached value follows from (these source files and the versions
+    of these installed packages): processes running other code never share values with
+    these, even on one Redis."""
+    digest = hashlib.blake2b(digest_size=8)
+    for package in packages:
+        digest.update(f"{package}=={version(package)}\n".encode())
+    for path in sorted(sources):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+class _Redis:
+    """One client per process, and the pause after a failure."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._url: str | None = None
+        self._client: redis.Redis | None = None
+        self._down_until = 0.0
+
+    def client(self) -> redis.Redis | None:
+        url = settings.SEARCH_SHARED_CACHE_URL
+        if not url or time.monotonic() < self._down_until:
+            return None
+        with self._lock:
+            if self._client is None or self._url != url:
+                self._client = redis.Redis.from_url(
+                    url, socket_timeout=TIMEOUT_SECONDS, socket_connect_timeout=TIMEOUT_SECONDS
+                )
+                self._url = url
+            return self._client
+
+    def failed(self, exc: Exception) -> None:
+        with self._lock:
+            if time.monotonic() >= self._down_until:
+                logger.warning(
+                    "the shared cache (SEARCH_SHARED_CACHE_URL) failed: %s; left alone for "
+                    "%d s, requests compute without it",
+                    exc,
+                    RETRY_SECONDS,
+                )
+            self._down_until = time.monotonic() + RETRY_SECONDS
+
+    def reset(self) -> None:
+        """Forget a failure (tests)."""
+        with self._lock:
+            self._down_until = 0.0
+
+
+_redis = _Redis()
+
+
+def enabled() -> bool:
+    """Whether a shared cache is configured and not in its pause after a failure."""
+    return _redis.client() is not None
+
+
+def get(key: str) -> bytes | None:
+    """The value under ``key`` (None: none, or no Redis to ask)."""
+    client = _redis.client()
+    if client is None:
+        return None
+    try:
+        value = client.get(key)
+    except (redis.RedisError, OSError) as exc:
+        _redis.failed(exc)
+        return None
+    return value if isinstance(value, bytes) else None
+
+
+def put(key: str, value: bytes) -> None:
+    """Offer ``value`` to the other processes for ``TTL_SECONDS`` (nothing without Redis)."""
+    client = _redis.client()
+    if client is None:
+        return
+    try:
+        client.set(key, value, ex=TTL_SECONDS)
+    except (redis.RedisError, OSError) as exc:
+        _redis.failed(exc)
