@@ -539,3 +539,62 @@ def test_a_real_document_never_gets_the_empty_fingerprint(monkeypatch):
     monkeypatch.setattr(hasher, "_mix", lambda hashes: np.array([x, ~x], dtype=np.uint64))
     batch = ShingleBatch(np.array([5, 6], dtype=np.uint64), np.array([0, 2, 2], dtype=np.int64))
     assert hasher.fingerprints(batch).tolist() == [1, 0]
+
+
+def _brute_near(sig: np.ndarray, ok: np.ndarray, need: int) -> np.ndarray:
+    equal = (sig[:, None, :] == sig[None, :, :]).sum(axis=2)
+    near = (equal >= max(need, 1)) & ok[:, None] & ok[None, :]
+    np.fill_diagonal(near, False)
+    return near
+
+
+def _planted(rng: np.random.Generator, n: int, slots: int, need: int) -> np.ndarray:
+    """Rows of random slots, many of them a copy of an earlier row with a chosen number of
+    slots changed: exactly ``need`` equal (at the threshold), one fewer, a few more; and a run
+    of exact copies."""
+    sig = rng.integers(0, 2**32, (n, slots), dtype=np.uint64).astype(np.uint32)
+    for i in range(1, n):
+        if rng.random() < 0.5:
+            src = int(rng.integers(0, i))
+            changed = int(rng.choice([slots - need, slots - need + 1, slots - need - 3, 0, 1]))
+            changed = max(0, min(slots, changed))
+            sig[i] = sig[src]
+            where = rng.choice(slots, changed, replace=False)
+            sig[i, where] = sig[i, where] + 1 + rng.integers(0, 1000, changed).astype(np.uint32)
+    return sig
+
+
+@pytest.mark.parametrize("threshold", [0.05, 0.5, 0.8, 0.95, 1.0])
+@pytest.mark.parametrize("slots", [16, 128])
+def test_the_banded_candidates_find_exactly_the_pairs_every_comparison_finds(threshold, slots):
+    from dedup.group import _all_pairs_near, _minhash_near
+
+    rng = np.random.default_rng(int(threshold * 100) + slots)
+    for n in (2, 40, 300):
+        sig = _planted(rng, n, slots, min_equal_slots(threshold, slots))
+        ok = rng.random(n) > 0.1
+        need = min_equal_slots(threshold, slots)
+        expected = _brute_near(sig, ok, need)
+        assert expected.any() or n == 2
+        assert np.array_equal(_minhash_near(sig, ok, need), expected)
+        assert np.array_equal(_all_pairs_near(sig, ok, need), expected)
+
+
+def test_many_copies_of_one_text_are_compared_pair_by_pair_and_still_all_found(monkeypatch):
+    import dedup.group as group_module
+
+    rng = np.random.default_rng(5)
+    sig = np.repeat(rng.integers(0, 2**32, (1, 128), dtype=np.uint64).astype(np.uint32), 60, 0)
+    sig[30:] = rng.integers(0, 2**32, (30, 128), dtype=np.uint64).astype(np.uint32)
+    ok = np.ones(60, dtype=bool)
+    fallbacks: list[int] = []
+    original = group_module._all_pairs_near
+
+    def counted(*args):
+        fallbacks.append(1)
+        return original(*args)
+
+    monkeypatch.setattr(group_module, "_all_pairs_near", counted)
+    near = group_module._minhash_near(sig, ok, min_equal_slots(0.8, 128))
+    assert fallbacks == [1]  # 30 copies in every one of 26 bands: more candidates than pairs
+    assert np.array_equal(near, _brute_near(sig, ok, min_equal_slots(0.8, 128)))
