@@ -116,6 +116,26 @@ class _Read:
     # (TantivyRanked.remembered_snippets): shared the same way.
     snippets: dict[int, tuple[str, SafeString]]
 
+    @classmethod
+    def of(
+        cls,
+        read: shared_lists.SharedRead,
+        looked_up: dict[int, float | None],
+        snippets: dict[int, tuple[str, SafeString]],
+    ) -> _Read:
+        """This process's entry of a read (its own, or one another process shared)."""
+        return cls(
+            read.total_matches,
+            read.ids,
+            read.scores,
+            read.tied_ids,
+            read.tied_scores,
+            read.read,
+            read.done,
+            looked_up,
+            snippets,
+        )
+
 
 _NO_IDS = np.zeros(0, dtype=np.int64)
 _NO_SCORES = np.zeros(0, dtype=np.float32)
@@ -240,17 +260,7 @@ class TantivyRanked:
         got = shared_lists.recall(self.memo_key)
         if got is None:
             return None
-        state = _Read(
-            got.total_matches,
-            got.ids,
-            got.scores,
-            got.tied_ids,
-            got.tied_scores,
-            got.read,
-            got.done,
-            {},
-            {},
-        )
+        state = _Read.of(got, {}, {})
         _remember(self.memo_key, state)
         return state
 
@@ -314,7 +324,7 @@ class TantivyRanked:
         self._ids = np.concatenate((self._ids, ids))
         self._scores = np.concatenate((self._scores, scores))
         if self.memo_key is not None:
-            state = _Read(
+            read = shared_lists.SharedRead(
                 self.total_matches,
                 self._ids,
                 self._scores,
@@ -322,23 +332,10 @@ class TantivyRanked:
                 self._tied_scores,
                 self._read,
                 self._done,
-                self._looked_up,
-                self._snippets,
             )
-            _remember(self.memo_key, state)
+            _remember(self.memo_key, _Read.of(read, self._looked_up, self._snippets))
             if len(self._ids) + len(self._tied_ids) <= MEMO_MAX_HITS:
-                shared_lists.share(
-                    self.memo_key,
-                    shared_lists.SharedRead(
-                        self.total_matches,
-                        self._ids,
-                        self._scores,
-                        self._tied_ids,
-                        self._tied_scores,
-                        self._read,
-                        self._done,
-                    ),
-                )
+                shared_lists.share(self.memo_key, read)
 
     def scores(self, ids: list[int]) -> dict[int, float]:
         """The scores of those of ``ids`` that match the query (the others are left out).

@@ -8,6 +8,7 @@ import pytest
 from api_checks import as_validated
 
 from searchapp import api
+from searchapp.search import ranked as ranked_module
 from searchapp.selectors import topic_background
 
 
@@ -57,3 +58,20 @@ def news(db):  # type: ignore[no-untyped-def]
     from corpora import make_news
 
     return make_news()
+
+
+@pytest.fixture
+def index_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """How many reads of the index the searches made (each scores every match), with this
+    process's remembered ranked lists forgotten before and after."""
+    reads: list[int] = []
+    original = ranked_module.TantivyRanked._read_more
+
+    def counted(self: ranked_module.TantivyRanked, want: int, *, count: bool = False) -> None:
+        reads.append(want)
+        original(self, want, count=count)
+
+    monkeypatch.setattr(ranked_module.TantivyRanked, "_read_more", counted)
+    ranked_module.forget_ranked_lists()
+    yield reads
+    ranked_module.forget_ranked_lists()

@@ -24,22 +24,6 @@ def rec(external_id: str, text: str) -> Record:
     return Record(external_id=external_id, title="", text=text, url="", source="t", line=None)
 
 
-@pytest.fixture
-def index_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """How many reads of the index the searches made (each scores every match)."""
-    reads: list[int] = []
-    original = ranked_module.TantivyRanked._read_more
-
-    def counted(self: ranked_module.TantivyRanked, want: int, *, count: bool = False) -> None:
-        reads.append(want)
-        original(self, want, count=count)
-
-    monkeypatch.setattr(ranked_module.TantivyRanked, "_read_more", counted)
-    ranked_module.forget_ranked_lists()
-    yield reads
-    ranked_module.forget_ranked_lists()
-
-
 def search(query: str, **kwargs: object) -> tuple[int, list[str]]:
     result = get_backend().search(query, limit=50, **kwargs)  # type: ignore[arg-type]
     external = dict(Document.objects.values_list("id", "external_id"))

@@ -44,21 +44,6 @@ def search(query: str) -> tuple[int, list[str]]:
 
 
 @pytest.fixture
-def index_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    reads: list[int] = []
-    original = ranked_module.TantivyRanked._read_more
-
-    def counted(self: ranked_module.TantivyRanked, want: int, *, count: bool = False) -> None:
-        reads.append(want)
-        original(self, want, count=count)
-
-    monkeypatch.setattr(ranked_module.TantivyRanked, "_read_more", counted)
-    ranked_module.forget_ranked_lists()
-    yield reads
-    ranked_module.forget_ranked_lists()
-
-
-@pytest.fixture
 def shared(settings: pytest.FixtureRequest) -> Iterator[redis.Redis]:
     """A real Redis database of its own, emptied before and after."""
     client = redis.Redis.from_url(TEST_URL, socket_connect_timeout=1)
