@@ -278,3 +278,14 @@ def test_a_background_sample_is_known_by_its_words_in_every_process() -> None:
     assert background_digest(one.share) != background_digest(other.share)
     assert background_digest(None) == "none"
     assert background_digest(lambda words: words) is None  # type: ignore[arg-type, return-value]
+
+
+def test_the_code_digest_follows_the_sources_and_never_stops_a_start(tmp_path: Path) -> None:
+    source = tmp_path / "ranking.py"
+    source.write_text("SCORE = 1\n")
+    first = shared_cache.code_digest([source], packages=("numpy",))
+    assert shared_cache.code_digest([source], packages=("numpy",)) == first
+    source.write_text("SCORE = 2\n")
+    assert shared_cache.code_digest([source], packages=("numpy",)) != first
+    # Installed without its sources (compiled files only): a digest still, no crash.
+    assert shared_cache.code_digest([tmp_path / "gone.py"], packages=("numpy",))
