@@ -102,8 +102,10 @@ def _shared_key(cluster: object, background: Background | None, content: bytes) 
     the digest of every title, snippet and language, the query and max_topics), weighed by a
     background of the same words and counts, by the same code. None: not shareable (no shared
     cache; a stand-in for topic_clusters; a background that is not the corpus's sample)."""
-    weights = background_digest(background)
-    if cluster is not _TOPIC_CLUSTERS or weights is None or not shared_cache.enabled():
+    if cluster is not _TOPIC_CLUSTERS or not shared_cache.enabled():
+        return None
+    weights = background_digest(background)  # made once per sample, and only when shared
+    if weights is None:
         return None
     text = f"{_TOPICS_CODE}\n{weights}\n{content.hex()}".encode()
     return "searchapp:topics:" + hashlib.blake2b(text, digest_size=20).hexdigest()
