@@ -102,6 +102,8 @@ def decode(value: bytes) -> SharedRead | None:
 
 def recall(memo_key: Hashable) -> SharedRead | None:
     """The read another process shared under ``memo_key``, if any (None: none, or no Redis)."""
+    if not shared_cache.enabled():  # no key made: this runs on every search not remembered
+        return None
     value = shared_cache.get(key_for(memo_key))
     return decode(value) if value is not None else None
 

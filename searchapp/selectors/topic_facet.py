@@ -139,7 +139,7 @@ def _shared_topics(key: str, n: int) -> list[Topic] | None:
         return None
     for t in topics:
         inner = [i for c in t.children for i in c.member_ids]
-        if sorted(inner) != sorted(t.member_ids) and t.children:  # type: ignore[type-var]
+        if t.children and sorted(inner) != sorted(t.member_ids):  # type: ignore[type-var]
             return None
     return topics
 
