@@ -311,6 +311,10 @@ SEARCH_TOPICS_CACHE = env_int("SEARCH_TOPICS_CACHE", 512, minimum=0, maximum=100
 # query and the index's state (a commit makes a new one): a repeated search skips scoring every
 # match again (searchapp/search/ranked.py). 0 turns the memory off.
 SEARCH_RANKED_CACHE = env_int("SEARCH_RANKED_CACHE", 256, minimum=0, maximum=100_000)
+# Folded ranked lists each web process remembers, keyed by the ranked list, the grouping asked
+# for and the database's version (every commit makes a new one): a repeated search skips the
+# fold's reads and the fold (searchapp/selectors/fold_memo.py). 0 turns the memory off.
+SEARCH_FOLD_CACHE = env_int("SEARCH_FOLD_CACHE", 256, minimum=0, maximum=100_000)
 # A Redis URL (redis://, rediss:// or unix://) where the web processes share the ranked lists
 # they read and the topics they cluster (searchapp/shared_cache.py): a query read by one process
 # is not scored again by the others. Empty: each process keeps its own only.

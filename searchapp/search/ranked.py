@@ -192,6 +192,7 @@ class NoMatches:
     sort: SortOrder = "relevance"
     suggestion: str | None = None
     rewritten_query: str | None = None
+    memo_key: Hashable | None = None  # nothing worth remembering
 
     def ranked(self, stop: int) -> list[RankedHit]:
         return []

@@ -6,7 +6,7 @@ without importing each other.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -72,6 +72,9 @@ class RankedSearch(Protocol):
     message: str | None
     suggestion: str | None
     rewritten_query: str | None
+    # What the list is a pure function of (the query, its filters, the index's state), when
+    # the backend can say: equal keys, equal lists (a fold of it may be reused); else None.
+    memo_key: Hashable | None
 
     def ranked(self, stop: int) -> list[RankedHit]:
         """The first ``stop`` hits in rank order (all of them when fewer match)."""

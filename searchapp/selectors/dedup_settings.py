@@ -169,7 +169,7 @@ def default_threshold() -> float:
 def default_threshold_and_distance() -> tuple[float, int]:
     """``default_threshold()`` and ``default_max_distance()`` from one query (the search form
     shows both on every page)."""
-    sets = signatures.active_signature_sets()
+    sets = signatures.search_sets()
     return (
         signatures.default_threshold(sets.get(SignatureSet.Method.MINHASH)),
         signatures.default_max_distance(sets.get(SignatureSet.Method.SIMHASH)),

@@ -31,6 +31,7 @@ is at its end.
 
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -53,6 +54,7 @@ from searchapp.selectors.folding import fold_pool
 __all__ = ["BLOCK", "FoldStream", "StreamGroup"]
 
 BLOCK = 50
+_NONE: frozenset[int] = frozenset()
 _NEVER = datetime.min.replace(tzinfo=UTC)
 
 
@@ -99,27 +101,31 @@ class FoldStream:
     _rows: dict[int, DocumentRow] = field(default_factory=dict)
     _decoded: dict[int, np.ndarray] = field(default_factory=dict)  # signatures, decoded once
     _gone: set[int] = field(default_factory=set)  # in the index, no longer in the database
-    _partners: dict[int, set[int]] = field(default_factory=dict)
-    _decisions: dict[int, list[Decision]] = field(default_factory=dict)
+    _partners: dict[int, frozenset[int] | set[int]] = field(default_factory=dict)
+    _decisions: dict[int, tuple[Decision, ...]] = field(default_factory=dict)
     _rule: str | None = None
     _beyond_checked: set[int] = field(default_factory=set)  # matches looked up past the read
     _loaded: int = 0  # positions whose rows and partners are read
     _block: int = 0
     _assigned: set[int] = field(default_factory=set)
+    # A remembered stream (selectors/fold_memo.py) may be extended by two threads at once.
+    _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
 
     # --- what the pages read -------------------------------------------------------------
 
     def until_groups(self, n: int) -> None:
         """Fold until at least ``n`` groups are final, or the list is done."""
-        while len(self.groups) < n and not self.exhausted:
-            self._step()
+        with self._lock:
+            while len(self.groups) < n and not self.exhausted:
+                self._step()
 
     def until_position(self, n: int) -> None:
         """Fold until every hit ranked in the first ``n`` is in a final group."""
-        # What those blocks will read, in one window rather than a doubling series.
-        self._read(-(-n // BLOCK) * BLOCK + BLOCK)
-        while self._block * BLOCK < n and not self.exhausted:
-            self._step()
+        with self._lock:
+            # What those blocks will read, in one window rather than a doubling series.
+            self._read(-(-n // BLOCK) * BLOCK + BLOCK)
+            while self._block * BLOCK < n and not self.exhausted:
+                self._step()
 
     @property
     def assigned(self) -> int:
@@ -133,8 +139,14 @@ class FoldStream:
 
     def first_ids(self, n: int) -> list[int]:
         """The documents ranked in the first ``n`` places (those the database still holds)."""
-        self._read(n)
-        return [i for i in self._ids[:n] if i not in self._gone]
+        with self._lock:
+            self._read(n)
+            return [i for i in self._ids[:n] if i not in self._gone]
+
+    @property
+    def depth(self) -> int:
+        """Hits of the ranking read so far (with their rows and partners)."""
+        return self._loaded
 
     def rank(self, doc_id: int) -> int | None:
         """1-based rank, when the ranking was read that far."""
@@ -208,6 +220,16 @@ class FoldStream:
         first = min(self._position[i] for i in ids if i in self._position)
         self.groups.append(StreamGroup(rep, members, why, first))
         self._assigned.update(ids)
+        # An assigned hit joins no later pool (``_open`` and the partners beyond skip it): its
+        # signature and partners are dropped, so a remembered stream (selectors/fold_memo.py)
+        # keeps little more than its groups.
+        for doc_id in ids:
+            self._decoded.pop(doc_id, None)
+            self._partners.pop(doc_id, None)
+            row = self._rows.get(doc_id)
+            if row is not None and row.data is not None:
+                # What ``pending`` reads stays; the rest only a pool reads.
+                self._rows[doc_id] = row._replace(url="", added_raw=None, date_raw=None, data=None)
 
     def _matches(self, doc_id: int) -> bool:
         """Whether a stored partner matches the query (it does when the ranking holds it)."""
@@ -255,9 +277,9 @@ class FoldStream:
         opening = [i for i in window if i in self._rows and i not in self._partners]
         opening = [i for i in opening if i not in self._assigned]
         for i in opening:
-            self._partners[i] = set()
+            self._partners[i] = _NONE  # most hits have no stored partner
         for a, b in stored_partners(set_id, opening, band_keys=self._looser_than_set()):
-            self._partners[a].add(b)
+            self._add_partner(a, b)
         partners = {p for i in opening for p in self._partners[i]}
         # One read of the decisions touching the window or its partners: a decision between
         # two partners applies in the pool they share, and "same as" partners join the pool
@@ -266,7 +288,7 @@ class FoldStream:
             if d.verdict == DuplicateDecision.Verdict.SAME_AS:
                 for mine, other in ((d.doc_a, d.doc_b), (d.doc_b, d.doc_a)):
                     if mine in opening:
-                        self._partners[mine].add(other)
+                        self._add_partner(mine, other)
                         partners.add(other)
         # Partners past the ranking read so far: which of them match the query (and score).
         beyond = [
@@ -282,6 +304,13 @@ class FoldStream:
         matching = [p for p in beyond if p in scores and p not in self._rows]
         self._remember(document_rows(set_id, matching))
         self._gone.update(p for p in matching if p not in self._rows)
+
+    def _add_partner(self, doc_id: int, partner: int) -> None:
+        known = self._partners[doc_id]
+        if isinstance(known, set):
+            known.add(partner)
+        else:
+            self._partners[doc_id] = {partner}
 
     def _looser_than_set(self) -> bool:
         """Whether pairs below the set's own threshold fold here: those are in no stored
@@ -301,17 +330,19 @@ class FoldStream:
         signed = [row for row in rows.values() if row.signed and not row.is_empty]
         if signed:
             values = signature_codec.decode_rows(self.signature_set, signed).values
-            self._decoded.update(zip((row.id for row in signed), values, strict=True))
+            # A copy each, not views of the window's array: a view would keep the whole window
+            # alive after its hit is folded and its signature dropped (``_final``).
+            self._decoded.update(zip((row.id for row in signed), map(np.copy, values), strict=True))
 
     def _read_decisions(self, ids: list[int]) -> list[Decision]:
         fresh = [i for i in dict.fromkeys(ids) if i not in self._decisions]
         for i in fresh:
-            self._decisions[i] = []
+            self._decisions[i] = ()  # one shared empty tuple: most documents have none
         found, rule = decisions_touching(fresh, with_rule=self._rule is None)
         if rule is not None:
             self._rule = rule
         for d in found:
             for side in (d.doc_a, d.doc_b):
                 if side in self._decisions and d not in self._decisions[side]:
-                    self._decisions[side].append(d)
+                    self._decisions[side] = (*self._decisions[side], d)
         return found

@@ -28,9 +28,14 @@ from searchapp.search import (
     get_backend,
 )
 from searchapp.selectors.fold_inputs import id_array, ids_source, utc_column
+from searchapp.selectors.fold_memo import recall_fold, remember_fold
 from searchapp.selectors.fold_stream import FoldStream
 from searchapp.selectors.search_results import Hit
-from searchapp.selectors.signatures import default_max_distance, default_threshold, search_set
+from searchapp.selectors.signatures import (
+    default_max_distance,
+    default_threshold,
+    search_set_and_version,
+)
 
 __all__ = ["FoldedSearch", "open_folded"]
 
@@ -44,6 +49,9 @@ class FoldedSearch:
     threshold: float | None  # the threshold / distance the fold uses
     max_distance: int | None
     started: float  # time.perf_counter() when the search began
+    # The stream's fold time when this search took it (a remembered stream's is its earlier
+    # searches'): this search reports only its own.
+    fold_seconds_before: float = 0.0
 
     @property
     def took_ms(self) -> float:
@@ -51,7 +59,7 @@ class FoldedSearch:
 
     @property
     def grouping_ms(self) -> float:
-        return self.stream.fold_seconds * 1000.0
+        return (self.stream.fold_seconds - self.fold_seconds_before) * 1000.0
 
     def hits(self, ids: Iterable[int], *, snippets: Iterable[int] | None = None) -> dict[int, Hit]:
         """The hits ``ids`` as a page shows them, by id (documents deleted since are absent).
@@ -164,23 +172,33 @@ def open_folded(
     started = time.perf_counter()
     ranked = get_backend().open(query, corpus_id=corpus_id, sort=sort, lang=lang or None)
     signature_set = None
+    version = None
     if group != "none":
-        signature_set = search_set(group)
+        signature_set, version = search_set_and_version(group)
         if group == "minhash" and threshold is None:
             threshold = default_threshold(signature_set)
         if group == "simhash" and max_distance is None:
             max_distance = default_max_distance(signature_set)
-    stream = FoldStream(
-        ranked=ranked,
-        method=group,
-        signature_set=signature_set,
-        threshold=threshold,
-        max_distance=max_distance,
-    )
+    # The same ranked list folded the same way on the same database: its remembered stream.
+    key = None
+    if version is not None and ranked.memo_key is not None and signature_set is not None:
+        key = (version, ranked.memo_key, group, signature_set.pk, threshold, max_distance)
+    stream = recall_fold(key) if key is not None else None
+    if stream is None:
+        stream = FoldStream(
+            ranked=ranked,
+            method=group,
+            signature_set=signature_set,
+            threshold=threshold,
+            max_distance=max_distance,
+        )
+        if key is not None:
+            remember_fold(key, stream)
     return FoldedSearch(
         ranked=ranked,
         stream=stream,
         threshold=threshold,
         max_distance=max_distance,
         started=started,
+        fold_seconds_before=stream.fold_seconds,
     )

@@ -745,3 +745,33 @@ def test_the_fixed_selects_show_what_was_chosen_as_django_writes_them_every_time
     one.fields["lang"].choices = [("de", "German")]
     assert len(other.fields["lang"].choices) > 100
     assert len(SearchForm().fields["lang"].choices) > 100
+
+
+def test_the_plain_inputs_write_what_django_writes() -> None:
+    # The search form's inputs are written in Python (forms.PlainInput): the same markup as
+    # Django's input templates, every value and attribute escaped the same way.
+    from django import forms
+    from django.http import QueryDict
+
+    from searchapp.forms import PlainInput, SearchForm
+
+    query = QueryDict(mutable=True)
+    query.update({"q": 'a "quoted" <b>&amp; query', "threshold": "0.7", "max_distance": "5",
+                  "limit": "150", "page": "2", "topic": "<oil> & \"gas\"", "subtopic": "x'y"})
+    form = SearchForm(query)
+    form.is_valid()
+    checked = 0
+    for bound in form:
+        widget = bound.field.widget
+        if not isinstance(widget, PlainInput):
+            continue
+        django_widget = next(
+            c for c in type(widget).__mro__[1:]
+            if issubclass(c, forms.widgets.Input) and not issubclass(c, PlainInput)
+        )
+        theirs = django_widget(attrs=widget.attrs)
+        theirs.input_type = widget.input_type
+        assert str(bound) == bound.as_widget(widget=theirs), bound.name
+        checked += 1
+    assert checked == 7  # the query, threshold, distance, limit, page, topic, sub-topic
+    assert 'value="a &quot;quoted&quot; &lt;b&gt;&amp;amp; query"' in str(form["q"])

@@ -1,0 +1,155 @@
+"""Folded lists a web process remembers while the database has not changed
+(selectors/fold_memo.py, SEARCH_FOLD_CACHE): a repeated search reads none of the fold's rows
+again and shows the same groups; anything committed in between (a staff decision, a document
+signed, the representative rule changed, a write from another connection) is seen by the very
+next search; inside a transaction nothing is kept. The tests commit (transaction=True), as a
+web request does."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+
+import pytest
+from corpora import make_document, make_news, sign_all
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from searchapp.models import Document
+from searchapp.selectors import fold_memo
+from searchapp.selectors.search import SearchPage, search_grouped
+from searchapp.services.decisions import decision_delete, decision_record
+from searchapp.services.settings_change import representative_rule_update
+from searchapp.services.signing import signatures_sign_documents
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+QUERY = "solar farm airfield Riverton"
+
+
+@pytest.fixture(autouse=True)
+def _empty_memo() -> Iterator[None]:
+    fold_memo.forget_folds()
+    yield
+    fold_memo.forget_folds()
+
+
+@pytest.fixture
+def news() -> dict[str, Document]:
+    docs = make_news()
+    sign_all("minhash")
+    return docs
+
+
+def groups(page: SearchPage) -> list[list[int]]:
+    return [[g.representative.id, *(m.hit.id for m in g.members)] for g in page.groups]
+
+
+def group_of(page: SearchPage, doc_id: int) -> list[int]:
+    return next(ids for ids in groups(page) if doc_id in ids)
+
+
+def fold_reads(query: str = QUERY, **kwargs: object) -> tuple[SearchPage, int]:
+    """The page, and how many of the fold's reads (rows with their signatures) it ran."""
+    with CaptureQueriesContext(connection) as ctx:
+        page = search_grouped(query=query, group="minhash", **kwargs)  # type: ignore[arg-type]
+    rows = [q for q in ctx.captured_queries if "s.content_hash = d.content_hash" in q["sql"]]
+    return page, len(rows)
+
+
+def test_a_repeated_search_folds_once_and_shows_the_same(news: dict[str, Document]) -> None:
+    first, reads = fold_reads()
+    assert reads >= 1
+    assert news["solar-syndicated"].pk in group_of(first, news["solar"].pk)
+    again, reads = fold_reads()
+    assert reads == 0
+    assert groups(again) == groups(first)
+    assert again.grouping_ms == 0.0  # this search's own folding time: none
+    assert again.total_matches == first.total_matches
+
+
+def test_a_staff_decision_is_seen_by_the_next_search(news: dict[str, Document]) -> None:
+    solar, copy = news["solar"].pk, news["solar-syndicated"].pk
+    assert copy in group_of(fold_reads()[0], solar)
+    decision_record(doc_a_id=solar, doc_b_id=copy, verdict="not_duplicate")
+    page, reads = fold_reads()
+    assert reads >= 1
+    assert copy not in group_of(page, solar)
+    decision_delete(doc_a_id=solar, doc_b_id=copy)
+    assert copy in group_of(fold_reads()[0], solar)
+
+
+def test_a_document_signed_after_a_search_folds_at_the_next(news: dict[str, Document]) -> None:
+    solar = news["solar"]
+    copy = make_document(
+        corpus=solar.corpus, external_id="solar-again", title=solar.title, text=solar.text
+    )
+    before = fold_reads()[0]
+    assert group_of(before, copy.pk) == [copy.pk]  # not signed yet: shown on its own
+    assert before.pending >= 1
+    signatures_sign_documents(document_ids=[copy.pk])  # what a worker does, index untouched
+    after = fold_reads()[0]
+    assert copy.pk in group_of(after, solar.pk)
+
+
+def test_the_representative_rule_changed_is_seen_by_the_next_search(
+    news: dict[str, Document],
+) -> None:
+    rep, other, *_ = group_of(fold_reads()[0], news["solar"].pk)
+    Document.objects.filter(pk=other).update(url="https://example.org/copy")
+    assert group_of(fold_reads()[0], rep)[0] == rep  # best-ranked first: the default rule
+    assert fold_reads()[1] == 0  # remembered
+    representative_rule_update(rule="url")
+    assert group_of(fold_reads()[0], rep)[0] == other  # the one with a URL
+
+
+def test_a_write_by_another_connection_is_seen(news: dict[str, Document]) -> None:
+    solar, copy = news["solar"].pk, news["solar-syndicated"].pk
+    assert copy in group_of(fold_reads()[0], solar)
+
+    def elsewhere() -> None:  # another thread: another database connection
+        try:
+            decision_record(doc_a_id=solar, doc_b_id=copy, verdict="not_duplicate")
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=elsewhere)
+    thread.start()
+    thread.join()
+    page, reads = fold_reads()
+    assert reads >= 1
+    assert copy not in group_of(page, solar)
+
+
+def test_inside_a_transaction_nothing_is_remembered(news: dict[str, Document]) -> None:
+    with transaction.atomic():
+        fold_reads()
+        assert not fold_memo._memo
+        assert fold_reads()[1] >= 1
+    fold_reads()
+    assert len(fold_memo._memo) == 1
+
+
+def test_later_pages_of_a_remembered_fold_are_those_of_a_fresh_one(
+    news: dict[str, Document],
+) -> None:
+    # One group a page: page 1 folds the first block; the later pages extend the remembered
+    # stream, whose folded hits no longer keep their signatures and partners.
+    query = "Riverton"
+    pages = [groups(search_grouped(query=query, group="minhash", per_page=1, page=n))
+             for n in (1, 2, 3, 4)]
+    assert len(fold_memo._memo) == 1
+    for n in (4, 3, 2, 1):
+        fold_memo.forget_folds()
+        fresh = search_grouped(query=query, group="minhash", per_page=1, page=n)
+        assert groups(fresh) == pages[n - 1]
+    assert any(pages)
+
+
+def test_zero_turns_the_memory_off(
+    news: dict[str, Document], settings: pytest.FixtureRequest
+) -> None:
+    settings.SEARCH_FOLD_CACHE = 0  # type: ignore[attr-defined]
+    fold_reads()
+    assert fold_reads()[1] >= 1
+    assert not fold_memo._memo
