@@ -24,27 +24,46 @@ read after a change; it is never compared, only matched:
 
 A stream is extended in place by later pages (under its lock, for threaded servers); one read
 further than ``MEMO_MAX_POSITIONS`` hits is dropped rather than kept.
+
+**Shared between processes** (SEARCH_SHARED_CACHE_URL, PostgreSQL only: SQLite's version is a
+connection's own): a process that folded shares the groups (``FoldStream.freeze``: ids,
+similarities, reasons, which grouped hits are signed, the scores of hits past the read) under
+the same key plus the database's name and the fold's code; another process shows them without
+folding, and folds again from the start (the same groups first) only when a page needs more
+than they hold. A shared value is plain JSON, checked as it is read: one that does not check is
+ignored, never trusted (at worst a poisoned Redis changes which documents are grouped together,
+as a poisoned ranked list could change which are shown; every text is still escaped).
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
+import math
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.db import connection
 
+from searchapp import shared_cache
+
 if TYPE_CHECKING:  # selectors/signatures.py reads the version: no import of the fold here
-    from searchapp.selectors.fold_stream import FoldStream
+    from searchapp.selectors.fold_stream import FoldStream, FrozenFold
 
 __all__ = [
     "MEMO_MAX_POSITIONS",
+    "decode_frozen",
+    "encode_frozen",
     "forget_folds",
     "recall_fold",
+    "recall_shared_fold",
     "remember_fold",
+    "share_fold",
     "version_columns",
     "version_token",
 ]
@@ -118,3 +137,110 @@ def forget_folds() -> None:
     """Drop every remembered fold (tests; never needed for correctness)."""
     with _lock:
         _memo.clear()
+
+
+# --- shared between processes --------------------------------------------------------------
+
+_HERE = Path(__file__).resolve().parent
+# The code a fold follows from: the stream, its pools and reads, the codec, the engine.
+_FOLD_CODE = shared_cache.code_digest(
+    [
+        *(_HERE / f"{name}.py" for name in ("fold_stream", "folding", "fold_inputs")),
+        _HERE.parent / "signature_codec.py",
+        _HERE.parent / "grouping_params.py",
+        *sorted((_HERE.parents[1] / "dedup").glob("*.py")),
+    ],
+    packages=("numpy",),
+)
+
+
+def _shared_key(key: Hashable) -> str | None:
+    """The key other processes find this fold under, or None when it cannot be shared."""
+    if connection.vendor != "postgresql" or not shared_cache.enabled():
+        return None
+    where = connection.settings_dict
+    # The database named too: every database of a server shares one snapshot.
+    text = repr((_FOLD_CODE, where.get("HOST"), where.get("PORT"), where.get("NAME"), key))
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20)
+    return "searchapp:fold:" + digest.hexdigest()
+
+
+def share_fold(key: Hashable, stream: FoldStream) -> None:
+    """Share ``stream``'s groups so far under ``key`` (when a shared cache is configured)."""
+    shared = _shared_key(key)
+    if shared is not None and stream.depth <= MEMO_MAX_POSITIONS:
+        shared_cache.put(shared, encode_frozen(stream.freeze()))
+
+
+def recall_shared_fold(key: Hashable) -> FrozenFold | None:
+    """The groups another process shared under ``key``, if any and if they check."""
+    shared = _shared_key(key)
+    if shared is None:
+        return None
+    value = shared_cache.get(shared)
+    return None if value is None else decode_frozen(value)
+
+
+def encode_frozen(frozen: FrozenFold) -> bytes:
+    return json.dumps(
+        {
+            "block": frozen.block,
+            "loaded": frozen.loaded,
+            "exhausted": frozen.exhausted,
+            "ended": frozen.ended,
+            "groups": [
+                [g.representative, [[m, s] for m, s in g.members], g.reason, g.first]
+                for g in frozen.groups
+            ],
+            "gone": list(frozen.gone),
+            "signed": list(frozen.signed),
+            "scores": [[i, s] for i, s in frozen.scores],
+        },
+        ensure_ascii=False,
+    ).encode()
+
+
+def _id(value: Any) -> int:
+    if type(value) is not int or value < 0:
+        raise TypeError("not an id")
+    return value
+
+
+def _number(value: Any) -> float:
+    if type(value) not in (int, float) or not math.isfinite(value):
+        raise TypeError("not a number")
+    return float(value)
+
+
+def decode_frozen(value: bytes) -> FrozenFold | None:
+    """The FrozenFold of ``value``, or None unless every part is what ``encode_frozen``
+    writes: counts, ids, finite similarities, short reasons, no document in two groups."""
+    from searchapp.selectors.fold_stream import FrozenFold, StreamGroup
+
+    try:
+        raw = json.loads(value)
+        if not isinstance(raw, dict):
+            raise TypeError("not an object")
+        groups = []
+        for rep, members, reason, first in raw["groups"]:
+            if not isinstance(reason, str) or len(reason) > 500:
+                raise TypeError("not a reason")
+            checked = tuple((_id(m), _number(s)) for m, s in members)
+            groups.append(StreamGroup(_id(rep), checked, reason, _id(first)))
+        grouped = [i for g in groups for i in g.ids]
+        flags = (raw["exhausted"], raw["ended"])
+        if len(set(grouped)) != len(grouped) or any(type(f) is not bool for f in flags):
+            raise TypeError("not a fold")
+        frozen = FrozenFold(
+            block=_id(raw["block"]),
+            loaded=_id(raw["loaded"]),
+            exhausted=flags[0],
+            ended=flags[1],
+            groups=tuple(groups),
+            gone=tuple(_id(i) for i in raw["gone"]),
+            signed=tuple(_id(i) for i in raw["signed"]),
+            scores=tuple((_id(i), _number(s)) for i, s in raw["scores"]),
+        )
+    except (ValueError, TypeError, KeyError):
+        return None
+    return frozen

@@ -51,7 +51,7 @@ from searchapp.selectors.fold_inputs import (
 )
 from searchapp.selectors.folding import fold_pool
 
-__all__ = ["BLOCK", "FoldStream", "StreamGroup"]
+__all__ = ["BLOCK", "FoldStream", "FrozenFold", "StreamGroup"]
 
 BLOCK = 50
 _NONE: frozenset[int] = frozenset()
@@ -76,6 +76,22 @@ class StreamGroup:
     @property
     def ids(self) -> list[int]:
         return [self.representative, *(doc_id for doc_id, _sim in self.members)]
+
+
+@dataclass(frozen=True)
+class FrozenFold:
+    """A fold's groups so far and what the pages read of their hits (``FoldStream.freeze``):
+    the blocks folded, the hits read, whether the list is done, the documents gone, the
+    grouped hits with a current signature, and the scores of grouped hits past the read."""
+
+    block: int
+    loaded: int
+    exhausted: bool
+    ended: bool
+    groups: tuple[StreamGroup, ...]
+    gone: tuple[int, ...]
+    signed: tuple[int, ...]
+    scores: tuple[tuple[int, float], ...]
 
 
 @dataclass
@@ -110,6 +126,10 @@ class FoldStream:
     _assigned: set[int] = field(default_factory=set)
     # A remembered stream (selectors/fold_memo.py) may be extended by two threads at once.
     _lock: threading.RLock = field(default_factory=threading.RLock, repr=False, compare=False)
+    # Thawed from another process's fold (``thawed``): the groups and what the pages read of
+    # their hits, without the rows, signatures and partners a further block folds with.
+    _frozen: bool = False
+    _signed: frozenset[int] = frozenset()  # frozen: the grouped hits with a current signature
 
     # --- what the pages read -------------------------------------------------------------
 
@@ -160,12 +180,85 @@ class FoldStream:
         """Shown on its own because it has no current signature to fold by."""
         if self.method == "none":
             return False
+        if self._frozen:  # the pages ask this of grouped hits, the ones a frozen fold knows
+            return doc_id not in self._signed
         row = self._rows.get(doc_id)
         return row is None or not row.signed
+
+    # --- shared between processes (selectors/fold_memo.py) ------------------------------
+
+    def freeze(self) -> FrozenFold:
+        """What another process needs to show the groups folded so far: plain values."""
+        grouped = sorted(self._assigned)
+        return FrozenFold(
+            block=self._block,
+            loaded=self._loaded,
+            exhausted=self.exhausted,
+            ended=self._ended,
+            groups=tuple(self.groups),
+            gone=tuple(sorted(self._gone)),
+            signed=tuple(i for i in grouped if not self.pending(i)),
+            scores=tuple(
+                (i, self._scores[i])
+                for i in grouped
+                if i not in self._position and i in self._scores
+            ),
+        )
+
+    def thaw(self, frozen: FrozenFold) -> bool:
+        """Take ``frozen``'s groups, folded by another process from the same ranked list and
+        database version, into this fresh stream, which folds again from the start (the same
+        groups first) when asked for more. False (and the stream left fresh) when ``frozen``
+        does not fit the ranked list."""
+        hits = self.ranked.ranked(frozen.loaded)
+        if len(hits) != frozen.loaded or self._loaded or self.groups:
+            return False
+        for hit in hits:
+            self._position[hit.document_id] = len(self._ids)
+            self._ids.append(hit.document_id)
+            if hit.score is not None:
+                self._scores[hit.document_id] = hit.score
+        self._scores.update(frozen.scores)
+        self._loaded, self._block = frozen.loaded, frozen.block
+        self.exhausted, self._ended = frozen.exhausted, frozen.ended
+        self.groups = list(frozen.groups)
+        self._assigned = {i for g in frozen.groups for i in g.ids}
+        self._gone = set(frozen.gone)
+        self._signed = frozenset(frozen.signed)
+        self._frozen = True
+        return True
+
+    def _fresh(self) -> FoldStream:
+        """A stream of the same list and grouping, nothing read or folded yet."""
+        return FoldStream(
+            ranked=self.ranked,
+            method=self.method,
+            signature_set=self.signature_set,
+            threshold=self.threshold,
+            max_distance=self.max_distance,
+        )
+
+    def _melt(self) -> None:
+        """Fold a frozen stream again from the start, as far as it was: the same database
+        version gives the same groups, now with what a further block folds with."""
+        blocks, groups = self._block, self.groups
+        fresh = self._fresh()
+        while fresh._block < blocks and not fresh.exhausted:
+            fresh._step()
+        for name in _STATE:
+            setattr(self, name, getattr(fresh, name))
+        self.fold_seconds += fresh.fold_seconds
+        # The same list object, refilled: a caller holding it sees the groups it held.
+        groups[:] = fresh.groups
+        self.groups = groups
 
     # --- the fold ----------------------------------------------------------------------
 
     def _step(self) -> None:
+        if self._frozen:
+            self._melt()
+            if self.exhausted:
+                return
         start = self._block * BLOCK
         middle, end = start + BLOCK, start + 2 * BLOCK
         self._read(end)
@@ -250,6 +343,10 @@ class FoldStream:
     def _read(self, stop: int) -> None:
         """Read the ranking (and what folding needs of it) down to ``stop``, doubling."""
         if stop <= self._loaded or (self._ended and self._loaded >= len(self._ids)):
+            return
+        if self._frozen:
+            self._melt()
+            self._read(stop)
             return
         target = max(stop, 2 * self._loaded)
         hits = self.ranked.ranked(target)
@@ -346,3 +443,12 @@ class FoldStream:
                 if side in self._decisions and d not in self._decisions[side]:
                     self._decisions[side] = (*self._decisions[side], d)
         return found
+
+
+# What ``_melt`` takes over from a fresh fold (all but the parameters, the groups list itself,
+# the time spent and the lock).
+_STATE = (
+    "exhausted", "_ids", "_position", "_scores", "_ended", "_rows", "_decoded", "_gone",
+    "_partners", "_decisions", "_rule", "_beyond_checked", "_loaded", "_block", "_assigned",
+    "_frozen", "_signed",
+)

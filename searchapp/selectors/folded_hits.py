@@ -11,7 +11,7 @@ ids (docs/distributed-search.md).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -28,7 +28,12 @@ from searchapp.search import (
     get_backend,
 )
 from searchapp.selectors.fold_inputs import id_array, ids_source, utc_column
-from searchapp.selectors.fold_memo import recall_fold, remember_fold
+from searchapp.selectors.fold_memo import (
+    recall_fold,
+    recall_shared_fold,
+    remember_fold,
+    share_fold,
+)
 from searchapp.selectors.fold_stream import FoldStream
 from searchapp.selectors.search_results import Hit
 from searchapp.selectors.signatures import (
@@ -52,6 +57,7 @@ class FoldedSearch:
     # The stream's fold time when this search took it (a remembered stream's is its earlier
     # searches'): this search reports only its own.
     fold_seconds_before: float = 0.0
+    memo_key: Hashable | None = None  # the fold's key (selectors/fold_memo.py), when it has one
 
     @property
     def took_ms(self) -> float:
@@ -67,6 +73,10 @@ class FoldedSearch:
         ``snippets`` limits the snippets cut to those ids (default: all of ``ids``); a hit
         without one gets an empty snippet (a topic's member counted, never shown).
         """
+        if self.memo_key is not None and self.stream.fold_seconds > self.fold_seconds_before:
+            # Folded here, the page's folding done: the other processes may show it as is.
+            share_fold(self.memo_key, self.stream)
+            self.fold_seconds_before = self.stream.fold_seconds
         wanted = list(dict.fromkeys(ids))
         cut = wanted if snippets is None else list(dict.fromkeys(snippets))
         ranked = self.ranked
@@ -193,6 +203,10 @@ def open_folded(
             max_distance=max_distance,
         )
         if key is not None:
+            # Another process's fold of it, when shared (a stream that folds on when asked
+            # for more than it holds).
+            if (frozen := recall_shared_fold(key)) is not None:
+                stream.thaw(frozen)
             remember_fold(key, stream)
     return FoldedSearch(
         ranked=ranked,
@@ -201,4 +215,5 @@ def open_folded(
         max_distance=max_distance,
         started=started,
         fold_seconds_before=stream.fold_seconds,
+        memo_key=key,
     )

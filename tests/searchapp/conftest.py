@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 
 import pytest
+import redis
 from api_checks import as_validated
 
-from searchapp import api
+from searchapp import api, shared_cache
 from searchapp.search import ranked as ranked_module
 from searchapp.selectors import topic_background
 
@@ -75,3 +77,22 @@ def index_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     ranked_module.forget_ranked_lists()
     yield reads
     ranked_module.forget_ranked_lists()
+
+
+TEST_SHARED_CACHE_URL = os.environ.get("TEST_SHARED_CACHE_URL", "redis://127.0.0.1:6379/13")
+
+
+@pytest.fixture
+def shared(settings: pytest.FixtureRequest) -> Iterator[redis.Redis]:
+    """SEARCH_SHARED_CACHE_URL on a real Redis database of its own, emptied before and after
+    (the tests that use it are marked ``services``)."""
+    client = redis.Redis.from_url(TEST_SHARED_CACHE_URL, socket_connect_timeout=1)
+    try:
+        client.ping()
+    except redis.RedisError as exc:
+        pytest.skip(f"no Redis at {TEST_SHARED_CACHE_URL}: {exc}")
+    client.flushdb()
+    settings.SEARCH_SHARED_CACHE_URL = TEST_SHARED_CACHE_URL  # type: ignore[attr-defined]
+    shared_cache._redis.reset()
+    yield client
+    client.flushdb()

@@ -153,3 +153,102 @@ def test_zero_turns_the_memory_off(
     fold_reads()
     assert fold_reads()[1] >= 1
     assert not fold_memo._memo
+
+
+def test_a_stream_melted_again_takes_over_every_part_of_a_fresh_one() -> None:
+    # ``_melt`` copies a fresh fold's state by name: a field added to the stream and not to
+    # that list would be left from the frozen state.
+    from dataclasses import fields
+
+    from searchapp.selectors.fold_stream import _STATE, FoldStream
+
+    parameters = {"ranked", "method", "signature_set", "threshold", "max_distance"}
+    kept = {"groups", "fold_seconds", "_lock"}  # refilled in place, summed, its own
+    assert {f.name for f in fields(FoldStream)} - parameters - kept == set(_STATE)
+
+
+# --- shared between processes (PostgreSQL with SEARCH_SHARED_CACHE_URL) ------------------------
+
+
+@pytest.fixture
+def shared_pg(shared: object) -> object:
+    if connection.vendor != "postgresql":
+        pytest.skip("folds are shared on PostgreSQL only (SQLite's version is a connection's)")
+    return shared
+
+
+def another_process() -> None:
+    """What another web process starts with: nothing remembered of its own."""
+    fold_memo.forget_folds()
+
+
+@pytest.mark.services
+def test_a_fold_one_process_made_is_shown_by_another_without_folding(
+    news: dict[str, Document], shared_pg: object
+) -> None:
+    first, reads = fold_reads()
+    assert reads >= 1
+    another_process()
+    again, reads = fold_reads()
+    assert reads == 0
+    assert groups(again) == groups(first)
+    assert again.pending == first.pending
+    assert again.grouping_ms == 0.0
+    assert [g.representative.score for g in again.groups] == [
+        g.representative.score for g in first.groups
+    ]
+
+
+@pytest.mark.services
+def test_a_shared_fold_folds_again_when_a_page_needs_more(
+    news: dict[str, Document], shared_pg: object
+) -> None:
+    query = "Riverton"
+    first = groups(search_grouped(query=query, group="minhash", per_page=1, page=1))
+    another_process()
+    deeper = [groups(search_grouped(query=query, group="minhash", per_page=1, page=n))
+              for n in (1, 4, 2)]
+    for n, seen in zip((1, 4, 2), deeper, strict=True):
+        another_process()
+        shared_pg.flushdb()  # type: ignore[attr-defined]
+        assert groups(search_grouped(query=query, group="minhash", per_page=1, page=n)) == seen
+    assert deeper[0] == first and deeper[1]
+
+
+@pytest.mark.services
+def test_a_commit_leaves_the_shared_fold_unused(
+    news: dict[str, Document], shared_pg: object
+) -> None:
+    solar, copy = news["solar"].pk, news["solar-syndicated"].pk
+    assert copy in group_of(fold_reads()[0], solar)
+    decision_record(doc_a_id=solar, doc_b_id=copy, verdict="not_duplicate")
+    another_process()
+    page, reads = fold_reads()
+    assert reads >= 1
+    assert copy not in group_of(page, solar)
+
+
+def test_a_shared_fold_comes_back_as_it_was_and_nothing_else_is_taken_for_one() -> None:
+    from searchapp.selectors.fold_stream import FrozenFold, StreamGroup
+
+    frozen = FrozenFold(
+        block=2, loaded=150, exhausted=False, ended=False,
+        groups=(StreamGroup(7, ((9, 0.875), (2**40, 1.0)), "Best-ranked of the group.", 0),
+                StreamGroup(3, (), "", 1)),
+        gone=(11,), signed=(7, 9), scores=((2**40, 1.5),),
+    )
+    assert fold_memo.decode_frozen(fold_memo.encode_frozen(frozen)) == frozen
+    good = fold_memo.encode_frozen(frozen).decode()
+    for bad in [
+        b"not json", b"[]", b"{}",
+        good.replace('"block": 2', '"block": -2'),
+        good.replace('"block": 2', '"block": true'),
+        good.replace('0.875', 'NaN'),
+        good.replace('0.875', '"0.875"'),
+        good.replace('"exhausted": false', '"exhausted": 0'),
+        good.replace('[3, [], "", 1]', '[9, [], "", 1]'),  # a document in two groups
+        good.replace('"Best-ranked of the group."', '"' + "x" * 501 + '"'),
+        good.replace('"gone": [11]', '"gone": [11.5]'),
+        good.replace('[3, [], "", 1]', '[3, []]'),
+    ]:
+        assert fold_memo.decode_frozen(bad.encode() if isinstance(bad, str) else bad) is None, bad

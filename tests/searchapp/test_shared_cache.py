@@ -29,7 +29,6 @@ from searchapp.services.ingest import corpus_get_or_create, documents_ingest
 
 pytestmark = pytest.mark.django_db
 
-TEST_URL = os.environ.get("TEST_SHARED_CACHE_URL", "redis://127.0.0.1:6379/13")
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -41,21 +40,6 @@ def search(query: str) -> tuple[int, list[str]]:
     result = get_backend().search(query, limit=50)
     external = dict(Document.objects.values_list("id", "external_id"))
     return result.total_matches, [external[h.document_id] for h in result.hits]
-
-
-@pytest.fixture
-def shared(settings: pytest.FixtureRequest) -> Iterator[redis.Redis]:
-    """A real Redis database of its own, emptied before and after."""
-    client = redis.Redis.from_url(TEST_URL, socket_connect_timeout=1)
-    try:
-        client.ping()
-    except redis.RedisError as exc:
-        pytest.skip(f"no Redis at {TEST_URL}: {exc}")
-    client.flushdb()
-    settings.SEARCH_SHARED_CACHE_URL = TEST_URL  # type: ignore[attr-defined]
-    shared_cache._redis.reset()
-    yield client
-    client.flushdb()
 
 
 def a_read(settled: int, tied: int) -> shared_lists.SharedRead:
