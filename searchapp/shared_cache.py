@@ -1,9 +1,13 @@
 """A cache the web processes share through Redis (``SEARCH_SHARED_CACHE_URL``), for values
 that are pure functions of their key: what one process computed, the others take as it is.
 
-Used by ``search.shared_lists`` (a query's ranked list on one index state) and
-``selectors.topic_facet`` (the topics of one exact result list). Values are bytes in a layout
-their user defines and checks (no pickle: a cache is not a place to run code from).
+Used by ``search.shared_lists`` (a query's ranked list on one index state),
+``selectors.topic_facet`` (the topics of one exact result list), ``selectors.fold_memo`` (a
+fold's groups) and ``topic_map`` (a map's markup). Values are bytes in a layout their user
+defines and checks (no pickle: a cache is not a place to run code from). Markup that a page
+shows as it is (HTML marked safe) is shared only signed (``get_signed``/``put_signed``, an
+HMAC keyed by SECRET_KEY): whoever can write to Redis but does not hold the key cannot put
+markup into a page.
 
 Redis is a helper, never a dependency of a request: an unreachable or slow Redis (every call
 has a ``TIMEOUT_SECONDS`` timeout) is logged once and left alone for ``RETRY_SECONDS``, during
@@ -15,6 +19,7 @@ volatile-lru``), see README.md.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import logging
 import threading
 import time
@@ -24,8 +29,18 @@ from pathlib import Path
 
 import redis
 from django.conf import settings
+from django.utils.crypto import salted_hmac
 
-__all__ = ["RETRY_SECONDS", "TTL_SECONDS", "code_digest", "enabled", "get", "put"]
+__all__ = [
+    "RETRY_SECONDS",
+    "TTL_SECONDS",
+    "code_digest",
+    "enabled",
+    "get",
+    "get_signed",
+    "put",
+    "put_signed",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -118,3 +133,27 @@ def put(key: str, value: bytes) -> None:
         client.set(key, value, ex=TTL_SECONDS)
     except (redis.RedisError, OSError) as exc:
         _redis.failed(exc)
+
+
+_SIGNED_SALT = "searchapp.shared_cache.signed"
+_MAC_BYTES = 32  # SHA-256
+
+
+def _mac(key: str, value: bytes) -> bytes:
+    # The key is signed with the value: a signed value moved under another key does not check.
+    return salted_hmac(_SIGNED_SALT, key.encode() + b"\0" + value, algorithm="sha256").digest()
+
+
+def put_signed(key: str, value: bytes) -> None:
+    """``put`` with an HMAC (SECRET_KEY's) that ``get_signed`` checks."""
+    put(key, _mac(key, value) + value)
+
+
+def get_signed(key: str) -> bytes | None:
+    """The value ``put_signed`` put under ``key``; None when there is none or its HMAC does
+    not check (written by something without SECRET_KEY, or under another key)."""
+    found = get(key)
+    if found is None or len(found) < _MAC_BYTES:
+        return None
+    mac, value = found[:_MAC_BYTES], found[_MAC_BYTES:]
+    return value if hmac.compare_digest(mac, _mac(key, value)) else None

@@ -16,12 +16,15 @@ the estimate falls short.
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
+from searchapp import shared_cache
 from searchapp.label_fit import ELLIPSIS, FittedLabel, fit_label, fit_text, text_width
 from searchapp.treemap import NestedArea, PlacedArea, Rect, nested_treemap
 
@@ -420,17 +423,45 @@ def topic_map_svg(
 ) -> SafeString:
     """The map as an inline <svg> element, or an empty string when there is no topic to draw.
 
-    Drawn once per distinct input and kept (``MAP_CACHE`` maps a process): the map is a pure
+    Drawn once per distinct input and kept (``MAP_CACHE`` maps a process, and, with
+    SEARCH_SHARED_CACHE_URL, signed in Redis for the other processes): the map is a pure
     function of its arguments, drawing one took ~4 ms of a search page at 1M documents (issue
     23), and a repeated search whose topics are remembered asks for the same map again.
     """
-    return _drawn(tuple(topics), more_url, htmx_target, total, described_by)
+    return _kept(tuple(topics), more_url, htmx_target, total, described_by)
 
 
 MAP_CACHE = 128
+# The code a map follows from: this module, its layout and its label fitting.
+_MAP_CODE = shared_cache.code_digest(
+    Path(__file__).with_name(f"{name}.py") for name in ("topic_map", "treemap", "label_fit")
+)
 
 
 @functools.lru_cache(maxsize=MAP_CACHE)
+def _kept(
+    topics: tuple[MapTopic, ...],
+    more_url: str,
+    htmx_target: str | None,
+    total: int | None,
+    described_by: str | None,
+) -> SafeString:
+    """``_drawn``, or the markup another process drew from the same input (signed)."""
+    key = None
+    if shared_cache.enabled():
+        # The dataclasses' repr names every field's value: the same text in every process.
+        text = repr((_MAP_CODE, topics, more_url, htmx_target, total, described_by))
+        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20)
+        key = "searchapp:map:" + digest.hexdigest()
+        found = shared_cache.get_signed(key)
+        if found is not None:
+            return mark_safe(found.decode())
+    drawn = _drawn(topics, more_url, htmx_target, total, described_by)
+    if key is not None:
+        shared_cache.put_signed(key, str(drawn).encode())
+    return drawn
+
+
 def _drawn(
     topics: tuple[MapTopic, ...],
     more_url: str,
