@@ -90,6 +90,29 @@ def cpu_seconds(pid: int) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def machine_busy_cpu() -> float:
+    """CPU seconds the whole machine has spent not idle (every core; /proc/stat)."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = fields[3] + fields[4]  # idle, iowait
+    return (sum(fields[:8]) - idle) / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_server_cpu(connection: Any) -> float:
+    """CPU seconds of the PostgreSQL server on this machine: its postmaster's own and its
+    finished children's (backends, reaped: counted in its cutime/cstime) plus its live
+    children's (backends, writers, checkpointer)."""
+    data_dir = connection.execute("SHOW data_directory").fetchone()[0]
+    postmaster = int(Path(data_dir, "postmaster.pid").read_text().split()[0])
+    fields = Path(f"/proc/{postmaster}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
+    children = Path(f"/proc/{postmaster}/task/{postmaster}/children").read_text().split()
+    for child in children:
+        with contextlib.suppress(OSError):
+            fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+            ticks += int(fields[11]) + int(fields[12])
+    return ticks / os.sysconf("SC_CLK_TCK")
+
+
 def children_cpu() -> float:
     """CPU seconds of this process's finished children (the manage.py commands)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -208,6 +231,13 @@ class Stack:
 
                 self._poll = sqlite3.connect(str(self.tmp / "db.sqlite3"), timeout=60, isolation_level=None)
         return int(self._poll.execute(query).fetchone()[0])
+
+    def server_cpu(self) -> float:
+        """The PostgreSQL server's CPU seconds so far (0 on SQLite: its work is in-process)."""
+        if self.args.database != "postgresql":
+            return 0.0
+        self.sql("SELECT 1")  # opens the poll connection
+        return postgres_server_cpu(self._poll)
 
     def start_workers(self) -> None:
         for i in range(self.args.workers):
@@ -401,6 +431,8 @@ def main() -> int:
 
         workers_cpu = sum(cpu_seconds(w.pid) for w in stack.workers)
         ingest_cpu = children_cpu()
+        server_cpu = stack.server_cpu()
+        machine_cpu = machine_busy_cpu()
         started = time.perf_counter()
         stack.manage("ingest", str(jsonl), "--corpus", "scale", "--no-progress")
         ingest_s = time.perf_counter() - started
@@ -408,11 +440,16 @@ def main() -> int:
         ingest_rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
         total_s = wait_signed(stack, args.docs, started, args.timeout)
         workers_cpu = sum(cpu_seconds(w.pid) for w in stack.workers) - workers_cpu
+        server_cpu = stack.server_cpu() - server_cpu
+        machine_cpu = machine_busy_cpu() - machine_cpu
         per_k = 1000 / args.docs
         rows.append(("ingest (manage.py ingest, index included)", f"{ingest_s:8.1f} s  {args.docs / ingest_s:9,.0f} docs/s  peak RSS {ingest_rss:,.0f} MB"))
         rows.append(("ingest + sign (until none pending)", f"{total_s:8.1f} s  {args.docs / total_s:9,.0f} docs/s  workers' peak RSS " + ", ".join(f"{peak_rss_mb(w.pid):,.0f}" for w in stack.workers) + " MB"))
         rows.append(("  CPU: ingest process", f"{ingest_cpu:8.1f} s  ({ingest_cpu * per_k:.3f} s per 1,000 documents)"))
         rows.append(("  CPU: workers while signing", f"{workers_cpu:8.1f} s  ({workers_cpu * per_k:.3f} s per 1,000 documents; the load's clusters job included if it ran)"))
+        if args.database == "postgresql":
+            rows.append(("  CPU: database server", f"{server_cpu:8.1f} s  ({server_cpu * per_k:.3f} s per 1,000 documents)"))
+        rows.append(("  CPU: the whole machine, busy", f"{machine_cpu:8.1f} s  of {total_s * (os.cpu_count() or 1):,.0f} s on {os.cpu_count()} cores (anything else running included)"))
 
         # During the load the workers only queue a recompute, which waits for the backlog to be
         # signed; the clusters are ready when it has run (the full recompute, on a worker).

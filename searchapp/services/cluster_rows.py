@@ -74,9 +74,15 @@ def lock_clusters(signature_set: SignatureSet) -> None:
     Each writer reads the clusters it then rewrites; two interleaved ones would insert the same
     document twice (a unique violation) or resurrect a cluster the other just replaced. On
     SQLite (no FOR UPDATE) the IMMEDIATE transaction's write lock already serialises them.
+
+    FOR NO KEY UPDATE, not FOR UPDATE: it excludes the other cluster writers just as well, but
+    not the foreign-key checks (FOR KEY SHARE) of the rows other transactions insert for the
+    set. Under FOR UPDATE a worker storing a batch's signatures waited for the other worker's
+    whole cluster update, row by row (at 200,000 documents those checks were 27 s of the
+    database's statement time, against 1.2 s for the same checks on documents).
     """
     list(
-        SignatureSet.objects.select_for_update()
+        SignatureSet.objects.select_for_update(no_key=True)
         .filter(pk=signature_set.pk)
         .values_list("pk", flat=True)
     )
