@@ -2,9 +2,9 @@
 
     DEBUG=1 .venv/bin/python bench/language_cascade.py [--demo /tmp/scale-demo-100000.jsonl]
 
-searchapp.languages reads SHORT_CHARS characters first and the full DETECT_CHARS only when the
-model is less sure than SHORT_CONFIDENCE. This compares that cascade, for several sample sizes
-and thresholds, with always reading DETECT_CHARS: accuracy on bench/language_texts.py (texts of
+searchapp.languages reads CASCADE's samples in turn (each read only when the model was less sure
+than the stage's confidence on the one before), then DETECT_CHARS. This compares cascades of
+several sample sizes and thresholds with always reading DETECT_CHARS: accuracy on bench/language_texts.py (texts of
 ~2 KB and single sentences in every language it has), the share of texts given the same answer,
 and CPU-time speed on the first 20,000 stories of the scale benchmark's generated corpus.
 """
@@ -38,27 +38,29 @@ def main() -> int:
         texts += [(lang, t) for t in language_texts.sentences(lang, limit=100)]
     with args.demo.open() as f:
         demo = [f"{d['title']}\n{d['text']}" for d in (json.loads(line) for _, line in zip(range(20_000), f, strict=False))]
-    saved = languages.SHORT_CHARS, languages.SHORT_CONFIDENCE
+    saved = languages.CASCADE
 
-    def run(short: int, threshold: float) -> tuple[list[str], float]:
-        languages.SHORT_CHARS, languages.SHORT_CONFIDENCE = short, threshold
+    def run(cascade: tuple[tuple[int, float], ...]) -> tuple[list[str], float]:
+        languages.CASCADE = cascade
         answers = languages.detect_languages([t for _lang, t in texts])
         started = time.process_time()
         languages.detect_languages(demo)
         return answers, len(demo) / (time.process_time() - started)
 
-    full, full_speed = run(languages.DETECT_CHARS, 1.0)
+    full, full_speed = run(())
     truth = [lang for lang, _t in texts]
     print(f"{len(texts)} texts in {len(set(truth))} languages; demo: {len(demo):,} generated stories")
-    print(f"{'sample':>24} {'accuracy':>9} {'same answer':>12} {'demo docs/s (CPU)':>18}")
-    print(f"{'always ' + str(languages.DETECT_CHARS) + ' chars':>24} {sum(a == t for a, t in zip(full, truth, strict=True)) / len(texts):9.4f} {1:12.4f} {full_speed:18,.0f}")
-    for short in (200, 300, 400, 600):
-        for threshold in (0.8, 0.9, 0.95):
-            got, speed = run(short, threshold)
-            accuracy = sum(a == t for a, t in zip(got, truth, strict=True)) / len(texts)
-            same = sum(a == b for a, b in zip(got, full, strict=True)) / len(texts)
-            print(f"{f'{short} chars, then if < {threshold}':>24} {accuracy:9.4f} {same:12.4f} {speed:18,.0f}")
-    languages.SHORT_CHARS, languages.SHORT_CONFIDENCE = saved
+    print(f"{'samples read in turn':>34} {'accuracy':>9} {'same answer':>12} {'demo docs/s (CPU)':>18}")
+    print(f"{'always ' + str(languages.DETECT_CHARS) + ' chars':>34} {sum(a == t for a, t in zip(full, truth, strict=True)) / len(texts):9.4f} {1:12.4f} {full_speed:18,.0f}")
+    cascades = [((short, threshold),) for short in (200, 300, 400, 600) for threshold in (0.8, 0.9, 0.95)]
+    cascades += [((first, 0.9), (400, 0.9)) for first in (150, 200, 250)] + [((200, 0.8), (400, 0.9)), ((200, 0.95), (400, 0.9))]
+    for cascade in cascades:
+        got, speed = run(cascade)
+        accuracy = sum(a == t for a, t in zip(got, truth, strict=True)) / len(texts)
+        same = sum(a == b for a, b in zip(got, full, strict=True)) / len(texts)
+        name = ", ".join(f"{chars} if < {sure}" for chars, sure in cascade)
+        print(f"{name + ', then all':>34} {accuracy:9.4f} {same:12.4f} {speed:18,.0f}" + ("  (the app's)" if cascade == saved else ""))
+    languages.CASCADE = saved
     return 0
 
 

@@ -355,3 +355,32 @@ def test_the_words_typed_side_by_side_rank_above_the_same_words_apart(
     ranked = [by_id[h.document_id] for h in backend.search("создавать выделенные", limit=10).hits]
     assert ranked[0] == "side-by-side", ranked
     assert sorted(ranked[1:]) == ["apart-0", "apart-1", "apart-2"]  # the same matches
+
+
+def test_a_text_is_read_further_only_while_the_model_is_unsure(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A German minute that opens with a list of names: its first 200 characters leave the model
+    # unsure (0.86), so it reads 400 and is sure; a plain German story is told from 200.
+    from searchapp import languages
+
+    model = languages._loaded()
+    read: list[int] = []
+
+    class Counted:
+        def predict(self, sample: str, k: int = 1) -> object:
+            read.append(len(sample))
+            return model.predict(sample, k=k)
+
+    monkeypatch.setattr(languages, "_model", Counted())
+    story = (
+        "Der Stadtrat hat am Dienstag beschlossen, auf dem alten Flugplatz eine Solaranlage mit "
+        "vierzig Megawatt zu errichten. Die Befürworter sagten, das Projekt werde innerhalb von "
+        "zwei Jahren rund zwölftausend Haushalte mit sauberem Strom versorgen. "
+    ) * 3
+    minute = (
+        "Sitzung Nr. 4471-B, 04.11.2023, 09:14 Uhr. Anwesend: Meyer, Okafor, Lindqvist, Dubois, "
+        "Tanaka, Kowalski, Haddad, Moreau, Rossi, Novak, Jansen, Silva, Berg, Costa, Weber. "
+    ) + story
+    assert languages.detect_languages([story, minute]) == ["de", "de"]
+    assert read == [200, 200, 400]
