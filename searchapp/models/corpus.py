@@ -33,7 +33,10 @@ class Document(models.Model):
     title = models.CharField(max_length=1000, blank=True)
     url = models.CharField(max_length=2000, blank=True)
     text = models.TextField()
-    content_hash = models.CharField(max_length=64, db_index=True)
+    # Indexed through Meta.indexes, not db_index: on PostgreSQL db_index on a CharField adds a
+    # second, varchar_pattern_ops index for LIKE, which no query here uses and every insert and
+    # every row update paid for (this one and lang's).
+    content_hash = models.CharField(max_length=64)
     # When the document was written or published, if its source says (ingest's optional
     # ``date``). Shown on each hit; "newest first" sorts on the search index's copy of it.
     date = models.DateTimeField(null=True, blank=True)
@@ -41,7 +44,7 @@ class Document(models.Model):
     # detected at ingest; "" when unknown. NULL only for documents stored before languages
     # existed, until ``manage.py detect_languages`` reaches them (the migration adding the
     # column rewrites no row). Chooses the index's analyzer (stemming) and filters searches.
-    lang = models.CharField(max_length=8, null=True, blank=True, db_index=True)
+    lang = models.CharField(max_length=8, null=True, blank=True)
     # Where the document came from, shown on its page (readers' Record.source_*): the original
     # file's name and type ("PDF", "email"), the place in it ("pages 1-12", "message 3",
     # "line 40"), the external id of the document it belongs to (an attachment's message), and
@@ -63,6 +66,10 @@ class Document(models.Model):
             models.UniqueConstraint(
                 fields=["corpus", "external_id"], name="document_unique_external_id"
             ),
+        ]
+        indexes = [
+            models.Index(fields=["content_hash"], name="document_content_hash"),
+            models.Index(fields=["lang"], name="document_lang"),
         ]
 
     def __str__(self) -> str:
