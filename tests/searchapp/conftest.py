@@ -37,6 +37,17 @@ def _fresh_topic_background() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True)
+def _no_bulk_load_remembered() -> Iterator[None]:
+    # A bulk load a worker saw is remembered for seconds (services.clusters): each test starts
+    # from its own database's backlog, never from one an earlier test made.
+    from searchapp.services import clusters
+
+    clusters.bulk_load_forget()
+    yield
+    clusters.bulk_load_forget()
+
+
+@pytest.fixture(autouse=True)
 def _tasks_run_inline(settings: pytest.FixtureRequest) -> None:
     settings.CELERY_TASK_ALWAYS_EAGER = True
     settings.CELERY_TASK_EAGER_PROPAGATES = True

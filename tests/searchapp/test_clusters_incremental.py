@@ -552,3 +552,25 @@ def test_after_signing_a_failed_update_falls_back_to_the_recompute(
     documents_sign(signature_set=sset, document_ids=[mirror.pk])
     clusters_after_signing(document_ids=[mirror.pk])  # signing has committed: must not raise
     assert Job.objects.filter(kind=Job.Kind.CLUSTERS, signature_set=sset, state="queued").exists()
+
+
+def test_a_bulk_load_seen_is_not_asked_about_after_every_batch_and_its_end_is_seen(
+    signed_news, monkeypatch, django_assert_num_queries
+) -> None:  # type: ignore[no-untyped-def]
+    # Asking whether a load is under way reads up to INCREMENTAL_MAX_DOCUMENTS entries of the
+    # pending index; once a load is seen the batches signed in the next seconds take it as
+    # still under way, and once that time has passed its end is seen.
+    _, sset = signed_news
+    _broker_down(monkeypatch)
+    monkeypatch.setattr(clusters, "INCREMENTAL_MAX_DOCUMENTS", 2)
+    backlog = [make_document(external_id=f"b{i}", text=f"unsigned {i}") for i in range(3)]
+    assert clusters._bulk_load_in_progress()
+    Document.objects.filter(pk__in=[d.pk for d in backlog]).update(needs_signature=False)
+    with django_assert_num_queries(0):
+        assert clusters._bulk_load_in_progress()  # remembered: no question asked
+    monkeypatch.setattr(clusters, "BULK_LOAD_REMEMBERED_SECONDS", 0.0)
+    assert not clusters._bulk_load_in_progress()  # asked again: the load has ended
+    mirror = make_document(external_id="m0", text=SOLAR_STORY)
+    documents_sign(signature_set=sset, document_ids=[mirror.pk])
+    clusters_after_signing(document_ids=[mirror.pk])
+    assert cluster_of(mirror) is not None  # updated in place, no longer a bulk load
