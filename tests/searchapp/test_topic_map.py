@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -351,20 +352,34 @@ def test_a_label_keeps_its_count_when_it_still_reads() -> None:
     assert wrap("Results from a trial today", [100, 60], 12, bold=True) == ["Results from", "a trial…"]
 
 
-def test_the_same_topics_are_drawn_once_and_any_change_draws_them_again(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The map is kept per distinct input (a repeated search asks for the same one): drawing
-    # it again would give the same bytes; a change of any topic, link or selection is a new map.
+@pytest.fixture
+def drawn(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """One entry per map drawn (its layout computed), from no map kept."""
     import searchapp.topic_map as topic_map_module
 
-    drawn: list[int] = []
+    counts: list[int] = []
     original = topic_map_module.nested_treemap
 
     def counted(*args: object, **kwargs: object) -> object:
-        drawn.append(1)
+        counts.append(1)
         return original(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(topic_map_module, "nested_treemap", counted)
     topic_map_module._kept.cache_clear()
+    yield counts
+    topic_map_module._kept.cache_clear()
+
+
+def another_process() -> None:
+    """What another web process starts with: no map kept of its own."""
+    import searchapp.topic_map as topic_map_module
+
+    topic_map_module._kept.cache_clear()
+
+
+def test_the_same_topics_are_drawn_once_and_any_change_draws_them_again(drawn: list[int]) -> None:
+    # The map is kept per distinct input (a repeated search asks for the same one): drawing
+    # it again would give the same bytes; a change of any topic, link or selection is a new map.
     topics = [_topic("oil prices", 9, (3, 2)), _topic("harbour strike", 4, (2,))]
     first = topic_map_svg(topics, more_url="#topics")
     assert topic_map_svg(list(topics), more_url="#topics") is first and len(drawn) == 1
@@ -372,38 +387,27 @@ def test_the_same_topics_are_drawn_once_and_any_change_draws_them_again(monkeypa
     again = topic_map_svg(selected, more_url="#topics")
     assert len(drawn) == 2
     assert 'aria-current="true"' in again and 'aria-current="true"' not in first
-    topic_map_module._kept.cache_clear()
+    another_process()
     assert topic_map_svg(topics, more_url="#topics") == first and len(drawn) == 3
 
 
 @pytest.mark.services
 def test_a_map_one_process_drew_is_taken_signed_by_another_and_a_forged_one_never(
-    monkeypatch: pytest.MonkeyPatch, shared: Any
+    drawn: list[int], shared: Any
 ) -> None:
     # With SEARCH_SHARED_CACHE_URL the markup is shared signed with SECRET_KEY's HMAC: another
     # process shows it without drawing; markup that anything else wrote under the key (a
     # Redis others can write to) is never put into a page, and the map is drawn instead.
-    import searchapp.topic_map as topic_map_module
-
-    drawn: list[int] = []
-    original = topic_map_module.nested_treemap
-
-    def counted(*args: object, **kwargs: object) -> object:
-        drawn.append(1)
-        return original(*args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(topic_map_module, "nested_treemap", counted)
-    topic_map_module._kept.cache_clear()
     topics = [_topic("oil prices", 9, (3, 2)), _topic("harbour strike", 4, (2,))]
     first = topic_map_svg(topics, more_url="#topics")
     assert len(drawn) == 1 and len(shared.keys("searchapp:map:*")) == 1
-    topic_map_module._kept.cache_clear()  # another process
+    another_process()
     assert topic_map_svg(topics, more_url="#topics") == first and len(drawn) == 1
     (key,) = shared.keys("searchapp:map:*")
     for forged in [b"<script>alert(1)</script>", b"x" * 32 + b"<script>alert(1)</script>",
                    shared.get(key)[:32] + b"<script>alert(1)</script>"]:
         shared.set(key, forged)
-        topic_map_module._kept.cache_clear()
+        another_process()
         again = topic_map_svg(topics, more_url="#topics")
         assert again == first and "<script>" not in again
     assert len(drawn) == 4
