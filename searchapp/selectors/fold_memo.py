@@ -215,6 +215,8 @@ def _number(value: Any) -> float:
 def decode_frozen(value: bytes) -> FrozenFold | None:
     """The FrozenFold of ``value``, or None unless every part is what ``encode_frozen``
     writes: counts, ids, finite similarities, short reasons, no document in two groups."""
+    # Function-local, as the TYPE_CHECKING import above: selectors/signatures.py imports this
+    # module to read the version, and needs none of the fold.
     from searchapp.selectors.fold_stream import FrozenFold, StreamGroup
 
     try:
