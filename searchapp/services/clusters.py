@@ -168,12 +168,7 @@ def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
        (``_ever_clustered``: no Cluster row and no CLUSTERS job ever DONE for it, e.g. just
        activated by a rebuild whose recompute has not finished): the debounced full recompute
        is queued (``clusters_schedule``), as before.
-    2. A recompute of the set is QUEUED (not started): it will read these documents' band keys
-       when it starts, so an update now would be work it redoes; they are left to it. During
-       a large load whose backlog stays under the bulk limit (the workers keep up) this spared
-       an update per batch, each waiting for the set's lock, before the recompute the load
-       had queued anyway.
-    3. Otherwise ``clusters_add_documents`` updates the clusters at once. If a recompute of
+    2. Otherwise ``clusters_add_documents`` updates the clusters at once. If a recompute of
        the set is RUNNING it may have read the band keys before these documents were signed,
        and its replace would then drop them, so another recompute is queued to follow it.
        Should the update fail, it is rolled back, logged, and a recompute queued instead:
@@ -189,10 +184,6 @@ def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
         if len(ids) > INCREMENTAL_MAX_DOCUMENTS or bulk or not _ever_clustered(signature_set):
             clusters_schedule(signature_set_id=signature_set.pk)
             continue
-        if Job.objects.filter(
-            kind=Job.Kind.CLUSTERS, signature_set=signature_set, state=Job.State.QUEUED
-        ).exists():
-            continue  # the queued recompute covers them (rule 2)
         # Checked before the update: a recompute that started reading after the signing
         # committed sees these documents; one that started earlier is RUNNING now or has
         # already written (then this update lands on top of its result).

@@ -574,25 +574,3 @@ def test_a_bulk_load_seen_is_not_asked_about_after_every_batch_and_its_end_is_se
     documents_sign(signature_set=sset, document_ids=[mirror.pk])
     clusters_after_signing(document_ids=[mirror.pk])
     assert cluster_of(mirror) is not None  # updated in place, no longer a bulk load
-
-
-def test_documents_signed_while_a_recompute_waits_are_left_to_it(
-    signed_news, monkeypatch, settings
-) -> None:  # type: ignore[no-untyped-def]
-    # A queued recompute will read the band keys when it starts: an update in place before
-    # that would be work it redoes (during a large load, one per batch, each waiting for the
-    # set's lock). The copy joins its cluster when the recompute has run.
-    docs, sset = signed_news
-    _broker_down(monkeypatch)
-    clusters.clusters_schedule(signature_set_id=sset.pk)
-    (job,) = Job.objects.filter(kind=Job.Kind.CLUSTERS, signature_set=sset, state="queued")
-    mirror = make_document(external_id="m0", text=SOLAR_STORY)
-    documents_sign(signature_set=sset, document_ids=[mirror.pk])
-    Document.objects.filter(pk=mirror.pk).update(needs_signature=False)
-    clusters_after_signing(document_ids=[mirror.pk])
-    assert not ClusterMember.objects.filter(document=mirror).exists()
-    queued = Job.objects.filter(kind=Job.Kind.CLUSTERS, signature_set=sset, state="queued")
-    assert list(queued) == [job]
-    settings.CELERY_TASK_ALWAYS_EAGER = False
-    assert clusters.job_clusters_run(job_id=job.pk) > 0
-    assert cluster_of(mirror) == cluster_of(docs["solar"])
