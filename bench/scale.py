@@ -98,19 +98,14 @@ def machine_busy_cpu() -> float:
 
 
 def postgres_server_cpu(connection: Any) -> float:
-    """CPU seconds of the PostgreSQL server on this machine: its postmaster's own and its
-    finished children's (backends, reaped: counted in its cutime/cstime) plus its live
-    children's (backends, writers, checkpointer)."""
+    """CPU seconds of the PostgreSQL server on this machine: its postmaster and live children
+    (backends, writers, checkpointer; ``cpu_seconds``) plus its finished children (reaped
+    backends, counted in the postmaster's cutime and cstime)."""
     data_dir = connection.execute("SHOW data_directory").fetchone()[0]
     postmaster = int(Path(data_dir, "postmaster.pid").read_text().split()[0])
     fields = Path(f"/proc/{postmaster}/stat").read_text().rsplit(")", 1)[1].split()
-    ticks = sum(int(f) for f in fields[11:15])  # utime, stime, cutime, cstime
-    children = Path(f"/proc/{postmaster}/task/{postmaster}/children").read_text().split()
-    for child in children:
-        with contextlib.suppress(OSError):
-            fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
-            ticks += int(fields[11]) + int(fields[12])
-    return ticks / os.sysconf("SC_CLK_TCK")
+    reaped = (int(fields[13]) + int(fields[14])) / os.sysconf("SC_CLK_TCK")
+    return cpu_seconds(postmaster) + reaped
 
 
 def children_cpu() -> float:
