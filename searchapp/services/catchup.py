@@ -9,7 +9,8 @@ during an outage is recorded in the database and published here later:
   and cluster recomputes that never reached the broker (a rebuild started, or dedup settings
   saved, while it was down), re-publishes the chunks of a rebuild that shows no progress for
   ``JOB_STALL_SECONDS`` (its messages lost by the broker), ends a recompute that shows none
-  (its worker died) FAILED and queues a new one, then signs the documents still pending and
+  (its worker died) FAILED and queues a new one, builds the band keys' index again if a bulk
+  load that died left it aside (``band_index``), then signs the documents still pending and
   schedules clusters.
 * ``catch_up_on_worker_start`` runs when a worker becomes ready: it re-publishes every
   unfinished chunk of running rebuilds (the filesystem broker has no redelivery, and a killed
@@ -28,6 +29,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from searchapp.search.sync import search_index_apply_pending
+from searchapp.services.band_index import band_index_restore
+from searchapp.services.bulk_load import load_lock_held
 from searchapp.services.clusters import (
     clusters_after_signing,
     clusters_fail_stalled,
@@ -96,6 +99,8 @@ def catch_up() -> CatchUp:
     clusters_fail_stalled()
     partial_copies_fail_stalled()
     cluster_jobs = clusters_publish_unpublished()
+    if not load_lock_held():
+        band_index_restore()  # set aside by a bulk load that died (band_index)
     grace = timezone.now() - timedelta(seconds=settings.SIGNATURE_CATCHUP_SECONDS)
     return CatchUp(chunks, cluster_jobs, pending_documents_sign(older_than=grace))
 

@@ -17,6 +17,8 @@ not know either:
   above. A recompute that could not be queued (broker down) stays QUEUED and unpublished; the
   periodic catch-up publishes it (``clusters_publish_unpublished``). A queued recompute waits
   while a bulk load is being signed (``job_clusters_run``).
+* Both read band keys by bucket, so both first build the band keys' index if a bulk load that
+  died left it aside (``band_index``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from django.utils import timezone
 
 from searchapp import publishing
 from searchapp.models import Cluster, ClusterMember, Document, Job, SignatureSet
+from searchapp.services.band_index import band_index_restore
+from searchapp.services.bulk_load import load_lock_held
 from searchapp.services.cluster_rows import clusters_weakest_refresh
 from searchapp.services.clusters_incremental import clusters_add_documents
 from searchapp.services.clusters_recompute import clusters_recompute
@@ -161,10 +165,10 @@ def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
 
     Per active set, the first rule that applies:
 
-    1. More than ``INCREMENTAL_MAX_DOCUMENTS`` documents, a bulk load under way (more than that
-       many documents still waiting to be signed: one recompute once they are signed costs
-       less than an update per batch, and the recompute waits for them, see
-       ``job_clusters_run``), or a set never clustered
+    1. More than ``INCREMENTAL_MAX_DOCUMENTS`` documents, a bulk load under way (an ingest
+       holding the load lock of ``bulk_load``, or more than that many documents still waiting
+       to be signed: one recompute once they are signed costs less than an update per batch,
+       and the recompute waits for them, see ``job_clusters_run``), or a set never clustered
        (``_ever_clustered``: no Cluster row and no CLUSTERS job ever DONE for it, e.g. just
        activated by a rebuild whose recompute has not finished): the debounced full recompute
        is queued (``clusters_schedule``), as before.
@@ -192,6 +196,7 @@ def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
         ).exists():
             clusters_schedule(signature_set_id=signature_set.pk)
         try:
+            band_index_restore()  # the update probes it per band; a no-op once it is there
             clusters_add_documents(signature_set=signature_set, document_ids=ids)
         except Exception:
             logger.exception(
@@ -218,13 +223,14 @@ _bulk_load_seen_at: float | None = None  # this process's, time.monotonic()
 
 
 def _bulk_load_in_progress() -> bool:
-    """More than INCREMENTAL_MAX_DOCUMENTS documents wait to be signed (an ingest of many), or
-    there were less than BULK_LOAD_REMEMBERED_SECONDS ago."""
+    """An ingest holds the load lock (``bulk_load``), or more than INCREMENTAL_MAX_DOCUMENTS
+    documents wait to be signed (a load of many by other means), or there were less than
+    BULK_LOAD_REMEMBERED_SECONDS ago."""
     global _bulk_load_seen_at
     now = time.monotonic()
     if _bulk_load_seen_at is not None and now - _bulk_load_seen_at < BULK_LOAD_REMEMBERED_SECONDS:
         return True
-    bulk = _backlog_above(INCREMENTAL_MAX_DOCUMENTS)
+    bulk = load_lock_held() or _backlog_above(INCREMENTAL_MAX_DOCUMENTS)
     _bulk_load_seen_at = now if bulk else None
     return bulk
 
@@ -284,21 +290,25 @@ _HEARTBEAT_SECONDS = 5.0
 def job_clusters_run(*, job_id: int) -> int:
     """Run a queued CLUSTERS job: recompute the set's clusters if the set is still active.
 
-    While a bulk load is being signed the job stays QUEUED (absorbing further requests) and is
-    published again for later: recomputing a million-document corpus while half of it is
-    unsigned would only be redone, and would take a worker from the signing. A recompute whose
+    While a bulk load is under way (its load lock held) or being signed the job stays QUEUED
+    (absorbing further requests) and is published again for later: recomputing a
+    million-document corpus while half of it is unsigned would only be redone, and would take
+    a worker from the signing. A recompute whose
     set is replaced, or whose job is cancelled, while it runs stops at its next band and ends
     CANCELLED with the reason; a failure ends FAILED with the error. Either way the job reaches
     a final state; one whose worker dies is found by ``clusters_fail_stalled``.
     """
     if (
         not settings.CELERY_TASK_ALWAYS_EAGER  # inline tasks would call themselves back at once
-        and _backlog_above(RECOMPUTE_WAITS_FOR_BACKLOG)
+        and (load_lock_held() or _backlog_above(RECOMPUTE_WAITS_FOR_BACKLOG))
         and _publish(job_id, countdown=BULK_LOAD_RETRY_SECONDS)
     ):
         return 0
     if not job_started(job_id):
         return 0
+    # A load that died left the band keys' index aside (band_index): the recompute reads by it.
+    if not load_lock_held():
+        band_index_restore()
     job = Job.objects.select_related("signature_set").get(pk=job_id)
     signature_set = job.signature_set
     try:

@@ -25,6 +25,7 @@ from searchapp.models import Corpus, Document
 from searchapp.readers import Record, RecordError, record_problem
 from searchapp.search.sync import IndexSession, search_index_session, search_index_sync
 from searchapp.search.text_index import IndexWriteError
+from searchapp.services.bulk_load import BulkLoad, bulk_load
 from searchapp.services.planner_stats import planner_stats_rows_added
 from searchapp.services.search_index import search_index_changed_ids
 from searchapp.services.signing import signatures_schedule_documents
@@ -330,6 +331,10 @@ def documents_ingest(
     IngestFileError from the reader if the file itself is unusable, and IngestWriteError naming
     the batch's file and lines if the database refuses a batch (batches already committed stay).
     Pass ``report`` to keep the counts of what was written before such an error.
+
+    An ingest that grows into a bulk load (outside a caller's transaction) announces itself to
+    the signing workers while it runs (``bulk_load``): the band keys' lookup index is set aside
+    and built again in one pass when the ingest ends, and the clusters wait for one recompute.
     """
     size = batch_size or settings.INGEST_BATCH_SIZE
     records = iter(records)  # read once, whatever happens to the index on the way
@@ -362,11 +367,14 @@ def documents_ingest(
     # that commits (and searches catch up meanwhile), never with rows that may roll back.
     in_transaction = connection.in_atomic_block
     held: list[IndexSession] = []  # the index writer this ingest holds, if it got it
+    loads: list[BulkLoad] = []  # this ingest's side of the load lock (outside a transaction)
 
     def flush() -> None:
         nonlocal batch, seen_in_batch
         if batch:
             write()
+            for load in loads:
+                load.after_batch(report.created)
             for session in held:
                 try:
                     session.sync()
@@ -408,7 +416,8 @@ def documents_ingest(
         read_all()
         return report
     try:
-        with search_index_session(long=True) as session:
+        with bulk_load() as load, search_index_session(long=True) as session:
+            loads.append(load)
             if session is None:  # another process is writing the index: it applies our batches
                 logger.info("the search index is busy; its writer applies this ingest's documents")
             else:

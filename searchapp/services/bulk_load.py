@@ -1,0 +1,175 @@
+"""A bulk load: one ingest of many documents, announced to the workers that sign it.
+
+An ingest that has written ``BULK_LOAD_DOCUMENTS`` new documents (and more than a
+``band_index.SET_ASIDE_RATIO``-th of what is already signed) takes the *load lock* and holds
+it until it ends. While the lock is held:
+
+* the band keys' lookup index is set aside (``band_index``): the workers' band keys go into
+  the bare table, and the index is built once, in one sorted pass, when the load ends;
+* the workers leave the clusters to one recompute after the load instead of updating them
+  batch by batch (``clusters._bulk_load_in_progress``), and that recompute waits for the lock
+  (``clusters.job_clusters_run``). The backlog of unsigned documents alone could not say this:
+  when the workers keep up with the ingest it stays small, and a recompute queued mid-load
+  ran mid-load.
+
+The lock dies with the process that holds it: PostgreSQL's session advisory lock, or on the
+embedded SQLite an ``flock`` on a file beside the database (``<database>.bulk-load``); an
+in-memory database, reachable from one process only, keeps it in the process. A load that
+dies therefore releases it, and the index is built by the next one who needs it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO
+
+from django.db import connection
+
+from searchapp.models import Signature
+from searchapp.services.band_index import (
+    SET_ASIDE_RATIO,
+    band_index_restore,
+    band_index_set_aside,
+)
+
+__all__ = ["BULK_LOAD_DOCUMENTS", "BulkLoad", "bulk_load", "load_lock_held"]
+
+logger = logging.getLogger(__name__)
+
+# The size at which an ingest becomes a bulk load: as clusters.INCREMENTAL_MAX_DOCUMENTS,
+# past this many documents one recompute costs less than updating the clusters batch by batch.
+BULK_LOAD_DOCUMENTS = 50_000
+
+_PG_LOCK = (0x5EA4, 1)  # (classid, objid) of the advisory lock in pg_locks
+_in_process_holders = 0  # in-memory SQLite: loads of this process holding the lock
+_in_process_guard = threading.Lock()
+
+
+def _lock_path() -> str | None:
+    """The lock file beside a SQLite database file; None for an in-memory database."""
+    name = str(connection.settings_dict["NAME"])
+    if not name or name == ":memory:" or "mode=memory" in name:
+        return None
+    return f"{name}.bulk-load"
+
+
+def load_lock_held() -> bool:
+    """True while some process holds the load lock (this one included)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
+                "AND granted AND classid = %s AND objid = %s AND objsubid = 2 AND database = "
+                "(SELECT oid FROM pg_database WHERE datname = current_database()))",
+                list(_PG_LOCK),
+            )
+            return bool(cursor.fetchone()[0])
+    path = _lock_path()
+    if path is None:
+        return _in_process_holders > 0
+    if not os.path.exists(path):
+        return False
+    # A second open file description conflicts with the holder's even within its process.
+    with open(path, "a") as probe:
+        try:
+            fcntl.flock(probe, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(probe, fcntl.LOCK_UN)
+        return False
+
+
+class BulkLoad:
+    """One ingest's side of the load lock; ``after_batch`` once per committed batch."""
+
+    def __init__(self) -> None:
+        self._next_check = BULK_LOAD_DOCUMENTS
+        self._holding = False
+        self._ended = False
+        self._file: IO[str] | None = None
+
+    @property
+    def holding(self) -> bool:
+        return self._holding
+
+    def after_batch(self, written: int) -> None:
+        """``written``: the new documents this ingest has committed so far. Decides at
+        BULK_LOAD_DOCUMENTS and at each doubling after it whether this is a bulk load."""
+        if self._ended or self._holding or written < self._next_check:
+            return
+        self._next_check = 2 * written
+        # Counted up to the bound only: a corpus far larger than the load is not counted whole.
+        bound = SET_ASIDE_RATIO * written
+        signed = Signature.objects.values("pk")[: bound + 1].count()
+        if signed > bound or not self._acquire():
+            return
+        self._holding = True
+        band_index_set_aside()
+
+    def end(self) -> None:
+        """Build the index again, then release the lock (in that order, so that no worker
+        takes the load for over while the index is still missing). Never raises: a failed
+        build is left to the next one who needs the index."""
+        self._ended = True
+        if not self._holding:
+            return
+        try:
+            band_index_restore()
+        except Exception:
+            logger.exception("could not build the band keys' index after a bulk load")
+        finally:
+            self._release()
+            self._holding = False
+
+    def _acquire(self) -> bool:
+        global _in_process_holders
+        if connection.vendor == "postgresql":
+            with connection.cursor() as cursor:
+                cursor.execute("SELECT pg_try_advisory_lock(%s, %s)", list(_PG_LOCK))
+                return bool(cursor.fetchone()[0])
+        path = _lock_path()
+        if path is None:
+            with _in_process_guard:
+                _in_process_holders += 1
+            return True
+        handle = open(path, "a")  # noqa: SIM115 - held open until the load ends
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:  # another load holds it: that one sets the index aside
+            handle.close()
+            return False
+        self._file = handle
+        return True
+
+    def _release(self) -> None:
+        global _in_process_holders
+        if connection.vendor == "postgresql":
+            try:
+                with connection.cursor() as cursor:
+                    cursor.execute("SELECT pg_advisory_unlock(%s, %s)", list(_PG_LOCK))
+            except Exception:  # a lost connection has released it already
+                logger.exception("could not release the bulk-load lock")
+            return
+        if self._file is not None:
+            fcntl.flock(self._file, fcntl.LOCK_UN)
+            self._file.close()
+            self._file = None
+            return
+        with _in_process_guard:
+            _in_process_holders = max(0, _in_process_holders - 1)
+
+
+@contextmanager
+def bulk_load() -> Iterator[BulkLoad]:
+    """The load lock's side for one ingest: held from the batch that makes it a bulk load
+    until the ingest ends, however it ends."""
+    load = BulkLoad()
+    try:
+        yield load
+    finally:
+        load.end()

@@ -1,0 +1,219 @@
+"""A bulk load sets the band keys' lookup index aside and builds it once when it ends.
+
+Nothing may depend on the index but speed: clusters, partners and counts are the same with and
+without it, a load that dies leaves it to whoever needs it next, and the load lock that tells
+the workers a load is under way dies with the process holding it.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+from corpora import sign_all
+from django.db import connection
+
+from searchapp.demo import generate_documents
+from searchapp.models import BandKey, Cluster, Document, Job, Signature, SignatureSet
+from searchapp.readers import Record
+from searchapp.selectors.fold_inputs import stored_partners
+from searchapp.services import bulk_load, clusters
+from searchapp.services.band_index import (
+    band_index_present,
+    band_index_restore,
+    band_index_set_aside,
+)
+from searchapp.services.bulk_load import BulkLoad, load_lock_held
+from searchapp.services.catchup import catch_up
+from searchapp.services.clusters_recompute import clusters_recompute
+from searchapp.services.ingest import documents_ingest
+
+# DDL and the load lock act outside a test's transaction: these tests commit for real.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _index_put_back() -> Iterator[None]:
+    # A failing test must not leave the next ones without the index (they would only be slower).
+    yield
+    band_index_restore()
+
+
+def _index_shape() -> object:
+    """The index as the database describes it (so a rebuilt one can be compared)."""
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'bandkey_lookup'")
+            return cursor.fetchall()
+        cursor.execute("PRAGMA index_xinfo('bandkey_lookup')")
+        return cursor.fetchall()
+
+
+def _records(n: int, *, prefix: str = "", seed: int = 5) -> Iterator[Record]:
+    for line, doc in enumerate(generate_documents(n, seed=seed), start=1):
+        yield Record(
+            external_id=f"{prefix}{doc['id']}",
+            title=doc["title"],
+            text=doc["text"],
+            url=doc["url"],
+            source="load.jsonl",
+            line=line,
+        )
+
+
+def _clusters(sset: SignatureSet) -> set[frozenset[int]]:
+    return {
+        frozenset(c.members.values_list("document_id", flat=True))
+        for c in Cluster.objects.filter(signature_set=sset)
+    }
+
+
+def test_a_bulk_load_builds_the_index_once_after_it_and_clusters_as_with_it(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    shape = _index_shape()
+    assert shape, "the migrations create the index"
+    sset = sign_all("minhash")
+    monkeypatch.setattr(bulk_load, "BULK_LOAD_DOCUMENTS", 40)
+    seen: list[tuple[bool, bool]] = []
+    report = documents_ingest(
+        corpus="load",
+        records=_records(200),
+        batch_size=20,
+        progress=lambda _n: seen.append((band_index_present(), load_lock_held())),
+    )
+    assert report.created == 200
+    # Before the load is large enough it is an ordinary ingest; from then on the index is
+    # aside and the lock held, to the last batch.
+    assert seen[0] == (True, False)
+    assert seen[1:] == [(False, True)] * (len(seen) - 1)
+    # After: the index is back, as the migrations made it, and the lock released.
+    assert band_index_present() and not load_lock_held()
+    assert _index_shape() == shape
+    # Every document signed with all its band keys, none lost to the index's absence.
+    signed = Signature.objects.filter(signature_set=sset, is_empty=False).count()
+    assert signed == 200
+    bands = sset.params["bands"]
+    assert BandKey.objects.filter(signature_set=sset).count() == bands * signed
+    # The clusters: the recompute queued during the load read the table without the index;
+    # the same recompute with it finds the same clusters.
+    during = _clusters(sset)
+    assert during, "the generated stories have syndicated copies"
+    clusters_recompute(signature_set=sset)
+    assert _clusters(sset) == during
+    assert not Document.objects.filter(needs_signature=True).exists()
+
+
+def test_a_load_small_beside_the_corpus_keeps_the_index(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    sign_all("minhash")
+    documents_ingest(corpus="big", records=_records(200))  # an ordinary ingest, signed inline
+    monkeypatch.setattr(bulk_load, "BULK_LOAD_DOCUMENTS", 10)
+    seen: list[tuple[bool, bool]] = []
+    documents_ingest(
+        corpus="more",
+        records=_records(30, prefix="more-", seed=9),
+        batch_size=10,
+        progress=lambda _n: seen.append((band_index_present(), load_lock_held())),
+    )
+    # 200 documents indexed against 10, 20, 30 added: rebuilding would cost more than it saves.
+    assert seen == [(True, False)] * 3
+
+
+def test_without_the_index_readers_answer_the_same_and_the_catch_up_builds_it() -> None:
+    sset = sign_all("minhash")
+    documents_ingest(corpus="c", records=_records(120))
+    ids = list(Document.objects.order_by("pk").values_list("pk", flat=True))
+    partners = stored_partners(sset.pk, ids, band_keys=True)
+    assert partners, "the generated stories share band keys"
+    # What a load that died leaves behind: the index aside, no lock.
+    assert band_index_set_aside()
+    assert not band_index_present()
+    assert stored_partners(sset.pk, ids, band_keys=True) == partners
+    before = _clusters(sset)
+    clusters_recompute(signature_set=sset)
+    assert _clusters(sset) == before
+    catch_up()
+    assert band_index_present()
+
+
+def test_a_recompute_waits_while_a_load_holds_the_lock_and_then_builds_the_index(
+    monkeypatch, settings
+) -> None:  # type: ignore[no-untyped-def]
+    sset = sign_all("minhash")
+    documents_ingest(corpus="c", records=_records(60))
+    published: list[int] = []
+
+    def publish(job_id: int, countdown: float | None) -> bool:
+        published.append(job_id)
+        return True
+
+    monkeypatch.setattr(clusters, "_publish", publish)
+    job = Job.objects.create(kind=Job.Kind.CLUSTERS, signature_set=sset, total=1)
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    load = BulkLoad()
+    assert load._acquire()
+    band_index_set_aside()
+    try:
+        # Nothing is pending, but a load is under way: the recompute is put off.
+        assert clusters.job_clusters_run(job_id=job.pk) == 0
+        job.refresh_from_db()
+        assert job.state == Job.State.QUEUED and published == [job.pk]
+        # and a signed batch meanwhile is left to that recompute
+        assert clusters._bulk_load_in_progress()
+    finally:
+        load._release()
+    clusters.bulk_load_forget()
+    assert clusters.job_clusters_run(job_id=job.pk) > 0
+    job.refresh_from_db()
+    assert job.state == Job.State.DONE
+    assert band_index_present()
+
+
+_HOLDER_PG = """
+import sys, time, psycopg
+conn = psycopg.connect(sys.argv[1], autocommit=True)
+conn.execute("SELECT pg_advisory_lock(%s, %s)", (0x5EA4, 1))
+print("held", flush=True)
+time.sleep(600)
+"""
+
+_HOLDER_FILE = """
+import fcntl, sys, time
+handle = open(sys.argv[1], "a")
+fcntl.flock(handle, fcntl.LOCK_EX)
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_load_lock_dies_with_the_process_holding_it(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    if connection.vendor == "postgresql":
+        s = connection.settings_dict
+        dsn = (
+            f"host={s['HOST'] or 'localhost'} port={s['PORT'] or 5432} "
+            f"dbname={s['NAME']} user={s['USER']}"
+        )
+        if s["PASSWORD"]:
+            dsn += f" password={s['PASSWORD']}"
+        code, arg = _HOLDER_PG, dsn
+    else:
+        # The embedded database's lock is a file beside it; the test database is in memory.
+        path = tmp_path / "db.sqlite3.bulk-load"
+        monkeypatch.setattr(bulk_load, "_lock_path", lambda: str(path))
+        code, arg = _HOLDER_FILE, str(path)
+    assert not load_lock_held()
+    holder = subprocess.Popen([sys.executable, "-c", code, arg], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        assert load_lock_held()
+        assert not BulkLoad()._acquire()  # a second load does not take it
+    finally:
+        os.kill(holder.pid, signal.SIGKILL)
+        holder.wait()
+    deadline = time.monotonic() + 10
+    while load_lock_held() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not load_lock_held()
