@@ -29,8 +29,10 @@ from django.db import DatabaseError, connection, transaction
 from searchapp.models import BandKey
 
 __all__ = [
+    "ASIDE_MAX_ROWS",
     "LOOKUP_INDEX",
     "SET_ASIDE_RATIO",
+    "band_index_aside_too_long",
     "band_index_present",
     "band_index_restore",
     "band_index_set_aside",
@@ -45,6 +47,14 @@ _COLUMNS = ("signature_set_id", "band", "key", "document_id")
 # has added: at 6.6 us saved per added row against 0.7 us per row rebuilt the break-even is
 # about 9; 4 leaves room for what the measurement did not see (the readers' scans meanwhile).
 SET_ASIDE_RATIO = 4
+
+# The most band-key rows an index may be built over while the table is locked, by database.
+# SQLite's build holds the one write lock (13.8 s for 9M rows on this machine, measured
+# 2026-11-28), and every other writer, a staff decision included, waits for it only up to the
+# connection's 30 s timeout (settings.py); past this size the load builds the index at once,
+# while it is still this long, and goes on with it. PostgreSQL's build blocks only the band
+# keys' writers, which wait as long as it takes: no bound.
+ASIDE_MAX_ROWS: dict[str, int] = {"sqlite": 6_000_000}
 
 # Dropping the index takes the table's strongest lock, which waits for every transaction
 # reading band keys (a recompute streams them for tens of seconds) and queues the readers
@@ -68,6 +78,19 @@ def band_index_present() -> bool:
             "SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = %s", [LOOKUP_INDEX]
         )
         return cursor.fetchone() is not None
+
+
+def band_index_aside_too_long() -> bool:
+    """True when the table has grown past what this database may build the index over at
+    once (``ASIDE_MAX_ROWS``). Estimated from the key's range, two index look-ups: deleted
+    rows count too, which errs towards building sooner."""
+    limit = ASIDE_MAX_ROWS.get(connection.vendor)
+    if limit is None:
+        return False
+    table = connection.ops.quote_name(BandKey._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT COALESCE(MAX(id) - MIN(id) + 1, 0) FROM {table}")
+        return int(cursor.fetchone()[0]) > limit
 
 
 def band_index_set_aside() -> bool:

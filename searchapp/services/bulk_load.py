@@ -5,7 +5,9 @@ An ingest that has written ``BULK_LOAD_DOCUMENTS`` new documents (and more than 
 it until it ends. While the lock is held:
 
 * the band keys' lookup index is set aside (``band_index``): the workers' band keys go into
-  the bare table, and the index is built once, in one sorted pass, when the load ends;
+  the bare table, and the index is built once, in one sorted pass, when the load ends (or,
+  on the embedded SQLite, as soon as the table is as large as one build may hold the write
+  lock for: ``band_index.ASIDE_MAX_ROWS``);
 * the workers leave the clusters to one recompute after the load instead of updating them
   batch by batch (``clusters._bulk_load_in_progress``), and that recompute waits for the lock
   (``clusters.job_clusters_run``). The backlog of unsigned documents alone could not say this:
@@ -33,6 +35,7 @@ from django.db import connection
 from searchapp.models import Signature
 from searchapp.services.band_index import (
     SET_ASIDE_RATIO,
+    band_index_aside_too_long,
     band_index_restore,
     band_index_set_aside,
 )
@@ -90,6 +93,7 @@ class BulkLoad:
     def __init__(self) -> None:
         self._next_check = BULK_LOAD_DOCUMENTS
         self._holding = False
+        self._aside = False  # this load dropped the index and has not built it again
         self._ended = False
         self._file: IO[str] | None = None
 
@@ -99,8 +103,15 @@ class BulkLoad:
 
     def after_batch(self, written: int) -> None:
         """``written``: the new documents this ingest has committed so far. Decides at
-        BULK_LOAD_DOCUMENTS and at each doubling after it whether this is a bulk load."""
-        if self._ended or self._holding or written < self._next_check:
+        BULK_LOAD_DOCUMENTS and at each doubling after it whether this is a bulk load; while
+        the index is aside, builds it at once when the table has grown too large to build it
+        at the end (``band_index.ASIDE_MAX_ROWS``: the embedded database's write lock)."""
+        if self._ended:
+            return
+        if self._aside and band_index_aside_too_long():
+            band_index_restore()
+            self._aside = False  # the lock stays held: the clusters still wait for the end
+        if self._holding or written < self._next_check:
             return
         self._next_check = 2 * written
         # Counted up to the bound only: a corpus far larger than the load is not counted whole.
@@ -109,7 +120,7 @@ class BulkLoad:
         if signed > bound or not self._acquire():
             return
         self._holding = True
-        band_index_set_aside()
+        self._aside = not band_index_aside_too_long() and band_index_set_aside()
 
     def end(self) -> None:
         """Build the index again, then release the lock (in that order, so that no worker

@@ -22,7 +22,7 @@ from searchapp.demo import generate_documents
 from searchapp.models import BandKey, Cluster, Document, Job, Signature, SignatureSet
 from searchapp.readers import Record
 from searchapp.selectors.fold_inputs import stored_partners
-from searchapp.services import bulk_load, clusters
+from searchapp.services import band_index, bulk_load, clusters
 from searchapp.services.band_index import (
     band_index_present,
     band_index_restore,
@@ -120,6 +120,28 @@ def test_a_load_small_beside_the_corpus_keeps_the_index(monkeypatch) -> None:  #
     )
     # 200 documents indexed against 10, 20, 30 added: rebuilding would cost more than it saves.
     assert seen == [(True, False)] * 3
+
+
+def test_a_load_grown_past_what_one_build_may_lock_builds_the_index_at_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # The embedded database's build holds its one write lock, which other writers wait for only
+    # up to their timeout: past ASIDE_MAX_ROWS band-key rows the index comes back mid-load,
+    # and the rest of the load is signed into it; the clusters still wait for the load's end.
+    sset = sign_all("minhash")
+    bands = sset.params["bands"]
+    monkeypatch.setattr(bulk_load, "BULK_LOAD_DOCUMENTS", 20)
+    monkeypatch.setattr(band_index, "ASIDE_MAX_ROWS", {connection.vendor: 60 * bands})
+    seen: list[tuple[bool, bool]] = []
+    documents_ingest(
+        corpus="load",
+        records=_records(120),
+        batch_size=20,
+        progress=lambda _n: seen.append((band_index_present(), load_lock_held())),
+    )
+    # Set aside at 20 documents; 40 and 60 documents' rows are within the bound, 80's are
+    # past it, so the index is built after that batch and stays; the lock is held throughout.
+    assert seen == [(False, True)] * 3 + [(True, True)] * 3
+    assert band_index_present() and not load_lock_held()
+    assert BandKey.objects.filter(signature_set=sset).count() == bands * 120
 
 
 def test_without_the_index_readers_answer_the_same_and_the_catch_up_builds_it() -> None:
