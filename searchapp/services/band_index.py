@@ -35,6 +35,7 @@ __all__ = [
     "band_index_aside_too_long",
     "band_index_present",
     "band_index_restore",
+    "band_index_restore_quietly",
     "band_index_set_aside",
 ]
 
@@ -82,14 +83,18 @@ def band_index_present() -> bool:
 
 def band_index_aside_too_long() -> bool:
     """True when the table has grown past what this database may build the index over at
-    once (``ASIDE_MAX_ROWS``). Estimated from the key's range, two index look-ups: deleted
-    rows count too, which errs towards building sooner."""
+    once (``ASIDE_MAX_ROWS``). Estimated from the key's range, two index look-ups (deleted
+    rows count too, which errs towards building sooner). Two subqueries, not one SELECT of
+    MAX - MIN: SQLite answers a lone MIN or MAX from the key but scans the table for both,
+    which after every batch of a load cost more than the index saved."""
     limit = ASIDE_MAX_ROWS.get(connection.vendor)
     if limit is None:
         return False
     table = connection.ops.quote_name(BandKey._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT COALESCE(MAX(id) - MIN(id) + 1, 0) FROM {table}")
+        cursor.execute(
+            f"SELECT COALESCE((SELECT MAX(id) FROM {table}) - (SELECT MIN(id) FROM {table}) + 1, 0)"
+        )
         return int(cursor.fetchone()[0]) > limit
 
 
@@ -136,3 +141,12 @@ def band_index_restore() -> bool:
         cursor.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {table} ({columns})")
     logger.info("band keys' index built again")
     return True
+
+
+def band_index_restore_quietly() -> None:
+    """``band_index_restore`` for callers whose own work does not need it to succeed (every
+    reader works without the index, only slower): a failure is logged, never raised."""
+    try:
+        band_index_restore()
+    except Exception:
+        logger.exception("could not build the band keys' index; the next caller tries again")

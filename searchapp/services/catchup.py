@@ -29,7 +29,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from searchapp.search.sync import search_index_apply_pending
-from searchapp.services.band_index import band_index_restore
+from searchapp.services.band_index import band_index_restore_quietly
 from searchapp.services.bulk_load import load_lock_held
 from searchapp.services.clusters import (
     clusters_after_signing,
@@ -100,7 +100,7 @@ def catch_up() -> CatchUp:
     partial_copies_fail_stalled()
     cluster_jobs = clusters_publish_unpublished()
     if not load_lock_held():
-        band_index_restore()  # set aside by a bulk load that died (band_index)
+        band_index_restore_quietly()  # set aside by a bulk load that died (band_index)
     grace = timezone.now() - timedelta(seconds=settings.SIGNATURE_CATCHUP_SECONDS)
     return CatchUp(chunks, cluster_jobs, pending_documents_sign(older_than=grace))
 

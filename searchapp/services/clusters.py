@@ -34,7 +34,7 @@ from django.utils import timezone
 
 from searchapp import publishing
 from searchapp.models import Cluster, ClusterMember, Document, Job, SignatureSet
-from searchapp.services.band_index import band_index_restore
+from searchapp.services.band_index import band_index_restore, band_index_restore_quietly
 from searchapp.services.bulk_load import load_lock_held
 from searchapp.services.cluster_rows import clusters_weakest_refresh
 from searchapp.services.clusters_incremental import clusters_add_documents
@@ -293,10 +293,10 @@ def job_clusters_run(*, job_id: int) -> int:
     While a bulk load is under way (its load lock held) or being signed the job stays QUEUED
     (absorbing further requests) and is published again for later: recomputing a
     million-document corpus while half of it is unsigned would only be redone, and would take
-    a worker from the signing. A recompute whose
-    set is replaced, or whose job is cancelled, while it runs stops at its next band and ends
-    CANCELLED with the reason; a failure ends FAILED with the error. Either way the job reaches
-    a final state; one whose worker dies is found by ``clusters_fail_stalled``.
+    a worker from the signing. A recompute whose set is replaced, or whose job is cancelled,
+    while it runs stops at its next band and ends CANCELLED with the reason; a failure ends
+    FAILED with the error. Either way the job reaches a final state; one whose worker dies is
+    found by ``clusters_fail_stalled``.
     """
     if (
         not settings.CELERY_TASK_ALWAYS_EAGER  # inline tasks would call themselves back at once
@@ -304,11 +304,13 @@ def job_clusters_run(*, job_id: int) -> int:
         and _publish(job_id, countdown=BULK_LOAD_RETRY_SECONDS)
     ):
         return 0
+    # A load that died left the band keys' index aside (band_index): the recompute reads by
+    # it. Built while the job is still QUEUED: the build (a minute or more at ten million
+    # documents) writes no heartbeat, and a RUNNING job without one is taken for stalled.
+    if not load_lock_held():
+        band_index_restore_quietly()
     if not job_started(job_id):
         return 0
-    # A load that died left the band keys' index aside (band_index): the recompute reads by it.
-    if not load_lock_held():
-        band_index_restore()
     job = Job.objects.select_related("signature_set").get(pk=job_id)
     signature_set = job.signature_set
     try:
