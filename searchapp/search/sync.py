@@ -2,10 +2,12 @@
 
 Writers record changed id ranges in the outbox (``searchapp.services.search_index``, in their
 own transaction). Here the rows are applied: each row's id range is deleted from the index, the
-documents of that range that still exist are re-added as they are now, the index commits, and
+documents of that range that still exist are re-added as they are now (read from the database;
+an ingest's own rows from the copy it has just written, ``Written``), the index commits, and
 only then are the rows deleted. Applying a row twice gives the same index, and the order of
-rows does not matter (each re-reads the database), so a crash anywhere between the two commits
-is repaired by the next sync.
+rows does not matter (each re-reads the database; an ingest's copy is of its own commit, and
+any later change to those ids is a later row, read from the database), so a crash anywhere
+between the two commits is repaired by the next sync.
 
 Who applies: the writers. An ingest applies after every batch, through one long-lived
 ``IndexSession``; any other write applies its own rows once its transaction commits

@@ -40,13 +40,27 @@ from searchapp.services.band_index import (
     band_index_set_aside,
 )
 
-__all__ = ["BULK_LOAD_DOCUMENTS", "BulkLoad", "bulk_load", "load_lock_held"]
+__all__ = [
+    "BULK_LOAD_DOCUMENTS",
+    "SET_ASIDE_ATTEMPTS",
+    "BulkLoad",
+    "bulk_load",
+    "load_lock_held",
+]
 
 logger = logging.getLogger(__name__)
 
 # The size at which an ingest becomes a bulk load: as clusters.INCREMENTAL_MAX_DOCUMENTS,
 # past this many documents one recompute costs less than updating the clusters batch by batch.
 BULK_LOAD_DOCUMENTS = 50_000
+
+# Dropping the index waits for the transactions that read band keys (``band_index``), at most
+# its lock timeout: at the start of a load the first recompute of a new corpus, or a worker's
+# cluster update, may hold the table longer, and a load whose one try failed would run its
+# whole length into the index (one 1M run went at the old speed, 281.6 s against 177-181 s,
+# most likely so: it was not logged). Once the lock is held no new cluster work starts, so the
+# next batches try again, this many times in all.
+SET_ASIDE_ATTEMPTS = 10
 
 _PG_LOCK = (0x5EA4, 1)  # (classid, objid) of the advisory lock in pg_locks
 _in_process_holders = 0  # in-memory SQLite: loads of this process holding the lock
@@ -94,6 +108,7 @@ class BulkLoad:
         self._next_check = BULK_LOAD_DOCUMENTS
         self._holding = False
         self._aside = False  # this load dropped the index and has not built it again
+        self._attempts = 0  # of dropping it
         self._ended = False
         self._file: IO[str] | None = None
 
@@ -111,7 +126,11 @@ class BulkLoad:
         if self._aside and band_index_aside_too_long():
             band_index_restore()
             self._aside = False  # the lock stays held: the clusters still wait for the end
-        if self._holding or written < self._next_check:
+            self._attempts = SET_ASIDE_ATTEMPTS  # and the index stays
+        if self._holding:
+            self._set_aside()  # again, if readers kept the table the last time
+            return
+        if written < self._next_check:
             return
         self._next_check = 2 * written
         # Counted up to the bound only: a corpus far larger than the load is not counted whole.
@@ -120,6 +139,12 @@ class BulkLoad:
         if signed > bound or not self._acquire():
             return
         self._holding = True
+        self._set_aside()
+
+    def _set_aside(self) -> None:
+        if self._aside or self._attempts >= SET_ASIDE_ATTEMPTS:
+            return
+        self._attempts += 1
         self._aside = not band_index_aside_too_long() and band_index_set_aside()
 
     def end(self) -> None:

@@ -108,6 +108,29 @@ def test_a_bulk_load_builds_the_index_once_after_it_and_clusters_as_with_it(monk
     assert not Document.objects.filter(needs_signature=True).exists()
 
 
+def test_a_set_aside_refused_by_readers_is_tried_again_at_the_next_batch(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # Dropping the index waits a bounded time for transactions reading band keys (a recompute,
+    # a worker's cluster update); refused once, the load tries again after its next batch.
+    sign_all("minhash")
+    monkeypatch.setattr(bulk_load, "BULK_LOAD_DOCUMENTS", 20)
+    tries: list[bool] = []
+
+    def busy_once() -> bool:
+        tries.append(True)
+        return band_index_set_aside() if len(tries) > 1 else False
+
+    monkeypatch.setattr(bulk_load, "band_index_set_aside", busy_once)
+    seen: list[tuple[bool, bool]] = []
+    documents_ingest(
+        corpus="load",
+        records=_records(80),
+        batch_size=20,
+        progress=lambda _n: seen.append((band_index_present(), load_lock_held())),
+    )
+    assert seen == [(True, True)] + [(False, True)] * 3
+    assert len(tries) == 2 and band_index_present()
+
+
 def test_a_load_small_beside_the_corpus_keeps_the_index(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     sign_all("minhash")
     documents_ingest(corpus="big", records=_records(200))  # an ordinary ingest, signed inline
@@ -256,3 +279,25 @@ def test_the_load_lock_dies_with_the_process_holding_it(monkeypatch, tmp_path) -
     while load_lock_held() and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not load_lock_held()
+
+
+@pytest.mark.services
+def test_a_reader_of_the_band_keys_makes_the_drop_give_up_in_time_and_keeps_the_index() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's table locks (SQLite's readers do not block its DDL)")
+    import psycopg
+
+    sign_all("minhash")
+    s = connection.settings_dict
+    with psycopg.connect(
+        dbname=s["NAME"], user=s["USER"], host=s["HOST"], port=s["PORT"] or 5432,
+        password=s["PASSWORD"] or None,
+    ) as reader:
+        reader.execute("SELECT count(*) FROM searchapp_bandkey")  # its transaction stays open
+        started = time.monotonic()
+        assert not band_index_set_aside()
+        assert time.monotonic() - started < 10  # the lock timeout, not the reader's length
+        assert band_index_present()
+        reader.rollback()
+        assert band_index_set_aside()  # the reader gone, the drop goes through
+    assert not band_index_present()
