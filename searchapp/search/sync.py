@@ -2,12 +2,10 @@
 
 Writers record changed id ranges in the outbox (``searchapp.services.search_index``, in their
 own transaction). Here the rows are applied: each row's id range is deleted from the index, the
-documents of that range that still exist are re-added as they are now (read from the database;
-an ingest's own rows from the copy it has just written, ``Written``), the index commits, and
+documents of that range that still exist are re-added as they are now, the index commits, and
 only then are the rows deleted. Applying a row twice gives the same index, and the order of
-rows does not matter (each re-reads the database; an ingest's copy is of its own commit, and
-any later change to those ids is a later row, read from the database), so a crash anywhere
-between the two commits is repaired by the next sync.
+rows does not matter (each re-reads the database), so a crash anywhere between the two commits
+is repaired by the next sync.
 
 Who applies: the writers. An ingest applies after every batch, through one long-lived
 ``IndexSession``; any other write applies its own rows once its transaction commits
@@ -57,7 +55,6 @@ from searchapp.search.text_index import (
 __all__ = [
     "IndexSession",
     "SyncReport",
-    "Written",
     "search_index_apply_pending",
     "search_index_apply_written",
     "search_index_before_search",
@@ -161,28 +158,15 @@ def _documents_between(first_id: int, last_id: int) -> Iterator[list[IndexedDocu
         after = rows[-1][0]
 
 
-def _merged(rows: Sequence[tuple[int, int, int]]) -> list[tuple[int, int, set[int]]]:
-    """The rows' id spans, overlapping or adjacent ones merged: (first, last, the rows' ids)."""
-    merged: list[tuple[int, int, set[int]]] = []
-    for row_id, first, last in sorted(rows, key=lambda row: (row[1], row[2])):
+def _merged(rows: Sequence[tuple[int, int, int]]) -> list[tuple[int, int]]:
+    spans = sorted((first, last) for _id, first, last in rows)
+    merged: list[tuple[int, int]] = []
+    for first, last in spans:
         if merged and first <= merged[-1][1] + 1:
-            merged[-1][2].add(row_id)
-            merged[-1] = (merged[-1][0], max(merged[-1][1], last), merged[-1][2])
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
         else:
-            merged.append((first, last, {row_id}))
+            merged.append((first, last))
     return merged
-
-
-@dataclass(frozen=True)
-class Written:
-    """What a writer has just committed, handed to its own index session: the outbox rows it
-    wrote (``changes``) and the documents those rows name, as written. A span that only these
-    rows make up is added from here instead of being read back from the database (an ingest
-    read every batch back: a tenth of its CPU). A span that another writer's row touches too
-    is read back, so a change committed after this writer's is never covered by its copy."""
-
-    changes: frozenset[int]
-    documents: dict[int, IndexedDocument]
 
 
 def _within(rows: Sequence[tuple[int, int, int]], budget: int) -> list[tuple[int, int, int]]:
@@ -214,16 +198,9 @@ class IndexSession:
         # for the next sync.
         self._after = 0
 
-    def sync(
-        self,
-        *,
-        max_documents: int | None = None,
-        max_rows: int | None = None,
-        written: Written | None = None,
-    ) -> None:
+    def sync(self, *, max_documents: int | None = None, max_rows: int | None = None) -> None:
         """Apply pending rows: all of them, or (with ``max_documents``) only rows whose id spans
-        fit in that many ids together, looking at no more than ``max_rows`` rows. ``written``:
-        the caller's own committed rows and documents (see ``Written``)."""
+        fit in that many ids together, looking at no more than ``max_rows`` rows."""
         budget = max_documents
         seen = 0
         while budget is None or budget > 0:
@@ -242,15 +219,8 @@ class IndexSession:
             if budget is not None:
                 rows = _within(rows, budget)
                 budget -= sum(last - first + 1 for _id, first, last in rows)
-            for first, last, row_ids in _merged(rows):
+            for first, last in _merged(rows):
                 self.writer.delete_range(first, last)
-                if written is not None and row_ids <= written.changes:
-                    # The writer's rows name exactly the ids it wrote, so the span is them all.
-                    known = written.documents
-                    self.report.documents += self.writer.add(
-                        known[i] for i in range(first, last + 1) if i in known
-                    )
-                    continue
                 for chunk in _documents_between(first, last):
                     self.report.documents += self.writer.add(chunk)
             self._applied += [row[0] for row in rows]

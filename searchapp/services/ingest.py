@@ -23,8 +23,8 @@ from django.utils import timezone
 from searchapp.languages import detect_languages
 from searchapp.models import Corpus, Document
 from searchapp.readers import Record, RecordError, record_problem
-from searchapp.search.sync import IndexSession, Written, search_index_session, search_index_sync
-from searchapp.search.text_index import IndexedDocument, IndexWriteError
+from searchapp.search.sync import IndexSession, search_index_session, search_index_sync
+from searchapp.search.text_index import IndexWriteError
 from searchapp.services.bulk_load import BulkLoad, bulk_load
 from searchapp.services.planner_stats import planner_stats_rows_added
 from searchapp.services.search_index import search_index_changed_ids
@@ -128,17 +128,7 @@ def _languages_before_writing(
     return {external_id: lang for (external_id, _r), lang in zip(wanted, found, strict=True)}
 
 
-def _indexed(
-    doc_id: int, corpus: Corpus, title: str, text: str, date: datetime | None, lang: str
-) -> IndexedDocument:
-    """A written document as the search index takes it (what reading it back would give)."""
-    return IndexedDocument(
-        doc_id, corpus.pk, title, text, None if date is None else int(date.timestamp()), lang
-    )
-
-
-def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport) -> Written:
-    """Write the batch in one transaction; returns what it wrote for the search index."""
+def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport) -> None:
     now = timezone.now()
     hashes = {
         external_id: Document.hash_content(record.title, record.text)
@@ -224,15 +214,7 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
             [(doc.pk, *_stored_origin(doc)) for doc in moved],
         )
         # In the same transaction: the search index learns of exactly what was written.
-        changes = search_index_changed_ids([*created_ids, *(doc.pk for doc in to_update)])
-        documents = {
-            doc_id: _indexed(
-                doc_id, corpus, r.title, r.text, r.date, r.lang or detected.get(external_id, "")
-            )
-            for doc_id, (external_id, r, _hash) in zip(created_ids, to_create, strict=True)
-        }
-        for doc in to_update:
-            documents[doc.pk] = _indexed(doc.pk, corpus, doc.title, doc.text, doc.date, doc.lang)
+        search_index_changed_ids([*created_ids, *(doc.pk for doc in to_update)])
         # Counted once written, so a batch that fails adds nothing to the report.
         report.created += len(to_create)
         report.updated += len(to_update)
@@ -241,7 +223,6 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
         if to_sign:
             # This batch's own ids: each batch is signed once, by whichever worker takes it.
             transaction.on_commit(lambda: _schedule_signatures(to_sign))
-    return Written(frozenset(changes), documents)
 
 
 _UPDATE_COLUMNS = (
@@ -368,13 +349,13 @@ def documents_ingest(
     batch: dict[str, Record] = {}
     seen_in_batch = 0
 
-    def write() -> Written:
+    def write() -> None:
         fresh = report.corpus is None
         try:
             with transaction.atomic():
                 if report.corpus is None:
                     report.corpus = corpus_get_or_create(name=name)
-                return _write_batch(report.corpus, batch, report)
+                _write_batch(report.corpus, batch, report)
         except Exception as exc:
             if fresh:
                 report.corpus = None  # its creation was rolled back with the batch
@@ -391,12 +372,12 @@ def documents_ingest(
     def flush() -> None:
         nonlocal batch, seen_in_batch
         if batch:
-            written = write()
+            write()
             for load in loads:
                 load.after_batch(report.created)
             for session in held:
                 try:
-                    session.sync(written=written)
+                    session.sync()
                 except IndexWriteError as exc:
                     # The documents are committed (the database is the source of truth); the
                     # index catches up from the outbox once its directory can be written.

@@ -12,16 +12,13 @@ import signal
 import subprocess
 import sys
 import time
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from corpora import make_corpus, make_document
 from django.conf import settings
 from django.core.management import call_command
-from django.db import connection
 from django.test import Client
-from django.test.utils import CaptureQueriesContext
 
 from searchapp.models import Document, SearchIndexChange
 from searchapp.readers import Record
@@ -440,74 +437,3 @@ def test_a_searcher_is_kept_while_the_index_stands_and_a_commit_elsewhere_is_see
     assert seen is not first and newer != version and seen.num_docs == 3
     write(delete=2)
     assert reader.versioned_searcher()[0].num_docs == 2
-
-
-# --- an ingest's own batches go to the index as written --------------------------------------
-
-
-def _dated(external_id: str, text: str, day: int, title: str = "") -> Record:
-    return Record(
-        external_id=external_id,
-        title=title,
-        text=text,
-        url="",
-        source="t",
-        line=None,
-        date=datetime(2024, 3, day, 12, 30, 15, tzinfo=UTC),
-    )
-
-
-def _answers() -> list[list[str]]:
-    return [
-        found("zeppelin"),
-        found("zeppelin", sort="date"),
-        found("zeppelin", lang="de"),
-        found("harbour"),
-    ]
-
-
-@pytest.mark.django_db(transaction=True)
-def test_an_ingest_indexes_what_it_wrote_as_a_reindex_would_without_reading_it_back() -> None:
-    records = [
-        _dated("a", "zeppelin over the harbour at dawn, seen by the fishing fleet", 3, "Sky"),
-        _dated("b", "Der Zeppelin landete gestern am Hafen vor vielen Zuschauern", 9),
-        _dated("c", "a zeppelin in the hangar, its engines under repair", 5),
-        rec("d", "no date on this harbour story"),
-    ]
-    with CaptureQueriesContext(connection) as queries:
-        documents_ingest(corpus="news", records=records, batch_size=2)
-    table = Document._meta.db_table
-    read_back = [
-        q["sql"] for q in queries.captured_queries
-        if q["sql"].startswith("SELECT") and f'"{table}"."text"' in q["sql"]
-    ]
-    assert not read_back, read_back
-    ingested = _answers()
-    assert sorted(ingested[0]) == ["a", "b", "c"] and ingested[1][0] == "b"
-    assert ingested[2] == ["b"]
-    call_command("reindex")  # the index as the database has it
-    assert _answers() == ingested
-
-
-@pytest.mark.django_db(transaction=True)
-def test_a_span_another_writer_touched_too_is_read_from_the_database(settings) -> None:  # type: ignore[no-untyped-def]
-    # An ingest's copy of what it wrote is older than a change another writer commits after
-    # it: where the other writer's outbox row shares the span, the database's version wins.
-    settings.SEARCH_WRITER_APPLY_DOCUMENTS = 0  # the rows wait for the session below
-    doc = make_document(external_id="a", text="zeppelin over the harbour")
-    Document.objects.filter(pk=doc.pk).update(text="balloon over the harbour")
-    SearchIndexChange.objects.all().delete()
-    ours = search_index.search_index_changed_ids([doc.pk])
-    search_index.search_index_changed(first_id=doc.pk, last_id=doc.pk)  # the other writer
-    stale = {doc.pk: IndexedDocument(doc.pk, doc.corpus_id, "", "zeppelin over the harbour")}
-    with sync.search_index_session(wait=True) as session:
-        assert session is not None
-        session.sync(written=sync.Written(frozenset(ours), stale))
-    assert found("zeppelin") == [] and found("balloon") == ["a"]
-    # The same copy alone, its rows only, is what the index gets.
-    assert not SearchIndexChange.objects.exists()
-    ours = search_index.search_index_changed_ids([doc.pk])
-    with sync.search_index_session(wait=True) as session:
-        assert session is not None
-        session.sync(written=sync.Written(frozenset(ours), stale))
-    assert found("zeppelin") == ["a"]
