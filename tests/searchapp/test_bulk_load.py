@@ -32,7 +32,7 @@ from searchapp.services.band_index import (
 from searchapp.services.bulk_load import BulkLoad, load_lock_held
 from searchapp.services.catchup import catch_up
 from searchapp.services.clusters_recompute import clusters_recompute
-from searchapp.services.ingest import documents_ingest
+from searchapp.services.ingest import IngestReport, documents_ingest
 
 # DDL and the load lock act outside a test's transaction: these tests commit for real.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -67,6 +67,20 @@ def _records(n: int, *, prefix: str = "", seed: int = 5) -> Iterator[Record]:
         )
 
 
+def _ingest_watched(
+    corpus: str, records: Iterator[Record], batch_size: int
+) -> tuple[IngestReport, list[tuple[bool, bool]]]:
+    """Ingest, noting after each batch whether the index is there and the load lock held."""
+    seen: list[tuple[bool, bool]] = []
+    report = documents_ingest(
+        corpus=corpus,
+        records=records,
+        batch_size=batch_size,
+        progress=lambda _n: seen.append((band_index_present(), load_lock_held())),
+    )
+    return report, seen
+
+
 def _clusters(sset: SignatureSet) -> set[frozenset[int]]:
     return {
         frozenset(c.members.values_list("document_id", flat=True))
@@ -79,13 +93,7 @@ def test_a_bulk_load_builds_the_index_once_after_it_and_clusters_as_with_it(monk
     assert shape, "the migrations create the index"
     sset = sign_all("minhash")
     monkeypatch.setattr(bulk_load, "BULK_LOAD_DOCUMENTS", 40)
-    seen: list[tuple[bool, bool]] = []
-    report = documents_ingest(
-        corpus="load",
-        records=_records(200),
-        batch_size=20,
-        progress=lambda _n: seen.append((band_index_present(), load_lock_held())),
-    )
+    report, seen = _ingest_watched("load", _records(200), 20)
     assert report.created == 200
     # Before the load is large enough it is an ordinary ingest; from then on the index is
     # aside and the lock held, to the last batch.
@@ -120,13 +128,7 @@ def test_a_set_aside_refused_by_readers_is_tried_again_at_the_next_batch(monkeyp
         return band_index_set_aside() if len(tries) > 1 else False
 
     monkeypatch.setattr(bulk_load, "band_index_set_aside", busy_once)
-    seen: list[tuple[bool, bool]] = []
-    documents_ingest(
-        corpus="load",
-        records=_records(80),
-        batch_size=20,
-        progress=lambda _n: seen.append((band_index_present(), load_lock_held())),
-    )
+    _, seen = _ingest_watched("load", _records(80), 20)
     assert seen == [(True, True)] + [(False, True)] * 3
     assert len(tries) == 2 and band_index_present()
 
@@ -135,13 +137,7 @@ def test_a_load_small_beside_the_corpus_keeps_the_index(monkeypatch) -> None:  #
     sign_all("minhash")
     documents_ingest(corpus="big", records=_records(200))  # an ordinary ingest, signed inline
     monkeypatch.setattr(bulk_load, "BULK_LOAD_DOCUMENTS", 10)
-    seen: list[tuple[bool, bool]] = []
-    documents_ingest(
-        corpus="more",
-        records=_records(30, prefix="more-", seed=9),
-        batch_size=10,
-        progress=lambda _n: seen.append((band_index_present(), load_lock_held())),
-    )
+    _, seen = _ingest_watched("more", _records(30, prefix="more-", seed=9), 10)
     # 200 documents indexed against 10, 20, 30 added: rebuilding would cost more than it saves.
     assert seen == [(True, False)] * 3
 
@@ -154,13 +150,7 @@ def test_a_load_grown_past_what_one_build_may_lock_builds_the_index_at_once(monk
     bands = sset.params["bands"]
     monkeypatch.setattr(bulk_load, "BULK_LOAD_DOCUMENTS", 20)
     monkeypatch.setattr(band_index, "ASIDE_MAX_ROWS", {connection.vendor: 60 * bands})
-    seen: list[tuple[bool, bool]] = []
-    documents_ingest(
-        corpus="load",
-        records=_records(120),
-        batch_size=20,
-        progress=lambda _n: seen.append((band_index_present(), load_lock_held())),
-    )
+    _, seen = _ingest_watched("load", _records(120), 20)
     # Set aside at 20 documents; 40 and 60 documents' rows are within the bound, 80's are
     # past it, so the index is built after that batch and stays; the lock is held throughout.
     assert seen == [(False, True)] * 3 + [(True, True)] * 3
