@@ -4,9 +4,10 @@
 the clusters' recompute and incremental update, the document page's buckets and the fold's
 looser-than-set partners. A band key is a random hash, so each row a signing worker writes is
 an insert into a random leaf of that B-tree. Measured on PostgreSQL, one client, 1M documents
-x 9 bands in the workers' batches (2026-11-28, ``max_wal_size`` 1 GB, ``shared_buffers``
-128 MB; 4 GB and 16 GB of them gave 62 s): 77.2 s to COPY the rows into the table with the
-index, against 17.7 s without it plus 6.3 s to build it afterwards in one sorted pass.
+x 9 bands in the workers' batches (2026-11-28, ``shared_buffers`` 128 MB and ``max_wal_size``
+1 GB; 4 GB of the first, with 16 GB of the second, still took 62 s): 77.2 s to COPY the rows
+into the table with the index, against 17.7 s without it plus 6.3 s to build it afterwards in
+one sorted pass.
 
 So while a bulk load is under way (``searchapp.services.bulk_load``) the index is dropped and,
 when the load ends, built again. Nothing depends on the index being there but speed: every
@@ -17,7 +18,8 @@ catch-up).
 
 Whether setting it aside pays depends on what is already indexed: inserting costs ~6.6 us a
 row more with the index, building it ~0.7 us a row of the whole table. ``SET_ASIDE_RATIO``
-keeps the index when the rows already there are more than that many times the load's.
+keeps the index when the documents signed (the load's own so far included) are more than that
+many times those the load has added.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """A bulk load: one ingest of many documents, announced to the workers that sign it.
 
-An ingest that has written ``BULK_LOAD_DOCUMENTS`` new documents (and more than a
-``band_index.SET_ASIDE_RATIO``-th of what is already signed) takes the *load lock* and holds
-it until it ends. While the lock is held:
+An ingest that has written ``BULK_LOAD_DOCUMENTS`` new documents (and at least one for every
+``band_index.SET_ASIDE_RATIO`` documents signed, its own so far included) takes the *load
+lock* and holds it until it ends. While the lock is held:
 
 * the band keys' lookup index is set aside (``band_index``): the workers' band keys go into
   the bare table, and the index is built once, in one sorted pass, when the load ends (or,
