@@ -291,3 +291,12 @@ def test_a_reader_of_the_band_keys_makes_the_drop_give_up_in_time_and_keeps_the_
         reader.rollback()
         assert band_index_set_aside()  # the reader gone, the drop goes through
     assert not band_index_present()
+
+
+def test_a_lock_file_that_cannot_be_opened_means_no_load(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # A worker running as another user than the ingest, or a path gone wrong, must not fail
+    # its signing over the question: the answer only costs speed.
+    if connection.vendor != "sqlite":
+        pytest.skip("the lock file is the embedded database's")
+    monkeypatch.setattr(bulk_load, "_lock_path", lambda: str(tmp_path))  # a folder: no open
+    assert not load_lock_held()
