@@ -123,9 +123,17 @@ class BulkLoad:
         """``written``: the new documents this ingest has committed so far. Decides at
         BULK_LOAD_DOCUMENTS and at each doubling after it whether this is a bulk load; while
         the index is aside, builds it at once when the table has grown too large to build it
-        at the end (``band_index.ASIDE_MAX_ROWS``: the embedded database's write lock)."""
+        at the end (``band_index.ASIDE_MAX_ROWS``: the embedded database's write lock).
+        Never raises: the batch has committed, and without the lock or with the index the
+        ingest only goes slower."""
         if self._ended:
             return
+        try:
+            self._after_batch(written)
+        except Exception:
+            logger.exception("bulk load: could not take the lock or set the index aside")
+
+    def _after_batch(self, written: int) -> None:
         if self._aside and band_index_aside_too_long():
             band_index_restore()
             self._aside = False  # the lock stays held: the clusters still wait for the end
@@ -176,7 +184,11 @@ class BulkLoad:
             with _in_process_guard:
                 _in_process_holders += 1
             return True
-        handle = open(path, "a")  # noqa: SIM115 - held open until the load ends
+        try:
+            handle = open(path, "a")  # noqa: SIM115 - held open until the load ends
+        except OSError as exc:  # a folder this user cannot write: no lock, an ordinary ingest
+            logger.info("no bulk-load lock file at %s: %s", path, exc)
+            return False
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:  # another load holds it: that one sets the index aside

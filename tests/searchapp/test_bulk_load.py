@@ -300,3 +300,8 @@ def test_a_lock_file_that_cannot_be_opened_means_no_load(monkeypatch, tmp_path) 
         pytest.skip("the lock file is the embedded database's")
     monkeypatch.setattr(bulk_load, "_lock_path", lambda: str(tmp_path))  # a folder: no open
     assert not load_lock_held()
+    # Nor does an ingest that cannot create it fail: it goes on as an ordinary one.
+    sign_all("minhash")
+    monkeypatch.setattr(bulk_load, "BULK_LOAD_DOCUMENTS", 20)
+    report, seen = _ingest_watched("load", _records(60), 20)
+    assert report.created == 60 and seen == [(True, False)] * 3
