@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import logging
 
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, connection, models, transaction
 
 from searchapp.models import BandKey
 
@@ -43,8 +43,7 @@ __all__ = [
 
 logger = logging.getLogger(__name__)
 
-LOOKUP_INDEX = "bandkey_lookup"
-_COLUMNS = ("signature_set_id", "band", "key", "document_id")
+LOOKUP_INDEX = "bandkey_lookup"  # BandKey.Meta.indexes, whose fields it is built on
 
 # Set aside only while the rows already indexed are at most this many times those the load
 # has added: at 6.6 us saved per added row against 0.7 us per row rebuilt the break-even is
@@ -122,18 +121,26 @@ def band_index_set_aside() -> bool:
     return True
 
 
+def _column(field_name: str) -> str:
+    field = BandKey._meta.get_field(field_name)
+    if not isinstance(field, models.Field) or not field.column:
+        raise TypeError(f"BandKey.{field_name} is not a column")
+    return str(field.column)
+
+
 def band_index_restore() -> bool:
     """Build ``bandkey_lookup`` if it is missing; True when this call built it.
 
     One sorted pass over the table (writers of band keys wait for it; readers do not on
-    PostgreSQL). The DDL is Django's for the model's index, so the schema stays the
-    migrations' own.
+    PostgreSQL). Its columns are read from the model's own index of that name, so the index
+    built is the one the migrations made.
     """
     if band_index_present():
         return False
     table = connection.ops.quote_name(BandKey._meta.db_table)
     name = connection.ops.quote_name(LOOKUP_INDEX)
-    columns = ", ".join(connection.ops.quote_name(c) for c in _COLUMNS)
+    (index,) = (i for i in BandKey._meta.indexes if i.name == LOOKUP_INDEX)
+    columns = ", ".join(connection.ops.quote_name(_column(f)) for f in index.fields)
     with transaction.atomic(), connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", list(_RESTORE_LOCK))

@@ -298,16 +298,17 @@ def job_clusters_run(*, job_id: int) -> int:
     FAILED with the error. Either way the job reaches a final state; one whose worker dies is
     found by ``clusters_fail_stalled``.
     """
+    loading = load_lock_held()
     if (
         not settings.CELERY_TASK_ALWAYS_EAGER  # inline tasks would call themselves back at once
-        and (load_lock_held() or _backlog_above(RECOMPUTE_WAITS_FOR_BACKLOG))
+        and (loading or _backlog_above(RECOMPUTE_WAITS_FOR_BACKLOG))
         and _publish(job_id, countdown=BULK_LOAD_RETRY_SECONDS)
     ):
         return 0
     # A load that died left the band keys' index aside (band_index): the recompute reads by
     # it. Built while the job is still QUEUED: the build (a minute or more at ten million
     # documents) writes no heartbeat, and a RUNNING job without one is taken for stalled.
-    if not load_lock_held():
+    if not loading:
         band_index_restore_quietly()
     if not job_started(job_id):
         return 0
