@@ -15,7 +15,7 @@ each stage, in seconds and per 1,000 documents:
   ``add_document`` and commits; tantivy's own threads count towards whichever stage is running
   while they work), and the rest (Django, transactions, progress);
 * sign: reading the texts back, computing signatures and band keys (dedup), storing them, and
-  refreshing the documents' pending flags.
+  refreshing the documents' pending rows.
 
 PostgreSQL: a database h_ingest_cpu on BENCH_PG_ADMIN_URL's server, dropped afterwards.
 """
@@ -86,7 +86,7 @@ call_command("migrate", verbosity=0)
 call_command("rebuild_signatures", "--method", "minhash", "--inline", verbosity=0)
 
 from searchapp.management.commands import ingest as ingest_command
-from searchapp.models import Document
+from searchapp.models import Document, PendingSignature
 from searchapp.search import sync, text_index
 from searchapp.services import ingest, signing
 
@@ -117,14 +117,14 @@ spent.clear()
 timed_iterator(signing, "_document_rows", "sign: read texts")
 timed(signing, "signatures_compute", "sign: compute (shingles, MinHash, band keys)")
 timed(signing, "signatures_store", "sign: store")
-timed(signing, "documents_refresh_pending", "sign: refresh pending flags")
+timed(signing, "documents_refresh_pending", "sign: refresh pending rows")
 started = cpu()
 for ids in batches:
     signing.signatures_sign_documents(document_ids=ids)
 sign_total = cpu() - started
 sign_spent = dict(spent)
 sign_spent["sign: other"] = sign_total - sum(sign_spent.values())
-pending = Document.objects.filter(needs_signature=True).count()
+pending = PendingSignature.objects.count()
 print(json.dumps({"ingest": ingest_spent, "ingest_total": ingest_total, "sign": sign_spent,
                   "sign_total": sign_total, "pending": pending, "batches": len(batches)}))
 """

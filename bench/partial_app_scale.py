@@ -79,7 +79,6 @@ def main() -> int:
                         title=title,
                         text=text,
                         content_hash=Document.hash_content(title, text),
-                        needs_signature=False,
                     )
                 )
                 if len(batch) == 5000:

@@ -81,8 +81,7 @@ def _copy_load(corpus_id: int, source: Path) -> int:
     now = timezone.now()
     n = 0
     cols = (
-        "corpus_id, external_id, title, url, text, content_hash, needs_signature, "
-        "created_at, updated_at"
+        "corpus_id, external_id, title, url, text, content_hash, created_at, updated_at"
     )
     sql = f"COPY {Document._meta.db_table} ({cols}) FROM STDIN"
     with connection.cursor() as cursor, source.open() as lines, cursor.cursor.copy(sql) as copy:
@@ -90,7 +89,7 @@ def _copy_load(corpus_id: int, source: Path) -> int:
             r = json.loads(line)
             h = Document.hash_content(r["title"], r["text"])
             # Not pending: what is measured is the rebuild, not the catch-up signing of new docs.
-            row = (corpus_id, r["id"], r["title"], r["url"], r["text"], h, False, now, now)
+            row = (corpus_id, r["id"], r["title"], r["url"], r["text"], h, now, now)
             copy.write_row(row)
             n += 1
     return n
@@ -102,13 +101,14 @@ def _reset(connection: Any) -> None:
     Untimed, in the benchmark's own database. Without it the second run would insert into
     tables (and indexes) already holding the first run's rows, and its workers would re-sign the
     whole corpus at start-up (``sign_pending`` on ``worker_ready``: the killed workers of the
-    first run never cleared the pending flags) while the measured rebuild runs.
+    first run never cleared the pending rows) while the measured rebuild runs.
     """
     from searchapp.models import (
         BandKey,
         Cluster,
         ClusterMember,
         Document,
+        PendingSignature,
         Signature,
         SignatureSet,
     )
@@ -117,7 +117,7 @@ def _reset(connection: Any) -> None:
     with connection.cursor() as cursor:
         cursor.execute(f"TRUNCATE {tables}")
         cursor.execute(
-            f"UPDATE {Document._meta.db_table} SET needs_signature = false WHERE needs_signature"
+            f"TRUNCATE {PendingSignature._meta.db_table}"
         )
         cursor.execute(f"UPDATE {SignatureSet._meta.db_table} SET state = 'retired'")
         cursor.execute(f"VACUUM ANALYZE {Document._meta.db_table}")

@@ -78,7 +78,6 @@ def fill(clusters: int, decisions: int) -> int:
                 title=f"Story {i}",
                 text="x",
                 content_hash=str(i),
-                needs_signature=False,
             )
             for i in range(start, min(n_docs, start + BATCH))
         )

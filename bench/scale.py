@@ -296,7 +296,7 @@ def disk_rows(stack: Stack) -> list[tuple[str, str]]:
 
 def wait_signed(stack: Stack, total: int, started: float, timeout: float) -> float:
     while True:
-        pending = stack.sql("SELECT count(*) FROM searchapp_document WHERE needs_signature")
+        pending = stack.sql("SELECT count(*) FROM searchapp_pendingsignature")
         if pending == 0:
             return time.perf_counter() - started
         if time.perf_counter() - started > timeout:

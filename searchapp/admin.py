@@ -13,18 +13,27 @@ from typing import Any
 from django import forms
 from django.contrib import admin, messages
 from django.db import models
-from django.db.models import Count, OuterRef, QuerySet, Subquery
+from django.db.models import Count, Exists, OuterRef, QuerySet, Subquery
 from django.http import HttpRequest
 from django.template.loader import render_to_string
 from django.utils.html import format_html
 
 from searchapp.languages import LANGUAGE_NAMES
-from searchapp.models import Corpus, Document, DuplicateDecision, Job, JobChunk, SignatureSet
+from searchapp.models import (
+    Corpus,
+    Document,
+    DuplicateDecision,
+    Job,
+    JobChunk,
+    PendingSignature,
+    SignatureSet,
+)
 from searchapp.selectors.reports import corpora_with_counts
 from searchapp.services import corpus_admin
 from searchapp.services.decisions import decision_record
 from searchapp.services.jobs import job_cancel
 from searchapp.services.languages import document_language_fill
+from searchapp.services.pending import pending_clear
 
 admin.site.site_header = "Near-duplicate search administration"
 admin.site.site_title = "Near-duplicate search admin"
@@ -67,17 +76,42 @@ class DocumentForm(forms.ModelForm):
         help_text="Chooses how the text is searched (stemming); empty: detected when saved.",
     )
 
+    needs_signature = forms.BooleanField(
+        label="Needs signing",
+        required=False,
+        initial=True,
+        help_text="Sign it again in the background (a changed title or text always is).",
+    )
+
     class Meta:
         model = Document
         fields = "__all__"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if self.instance.pk is not None:
+            self.fields["needs_signature"].initial = self.instance.needs_signature
+
+
+class PendingFilter(admin.SimpleListFilter):
+    title = "needs signing"
+    parameter_name = "needs_signature"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        return [("1", "Yes"), ("0", "No")]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet[Any]) -> QuerySet[Any]:
+        if self.value() in ("0", "1"):
+            return queryset.filter(pending=self.value() == "1")
+        return queryset
 
 
 @admin.register(Document)
 class DocumentAdmin(admin.ModelAdmin):
     form = DocumentForm
-    list_display = ("external_id", "title", "corpus", "lang", "needs_signature", "updated_at")
+    list_display = ("external_id", "title", "corpus", "lang", "needs_signing", "updated_at")
     list_display_links = ("external_id", "title")
-    list_filter = ("corpus", "lang", "needs_signature")
+    list_filter = ("corpus", "lang", PendingFilter)
     search_fields = ("external_id", "title", "url")
     list_select_related = ("corpus",)
     readonly_fields = ("content_hash", "created_at", "updated_at")
@@ -95,12 +129,30 @@ class DocumentAdmin(admin.ModelAdmin):
         }
     }
 
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Document]:
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(pending=Exists(PendingSignature.objects.filter(document=OuterRef("pk"))))
+        )
+
+    @admin.display(description="needs signing", boolean=True, ordering="pending")
+    def needs_signing(self, obj: Document) -> bool:
+        return bool(obj.pending)  # type: ignore[attr-defined]
+
     def save_model(self, request: HttpRequest, obj: Document, form: Any, change: bool) -> None:
-        if "lang" in form.changed_data or {"title", "text"} & set(form.changed_data):
+        text_changed = bool({"title", "text"} & set(form.changed_data))
+        if "lang" in form.changed_data or text_changed:
             if "lang" not in form.changed_data or not obj.lang:
                 obj.lang = ""  # the text changed and no language was chosen: read it again
             document_language_fill(obj)
+        # What the signatures are checked against: an edited text is stale until signed again.
+        obj.content_hash = Document.hash_content(obj.title, obj.text)
         super().save_model(request, obj, form, change)
+        if form.cleaned_data.get("needs_signature") or text_changed:
+            corpus_admin.documents_reingest(document_ids=[obj.pk])
+        elif change and "needs_signature" in form.changed_data:
+            pending_clear([obj.pk])
 
     def delete_model(self, request: HttpRequest, obj: Document) -> None:
         corpus_admin.documents_delete(document_ids=[obj.pk])

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from searchapp.models.corpus import Corpus, Document
+from searchapp.models.corpus import Corpus, Document, PendingSignature
 from searchapp.models.decisions import DedupSettings, DuplicateDecision
 from searchapp.models.jobs import Job, JobChunk
 from searchapp.models.partial import PartialCopy, PartialFingerprint, PartialIndexed
@@ -22,6 +22,7 @@ __all__ = [
     "PartialCopy",
     "PartialFingerprint",
     "PartialIndexed",
+    "PendingSignature",
     "SearchIndexChange",
     "Signature",
     "SignatureSet",

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
-from searchapp.models import Document, Job, SignatureSet
+from searchapp.models import Job, PendingSignature, SignatureSet
 from searchapp.publishing import broker_label, broker_reachable
 
 __all__ = ["PipelineStatus", "job_progress", "jobs_running", "pipeline_status"]
@@ -44,7 +44,7 @@ def pipeline_status() -> PipelineStatus:
     """What the pages show about background signing: pending count, broker, running jobs."""
     ok, error = broker_reachable()
     return PipelineStatus(
-        pending=Document.objects.filter(needs_signature=True).count(),
+        pending=PendingSignature.objects.count(),
         broker_ok=ok,
         broker_error=error,
         broker=broker_label(settings.CELERY_BROKER_URL),

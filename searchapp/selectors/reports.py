@@ -76,7 +76,7 @@ def corpora_with_counts(queryset: QuerySet[Corpus] | None = None) -> QuerySet[Co
     )
     docs = Document.objects.filter(corpus=OuterRef("pk"))
     total = docs.order_by().values("corpus").annotate(c=Count("pk")).values("c")
-    signed = docs.filter(needs_signature=False)
+    signed = docs.filter(pending_signature__isnull=True)
     for set_id in active_ids:
         signed = signed.filter(
             Exists(Signature.objects.filter(signature_set_id=set_id, document=OuterRef("pk")))

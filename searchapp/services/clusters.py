@@ -33,7 +33,7 @@ from django.db.models import Count, Min
 from django.utils import timezone
 
 from searchapp import publishing
-from searchapp.models import Cluster, ClusterMember, Document, Job, SignatureSet
+from searchapp.models import Cluster, ClusterMember, Job, PendingSignature, SignatureSet
 from searchapp.services.band_index import band_index_restore, band_index_restore_quietly
 from searchapp.services.bulk_load import load_lock_held
 from searchapp.services.cluster_rows import clusters_weakest_refresh
@@ -209,7 +209,7 @@ def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
 
 def _backlog_above(limit: int) -> bool:
     """More than ``limit`` documents wait to be signed."""
-    backlog = Document.objects.filter(needs_signature=True).values("pk")
+    backlog = PendingSignature.objects.values("pk")
     return backlog[limit : limit + 1].exists()
 
 

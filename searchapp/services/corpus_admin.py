@@ -16,6 +16,7 @@ from django.db import transaction
 from searchapp.models import Corpus, Document, Job, SignatureSet
 from searchapp.services.clusters import clusters_remove_documents, clusters_schedule
 from searchapp.services.jobs import signature_set_rebuild
+from searchapp.services.pending import pending_mark
 from searchapp.services.signing import signatures_schedule_pending
 from searchapp.services.sql_rows import ID_BATCH
 
@@ -61,7 +62,9 @@ def documents_reingest(*, document_ids: Sequence[int]) -> int:
     """
     ids = list(document_ids)
     with transaction.atomic():
-        marked = Document.objects.filter(pk__in=ids).update(needs_signature=True)
+        existing = list(Document.objects.filter(pk__in=ids).values_list("pk", flat=True))
+        pending_mark(existing)
+        marked = len(existing)
         transaction.on_commit(signatures_schedule_pending)
     return marked
 

@@ -26,6 +26,7 @@ from searchapp.readers import Record, RecordError, record_problem
 from searchapp.search.sync import IndexSession, search_index_session, search_index_sync
 from searchapp.search.text_index import IndexWriteError
 from searchapp.services.bulk_load import BulkLoad, bulk_load
+from searchapp.services.pending import pending_mark
 from searchapp.services.planner_stats import planner_stats_rows_added
 from searchapp.services.search_index import search_index_changed_ids
 from searchapp.services.signing import signatures_schedule_documents
@@ -101,7 +102,7 @@ def _existing_documents(corpus: Corpus, external_ids: list[str]) -> Iterable[Doc
             *external_ids
         ]
     return Document.objects.raw(
-        "SELECT id, external_id, url, date, lang, content_hash, needs_signature, source_name, "
+        "SELECT id, external_id, url, date, lang, content_hash, source_name, "
         "source_type, source_position, source_parent, source_details "
         f"FROM {connection.ops.quote_name(Document._meta.db_table)} "
         f"WHERE corpus_id = %s AND {where}",
@@ -139,6 +140,7 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
         existing = {doc.external_id: doc for doc in _existing_documents(corpus, list(batch))}
         to_create: list[tuple[str, Record, str]] = []
         to_update: list[Document] = []
+        resign: list[Document] = []  # updated documents whose text changed: signed again
         unchanged = 0
         moved: list[Document] = []  # unchanged documents whose source file or place changed
         detect: list[tuple[str, Record]] = []  # (external id, record) whose language is read
@@ -166,7 +168,7 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                     moved.append(doc)
             else:
                 if doc.content_hash != content_hash:
-                    doc.needs_signature = True
+                    resign.append(doc)
                     if not record.lang:
                         detect.append((external_id, record))
                 doc.title, doc.url, doc.text, doc.date, doc.content_hash = (
@@ -203,7 +205,7 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
                 (
                     doc.pk, doc.title, doc.url, doc.text,
                     None if doc.date is None else stamp(doc.date), doc.lang,
-                    doc.content_hash, doc.needs_signature, stamp(now), *_stored_origin(doc),
+                    doc.content_hash, stamp(now), *_stored_origin(doc),
                 )
                 for doc in to_update
             ],
@@ -219,7 +221,8 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
         report.created += len(to_create)
         report.updated += len(to_update)
         report.unchanged += unchanged
-        to_sign = [*created_ids, *(doc.pk for doc in to_update if doc.needs_signature)]
+        to_sign = [*created_ids, *(doc.pk for doc in resign)]
+        pending_mark(to_sign)
         if to_sign:
             # This batch's own ids: each batch is signed once, by whichever worker takes it.
             transaction.on_commit(lambda: _schedule_signatures(to_sign))
@@ -227,7 +230,7 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
 
 _UPDATE_COLUMNS = (
     ("title", "text"), ("url", "text"), ("text", "text"), ("date", "timestamptz"),
-    ("lang", "text"), ("content_hash", "text"), ("needs_signature", "boolean"),
+    ("lang", "text"), ("content_hash", "text"),
     ("updated_at", "timestamptz"), ("source_name", "text"), ("source_type", "text"),
     ("source_position", "text"), ("source_parent", "text"), ("source_details", "text"),
 )
@@ -236,7 +239,7 @@ _SOURCE_COLUMNS = (
 )
 _INSERT_COLUMNS = (
     "corpus_id", "external_id", "title", "url", "text", "date", "lang", "content_hash",
-    "needs_signature", "created_at", "updated_at", "source_name", "source_type",
+    "created_at", "updated_at", "source_name", "source_type",
     "source_position", "source_parent", "source_details",
 )
 
@@ -287,7 +290,7 @@ def _insert_documents(
             (
                 corpus.pk, external_id, r.title, r.url, r.text,
                 None if r.date is None else adapt(r.date),
-                r.lang or detected.get(external_id, ""), content_hash, True, stamp, stamp,
+                r.lang or detected.get(external_id, ""), content_hash, stamp, stamp,
                 *_origin(r),
             )
             for external_id, r, content_hash in rows

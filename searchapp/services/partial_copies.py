@@ -23,7 +23,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from searchapp import publishing
-from searchapp.models import Document, Job, PartialCopy, PartialFingerprint, PartialIndexed
+from searchapp.models import (
+    Document,
+    Job,
+    PartialCopy,
+    PartialFingerprint,
+    PartialIndexed,
+    PendingSignature,
+)
 from searchapp.services.job_states import job_done, job_failed, job_started
 from searchapp.services.partial_bulk import bulk_update
 from searchapp.services.partial_index import (
@@ -125,7 +132,7 @@ def job_partial_copies_run(*, job_id: int) -> int:
     for later (one update once the load is in, not one per batch)."""
     if (
         not settings.CELERY_TASK_ALWAYS_EAGER  # inline tasks would call themselves back at once
-        and Document.objects.filter(needs_signature=True)[_WAIT_FOR_BACKLOG:].exists()
+        and PendingSignature.objects.all()[_WAIT_FOR_BACKLOG:].exists()
         and publishing.publish(publishing.TASK_PARTIAL_COPIES, job_id, countdown=_RETRY_SECONDS)
     ):
         return 0

@@ -1,13 +1,13 @@
 """Signing documents into signature sets: by id, by id range (a rebuild chunk), and pending ones.
 
-A document is *pending* while some ACTIVE set lacks a current signature of it (``needs_signature``
-caches that; ``documents_refresh_pending`` recomputes it from the rows). Ingest queues the signing
-of each batch's own documents once the batch commits (``signatures_schedule_documents``: one
-task per batch, so two workers never sign the same documents); a worker signs them in the
-background, and ``signatures_schedule_pending`` queues whatever is still pending after that.
-What is signed is the document's ``text`` (the title is often rewritten by syndication, and the
-"why?" view compares texts); ``content_hash`` covers both, so a title-only edit re-signs
-harmlessly.
+A document is *pending* while some ACTIVE set lacks a current signature of it (a PendingSignature
+row caches that; ``documents_refresh_pending`` recomputes it from the signatures). Ingest queues
+the signing of each batch's own documents once the batch commits
+(``signatures_schedule_documents``: one task per batch, so two workers never sign the same
+documents); a worker signs them in the background, and ``signatures_schedule_pending`` queues
+whatever is still pending after that. What is signed is the document's ``text`` (the title is
+often rewritten by syndication, and the "why?" view compares texts); ``content_hash`` covers
+both, so a title-only edit re-signs harmlessly.
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
-from django.db.models import Exists, OuterRef, Q
+from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q
 
 from searchapp import publishing
-from searchapp.models import Document, Signature, SignatureSet
+from searchapp.models import Document, PendingSignature, Signature, SignatureSet
+from searchapp.services.pending import pending_clear, pending_mark
 from searchapp.services.signature_store import signatures_compute, signatures_store
 from searchapp.services.sql_rows import ID_BATCH
 
@@ -37,13 +38,13 @@ __all__ = [
 SIGN_BATCH_SIZE = 500
 
 
-def _ids_q(ids: Sequence[int]) -> Q:
-    """Documents whose id is among ``ids`` (sorted, no repeats): an id range when they are
+def _ids_q(ids: Sequence[int], field: str = "pk") -> Q:
+    """Rows whose ``field`` is among ``ids`` (sorted, no repeats): an id range when they are
     consecutive, as an ingest batch's new ids are. Django prepares every value of an ``id__in``
     list one by one, which at 2,000 ids a statement cost a fifth of signing on SQLite."""
     if ids and ids[-1] - ids[0] == len(ids) - 1:
-        return Q(pk__gte=ids[0], pk__lte=ids[-1])
-    return Q(pk__in=ids)
+        return Q(**{f"{field}__gte": ids[0], f"{field}__lte": ids[-1]})
+    return Q(**{f"{field}__in": ids})
 
 
 def _document_rows(document_ids: Iterable[int]) -> Iterable[list[tuple[int, str, str]]]:
@@ -114,48 +115,71 @@ def _signed_currently(signature_set_id: int) -> Exists:
 
 
 def documents_refresh_pending(*, document_ids: Sequence[int] | None = None) -> int:
-    """Set ``needs_signature`` from the truth: some ACTIVE set lacks a current signature.
+    """Make the PendingSignature rows true: a document has one while some ACTIVE set lacks a
+    current signature of it.
 
-    With no active set the flags are left alone (nothing is signed yet; they stay pending).
-    Limited to ``document_ids`` when given. Returns the number of documents still pending.
+    With no active set the rows are left alone (nothing is signed yet; they stay pending).
+    Limited to ``document_ids`` when given. Returns the number of documents still pending
+    (of ``document_ids`` when given).
     """
     active_ids = list(
         SignatureSet.objects.active().values_list("pk", flat=True)
     )
-    docs = Document.objects.all()
     if not active_ids:
-        return docs.filter(needs_signature=True).count() if document_ids is None else 0
+        if document_ids is not None:
+            return 0
+        return PendingSignature.objects.count()
     signed_everywhere = Q()
     for set_id in active_ids:
         signed_everywhere &= Q(_signed_currently(set_id))
-    batches: list[Sequence[int] | None] = [None]
-    if document_ids is not None:
-        ids = sorted(set(document_ids))
-        batches = [ids[i : i + ID_BATCH] for i in range(0, len(ids), ID_BATCH)]
+    if document_ids is None:
+        # Two passes over the corpus, as the two UPDATEs of a flag were: the marked documents
+        # now signed everywhere, then the unmarked ones that are not.
+        docs = Document.objects.order_by("pk").values_list("pk", flat=True)
+        done = docs.filter(pending_signature__isnull=False).filter(signed_everywhere)
+        _in_chunks(list(done), pending_clear)
+        stale = docs.filter(pending_signature__isnull=True).exclude(signed_everywhere)
+        _in_chunks(list(stale), pending_mark)
+        return PendingSignature.objects.count()
     pending = 0
-    for batch in batches:
-        scoped = docs if batch is None else docs.filter(_ids_q(batch))
-        scoped.filter(needs_signature=True).filter(signed_everywhere).update(needs_signature=False)
-        scoped.filter(needs_signature=False).exclude(signed_everywhere).update(needs_signature=True)
-        pending += scoped.filter(needs_signature=True).count()
+    ids = sorted(set(document_ids))
+    for start in range(0, len(ids), ID_BATCH):
+        batch = ids[start : start + ID_BATCH]
+        rows = Document.objects.filter(_ids_q(batch)).values_list(
+            "pk", ExpressionWrapper(signed_everywhere, output_field=BooleanField())
+        )
+        done = {pk: bool(signed) for pk, signed in rows}
+        pending_clear([pk for pk, signed in done.items() if signed])
+        waiting = [pk for pk, signed in done.items() if not signed]
+        pending_mark(waiting)
+        pending += len(waiting)
     return pending
 
 
+def _in_chunks(ids: list[int], write: Callable[[Sequence[int]], None]) -> None:
+    for start in range(0, len(ids), ID_BATCH):
+        write(ids[start : start + ID_BATCH])
+
+
 def _pending_ids(limit: int | None, *, older_than: datetime | None = None) -> list[int]:
-    """Documents whose signature is missing or stale in an active set (flagged or not)."""
+    """Documents whose signature is missing or stale in an active set (marked or not)."""
     documents = Document.objects.all()
     if older_than is not None:
         documents = documents.filter(updated_at__lt=older_than)
-    qs = documents.filter(needs_signature=True).order_by("pk").values_list("pk", flat=True)
+    qs = (
+        documents.filter(pending_signature__isnull=False)
+        .order_by("pk")
+        .values_list("pk", flat=True)
+    )
     ids = list(qs[:limit] if limit else qs)
     for set_id in SignatureSet.objects.active().values_list(
         "pk", flat=True
     ):
         if limit and len(ids) >= limit:
             break
-        # Unflagged documents without a current row (e.g. added while this set was building).
+        # Unmarked documents without a current row (e.g. added while this set was building).
         missing = (
-            documents.filter(needs_signature=False)
+            documents.filter(pending_signature__isnull=True)
             .exclude(_signed_currently(set_id))
             .order_by("pk")
             .values_list("pk", flat=True)
@@ -191,9 +215,10 @@ def signatures_sign_documents(*, document_ids: Sequence[int]) -> int:
     ids: list[int] = []
     wanted = sorted({int(i) for i in document_ids})
     for start in range(0, len(wanted), ID_BATCH):
-        ids += Document.objects.filter(
-            _ids_q(wanted[start : start + ID_BATCH]), needs_signature=True
-        ).values_list("pk", flat=True)
+        part = wanted[start : start + ID_BATCH]
+        ids += PendingSignature.objects.filter(_ids_q(part, "document_id")).values_list(
+            "document_id", flat=True
+        )
     return _sign_ids(ids)
 
 
@@ -228,7 +253,7 @@ def signatures_schedule_pending() -> bool:
 
     Called when a rebuild completes, when staff mark documents to be signed again, by a starting
     worker and by ``manage.py sign_pending``. Publishing fails fast (no retries, short connection
-    timeout); on failure the documents simply stay pending (``needs_signature``) and are caught
+    timeout); on failure the documents simply stay pending (PendingSignature) and are caught
     up when a worker starts (``worker_ready``) or the periodic catch-up runs. Returns True when
     the task was queued.
     """

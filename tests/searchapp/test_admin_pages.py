@@ -11,7 +11,15 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
-from searchapp.models import ClusterMember, Document, DuplicateDecision, Job, JobChunk, Signature
+from searchapp.models import (
+    ClusterMember,
+    Document,
+    DuplicateDecision,
+    Job,
+    JobChunk,
+    PendingSignature,
+    Signature,
+)
 from searchapp.selectors.reports import corpora_with_counts
 from searchapp.services.clusters_recompute import clusters_recompute
 
@@ -54,12 +62,11 @@ def test_the_corpus_list_costs_the_same_queries_for_one_or_many_corpora(staff_cl
 
 def test_documents_can_be_searched_and_filtered(staff_client):
     docs = make_news()
-    docs["football"].needs_signature = False
-    docs["football"].save()
+    PendingSignature.objects.filter(document=docs["football"]).delete()
     url = reverse("admin:searchapp_document_changelist")
     html = staff_client.get(url, {"q": "Rovers"}).content.decode()
     assert "Rovers win away" in html and "solar farm" not in html.lower().split("<tbody>")[1]
-    html = staff_client.get(url, {"needs_signature__exact": "0"}).content.decode()
+    html = staff_client.get(url, {"needs_signature": "0"}).content.decode()
     assert "Rovers win away" in html and "City approves solar farm" not in html
 
 
@@ -90,16 +97,14 @@ def test_bulk_reingest_marks_documents_for_signing_and_queues_the_work(
 ):
     docs = make_news()
     sign_all("minhash")
-    Document.objects.update(needs_signature=False)
+    PendingSignature.objects.all().delete()
     chosen = [docs["solar"].pk, docs["rooftop"].pk]
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         staff_client.post(
             reverse("admin:searchapp_document_changelist"),
             {"action": "reingest_documents", "_selected_action": chosen},
         )
-    assert set(Document.objects.filter(needs_signature=True).values_list("pk", flat=True)) == set(
-        chosen
-    )
+    assert set(PendingSignature.objects.values_list("document_id", flat=True)) == set(chosen)
     assert callbacks, "signing is queued once the transaction commits"
 
 

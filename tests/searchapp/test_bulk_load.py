@@ -20,7 +20,15 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from searchapp.demo import generate_documents
-from searchapp.models import BandKey, Cluster, Document, Job, Signature, SignatureSet
+from searchapp.models import (
+    BandKey,
+    Cluster,
+    Document,
+    Job,
+    PendingSignature,
+    Signature,
+    SignatureSet,
+)
 from searchapp.readers import Record
 from searchapp.selectors.fold_inputs import stored_partners
 from searchapp.services import band_index, bulk_load, clusters
@@ -113,7 +121,7 @@ def test_a_bulk_load_builds_the_index_once_after_it_and_clusters_as_with_it(monk
     assert during, "the generated stories have syndicated copies"
     clusters_recompute(signature_set=sset)
     assert _clusters(sset) == during
-    assert not Document.objects.filter(needs_signature=True).exists()
+    assert not PendingSignature.objects.exists()
 
 
 def test_a_set_aside_refused_by_readers_is_tried_again_at_the_next_batch(monkeypatch) -> None:  # type: ignore[no-untyped-def]

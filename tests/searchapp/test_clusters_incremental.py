@@ -26,6 +26,7 @@ from searchapp.models import (
     ClusterMember,
     Document,
     Job,
+    PendingSignature,
     Signature,
     SignatureSet,
 )
@@ -501,7 +502,7 @@ def test_during_a_bulk_load_clusters_wait_for_one_recompute_after_it(
     mirror = make_document(external_id="m0", text=SOLAR_STORY)
     backlog = [make_document(external_id=f"b{i}", text=f"unsigned {i}") for i in range(3)]
     documents_sign(signature_set=sset, document_ids=[mirror.pk])
-    Document.objects.filter(pk=mirror.pk).update(needs_signature=False)
+    PendingSignature.objects.filter(document=mirror).delete()
     published: list[tuple[int, float | None]] = []
 
     def publish(job_id: int, countdown: float | None) -> bool:
@@ -518,7 +519,7 @@ def test_during_a_bulk_load_clusters_wait_for_one_recompute_after_it(
     assert clusters.job_clusters_run(job_id=job.pk) == 0
     job.refresh_from_db()
     assert job.state == "queued" and published[-1] == (job.pk, clusters.BULK_LOAD_RETRY_SECONDS)
-    Document.objects.filter(pk__in=[d.pk for d in backlog]).update(needs_signature=False)
+    PendingSignature.objects.filter(document__in=backlog).delete()
     assert clusters.job_clusters_run(job_id=job.pk) > 0  # the backlog is signed: it runs
     assert cluster_of(mirror) is not None
 
@@ -565,7 +566,7 @@ def test_a_bulk_load_seen_is_not_asked_about_after_every_batch_and_its_end_is_se
     monkeypatch.setattr(clusters, "INCREMENTAL_MAX_DOCUMENTS", 2)
     backlog = [make_document(external_id=f"b{i}", text=f"unsigned {i}") for i in range(3)]
     assert clusters._bulk_load_in_progress()
-    Document.objects.filter(pk__in=[d.pk for d in backlog]).update(needs_signature=False)
+    PendingSignature.objects.filter(document__in=backlog).delete()
     with django_assert_num_queries(0):
         assert clusters._bulk_load_in_progress()  # remembered: no question asked
     monkeypatch.setattr(clusters, "BULK_LOAD_REMEMBERED_SECONDS", 0.0)

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import pytest
 
-from searchapp.models import Document
+from searchapp.models import Document, PendingSignature
 from searchapp.readers import IngestFileError, Record, RecordError
 from searchapp.search import get_backend
 from searchapp.services import ingest as ingest_service
@@ -39,7 +39,7 @@ def test_records_become_documents_and_errors_are_reported_not_written() -> None:
 def test_reingesting_an_id_updates_it_instead_of_duplicating() -> None:
     corpus = corpus_get_or_create(name="news")
     documents_ingest(corpus=corpus, records=[rec("a", "first version"), rec("b", "stays")])
-    Document.objects.update(needs_signature=False)
+    PendingSignature.objects.all().delete()
     report = documents_ingest(
         corpus=corpus, records=[rec("a", "second version"), rec("b", "stays")]
     )
@@ -53,7 +53,7 @@ def test_reingesting_an_id_updates_it_instead_of_duplicating() -> None:
 def test_a_url_only_change_updates_without_asking_for_a_new_signature() -> None:
     corpus = corpus_get_or_create(name="news")
     documents_ingest(corpus=corpus, records=[rec("a", "same text", url="http://old")])
-    Document.objects.update(needs_signature=False)
+    PendingSignature.objects.all().delete()
     report = documents_ingest(corpus=corpus, records=[rec("a", "same text", url="http://new")])
     assert report.updated == 1
     doc = corpus.documents.get()
@@ -204,7 +204,7 @@ def test_a_date_is_stored_and_a_date_only_change_updates_the_document() -> None:
     first = datetime(2024, 5, 1, 12, 30, tzinfo=UTC)
     documents_ingest(corpus=corpus, records=[replace(rec("a", "same text"), date=first)])
     assert corpus.documents.get().date == first
-    Document.objects.update(needs_signature=False)
+    PendingSignature.objects.all().delete()
     later = datetime(2024, 6, 1, tzinfo=UTC)
     report = documents_ingest(corpus=corpus, records=[replace(rec("a", "same text"), date=later)])
     assert report.updated == 1

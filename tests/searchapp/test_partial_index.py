@@ -14,7 +14,14 @@ from django.core.management import call_command
 
 import searchapp.services.partial_index as partial_index
 from dedup.partial import containment_candidates
-from searchapp.models import Document, Job, PartialCopy, PartialFingerprint, PartialIndexed
+from searchapp.models import (
+    Document,
+    Job,
+    PartialCopy,
+    PartialFingerprint,
+    PartialIndexed,
+    PendingSignature,
+)
 from searchapp.services.partial_copies import (
     partial_copies_rebuild,
     partial_copies_schedule,
@@ -238,7 +245,7 @@ def test_an_ingest_finds_its_partial_copies_or_leaves_them_to_the_command_when_t
     sign_all("minhash")
     with django_capture_on_commit_callbacks(execute=True):  # the batches' signing tasks
         call_command("ingest", str(path), "--no-progress", stdout=io.StringIO())
-    assert not Document.objects.filter(needs_signature=True).exists()  # signed (tasks inline)
+    assert not PendingSignature.objects.exists()  # signed (tasks inline)
     if after_signing:
         assert len(_pairs()) == 1
         assert Job.objects.get(kind=Job.Kind.PARTIAL).state == Job.State.DONE

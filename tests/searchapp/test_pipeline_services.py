@@ -108,7 +108,7 @@ def test_ingested_documents_are_signed_in_the_background(workers, tmp_path: Path
     new = Document.objects.filter(external_id__startswith="new-")
     assert new.count() == 30
     wait_for(
-        lambda: not new.filter(needs_signature=True).exists(),
+        lambda: not new.filter(pending_signature__isnull=False).exists(),
         timeout=30,
         what="background signing",
         logs=workers.logs,
@@ -133,7 +133,7 @@ def test_ingest_with_the_broker_down_keeps_documents_pending_until_a_worker_retu
     result = manage_with_broker_down(workers, "ingest", str(source), "--corpus", "pipeline")
     assert result.returncode == 0, result.stderr
     stored = Document.objects.filter(external_id__startswith="out-")
-    assert stored.count() == 25 and stored.filter(needs_signature=True).count() == 25
+    assert stored.count() == 25 and stored.filter(pending_signature__isnull=False).count() == 25
 
     from searchapp.selectors.jobs import pipeline_status
 
@@ -144,7 +144,7 @@ def test_ingest_with_the_broker_down_keeps_documents_pending_until_a_worker_retu
 
     workers.start()  # the broker is back: the worker's start-up catch-up signs what is pending
     wait_for(
-        lambda: not stored.filter(needs_signature=True).exists(),
+        lambda: not stored.filter(pending_signature__isnull=False).exists(),
         timeout=40,
         what="catch-up signing",
         logs=workers.logs,

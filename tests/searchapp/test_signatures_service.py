@@ -14,11 +14,13 @@ from searchapp.models import (
     Corpus,
     DedupSettings,
     Document,
+    PendingSignature,
     Signature,
     SignatureSet,
 )
 from searchapp.selectors.signatures import active_signature_set, signatures_for_documents
 from searchapp.services.clusters_recompute import clusters_recompute
+from searchapp.services.pending import pending_mark
 from searchapp.services.signature_sets import (
     signature_params_default,
     signature_set_build_inline,
@@ -188,7 +190,7 @@ def test_an_inline_build_becomes_active_and_retires_the_previous_version(
     assert first.state == SignatureSet.State.RETIRED
     assert active_signature_set("minhash") == second
     assert active_signature_set("simhash") == simhash
-    assert not Document.objects.filter(needs_signature=True).exists()
+    assert not PendingSignature.objects.exists()
 
 
 def test_a_new_document_is_pending_until_signed_in_every_active_set(corpus_with_family) -> None:
@@ -220,8 +222,8 @@ def test_an_edited_document_is_not_grouped_by_its_stale_signature(corpus_with_fa
     doc = docs[1]
     doc.text = "completely rewritten " * 30
     doc.content_hash = Document.hash_content(doc.title, doc.text)
-    doc.needs_signature = True
     doc.save()
+    pending_mark([doc.pk])
     assert doc.pk not in signatures_for_documents(signature_set=sset, document_ids=[doc.pk])
     signatures_sign_pending()
     fresh = signatures_for_documents(signature_set=sset, document_ids=[doc.pk])

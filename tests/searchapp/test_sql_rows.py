@@ -14,7 +14,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 _TABLE = Document._meta.db_table
 _COLUMNS = ("corpus_id", "external_id", "title", "url", "text", "content_hash",
-            "needs_signature", "created_at", "updated_at")
+            "lang", "created_at", "updated_at")
 
 
 def _rows(corpus: Corpus, names: list[str]) -> list[tuple[object, ...]]:
@@ -22,7 +22,7 @@ def _rows(corpus: Corpus, names: list[str]) -> list[tuple[object, ...]]:
     # Text with the characters COPY's text format must escape: tab, newline, backslash.
     return [
         (corpus.pk, name, f"title {name}", "", f"body of {name}\twith\\tabs\nand lines", "h",
-         True, now, now)
+         "en", now, now)
         for name in names
     ]
 
@@ -80,10 +80,10 @@ def test_update_rows_writes_each_row_to_its_own_id_and_touches_no_other() -> Non
         update_rows(
             _TABLE,
             (("title", "text"), ("text", "text"), ("date", "timestamptz"),
-             ("needs_signature", "boolean")),
+             ("lang", "text")),
             [
                 (doc.pk, f"new {doc.external_id}", "l'été\t\\ « quoted »",
-                 stamp(when) if i else None, bool(i % 2))
+                 stamp(when) if i else None, ["de", "fr"][i % 2])
                 for i, doc in enumerate(changed)
             ],
         )
@@ -91,4 +91,4 @@ def test_update_rows_writes_each_row_to_its_own_id_and_touches_no_other() -> Non
     assert [after[f"d{i}"].title for i in range(5)] == ["new d0", "old", "new d2", "new d3", "old"]
     assert after["d0"].text == "l'été\t\\ « quoted »" and after["d1"].text == "old"
     assert after["d3"].date is None and after["d0"].date == when == after["d2"].date
-    assert [after[k].needs_signature for k in ("d3", "d0", "d2")] == [False, True, False]
+    assert [after[k].lang for k in ("d3", "d0", "d2")] == ["de", "fr", "de"]
