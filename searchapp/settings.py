@@ -352,8 +352,11 @@ SEARCH_CATCH_UP_DOCUMENTS = env_int("SEARCH_CATCH_UP_DOCUMENTS", 0, minimum=0)
 SEARCH_CATCH_UP_ROWS = env_int("SEARCH_CATCH_UP_ROWS", 1000, minimum=1)
 SEARCH_CATCH_UP_PATIENCE = env_float("SEARCH_CATCH_UP_PATIENCE", 2.0, minimum=0.0, maximum=30.0)
 # Records per ingest transaction; each batch is then signed by one worker task. 2,000 keeps
-# per-task costs (a connection, the pending-flag refresh) small at a million documents.
+# per-task costs (a connection, the pending-rows refresh) small at a million documents.
 INGEST_BATCH_SIZE = env_int("INGEST_BATCH_SIZE", 2000, minimum=1)
+# `manage.py ingest` detects languages in a helper process while it writes (from its second
+# batch on): detection is the largest part of its own CPU and holds the GIL. Off: all in one.
+INGEST_LANGUAGE_PROCESS = env_bool("INGEST_LANGUAGE_PROCESS", True)
 # The longest JSON line, CSV row or .txt/.md/.html file read; longer ones are skipped as bad
 # records without being read whole, so ingest memory does not grow with the input.
 INGEST_MAX_RECORD_BYTES = env_int("INGEST_MAX_RECORD_BYTES", 16 * 1024 * 1024, minimum=1024)

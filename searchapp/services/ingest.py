@@ -26,6 +26,7 @@ from searchapp.readers import Record, RecordError, record_problem
 from searchapp.search.sync import IndexSession, search_index_session, search_index_sync
 from searchapp.search.text_index import IndexWriteError
 from searchapp.services.bulk_load import BulkLoad, bulk_load
+from searchapp.services.language_process import LanguageProcess, detection_sample
 from searchapp.services.pending import pending_mark
 from searchapp.services.planner_stats import planner_stats_rows_added
 from searchapp.services.search_index import search_index_changed_ids
@@ -110,32 +111,59 @@ def _existing_documents(corpus: Corpus, external_ids: list[str]) -> Iterable[Doc
     )
 
 
-def _languages_before_writing(
-    corpus: Corpus, batch: dict[str, Record], hashes: dict[str, str]
-) -> dict[str, str]:
-    """The language of each record that will be stored with new text and names none, read
-    before the write transaction opens: detection takes about 0.1 s per 500 documents, and on
-    SQLite the transaction holds the one write lock, so detecting inside it made concurrent
-    staff writes time out. A document changed by another writer between this read and the
-    write is detected inside the transaction instead (see `_write_batch`)."""
-    stored = {doc.external_id: doc.content_hash for doc in _existing_documents(corpus, list(batch))}
-    wanted = [
-        (external_id, record)
-        for external_id, record in batch.items()
-        if not record.lang
-        and stored.get(external_id) != hashes[external_id]
-    ]
-    found = detect_languages([f"{r.title}\n{r.text}" for _id, r in wanted])
-    return {external_id: lang for (external_id, _r), lang in zip(wanted, found, strict=True)}
+@dataclass
+class _Batch:
+    """A batch of records ready to be written: their content hashes, and their languages
+    (detected before the write transaction opens, perhaps still being detected elsewhere)."""
+
+    records: dict[str, Record]
+    seen: int  # records read for it, the skipped ones included (the progress bar's steps)
+    hashes: dict[str, str]
+    languages: Callable[[], dict[str, str]]  # waits for the detection when it runs elsewhere
 
 
-def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport) -> None:
-    now = timezone.now()
+def _batch_prepare(
+    corpus: Corpus | None,
+    records: dict[str, Record],
+    seen: int,
+    helper: LanguageProcess | None,
+) -> _Batch:
+    """Hash the records and detect the language of each that will be stored with new text and
+    names none, before the write transaction opens: on SQLite that transaction holds the one
+    write lock (BEGIN IMMEDIATE), and detecting inside it made concurrent staff writes time
+    out. With a ``helper`` the detection runs in that process while this one goes on. A
+    document changed by another writer meanwhile is detected inside the transaction instead
+    (see `_write_batch`)."""
     hashes = {
         external_id: Document.hash_content(record.title, record.text)
-        for external_id, record in batch.items()
+        for external_id, record in records.items()
     }
-    detected = _languages_before_writing(corpus, batch, hashes)
+    stored: dict[str, str] = {}
+    if corpus is not None and records:
+        stored = {
+            doc.external_id: doc.content_hash
+            for doc in _existing_documents(corpus, list(records))
+        }
+    wanted = [
+        external_id
+        for external_id, record in records.items()
+        if not record.lang and stored.get(external_id) != hashes[external_id]
+    ]
+    samples = [detection_sample(records[i].title, records[i].text) for i in wanted]
+    if helper is None:
+        found = dict(zip(wanted, detect_languages(samples), strict=True))
+        return _Batch(records, seen, hashes, lambda: found)
+    waiting = helper.submit(samples)
+    return _Batch(records, seen, hashes, lambda: dict(zip(wanted, waiting(), strict=True)))
+
+
+def _write_batch(
+    corpus: Corpus, prepared: _Batch, detected: dict[str, str], report: IngestReport
+) -> None:
+    """Write the batch; ``detected`` is ``prepared.languages()``, asked for by the caller
+    before its transaction opens (waiting for the helper must not hold SQLite's lock)."""
+    now = timezone.now()
+    batch, hashes = prepared.records, prepared.hashes
     with transaction.atomic():
         existing = {doc.external_id: doc for doc in _existing_documents(corpus, list(batch))}
         to_create: list[tuple[str, Record, str]] = []
@@ -189,7 +217,7 @@ def _write_batch(corpus: Corpus, batch: dict[str, Record], report: IngestReport)
         detected.update(
             zip(
                 [external_id for external_id, _r in late],
-                detect_languages([f"{r.title}\n{r.text}" for _id, r in late]),
+                detect_languages([detection_sample(r.title, r.text) for _id, r in late]),
                 strict=True,
             )
         )
@@ -320,6 +348,7 @@ def documents_ingest(
     batch_size: int | None = None,
     progress: Callable[[int], object] | None = None,  # its result is ignored (tqdm.update)
     report: IngestReport | None = None,
+    language_process: bool = False,
 ) -> IngestReport:
     """Create or update the corpus's documents from ``records``; record errors are collected.
 
@@ -338,6 +367,10 @@ def documents_ingest(
     An ingest that grows into a bulk load (outside a caller's transaction) announces itself to
     the signing workers while it runs (``bulk_load``): the band keys' lookup index is set aside
     and built again in one pass when the ingest ends, and the clusters wait for one recompute.
+
+    ``language_process``: from the second batch on, detect languages in a helper process
+    (``LanguageProcess``) while this one writes the batch before; the same documents, languages
+    and errors as without it (not inside a caller's transaction).
     """
     size = batch_size or settings.INGEST_BATCH_SIZE
     records = iter(records)  # read once, whatever happens to the index on the way
@@ -352,18 +385,19 @@ def documents_ingest(
     batch: dict[str, Record] = {}
     seen_in_batch = 0
 
-    def write() -> None:
+    def write(prepared: _Batch) -> None:
         fresh = report.corpus is None
+        detected = prepared.languages()  # before the transaction: it may wait for the helper
         try:
             with transaction.atomic():
                 if report.corpus is None:
                     report.corpus = corpus_get_or_create(name=name)
-                _write_batch(report.corpus, batch, report)
+                _write_batch(report.corpus, prepared, detected, report)
         except Exception as exc:
             if fresh:
                 report.corpus = None  # its creation was rolled back with the batch
             if isinstance(exc, DatabaseError | ValueError):  # drivers raise ValueError for bad text
-                raise _write_failure(batch, exc) from exc
+                raise _write_failure(prepared.records, exc) from exc
             raise
 
     # Inside a caller's transaction the batches are not committed yet: the index is synced once
@@ -371,11 +405,18 @@ def documents_ingest(
     in_transaction = connection.in_atomic_block
     held: list[IndexSession] = []  # the index writer this ingest holds, if it got it
     loads: list[BulkLoad] = []  # this ingest's side of the load lock (outside a transaction)
+    helpers: list[LanguageProcess] = []  # the helper process detecting languages, once started
+    # With a helper: the batch whose languages it is reading while this process writes the one
+    # before (at most one; written after that one, or when the records end or fail).
+    in_flight: list[_Batch] = []
 
-    def flush() -> None:
-        nonlocal batch, seen_in_batch
-        if batch:
-            write()
+    written = 0  # batches written
+
+    def write_out(prepared: _Batch) -> None:
+        nonlocal written
+        if prepared.records:
+            write(prepared)
+            written += 1
             for load in loads:
                 load.after_batch(report.created)
             for session in held:
@@ -386,33 +427,63 @@ def documents_ingest(
                     # index catches up from the outbox once its directory can be written.
                     report.index_error = str(exc)
                     held.clear()
-        if progress is not None and seen_in_batch:
-            progress(seen_in_batch)
+        if progress is not None and prepared.seen:
+            progress(prepared.seen)
+
+    def flush() -> None:
+        nonlocal batch, seen_in_batch
+        if language_process and not helpers and written and not in_transaction:
+            # From the second batch on: an ingest of one batch never pays for starting it.
+            helpers.append(LanguageProcess())
+        helper = helpers[0] if helpers else None
+        prepared = _batch_prepare(
+            _corpus_named(report.corpus, name), batch, seen_in_batch, helper
+        )
         batch, seen_in_batch = {}, 0
+        while in_flight:
+            write_out(in_flight.pop())
+        if helper is None:
+            write_out(prepared)
+        else:
+            in_flight.append(prepared)
 
     def read_all() -> None:
         nonlocal seen_in_batch
-        for item in records:
-            seen_in_batch += 1
-            if isinstance(item, Record) and (problem := record_problem(item)):
-                item = RecordError(item.source, item.line, problem)
-            if isinstance(item, RecordError):
-                report.skipped.append(item)
-            else:
-                if item.external_id in batch:
-                    # The earlier copy is superseded: an update of the same document, unless it
-                    # is the same read twice (one message in two mailboxes of a folder).
-                    earlier = batch[item.external_id]
-                    if (earlier.title, earlier.text, earlier.url, earlier.date) == (
-                        item.title, item.text, item.url, item.date,
-                    ):
-                        report.unchanged += 1
-                    else:
-                        report.updated += 1
-                batch[item.external_id] = item
-            if len(batch) >= size:
-                flush()
-        flush()
+        try:
+            for item in records:
+                seen_in_batch += 1
+                if isinstance(item, Record) and (problem := record_problem(item)):
+                    item = RecordError(item.source, item.line, problem)
+                if isinstance(item, RecordError):
+                    report.skipped.append(item)
+                else:
+                    if item.external_id in batch:
+                        # The earlier copy is superseded: an update of the same document, unless
+                        # it is the same read twice (one message in two mailboxes of a folder).
+                        earlier = batch[item.external_id]
+                        if (earlier.title, earlier.text, earlier.url, earlier.date) == (
+                            item.title, item.text, item.url, item.date,
+                        ):
+                            report.unchanged += 1
+                        else:
+                            report.updated += 1
+                    batch[item.external_id] = item
+                if len(batch) >= size:
+                    flush()
+            flush()
+            while in_flight:
+                write_out(in_flight.pop())
+        except BaseException:
+            # The records failed (an unusable file, an interrupt): a batch read in full before
+            # it is written, as it would have been without the helper.
+            while in_flight:
+                write_out(in_flight.pop())
+            raise
+        finally:
+            # Ended here, inside the index writer's session: a forked child holds a copy of
+            # the writer's lock file until it exits.
+            for helper in helpers:
+                helper.close()
 
     if in_transaction:
         transaction.on_commit(_sync_search_index)
@@ -430,6 +501,14 @@ def documents_ingest(
         report.index_error = str(exc)
         read_all()  # the rest of the records, into the database only (a no-op when all were read)
     return report
+
+
+def _corpus_named(corpus: Corpus | None, name: str) -> Corpus | None:
+    """The corpus a batch goes to, if it exists yet (its documents are compared before the
+    write; a corpus still to be created has none)."""
+    if corpus is not None:
+        return corpus
+    return Corpus.objects.filter(name=name).first()
 
 
 def _sync_search_index() -> None:

@@ -136,8 +136,8 @@ def documents_refresh_pending(*, document_ids: Sequence[int] | None = None) -> i
         # Two passes over the corpus, as the two UPDATEs of a flag were: the marked documents
         # now signed everywhere, then the unmarked ones that are not.
         docs = Document.objects.order_by("pk").values_list("pk", flat=True)
-        done = docs.filter(pending_signature__isnull=False).filter(signed_everywhere)
-        _in_chunks(list(done), pending_clear)
+        now_signed = docs.filter(pending_signature__isnull=False).filter(signed_everywhere)
+        _in_chunks(list(now_signed), pending_clear)
         stale = docs.filter(pending_signature__isnull=True).exclude(signed_everywhere)
         _in_chunks(list(stale), pending_mark)
         return PendingSignature.objects.count()

@@ -303,9 +303,9 @@ def test_a_failure_while_writing_rolls_back_every_record(
     real_write = ingest_service._write_batch
     calls = []
 
-    def write_then_fail(corpus, batch, report):  # type: ignore[no-untyped-def]
-        real_write(corpus, batch, report)  # the rows are written...
-        calls.append(len(batch))
+    def write_then_fail(corpus, batch, detected, report):  # type: ignore[no-untyped-def]
+        real_write(corpus, batch, detected, report)  # the rows are written...
+        calls.append(len(batch.records))
         if len(calls) == 3:
             raise RuntimeError("disk full")  # ...and the third batch fails after two went in
 
@@ -331,9 +331,9 @@ def test_an_import_cancelled_while_it_writes_stops_and_keeps_nothing(
     real_write = ingest_service._write_batch
     calls = []
 
-    def write_then_cancel(corpus, batch, report):  # type: ignore[no-untyped-def]
-        real_write(corpus, batch, report)
-        calls.append(len(batch))
+    def write_then_cancel(corpus, batch, detected, report):  # type: ignore[no-untyped-def]
+        real_write(corpus, batch, detected, report)
+        calls.append(len(batch.records))
         if len(calls) == 2:  # staff press "Cancel" while the third batch is still to come
             job_cancel(job=Job.objects.get(kind=Job.Kind.IMPORT))
 

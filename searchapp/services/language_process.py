@@ -1,0 +1,104 @@
+"""Language detection in a helper process, so that an ingest's writer does not wait for it.
+
+Detection is the largest part of an ingest's own CPU (fastText's predict, 38% of the process in
+a profile at 1M documents), and fastText holds the GIL: two threads detect no faster than one.
+Only a second process can put another core to work, so ``manage.py ingest`` hands each batch's
+texts to one helper process and writes the batch before it meanwhile (``documents_ingest``).
+The helper runs the same ``detect_languages`` on the same first characters, so the answers are
+the ones the ingest's own process would give.
+
+If the helper cannot be started, or dies, the texts are detected in the calling process and the
+helper is not used again: it is a way to go faster, never a way to fail.
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+from collections.abc import Callable, Sequence
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+from searchapp.languages import DETECT_CHARS, detect_languages
+
+__all__ = ["LanguageProcess", "detection_sample"]
+
+logger = logging.getLogger(__name__)
+
+
+def detection_sample(title: str, text: str) -> str:
+    """What detection reads of a document: its title and text, cut after DETECT_CHARS + 1
+    characters. ``detect_languages`` reads at most DETECT_CHARS and asks only whether the text
+    is longer than that, so the cut changes no answer and keeps the helper's input small."""
+    return f"{title}\n{text[: DETECT_CHARS + 1]}"[: DETECT_CHARS + 1]
+
+
+class LanguageProcess:
+    """One helper process that detects the languages of lists of texts, one list at a time.
+
+    ``submit`` starts a detection and returns a function that waits for its answer. Use as a
+    context manager (or call ``close``): the helper ends with it.
+    """
+
+    def __init__(self) -> None:
+        self._pool: ProcessPoolExecutor | None = None
+        self._failed = False
+        self.answered = 0  # lists of texts the helper itself detected
+
+    def __enter__(self) -> LanguageProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def submit(self, texts: Sequence[str]) -> Callable[[], list[str]]:
+        """Detect ``texts`` (``detection_sample`` of each) in the helper; the returned function
+        waits for and returns their codes, in order."""
+        wanted = list(texts)
+        if not wanted:
+            return list
+        future = self._start(wanted)
+        if future is None:
+            return lambda: detect_languages(wanted)
+
+        def result() -> list[str]:
+            try:
+                codes = future.result()
+            except (BrokenProcessPool, CancelledError):
+                self._give_up("the helper process died")
+                return detect_languages(wanted)
+            self.answered += 1
+            return codes
+
+        return result
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+
+    def _start(self, texts: list[str]) -> Future[list[str]] | None:
+        if self._failed:
+            return None
+        try:
+            if self._pool is None:
+                # fork, not spawn: a spawned child imports the searchapp package afresh, and
+                # with it the settings, which refuse to load where the ingest's own process
+                # was let through (a one-off command without SECRET_KEY); a forked one starts
+                # with the model loaded. It runs nothing but detection: it never touches the
+                # database connections or the index writer it inherits, and ends with os._exit.
+                self._pool = ProcessPoolExecutor(
+                    max_workers=1, mp_context=multiprocessing.get_context("fork")
+                )
+            return self._pool.submit(detect_languages, texts)
+        except (BrokenProcessPool, OSError, RuntimeError) as exc:
+            self._give_up(f"{exc.__class__.__name__}: {exc}")
+            return None
+
+    def _give_up(self, why: str) -> None:
+        if not self._failed:
+            logger.warning("language detection goes on in the ingest's own process (%s)", why)
+        self._failed = True
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None

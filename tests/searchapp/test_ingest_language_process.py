@@ -1,0 +1,132 @@
+"""An ingest that detects languages in a helper process while it writes stores exactly what one
+that detects them itself stores; a helper that dies or a reader that fails loses nothing."""
+
+# ruff: noqa: RUF001 - texts in other scripts
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+
+from searchapp.languages import DETECT_CHARS, detect_languages
+from searchapp.readers import IngestFileError, Record
+from searchapp.services import ingest as ingest_service
+from searchapp.services.ingest import documents_ingest
+from searchapp.services.language_process import LanguageProcess, detection_sample
+
+# Outside a test transaction: an ingest inside a caller's transaction never starts the helper.
+pytestmark = pytest.mark.django_db(transaction=True)
+
+TEXTS = {
+    "en": "The council approved the new harbour bridge after a long debate about its cost.",
+    "fr": "Le conseil municipal a approuvé le nouveau pont du port après un long débat.",
+    "de": "Der Stadtrat hat die neue Hafenbrücke nach einer langen Debatte genehmigt.",
+    "es": "El ayuntamiento aprobó el nuevo puente del puerto tras un largo debate.",
+    "ru": "Городской совет одобрил новый мост в порту после долгих споров о его цене.",
+    "zh": "市议会经过长时间的辩论后批准了新的港口大桥建设计划，预计明年开工。",
+    "ja": "市議会は長い議論の末、新しい港の橋の建設計画を承認しました。",
+}
+
+
+def _records(n: int, prefix: str = "") -> list[Record]:
+    langs = sorted(TEXTS)
+    return [
+        Record(
+            external_id=f"{prefix}{i}",
+            title=f"story {i}",
+            text=f"{TEXTS[langs[i % len(langs)]]} ({i})",
+            url="",
+            source="t.jsonl",
+            line=i + 1,
+        )
+        for i in range(n)
+    ]
+
+
+def _stored(corpus: str) -> dict[str, tuple[str, str | None, str]]:
+    from searchapp.models import Document
+
+    return {
+        doc.external_id: (doc.text, doc.lang, doc.content_hash)
+        for doc in Document.objects.filter(corpus__name=corpus)
+    }
+
+
+@pytest.fixture
+def helpers(monkeypatch) -> list[LanguageProcess]:
+    """Every helper an ingest starts (to see that it did the work, not the fallback)."""
+    started: list[LanguageProcess] = []
+
+    class Recorded(LanguageProcess):
+        def __init__(self) -> None:
+            super().__init__()
+            started.append(self)
+
+    monkeypatch.setattr(ingest_service, "LanguageProcess", Recorded)
+    return started
+
+
+def test_the_helper_stores_the_same_documents_and_languages_as_one_process(helpers) -> None:
+    records = _records(40)
+    alone = documents_ingest(corpus="alone", records=records, batch_size=6)
+    assert helpers == []
+    helped = documents_ingest(
+        corpus="helped", records=records, batch_size=6, language_process=True
+    )
+    # Started for the second batch: batches 2 to 7 (of 6, 6, ... 4 records) detected there.
+    assert len(helpers) == 1 and helpers[0].answered == 6
+    assert (helped.created, helped.updated, helped.skipped) == (40, 0, [])
+    assert _stored("helped") == _stored("alone") and alone.created == 40
+    langs = {lang for _text, lang, _hash in _stored("helped").values()}
+    assert langs == set(TEXTS)  # every language told apart, in every batch
+    # Re-ingested with one text changed: only that one is updated, and read again.
+    changed = [*records[:-1], replace(records[-1], text=TEXTS["de"])]
+    again = documents_ingest(
+        corpus="helped", records=changed, batch_size=6, language_process=True
+    )
+    assert (again.created, again.updated, again.unchanged) == (0, 1, 39)
+    assert _stored("helped")[records[-1].external_id][1] == "de"
+
+
+def test_what_detection_reads_is_cut_without_changing_an_answer() -> None:
+    long_german = TEXTS["en"] + " " + " ".join([TEXTS["de"]] * 60)
+    texts = [long_german, TEXTS["fr"], "x" * (DETECT_CHARS + 5), "   " * 900 + TEXTS["ru"]]
+    samples = [detection_sample("Title", t) for t in texts]
+    assert all(len(s) <= DETECT_CHARS + 1 for s in samples)
+    assert detect_languages(samples) == detect_languages([f"Title\n{t}" for t in texts])
+
+
+def test_a_helper_that_dies_is_replaced_by_the_ingests_own_process(caplog) -> None:
+    texts = [TEXTS["fr"], TEXTS["ru"]]
+    with LanguageProcess() as helper:
+        assert helper.submit(texts)() == ["fr", "ru"] and helper.answered == 1
+        pool = helper._pool
+        assert pool is not None
+        for process in list(pool._processes.values()):  # type: ignore[attr-defined]
+            os.kill(process.pid, signal.SIGKILL)
+            process.join(10)
+        with caplog.at_level(logging.WARNING, logger="searchapp.services.language_process"):
+            assert helper.submit(texts)() == ["fr", "ru"]
+            assert helper.submit([TEXTS["de"]])() == ["de"]
+    assert "own process" in caplog.text and helper.answered == 1
+
+
+def test_a_reader_failure_writes_every_batch_read_before_it() -> None:
+    def records() -> Iterator[Record]:
+        yield from _records(13)
+        raise IngestFileError("t.jsonl: the disk went away")
+
+    seen: list[int] = []
+    with pytest.raises(IngestFileError):
+        documents_ingest(
+            corpus="cut", records=records(), batch_size=4, language_process=True,
+            progress=seen.append,
+        )
+    # Three full batches were read (the third one's languages in the helper when it failed).
+    assert sorted(_stored("cut"), key=int) == [str(i) for i in range(12)]
+    assert sum(seen) == 12
