@@ -79,7 +79,9 @@ class Document(models.Model):
         with transaction.atomic():
             super().save(*args, **kwargs)
             if adding:
-                PendingSignature.objects.get_or_create(document_id=self.pk)
+                PendingSignature.objects.bulk_create(
+                    [PendingSignature(document_id=self.pk)], ignore_conflicts=True
+                )
 
     @property
     def needs_signature(self) -> bool:
