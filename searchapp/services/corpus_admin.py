@@ -62,9 +62,12 @@ def documents_reingest(*, document_ids: Sequence[int]) -> int:
     """
     ids = list(document_ids)
     with transaction.atomic():
-        existing = list(Document.objects.filter(pk__in=ids).values_list("pk", flat=True))
-        pending_mark(existing)
-        marked = len(existing)
+        marked = 0
+        for start in range(0, len(ids), ID_BATCH):
+            part = ids[start : start + ID_BATCH]
+            existing = list(Document.objects.filter(pk__in=part).values_list("pk", flat=True))
+            pending_mark(existing)
+            marked += len(existing)
         transaction.on_commit(signatures_schedule_pending)
     return marked
 

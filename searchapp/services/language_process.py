@@ -15,6 +15,9 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import os
+import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -31,6 +34,23 @@ def detection_sample(title: str, text: str) -> str:
     characters. ``detect_languages`` reads at most DETECT_CHARS and asks only whether the text
     is longer than that, so the cut changes no answer and keeps the helper's input small."""
     return f"{title}\n{text[: DETECT_CHARS + 1]}"[: DETECT_CHARS + 1]
+
+
+# How often the helper looks whether the ingest that started it is still there.
+PARENT_CHECK_SECONDS = 0.5
+
+
+def _end_with_parent(parent: int) -> None:
+    """In the helper, at its start: end it as soon as its parent is gone (killed, say). It
+    would otherwise wait forever on a queue whose other end it holds itself, and keep the
+    copies it inherited of the parent's files, the search index writer's lock among them."""
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_CHECK_SECONDS)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="end-with-parent", daemon=True).start()
 
 
 class LanguageProcess:
@@ -88,7 +108,10 @@ class LanguageProcess:
                 # with the model loaded. It runs nothing but detection: it never touches the
                 # database connections or the index writer it inherits, and ends with os._exit.
                 self._pool = ProcessPoolExecutor(
-                    max_workers=1, mp_context=multiprocessing.get_context("fork")
+                    max_workers=1,
+                    mp_context=multiprocessing.get_context("fork"),
+                    initializer=_end_with_parent,
+                    initargs=(os.getpid(),),
                 )
             return self._pool.submit(detect_languages, texts)
         except (BrokenProcessPool, OSError, RuntimeError) as exc:

@@ -8,6 +8,9 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 
@@ -130,3 +133,40 @@ def test_a_reader_failure_writes_every_batch_read_before_it() -> None:
     # Three full batches were read (the third one's languages in the helper when it failed).
     assert sorted(_stored("cut"), key=int) == [str(i) for i in range(12)]
     assert sum(seen) == 12
+
+
+_STARTS_A_HELPER_AND_WAITS = """
+import sys, time
+from searchapp.services.language_process import LanguageProcess
+helper = LanguageProcess()
+assert helper.submit(["Le conseil municipal a approuvé le nouveau pont."])() == ["fr"]
+print(next(iter(helper._pool._processes)), flush=True)
+time.sleep(600)
+"""
+
+
+def test_a_helper_ends_when_the_ingest_that_started_it_is_killed(tmp_path) -> None:
+    # A killed ingest (SIGKILL, the OOM killer) runs no clean-up: its helper must see it go,
+    # or it waits forever holding copies of the ingest's files (the index writer's lock).
+    ingest = subprocess.Popen(
+        [sys.executable, "-c", _STARTS_A_HELPER_AND_WAITS],
+        stdout=subprocess.PIPE,
+        env={**os.environ, "DEBUG": "1"},
+        text=True,
+    )
+    try:
+        assert ingest.stdout is not None
+        helper_pid = int(ingest.stdout.readline())
+        os.kill(helper_pid, 0)  # alive
+    finally:
+        ingest.kill()
+        ingest.wait(10)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            os.kill(helper_pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(helper_pid, signal.SIGKILL)
+    pytest.fail("the helper outlived the ingest that started it by 10 s")
