@@ -184,7 +184,7 @@ def wait_for(
 
 def make_documents(n: int, *, corpus_name: str = "pipeline", seed: int = 3) -> list[int]:
     """n documents: families of 3 near-copies among unique texts; returns their ids."""
-    from searchapp.models import Corpus, Document
+    from searchapp.models import Corpus, Document, PendingSignature
 
     rng = random.Random(seed)
     words = [f"w{i}" for i in range(4000)]
@@ -208,4 +208,8 @@ def make_documents(n: int, *, corpus_name: str = "pipeline", seed: int = 3) -> l
             )
         )
     Document.objects.bulk_create(docs, batch_size=500)
+    # New documents wait to be signed, as ingested ones do (bulk_create bypasses Document.save).
+    PendingSignature.objects.bulk_create(
+        [PendingSignature(document_id=doc.pk) for doc in docs], batch_size=500
+    )
     return list(Document.objects.filter(corpus=corpus).order_by("pk").values_list("pk", flat=True))
