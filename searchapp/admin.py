@@ -33,7 +33,7 @@ from searchapp.services import corpus_admin
 from searchapp.services.decisions import decision_record
 from searchapp.services.jobs import job_cancel
 from searchapp.services.languages import document_language_fill
-from searchapp.services.pending import pending_clear
+from searchapp.services.pending import pending_drop
 
 admin.site.site_header = "Near-duplicate search administration"
 admin.site.site_title = "Near-duplicate search admin"
@@ -152,7 +152,7 @@ class DocumentAdmin(admin.ModelAdmin):
         if form.cleaned_data.get("needs_signature") or text_changed:
             corpus_admin.documents_reingest(document_ids=[obj.pk])
         elif change and "needs_signature" in form.changed_data:
-            pending_clear([obj.pk])
+            pending_drop([obj.pk])
 
     def delete_model(self, request: HttpRequest, obj: Document) -> None:
         corpus_admin.documents_delete(document_ids=[obj.pk])

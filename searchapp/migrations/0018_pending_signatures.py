@@ -27,8 +27,8 @@ def flags_to_rows(apps, schema_editor):
     pending = apps.get_model("searchapp", "PendingSignature")._meta.db_table
     quote = schema_editor.quote_name
     schema_editor.execute(
-        f"INSERT INTO {quote(pending)} (document_id) "
-        f"SELECT id FROM {quote(document)} WHERE needs_signature"
+        f"INSERT INTO {quote(pending)} (document_id, content_hash) "
+        f"SELECT id, content_hash FROM {quote(document)} WHERE needs_signature"
     )
     for name in _column_indexes(schema_editor, document, "needs_signature"):
         schema_editor.execute(f"DROP INDEX {quote(name)}")
@@ -67,6 +67,7 @@ class Migration(migrations.Migration):
                         to="searchapp.document",
                     ),
                 ),
+                ("content_hash", models.CharField(max_length=64)),
             ],
         ),
         migrations.SeparateDatabaseAndState(

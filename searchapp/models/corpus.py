@@ -80,7 +80,8 @@ class Document(models.Model):
             super().save(*args, **kwargs)
             if adding:
                 PendingSignature.objects.bulk_create(
-                    [PendingSignature(document_id=self.pk)], ignore_conflicts=True
+                    [PendingSignature(document_id=self.pk, content_hash=self.content_hash)],
+                    ignore_conflicts=True,
                 )
 
     @property
@@ -151,6 +152,9 @@ class PendingSignature(models.Model):
     document = models.OneToOneField(
         Document, primary_key=True, on_delete=models.CASCADE, related_name="pending_signature"
     )
+    # The document's content hash when it was marked: signing clears the row only at the hash
+    # it signed, so a text changed while a worker signs the old one stays pending.
+    content_hash = models.CharField(max_length=64)
 
     def __str__(self) -> str:
         return f"document {self.document_id} waits to be signed"

@@ -65,7 +65,7 @@ def documents_reingest(*, document_ids: Sequence[int]) -> int:
         marked = 0
         for start in range(0, len(ids), ID_BATCH):
             part = ids[start : start + ID_BATCH]
-            existing = list(Document.objects.filter(pk__in=part).values_list("pk", flat=True))
+            existing = list(Document.objects.filter(pk__in=part).values_list("pk", "content_hash"))
             pending_mark(existing)
             marked += len(existing)
         transaction.on_commit(signatures_schedule_pending)

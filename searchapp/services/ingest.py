@@ -250,7 +250,13 @@ def _write_batch(
         report.updated += len(to_update)
         report.unchanged += unchanged
         to_sign = [*created_ids, *(doc.pk for doc in resign)]
-        pending_mark(to_sign)
+        created_hashes = [content_hash for _id, _record, content_hash in to_create]
+        pending_mark(
+            [
+                *zip(created_ids, created_hashes, strict=True),
+                *((doc.pk, doc.content_hash) for doc in resign),
+            ]
+        )
         if to_sign:
             # This batch's own ids: each batch is signed once, by whichever worker takes it.
             transaction.on_commit(lambda: _schedule_signatures(to_sign))

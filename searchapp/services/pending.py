@@ -2,8 +2,12 @@
 
 Written by the ingest (a new or changed text), by signing (``documents_refresh_pending`` in
 ``services/signing.py`` clears what is signed in every active set) and by staff (re-ingest,
-the admin's "needs signing" box). Marking a document that is already pending, or clearing one
-that is not, does nothing.
+the admin's "needs signing" box).
+
+Each row holds the content hash the document is waiting to be signed at, and signing clears a
+row only at the hash it signed (``pending_clear``). A text changed while a worker signs its
+previous version re-marks the row with the new hash, so the worker's clear, before or after,
+leaves it pending: the flag this replaced had the same guarantee from its row lock.
 """
 
 from __future__ import annotations
@@ -15,46 +19,67 @@ from django.db import connection
 from searchapp.models import PendingSignature
 from searchapp.services.sql_rows import ID_BATCH
 
-__all__ = ["pending_clear", "pending_mark"]
+__all__ = ["pending_clear", "pending_drop", "pending_mark"]
+
+_TABLE = PendingSignature._meta.db_table
 
 
-def pending_mark(document_ids: Sequence[int]) -> None:
-    """Mark these documents as waiting to be signed (ids of documents that exist)."""
-    ids = sorted({int(i) for i in document_ids})
-    if not ids:
+def pending_mark(documents: Sequence[tuple[int, str]]) -> None:
+    """Mark these documents, ``(id, content hash)`` of documents that exist, as waiting to be
+    signed at that hash (a document already waiting takes the new hash)."""
+    rows = sorted({int(pk): content_hash for pk, content_hash in documents}.items())
+    if not rows:
         return
-    table = connection.ops.quote_name(PendingSignature._meta.db_table)
+    table = connection.ops.quote_name(_TABLE)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            # One array parameter, not a statement of 2,000 placeholders (sql_rows explains).
+            # Arrays, not a statement of 2,000 placeholders (sql_rows explains why).
             cursor.execute(
-                f"INSERT INTO {table} (document_id) SELECT unnest(%s::bigint[]) "
-                "ON CONFLICT DO NOTHING",
-                [ids],
+                f"INSERT INTO {table} (document_id, content_hash) "
+                "SELECT * FROM unnest(%s::bigint[], %s::text[]) "
+                "ON CONFLICT (document_id) DO UPDATE SET content_hash = EXCLUDED.content_hash",
+                [[pk for pk, _h in rows], [h for _pk, h in rows]],
             )
             return
-        for start in range(0, len(ids), ID_BATCH):
-            part = ids[start : start + ID_BATCH]
+        for start in range(0, len(rows), ID_BATCH):
+            part = rows[start : start + ID_BATCH]
             cursor.execute(
-                f"INSERT OR IGNORE INTO {table} (document_id) VALUES "
-                + ", ".join(["(%s)"] * len(part)),
-                part,
+                f"INSERT INTO {table} (document_id, content_hash) VALUES "
+                + ", ".join(["(%s, %s)"] * len(part))
+                + " ON CONFLICT (document_id) DO UPDATE SET content_hash = excluded.content_hash",
+                [value for row in part for value in row],
             )
 
 
-def pending_clear(document_ids: Sequence[int]) -> None:
-    """These documents no longer wait to be signed."""
-    ids = sorted({int(i) for i in document_ids})
-    if not ids:
+def pending_clear(signed: Sequence[tuple[int, str]]) -> None:
+    """These documents, ``(id, content hash)``, are signed at that hash: each stops waiting
+    unless it now waits for another hash (its text changed meanwhile)."""
+    rows = sorted({(int(pk), content_hash) for pk, content_hash in signed})
+    if not rows:
         return
-    table = connection.ops.quote_name(PendingSignature._meta.db_table)
+    table = connection.ops.quote_name(_TABLE)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            cursor.execute(f"DELETE FROM {table} WHERE document_id = ANY(%s::bigint[])", [ids])
-            return
-        for start in range(0, len(ids), ID_BATCH):
-            part = ids[start : start + ID_BATCH]
             cursor.execute(
-                f"DELETE FROM {table} WHERE document_id IN ({', '.join(['%s'] * len(part))})",
-                part,
+                f"DELETE FROM {table} AS p "
+                "USING unnest(%s::bigint[], %s::text[]) AS v(id, content_hash) "
+                "WHERE p.document_id = v.id AND p.content_hash = v.content_hash",
+                [[pk for pk, _h in rows], [h for _pk, h in rows]],
             )
+            return
+        for start in range(0, len(rows), ID_BATCH):
+            part = rows[start : start + ID_BATCH]
+            cursor.execute(
+                f"DELETE FROM {table} WHERE (document_id, content_hash) IN (VALUES "
+                + ", ".join(["(%s, %s)"] * len(part))
+                + ")",
+                [value for row in part for value in row],
+            )
+
+
+def pending_drop(document_ids: Sequence[int]) -> None:
+    """These documents no longer wait to be signed, whatever hash they waited for (staff
+    unticking "needs signing")."""
+    ids = sorted({int(i) for i in document_ids})
+    for start in range(0, len(ids), ID_BATCH):
+        PendingSignature.objects.filter(document_id__in=ids[start : start + ID_BATCH]).delete()

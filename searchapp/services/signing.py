@@ -135,7 +135,7 @@ def documents_refresh_pending(*, document_ids: Sequence[int] | None = None) -> i
     if document_ids is None:
         # Two passes over the corpus, as the two UPDATEs of a flag were: the marked documents
         # now signed everywhere, then the unmarked ones that are not.
-        docs = Document.objects.order_by("pk").values_list("pk", flat=True)
+        docs = Document.objects.order_by("pk").values_list("pk", "content_hash")
         now_signed = docs.filter(pending_signature__isnull=False).filter(signed_everywhere)
         _in_chunks(list(now_signed), pending_clear)
         stale = docs.filter(pending_signature__isnull=True).exclude(signed_everywhere)
@@ -145,20 +145,22 @@ def documents_refresh_pending(*, document_ids: Sequence[int] | None = None) -> i
     ids = sorted(set(document_ids))
     for start in range(0, len(ids), ID_BATCH):
         batch = ids[start : start + ID_BATCH]
-        rows = Document.objects.filter(_ids_q(batch)).values_list(
-            "pk", ExpressionWrapper(signed_everywhere, output_field=BooleanField())
+        signed_now = ExpressionWrapper(signed_everywhere, output_field=BooleanField())
+        rows = list(
+            Document.objects.filter(_ids_q(batch)).values_list("pk", "content_hash", signed_now)
         )
-        done = {pk: bool(signed) for pk, signed in rows}
-        pending_clear([pk for pk, signed in done.items() if signed])
-        waiting = [pk for pk, signed in done.items() if not signed]
+        pending_clear([(pk, content_hash) for pk, content_hash, signed in rows if signed])
+        waiting = [(pk, content_hash) for pk, content_hash, signed in rows if not signed]
         pending_mark(waiting)
         pending += len(waiting)
     return pending
 
 
-def _in_chunks(ids: list[int], write: Callable[[Sequence[int]], None]) -> None:
-    for start in range(0, len(ids), ID_BATCH):
-        write(ids[start : start + ID_BATCH])
+def _in_chunks(
+    rows: list[tuple[int, str]], write: Callable[[Sequence[tuple[int, str]]], None]
+) -> None:
+    for start in range(0, len(rows), ID_BATCH):
+        write(rows[start : start + ID_BATCH])
 
 
 def _pending_ids(limit: int | None, *, older_than: datetime | None = None) -> list[int]:

@@ -210,6 +210,7 @@ def make_documents(n: int, *, corpus_name: str = "pipeline", seed: int = 3) -> l
     Document.objects.bulk_create(docs, batch_size=500)
     # New documents wait to be signed, as ingested ones do (bulk_create bypasses Document.save).
     PendingSignature.objects.bulk_create(
-        [PendingSignature(document_id=doc.pk) for doc in docs], batch_size=500
+        [PendingSignature(document_id=doc.pk, content_hash=doc.content_hash) for doc in docs],
+        batch_size=500,
     )
     return list(Document.objects.filter(corpus=corpus).order_by("pk").values_list("pk", flat=True))

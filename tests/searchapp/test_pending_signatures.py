@@ -45,6 +45,37 @@ def test_ingest_marks_new_and_changed_texts_and_signing_clears_them() -> None:
 
 
 @pytest.mark.django_db
+def test_a_text_changed_while_its_old_version_is_signed_stays_pending(monkeypatch) -> None:
+    """A worker has signed version 1 and found it current; an ingest writes version 2 before
+    the worker clears the pending row. The clear (at version 1's hash) must leave version 2
+    waiting: without the hash on the row, version 2 would never be signed by its worker."""
+    from searchapp.services import signing
+
+    sign_all("minhash")
+    documents_ingest(corpus="race", records=[_record("a", "the harbour crane story, first")])
+    doc = Document.objects.get(external_id="a")
+    clear = signing.pending_clear
+    rewritten: list[str] = []
+
+    def rewrite_then_clear(signed):  # type: ignore[no-untyped-def]
+        if not rewritten:  # the other writer's commit lands between the read and the clear
+            documents_ingest(
+                corpus="race", records=[_record("a", "the harbour crane story, rewritten")]
+            )
+            rewritten.append(Document.objects.get(pk=doc.pk).content_hash)
+        clear(signed)
+
+    monkeypatch.setattr(signing, "pending_clear", rewrite_then_clear)
+    signing.signatures_sign_documents(document_ids=[doc.pk])
+    assert rewritten and rewritten[0] != doc.content_hash
+    row = PendingSignature.objects.get(document=doc)
+    assert row.content_hash == rewritten[0]  # waiting for version 2
+    monkeypatch.setattr(signing, "pending_clear", clear)
+    assert signatures_sign_pending() == 1
+    assert not PendingSignature.objects.exists()
+
+
+@pytest.mark.django_db
 def test_refresh_marks_a_document_whose_signature_went_stale_and_clears_signed_ones() -> None:
     docs = make_news()
     sign_all("minhash")

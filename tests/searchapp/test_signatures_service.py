@@ -223,7 +223,7 @@ def test_an_edited_document_is_not_grouped_by_its_stale_signature(corpus_with_fa
     doc.text = "completely rewritten " * 30
     doc.content_hash = Document.hash_content(doc.title, doc.text)
     doc.save()
-    pending_mark([doc.pk])
+    pending_mark([(doc.pk, doc.content_hash)])
     assert doc.pk not in signatures_for_documents(signature_set=sset, document_ids=[doc.pk])
     signatures_sign_pending()
     fresh = signatures_for_documents(signature_set=sset, document_ids=[doc.pk])
