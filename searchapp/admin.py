@@ -150,7 +150,7 @@ class DocumentAdmin(admin.ModelAdmin):
         obj.content_hash = Document.hash_content(obj.title, obj.text)
         super().save_model(request, obj, form, change)
         if form.cleaned_data.get("needs_signature") or text_changed:
-            corpus_admin.documents_reingest(document_ids=[obj.pk])
+            corpus_admin.documents_reingest(document_ids=[obj.pk], text_changed=text_changed)
         elif change and "needs_signature" in form.changed_data:
             pending_drop([obj.pk])
 

@@ -55,10 +55,11 @@ def corpus_delete(*, corpus: Corpus) -> int:
     return deleted
 
 
-def documents_reingest(*, document_ids: Sequence[int]) -> int:
+def documents_reingest(*, document_ids: Sequence[int], text_changed: bool = False) -> int:
     """Mark documents as needing signatures again and queue the background signing.
 
     The documents stay searchable throughout (shown ungrouped until signed again).
+    ``text_changed``: the caller's transaction changed their texts (``pending_mark``).
     """
     ids = list(document_ids)
     with transaction.atomic():
@@ -66,7 +67,7 @@ def documents_reingest(*, document_ids: Sequence[int]) -> int:
         for start in range(0, len(ids), ID_BATCH):
             part = ids[start : start + ID_BATCH]
             existing = list(Document.objects.filter(pk__in=part).values_list("pk", "content_hash"))
-            pending_mark(existing)
+            pending_mark(existing, text_changed=text_changed)
             marked += len(existing)
         transaction.on_commit(signatures_schedule_pending)
     return marked

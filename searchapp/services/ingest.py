@@ -255,7 +255,8 @@ def _write_batch(
             [
                 *zip(created_ids, created_hashes, strict=True),
                 *((doc.pk, doc.content_hash) for doc in resign),
-            ]
+            ],
+            text_changed=True,
         )
         if to_sign:
             # This batch's own ids: each batch is signed once, by whichever worker takes it.

@@ -6,8 +6,11 @@ the admin's "needs signing" box).
 
 Each row holds the content hash the document is waiting to be signed at, and signing clears a
 row only at the hash it signed (``pending_clear``). A text changed while a worker signs its
-previous version re-marks the row with the new hash, so the worker's clear, before or after,
-leaves it pending: the flag this replaced had the same guarantee from its row lock.
+previous version re-marks the row with the new hash (``pending_mark(..., text_changed=True)``,
+in the transaction that changes the text), so the worker's clear, before or after, leaves it
+pending: the flag this replaced had the same guarantee from its row lock. Marks by writers that
+do not change the text never replace a row's hash (it may be newer than the one they read), and
+``pending_heal`` puts right a row left at a hash its document no longer has.
 """
 
 from __future__ import annotations
@@ -16,28 +19,31 @@ from collections.abc import Sequence
 
 from django.db import connection
 
-from searchapp.models import PendingSignature
+from searchapp.models import Document, PendingSignature
 from searchapp.services.sql_rows import ID_BATCH
 
-__all__ = ["pending_clear", "pending_drop", "pending_mark"]
+__all__ = ["pending_clear", "pending_drop", "pending_heal", "pending_mark"]
 
 _TABLE = PendingSignature._meta.db_table
 
 
-def pending_mark(documents: Sequence[tuple[int, str]]) -> None:
+def pending_mark(documents: Sequence[tuple[int, str]], *, text_changed: bool = False) -> None:
     """Mark these documents, ``(id, content hash)`` of documents that exist, as waiting to be
-    signed at that hash (a document already waiting takes the new hash)."""
+    signed at that hash. ``text_changed``: the caller's transaction wrote that text, and a
+    document already waiting takes the new hash; otherwise a waiting document keeps its row."""
     rows = sorted({int(pk): content_hash for pk, content_hash in documents}.items())
     if not rows:
         return
     table = connection.ops.quote_name(_TABLE)
+    conflict = "ON CONFLICT (document_id) " + (
+        "DO UPDATE SET content_hash = excluded.content_hash" if text_changed else "DO NOTHING"
+    )
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             # Arrays, not a statement of 2,000 placeholders (sql_rows explains why).
             cursor.execute(
                 f"INSERT INTO {table} (document_id, content_hash) "
-                "SELECT * FROM unnest(%s::bigint[], %s::text[]) "
-                "ON CONFLICT (document_id) DO UPDATE SET content_hash = EXCLUDED.content_hash",
+                f"SELECT * FROM unnest(%s::bigint[], %s::text[]) {conflict}",
                 [[pk for pk, _h in rows], [h for _pk, h in rows]],
             )
             return
@@ -46,8 +52,40 @@ def pending_mark(documents: Sequence[tuple[int, str]]) -> None:
             cursor.execute(
                 f"INSERT INTO {table} (document_id, content_hash) VALUES "
                 + ", ".join(["(%s, %s)"] * len(part))
-                + " ON CONFLICT (document_id) DO UPDATE SET content_hash = excluded.content_hash",
+                + f" {conflict}",
                 [value for row in part for value in row],
+            )
+
+
+def pending_heal(document_ids: Sequence[int]) -> None:
+    """Rows of these documents left at a hash the document no longer has take its current one.
+
+    Such a row is rare (a mark that read a text just before it changed, landing after the new
+    text was signed and cleared) but would wait forever: no signature is ever made at its hash.
+    The row and the document are read in one statement, and each row is changed only if it
+    still holds the hash read, so a concurrent re-mark at a newer hash is never undone."""
+    ids = sorted({int(i) for i in document_ids})
+    if not ids:
+        return
+    table = connection.ops.quote_name(_TABLE)
+    documents = connection.ops.quote_name(Document._meta.db_table)
+    stale: list[tuple[str, int, str]] = []
+    with connection.cursor() as cursor:
+        for start in range(0, len(ids), ID_BATCH):
+            part = ids[start : start + ID_BATCH]
+            cursor.execute(
+                f"SELECT d.content_hash, p.document_id, p.content_hash FROM {table} AS p "
+                f"JOIN {documents} AS d ON d.id = p.document_id "
+                f"WHERE p.document_id IN ({', '.join(['%s'] * len(part))}) "
+                "AND p.content_hash <> d.content_hash",
+                part,
+            )
+            stale += cursor.fetchall()
+        if stale:
+            cursor.executemany(
+                f"UPDATE {table} SET content_hash = %s "
+                "WHERE document_id = %s AND content_hash = %s",
+                stale,
             )
 
 

@@ -19,7 +19,7 @@ from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, 
 
 from searchapp import publishing
 from searchapp.models import Document, PendingSignature, Signature, SignatureSet
-from searchapp.services.pending import pending_clear, pending_mark
+from searchapp.services.pending import pending_clear, pending_heal, pending_mark
 from searchapp.services.signature_store import signatures_compute, signatures_store
 from searchapp.services.sql_rows import ID_BATCH
 
@@ -145,6 +145,7 @@ def documents_refresh_pending(*, document_ids: Sequence[int] | None = None) -> i
     ids = sorted(set(document_ids))
     for start in range(0, len(ids), ID_BATCH):
         batch = ids[start : start + ID_BATCH]
+        pending_heal(batch)
         signed_now = ExpressionWrapper(signed_everywhere, output_field=BooleanField())
         rows = list(
             Document.objects.filter(_ids_q(batch)).values_list("pk", "content_hash", signed_now)

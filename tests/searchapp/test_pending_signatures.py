@@ -76,6 +76,22 @@ def test_a_text_changed_while_its_old_version_is_signed_stays_pending(monkeypatc
 
 
 @pytest.mark.django_db
+def test_a_mark_that_read_an_older_text_never_replaces_a_newer_one_and_heals() -> None:
+    from searchapp.services.pending import pending_mark
+
+    docs = make_news()
+    sign_all("minhash")
+    doc = docs["football"]
+    pending_mark([(doc.pk, "hash of the newer text")], text_changed=True)
+    pending_mark([(doc.pk, doc.content_hash)])  # a staff mark that read the text before
+    assert PendingSignature.objects.get(document=doc).content_hash == "hash of the newer text"
+    # A row left at a hash its document no longer has would wait forever: signing the
+    # document puts it right and clears it.
+    assert documents_refresh_pending(document_ids=[doc.pk]) == 0
+    assert not PendingSignature.objects.exists()
+
+
+@pytest.mark.django_db
 def test_refresh_marks_a_document_whose_signature_went_stale_and_clears_signed_ones() -> None:
     docs = make_news()
     sign_all("minhash")
