@@ -99,8 +99,8 @@ def catch_up() -> CatchUp:
     clusters_fail_stalled()
     partial_copies_fail_stalled()
     cluster_jobs = clusters_publish_unpublished()
-    if not load_lock_held():
-        band_index_restore_quietly()  # set aside by a bulk load that died (band_index)
+    if not load_lock_held():  # set aside by a bulk load that died (band_index)
+        band_index_restore_quietly(unless=load_lock_held)  # asked again once none can start
     grace = timezone.now() - timedelta(seconds=settings.SIGNATURE_CATCHUP_SECONDS)
     return CatchUp(chunks, cluster_jobs, pending_documents_sign(older_than=grace))
 

@@ -34,7 +34,11 @@ from django.utils import timezone
 
 from searchapp import publishing
 from searchapp.models import Cluster, ClusterMember, Job, PendingSignature, SignatureSet
-from searchapp.services.band_index import band_index_restore, band_index_restore_quietly
+from searchapp.services.band_index import (
+    BandIndexAside,
+    band_index_restore,
+    band_index_restore_quietly,
+)
 from searchapp.services.bulk_load import load_lock_held
 from searchapp.services.cluster_rows import clusters_weakest_refresh
 from searchapp.services.clusters_incremental import clusters_add_documents
@@ -196,8 +200,12 @@ def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
         ).exists():
             clusters_schedule(signature_set_id=signature_set.pk)
         try:
-            band_index_restore()  # the update probes it per band; a no-op once it is there
-            clusters_add_documents(signature_set=signature_set, document_ids=ids)
+            # The update probes the index per band: built again if a load that died left it
+            # aside, never while one is under way (the load may have begun since `bulk`).
+            band_index_restore(unless=load_lock_held)
+            clusters_add_documents(signature_set=signature_set, document_ids=ids, needs_index=True)
+        except BandIndexAside:
+            clusters_schedule(signature_set_id=signature_set.pk)  # after the load, as above
         except Exception:
             logger.exception(
                 "set %s: incremental cluster update of %d documents failed; recomputing",

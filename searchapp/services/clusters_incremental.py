@@ -26,6 +26,7 @@ from django.db import transaction
 from dedup.group import clusters as connected_components
 from searchapp.models import Cluster, ClusterMember, SignatureSet
 from searchapp.services import cluster_pairs
+from searchapp.services.band_index import BandIndexAside, band_index_hold
 from searchapp.services.cluster_pairs import Buckets, bucket_groups, pairs_touching, verified
 from searchapp.services.cluster_rows import (
     bucket_heads,
@@ -44,7 +45,9 @@ from searchapp.services.cluster_rows import (
 __all__ = ["clusters_add_documents"]
 
 
-def clusters_add_documents(*, signature_set: SignatureSet, document_ids: Sequence[int]) -> int:
+def clusters_add_documents(
+    *, signature_set: SignatureSet, document_ids: Sequence[int], needs_index: bool = False
+) -> int:
     """Bring the set's clusters up to date with newly signed or re-signed documents.
 
     Guarantees, in one transaction and holding the set's clusters against other writers:
@@ -66,11 +69,16 @@ def clusters_add_documents(*, signature_set: SignatureSet, document_ids: Sequenc
     documents they link to and the clusters those belong to are read. Ids of documents without
     a signature in the set (deleted) leave their clusters and link to nothing. Returns the
     number of clusters written (created or changed); dissolved ones are not counted.
+
+    ``needs_index``: raise ``BandIndexAside`` instead when the band keys' index is set aside
+    (a bulk load, whose recompute follows), and keep it from being set aside meanwhile.
     """
     new = np.unique(np.fromiter((int(i) for i in document_ids), dtype=np.int64))
     if not len(new):
         return 0
     with transaction.atomic():
+        if needs_index and not band_index_hold():
+            raise BandIndexAside("the band keys' index is set aside for a bulk load")
         lock_clusters(signature_set)
         return _add_documents(signature_set, new)
 

@@ -31,7 +31,7 @@ from searchapp.models import (
 )
 from searchapp.readers import Record
 from searchapp.selectors.fold_inputs import stored_partners
-from searchapp.services import band_index, bulk_load, clusters
+from searchapp.services import band_index, bulk_load, clusters, clusters_incremental
 from searchapp.services.band_index import (
     band_index_present,
     band_index_restore,
@@ -41,6 +41,7 @@ from searchapp.services.bulk_load import BulkLoad, load_lock_held
 from searchapp.services.catchup import catch_up
 from searchapp.services.clusters_recompute import clusters_recompute
 from searchapp.services.ingest import IngestReport, documents_ingest
+from searchapp.services.signing import documents_sign
 
 # DDL and the load lock act outside a test's transaction: these tests commit for real.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -313,3 +314,45 @@ def test_a_lock_file_that_cannot_be_opened_means_no_load(monkeypatch, tmp_path) 
     monkeypatch.setattr(bulk_load, "BULK_LOAD_DOCUMENTS", 20)
     report, seen = _ingest_watched("load", _records(60), 20)
     assert report.created == 60 and seen == [(True, False)] * 3
+
+
+def test_an_update_begun_as_a_load_set_the_index_aside_leaves_it_to_the_recompute(
+    monkeypatch,
+) -> None:  # type: ignore[no-untyped-def]
+    """A worker that found no load under way, then a load that took its lock and set the index
+    aside before the worker's update began: the update must neither build the index again
+    (the load would then write into it) nor probe the bare table bucket by bucket (minutes at
+    a million documents); the recompute after the load clusters the batch."""
+    sset = sign_all("minhash")
+    documents_ingest(corpus="c", records=_records(60))
+    clusters_recompute(signature_set=sset)
+    documents_ingest(corpus="c", records=_records(20, prefix="late-", seed=5))
+    late = list(
+        Document.objects.filter(external_id__startswith="late-").values_list("pk", flat=True)
+    )
+    documents_sign(signature_set=sset, document_ids=late)
+    scheduled: list[int] = []
+    monkeypatch.setattr(clusters, "_bulk_load_in_progress", lambda: False)  # what it saw
+    monkeypatch.setattr(
+        clusters, "clusters_schedule", lambda *, signature_set_id, **_k: scheduled.append(
+            signature_set_id
+        )
+    )
+    probed: list[int] = []
+    monkeypatch.setattr(
+        clusters_incremental, "_add_documents", lambda s, new: probed.append(len(new)) or 0
+    )
+    load = BulkLoad()
+    assert load._acquire()
+    try:
+        assert band_index_set_aside()
+        clusters.clusters_after_signing(document_ids=late)
+        assert not band_index_present()  # still aside: the load goes on without it
+        assert probed == [] and scheduled == [sset.pk]
+    finally:
+        load._release()
+    clusters.bulk_load_forget()
+    monkeypatch.undo()
+    clusters.clusters_after_signing(document_ids=late)  # the load over: the update runs
+    assert band_index_present()
+    assert any(set(late) & cluster for cluster in _clusters(sset))
