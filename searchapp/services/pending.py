@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from django.db import connection
 
-from searchapp.models import Document, PendingSignature
+from searchapp.models import PendingSignature
 from searchapp.services.sql_rows import ID_BATCH
 
 __all__ = ["pending_clear", "pending_drop", "pending_heal", "pending_mark"]
@@ -57,36 +57,22 @@ def pending_mark(documents: Sequence[tuple[int, str]], *, text_changed: bool = F
             )
 
 
-def pending_heal(document_ids: Sequence[int]) -> None:
-    """Rows of these documents left at a hash the document no longer has take its current one.
+def pending_heal(stale: Sequence[tuple[int, str, str]]) -> None:
+    """Rows left at a hash their document no longer has take its current one: ``stale`` is
+    ``(id, the row's hash, the document's hash)``, both read in one statement.
 
     Such a row is rare (a mark that read a text just before it changed, landing after the new
     text was signed and cleared) but would wait forever: no signature is ever made at its hash.
-    The row and the document are read in one statement, and each row is changed only if it
-    still holds the hash read, so a concurrent re-mark at a newer hash is never undone."""
-    ids = sorted({int(i) for i in document_ids})
-    if not ids:
+    Each row is changed only if it still holds the hash read, so a concurrent re-mark at a
+    newer hash is never undone."""
+    if not stale:
         return
     table = connection.ops.quote_name(_TABLE)
-    documents = connection.ops.quote_name(Document._meta.db_table)
-    stale: list[tuple[str, int, str]] = []
     with connection.cursor() as cursor:
-        for start in range(0, len(ids), ID_BATCH):
-            part = ids[start : start + ID_BATCH]
-            cursor.execute(
-                f"SELECT d.content_hash, p.document_id, p.content_hash FROM {table} AS p "
-                f"JOIN {documents} AS d ON d.id = p.document_id "
-                f"WHERE p.document_id IN ({', '.join(['%s'] * len(part))}) "
-                "AND p.content_hash <> d.content_hash",
-                part,
-            )
-            stale += cursor.fetchall()
-        if stale:
-            cursor.executemany(
-                f"UPDATE {table} SET content_hash = %s "
-                "WHERE document_id = %s AND content_hash = %s",
-                stale,
-            )
+        cursor.executemany(
+            f"UPDATE {table} SET content_hash = %s WHERE document_id = %s AND content_hash = %s",
+            [(document_hash, int(pk), row_hash) for pk, row_hash, document_hash in stale],
+        )
 
 
 def pending_clear(signed: Sequence[tuple[int, str]]) -> None:

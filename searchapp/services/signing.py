@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
-from django.db.models import BooleanField, Exists, ExpressionWrapper, OuterRef, Q
+from django.db.models import Exists, OuterRef, Q
 
 from searchapp import publishing
 from searchapp.models import Document, PendingSignature, Signature, SignatureSet
@@ -145,13 +145,17 @@ def documents_refresh_pending(*, document_ids: Sequence[int] | None = None) -> i
     ids = sorted(set(document_ids))
     for start in range(0, len(ids), ID_BATCH):
         batch = ids[start : start + ID_BATCH]
-        pending_heal(batch)
-        signed_now = ExpressionWrapper(signed_everywhere, output_field=BooleanField())
-        rows = list(
-            Document.objects.filter(_ids_q(batch)).values_list("pk", "content_hash", signed_now)
+        scoped = Document.objects.filter(_ids_q(batch))
+        # A pending row with its document's hash, in one statement (pending_heal's rule).
+        held = PendingSignature.objects.filter(_ids_q(batch, "document_id")).values_list(
+            "document_id", "content_hash", "document__content_hash"
         )
-        pending_clear([(pk, content_hash) for pk, content_hash, signed in rows if signed])
-        waiting = [(pk, content_hash) for pk, content_hash, signed in rows if not signed]
+        pending_heal([(pk, row, doc) for pk, row, doc in held if row != doc])
+        # Signed as a semi-join in WHERE: in the select list PostgreSQL cannot plan it so.
+        signed = set(scoped.filter(signed_everywhere).values_list("pk", flat=True))
+        rows = list(scoped.values_list("pk", "content_hash"))
+        pending_clear([(pk, content_hash) for pk, content_hash in rows if pk in signed])
+        waiting = [(pk, content_hash) for pk, content_hash in rows if pk not in signed]
         pending_mark(waiting)
         pending += len(waiting)
     return pending
