@@ -249,15 +249,13 @@ def _write_batch(
         report.created += len(to_create)
         report.updated += len(to_update)
         report.unchanged += unchanged
-        to_sign = [*created_ids, *(doc.pk for doc in resign)]
         created_hashes = [content_hash for _id, _record, content_hash in to_create]
-        pending_mark(
-            [
-                *zip(created_ids, created_hashes, strict=True),
-                *((doc.pk, doc.content_hash) for doc in resign),
-            ],
-            text_changed=True,
-        )
+        marks = [
+            *zip(created_ids, created_hashes, strict=True),
+            *((doc.pk, doc.content_hash) for doc in resign),
+        ]
+        pending_mark(marks, text_changed=True)
+        to_sign = [pk for pk, _hash in marks]
         if to_sign:
             # This batch's own ids: each batch is signed once, by whichever worker takes it.
             transaction.on_commit(lambda: _schedule_signatures(to_sign))
@@ -437,6 +435,10 @@ def documents_ingest(
         if progress is not None and prepared.seen:
             progress(prepared.seen)
 
+    def drain() -> None:
+        while in_flight:
+            write_out(in_flight.pop())
+
     def flush() -> None:
         nonlocal batch, seen_in_batch
         if language_process and not helpers and written and not in_transaction:
@@ -447,8 +449,7 @@ def documents_ingest(
             _corpus_named(report.corpus, name), batch, seen_in_batch, helper
         )
         batch, seen_in_batch = {}, 0
-        while in_flight:
-            write_out(in_flight.pop())
+        drain()
         if helper is None:
             write_out(prepared)
         else:
@@ -478,13 +479,11 @@ def documents_ingest(
                 if len(batch) >= size:
                     flush()
             flush()
-            while in_flight:
-                write_out(in_flight.pop())
+            drain()
         except BaseException:
             # The records failed (an unusable file, an interrupt): a batch read in full before
             # it is written, as it would have been without the helper.
-            while in_flight:
-                write_out(in_flight.pop())
+            drain()
             raise
         finally:
             # Ended here, inside the index writer's session: a forked child holds a copy of

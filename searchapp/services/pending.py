@@ -31,30 +31,16 @@ def pending_mark(documents: Sequence[tuple[int, str]], *, text_changed: bool = F
     """Mark these documents, ``(id, content hash)`` of documents that exist, as waiting to be
     signed at that hash. ``text_changed``: the caller's transaction wrote that text, and a
     document already waiting takes the new hash; otherwise a waiting document keeps its row."""
-    rows = sorted({int(pk): content_hash for pk, content_hash in documents}.items())
-    if not rows:
-        return
     table = connection.ops.quote_name(_TABLE)
     conflict = "ON CONFLICT (document_id) " + (
         "DO UPDATE SET content_hash = excluded.content_hash" if text_changed else "DO NOTHING"
     )
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            # Arrays, not a statement of 2,000 placeholders (sql_rows explains why).
-            cursor.execute(
-                f"INSERT INTO {table} (document_id, content_hash) "
-                f"SELECT * FROM unnest(%s::bigint[], %s::text[]) {conflict}",
-                [[pk for pk, _h in rows], [h for _pk, h in rows]],
-            )
-            return
-        for start in range(0, len(rows), ID_BATCH):
-            part = rows[start : start + ID_BATCH]
-            cursor.execute(
-                f"INSERT INTO {table} (document_id, content_hash) VALUES "
-                + ", ".join(["(%s, %s)"] * len(part))
-                + f" {conflict}",
-                [value for row in part for value in row],
-            )
+    _each_piece(
+        sorted({int(pk): content_hash for pk, content_hash in documents}.items()),
+        postgresql=f"INSERT INTO {table} (document_id, content_hash) "
+        f"SELECT * FROM unnest(%s::bigint[], %s::text[]) {conflict}",
+        sqlite=f"INSERT INTO {table} (document_id, content_hash) VALUES {{pairs}} {conflict}",
+    )
 
 
 def pending_heal(stale: Sequence[tuple[int, str, str]]) -> None:
@@ -78,27 +64,14 @@ def pending_heal(stale: Sequence[tuple[int, str, str]]) -> None:
 def pending_clear(signed: Sequence[tuple[int, str]]) -> None:
     """These documents, ``(id, content hash)``, are signed at that hash: each stops waiting
     unless it now waits for another hash (its text changed meanwhile)."""
-    rows = sorted({(int(pk), content_hash) for pk, content_hash in signed})
-    if not rows:
-        return
     table = connection.ops.quote_name(_TABLE)
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                f"DELETE FROM {table} AS p "
-                "USING unnest(%s::bigint[], %s::text[]) AS v(id, content_hash) "
-                "WHERE p.document_id = v.id AND p.content_hash = v.content_hash",
-                [[pk for pk, _h in rows], [h for _pk, h in rows]],
-            )
-            return
-        for start in range(0, len(rows), ID_BATCH):
-            part = rows[start : start + ID_BATCH]
-            cursor.execute(
-                f"DELETE FROM {table} WHERE (document_id, content_hash) IN (VALUES "
-                + ", ".join(["(%s, %s)"] * len(part))
-                + ")",
-                [value for row in part for value in row],
-            )
+    _each_piece(
+        sorted({(int(pk), content_hash) for pk, content_hash in signed}),
+        postgresql=f"DELETE FROM {table} AS p "
+        "USING unnest(%s::bigint[], %s::text[]) AS v(id, content_hash) "
+        "WHERE p.document_id = v.id AND p.content_hash = v.content_hash",
+        sqlite=f"DELETE FROM {table} WHERE (document_id, content_hash) IN (VALUES {{pairs}})",
+    )
 
 
 def pending_drop(document_ids: Sequence[int]) -> None:
@@ -107,3 +80,20 @@ def pending_drop(document_ids: Sequence[int]) -> None:
     ids = sorted({int(i) for i in document_ids})
     for start in range(0, len(ids), ID_BATCH):
         PendingSignature.objects.filter(document_id__in=ids[start : start + ID_BATCH]).delete()
+
+
+def _each_piece(rows: list[tuple[int, str]], *, postgresql: str, sqlite: str) -> None:
+    """Run a statement over ``rows``, (id, hash) pairs, ID_BATCH at a time. On PostgreSQL
+    ``postgresql`` takes them as two arrays, not as a statement of 2,000 placeholders (which
+    psycopg re-parses in Python: sql_rows explains); elsewhere ``{pairs}`` in ``sqlite``
+    becomes the piece's ``(%s, %s)`` pairs."""
+    with connection.cursor() as cursor:
+        for start in range(0, len(rows), ID_BATCH):
+            part = rows[start : start + ID_BATCH]
+            if connection.vendor == "postgresql":
+                cursor.execute(postgresql, [[pk for pk, _h in part], [h for _pk, h in part]])
+            else:
+                pairs = ", ".join(["(%s, %s)"] * len(part))
+                cursor.execute(
+                    sqlite.replace("{pairs}", pairs), [value for row in part for value in row]
+                )

@@ -137,9 +137,8 @@ def documents_refresh_pending(*, document_ids: Sequence[int] | None = None) -> i
         # now signed everywhere, then the unmarked ones that are not.
         docs = Document.objects.order_by("pk").values_list("pk", "content_hash")
         now_signed = docs.filter(pending_signature__isnull=False).filter(signed_everywhere)
-        _in_chunks(list(now_signed), pending_clear)
-        stale = docs.filter(pending_signature__isnull=True).exclude(signed_everywhere)
-        _in_chunks(list(stale), pending_mark)
+        pending_clear(list(now_signed))
+        pending_mark(list(docs.filter(pending_signature__isnull=True).exclude(signed_everywhere)))
         return PendingSignature.objects.count()
     pending = 0
     ids = sorted(set(document_ids))
@@ -159,13 +158,6 @@ def documents_refresh_pending(*, document_ids: Sequence[int] | None = None) -> i
         pending_mark(waiting)
         pending += len(waiting)
     return pending
-
-
-def _in_chunks(
-    rows: list[tuple[int, str]], write: Callable[[Sequence[tuple[int, str]]], None]
-) -> None:
-    for start in range(0, len(rows), ID_BATCH):
-        write(rows[start : start + ID_BATCH])
 
 
 def _pending_ids(limit: int | None, *, older_than: datetime | None = None) -> list[int]:
