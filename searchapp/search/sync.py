@@ -158,14 +158,14 @@ def _documents_between(first_id: int, last_id: int) -> Iterator[list[IndexedDocu
         after = rows[-1][0]
 
 
-def _merged(rows: Sequence[tuple[int, int, int]]) -> list[tuple[int, int]]:
-    spans = sorted((first, last) for _id, first, last in rows)
-    merged: list[tuple[int, int]] = []
-    for first, last in spans:
+def _merged(rows: Sequence[tuple[int, int, int]]) -> list[tuple[int, int, list[int]]]:
+    """The rows' id spans merged where they overlap or touch: ``(first, last, row ids)``."""
+    merged: list[tuple[int, int, list[int]]] = []
+    for row_id, first, last in sorted(rows, key=lambda row: (row[1], row[2])):
         if merged and first <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last), [*merged[-1][2], row_id])
         else:
-            merged.append((first, last))
+            merged.append((first, last, [row_id]))
     return merged
 
 
@@ -193,14 +193,50 @@ class IndexSession:
         self.commit_every = commit_every
         self.report = SyncReport()
         self._applied: list[int] = []  # outbox rows applied but not yet committed
+        # What the session's own writer has just committed (``written``): its outbox rows and
+        # the documents as written, so a span of those rows alone is indexed without reading
+        # the documents back (at 1M documents, 8% of an ingest's own CPU).
+        self._own_rows: set[int] = set()
+        self._written: dict[int, IndexedDocument] = {}
         # Rows are read in id order past this cursor. A row that commits later with a smaller id
         # (concurrent PostgreSQL transactions) is not lost: rows are deleted by id, so it stays
         # for the next sync.
         self._after = 0
 
+    def written(self, rows: Sequence[int], documents: Sequence[IndexedDocument]) -> None:
+        """Tell the session that this process just committed outbox ``rows`` with ``documents``
+        (every document in their spans, as committed), for the next ``sync`` only.
+
+        A span is taken from here only when the rows merged into it are all such rows: a row
+        of another writer in it (an edit made since) means the database is read, as for any
+        span. The next sync forgets what it did not use; those rows are applied later by
+        reading the database, like any other."""
+        self._own_rows.update(rows)
+        self._written.update((doc.id, doc) for doc in documents)
+
+    def _documents(
+        self, first: int, last: int, row_ids: list[int]
+    ) -> Iterator[list[IndexedDocument]]:
+        known = self._written
+        if all(row_id in self._own_rows for row_id in row_ids) and all(
+            pk in known for pk in range(first, last + 1)
+        ):
+            ids = range(first, last + 1)
+            for start in range(0, len(ids), READ_CHUNK):
+                yield [known[pk] for pk in ids[start : start + READ_CHUNK]]
+            return
+        yield from _documents_between(first, last)
+
     def sync(self, *, max_documents: int | None = None, max_rows: int | None = None) -> None:
         """Apply pending rows: all of them, or (with ``max_documents``) only rows whose id spans
         fit in that many ids together, looking at no more than ``max_rows`` rows."""
+        try:
+            self._sync(max_documents=max_documents, max_rows=max_rows)
+        finally:
+            self._own_rows.clear()
+            self._written.clear()
+
+    def _sync(self, *, max_documents: int | None, max_rows: int | None) -> None:
         budget = max_documents
         seen = 0
         while budget is None or budget > 0:
@@ -219,9 +255,9 @@ class IndexSession:
             if budget is not None:
                 rows = _within(rows, budget)
                 budget -= sum(last - first + 1 for _id, first, last in rows)
-            for first, last in _merged(rows):
+            for first, last, row_ids in _merged(rows):
                 self.writer.delete_range(first, last)
-                for chunk in _documents_between(first, last):
+                for chunk in self._documents(first, last, row_ids):
                     self.report.documents += self.writer.add(chunk)
             self._applied += [row[0] for row in rows]
             self.report.changes += len(rows)

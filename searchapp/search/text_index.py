@@ -204,6 +204,7 @@ class Writer:
 
     def add(self, documents: Iterable[IndexedDocument]) -> int:
         added = 0
+        entries: list[tantivy.Document] = []
         for doc in documents:
             entry = tantivy.Document()
             entry.add_unsigned(ID, doc.id)
@@ -222,9 +223,13 @@ class Writer:
                 entry.add_text(LANG, UNSPACED_BY_SCRIPT)
             if doc.date is not None and self._dated:
                 entry.add_integer(DATE, doc.date)
-            with _writing(self.root):
+            entries.append(entry)
+        # One guard for the whole call: entering a context manager per document cost as much
+        # as building the document.
+        with _writing(self.root):
+            for entry in entries:
                 self._writer.add_document(entry)
-            added += 1
+                added += 1
         self.uncommitted += added
         return added
 

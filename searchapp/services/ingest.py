@@ -24,7 +24,7 @@ from searchapp.languages import detect_languages
 from searchapp.models import Corpus, Document
 from searchapp.readers import Record, RecordError, record_problem
 from searchapp.search.sync import IndexSession, search_index_session, search_index_sync
-from searchapp.search.text_index import IndexWriteError
+from searchapp.search.text_index import IndexedDocument, IndexWriteError
 from searchapp.services.bulk_load import BulkLoad, bulk_load
 from searchapp.services.language_process import LanguageProcess, detection_sample
 from searchapp.services.pending import pending_mark
@@ -159,9 +159,11 @@ def _batch_prepare(
 
 def _write_batch(
     corpus: Corpus, prepared: _Batch, detected: dict[str, str], report: IngestReport
-) -> None:
+) -> tuple[list[int], list[IndexedDocument]]:
     """Write the batch; ``detected`` is ``prepared.languages()``, asked for by the caller
-    before its transaction opens (waiting for the helper must not hold SQLite's lock)."""
+    before its transaction opens (waiting for the helper must not hold SQLite's lock).
+    Returns the search index's outbox rows it wrote and the documents as written, for the
+    ingest's index session (``IndexSession.written``)."""
     now = timezone.now()
     batch, hashes = prepared.records, prepared.hashes
     with transaction.atomic():
@@ -244,7 +246,7 @@ def _write_batch(
             [(doc.pk, *_stored_origin(doc)) for doc in moved],
         )
         # In the same transaction: the search index learns of exactly what was written.
-        search_index_changed_ids([*created_ids, *(doc.pk for doc in to_update)])
+        outbox = search_index_changed_ids([*created_ids, *(doc.pk for doc in to_update)])
         # Counted once written, so a batch that fails adds nothing to the report.
         report.created += len(to_create)
         report.updated += len(to_update)
@@ -259,6 +261,21 @@ def _write_batch(
         if to_sign:
             # This batch's own ids: each batch is signed once, by whichever worker takes it.
             transaction.on_commit(lambda: _schedule_signatures(to_sign))
+    written = [
+        IndexedDocument(
+            pk, corpus.pk, r.title, r.text, _epoch(r.date), r.lang or detected.get(external_id, "")
+        )
+        for pk, (external_id, r, _hash) in zip(created_ids, to_create, strict=True)
+    ]
+    written += [
+        IndexedDocument(doc.pk, corpus.pk, doc.title, doc.text, _epoch(doc.date), doc.lang)
+        for doc in to_update
+    ]
+    return outbox, written
+
+
+def _epoch(date: datetime | None) -> int | None:
+    return None if date is None else int(date.timestamp())
 
 
 _UPDATE_COLUMNS = (
@@ -274,6 +291,11 @@ _INSERT_COLUMNS = (
     "corpus_id", "external_id", "title", "url", "text", "date", "lang", "content_hash",
     "created_at", "updated_at", "source_name", "source_type",
     "source_position", "source_parent", "source_details",
+)
+# Their PostgreSQL types, for a binary COPY (varchar takes text's binary form).
+_INSERT_TYPES = (
+    "bigint", "text", "text", "text", "text", "timestamptz", "text", "text",
+    "timestamptz", "timestamptz", "text", "text", "text", "text", "text",
 )
 
 
@@ -329,6 +351,7 @@ def _insert_documents(
             for external_id, r, content_hash in rows
         ],
         match="external_id",  # unique within the corpus and so within the batch
+        types=_INSERT_TYPES,
     )
 
 
@@ -390,14 +413,14 @@ def documents_ingest(
     batch: dict[str, Record] = {}
     seen_in_batch = 0
 
-    def write(prepared: _Batch) -> None:
+    def write(prepared: _Batch) -> tuple[list[int], list[IndexedDocument]]:
         fresh = report.corpus is None
         detected = prepared.languages()  # before the transaction: it may wait for the helper
         try:
             with transaction.atomic():
                 if report.corpus is None:
                     report.corpus = corpus_get_or_create(name=name)
-                _write_batch(report.corpus, prepared, detected, report)
+                return _write_batch(report.corpus, prepared, detected, report)
         except Exception as exc:
             if fresh:
                 report.corpus = None  # its creation was rolled back with the batch
@@ -420,12 +443,13 @@ def documents_ingest(
     def write_out(prepared: _Batch) -> None:
         nonlocal written
         if prepared.records:
-            write(prepared)
+            outbox, documents = write(prepared)
             written += 1
             for load in loads:
                 load.after_batch(report.created)
             for session in held:
                 try:
+                    session.written(outbox, documents)
                     session.sync()
                 except IndexWriteError as exc:
                     # The documents are committed (the database is the source of truth); the

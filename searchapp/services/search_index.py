@@ -67,12 +67,14 @@ def _ranges(ids: Iterable[int]) -> list[tuple[int, int]]:
     return ranges
 
 
-def search_index_changed_ids(ids: Iterable[int]) -> None:
-    """Record changed documents by id, as few rows as runs of consecutive ids allow."""
-    SearchIndexChange.objects.bulk_create(
+def search_index_changed_ids(ids: Iterable[int]) -> list[int]:
+    """Record changed documents by id, as few rows as runs of consecutive ids allow; returns
+    the outbox rows' ids."""
+    rows = SearchIndexChange.objects.bulk_create(
         [SearchIndexChange(first_id=a, last_id=b) for a, b in _ranges(ids)]
     )
     _apply_after_commit()
+    return [row.pk for row in rows if row.pk is not None]  # None where no RETURNING
 
 
 def _document_saved(sender: type[Document], instance: Document, **kwargs: object) -> None:

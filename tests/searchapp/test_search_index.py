@@ -437,3 +437,60 @@ def test_a_searcher_is_kept_while_the_index_stands_and_a_commit_elsewhere_is_see
     assert seen is not first and newer != version and seen.num_docs == 3
     write(delete=2)
     assert reader.versioned_searcher()[0].num_docs == 2
+
+
+# --- an ingest indexes what it wrote without reading it back -----------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_ingest_indexes_its_documents_as_written_without_reading_them_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def never(first: int, last: int) -> None:
+        raise AssertionError(f"documents {first}-{last} were read back from the database")
+
+    monkeypatch.setattr(sync, "_documents_between", never)
+    corpus = corpus_get_or_create(name="news")
+    records = [
+        Record(
+            external_id=f"d{i}", title=f"Report {i}", text=f"walrus colony {i}", url="",
+            source="t", line=None, date=_day(2020, 1, 1 + i), lang="de" if i == 5 else "",
+        )
+        for i in range(7)
+    ]
+    documents_ingest(corpus=corpus, records=records, batch_size=3)
+    documents_ingest(corpus=corpus, records=[rec("d1", "puffin burrows")], batch_size=3)
+    # Text, title, date and language are indexed as written.
+    assert found("walrus", sort="date") == ["d6", "d5", "d4", "d3", "d2", "d0"]
+    assert found("report", lang="de") == ["d5"]
+    assert found("puffin") == ["d1"] and index_size() == 7
+    assert not SearchIndexChange.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_edit_made_between_an_ingest_batch_and_its_sync_is_indexed_as_edited(
+    monkeypatch: pytest.MonkeyPatch, settings
+) -> None:  # type: ignore[no-untyped-def]
+    # Another writer changes a document the batch just wrote before the ingest applies the
+    # batch: the span holds that writer's row too, so it is read from the database.
+    settings.SEARCH_WRITER_APPLY_DOCUMENTS = 0  # the edit's own apply leaves it to the ingest
+    real_sync = sync.IndexSession.sync
+    edits: list[str] = []
+
+    def edit_first(self, **kwargs):  # type: ignore[no-untyped-def]
+        if not edits:
+            doc = Document.objects.get(external_id="b")
+            doc.text = "zebra crossing"
+            doc.save()
+            edits.append(doc.external_id)
+        return real_sync(self, **kwargs)
+
+    monkeypatch.setattr(sync.IndexSession, "sync", edit_first)
+    documents_ingest(
+        corpus=corpus_get_or_create(name="news"),
+        records=[rec("a", "okapi forest"), rec("b", "okapi savanna"), rec("c", "okapi river")],
+    )
+    assert edits == ["b"]
+    assert found("zebra") == ["b"]
+    assert sorted(found("okapi")) == ["a", "c"]
+    assert not SearchIndexChange.objects.exists()
