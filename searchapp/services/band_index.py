@@ -109,17 +109,19 @@ def band_index_present() -> bool:
 
 def band_index_aside_too_long() -> bool:
     """True when the table has grown past what this database may build the index over at
-    once (``ASIDE_MAX_ROWS``). Estimated from the key's range, two index look-ups (deleted
-    rows count too, which errs towards building sooner). Two subqueries, not one SELECT of
-    MAX - MIN: SQLite answers a lone MIN or MAX from the key but scans the table for both,
-    which after every batch of a load cost more than the index saved."""
+    once (``ASIDE_MAX_ROWS``, which only SQLite has). Estimated from the range of SQLite's
+    rowid, two look-ups (deleted rows count too, which errs towards building sooner). Two
+    subqueries, not one SELECT of MAX - MIN: SQLite answers a lone MIN or MAX from the rowid
+    but scans the table for both, which after every batch of a load cost more than the index
+    saved."""
     limit = ASIDE_MAX_ROWS.get(connection.vendor)
     if limit is None:
         return False
     table = connection.ops.quote_name(BandKey._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT COALESCE((SELECT MAX(id) FROM {table}) - (SELECT MIN(id) FROM {table}) + 1, 0)"
+            f"SELECT COALESCE((SELECT MAX(rowid) FROM {table}) - (SELECT MIN(rowid) FROM {table})"
+            " + 1, 0)"
         )
         return int(cursor.fetchone()[0]) > limit
 

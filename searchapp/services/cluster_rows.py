@@ -169,7 +169,7 @@ def colliding_rows(signature_set: SignatureSet) -> Iterator[np.ndarray]:
         colliding = (
             BandKey.objects.filter(signature_set=signature_set, band=band)
             .values("key")
-            .annotate(n=Count("id"))
+            .annotate(n=Count("*"))
             .filter(n__gt=1)
             .values("key")
         )

@@ -160,8 +160,8 @@ def _store_postgresql(signature_set: SignatureSet, signed: SignedBatch) -> None:
     deleted before the COPY. Writers serialise per document on Signature's unique index, which
     is written first: a concurrent writer of the same document waits for this transaction, and
     if it committed first the plain COPY fails on that index and the batch is redone as an
-    upsert inside a savepoint. So band keys never duplicate although their table has no unique
-    constraint (see ``BandKey``).
+    upsert inside a savepoint. So band keys never duplicate (their primary key would refuse it;
+    see ``BandKey``).
 
     ``synchronous_commit = off`` for this transaction only: its commit does not wait for the
     WAL flush. A database crash can lose the last such commits (never half of one); the chunk is
@@ -316,13 +316,13 @@ def _store_orm(signature_set: SignatureSet, signed: SignedBatch) -> None:
             "is_empty = excluded.is_empty, content_hash = excluded.content_hash",
             sig_rows,
         )
-        # Replace the keys of documents signed before (no unique constraint on BandKey; SQLite
-        # serialises writers); a document signed for the first time has none to delete.
+        # Replace the keys of documents signed before (the key (document, set, band) would refuse
+        # them again; SQLite serialises writers); a document signed for the first time has none.
         for start in range(0, len(resigned), ID_BATCH):
             part = resigned[start : start + ID_BATCH]
             marks = ", ".join(["%s"] * len(part))
             # "+signature_set_id": never drive this delete by the (set, band, key) index, whose
-            # first column matches the whole set; the document index finds the rows.
+            # first column matches the whole set; the primary key, document first, finds the rows.
             cursor.execute(
                 f"DELETE FROM {bandkey_table} WHERE document_id IN ({marks}) "
                 "AND +signature_set_id = %s",

@@ -291,7 +291,7 @@ def _largest_bucket(sset: SignatureSet) -> int:
     return max(
         BandKey.objects.filter(signature_set=sset)
         .values("band", "key")
-        .annotate(n=Count("id"))
+        .annotate(n=Count("*"))
         .values_list("n", flat=True)
     )
 

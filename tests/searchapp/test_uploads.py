@@ -304,10 +304,11 @@ def test_a_failure_while_writing_rolls_back_every_record(
     calls = []
 
     def write_then_fail(corpus, batch, detected, report):  # type: ignore[no-untyped-def]
-        real_write(corpus, batch, detected, report)  # the rows are written...
+        written = real_write(corpus, batch, detected, report)  # the rows are written...
         calls.append(len(batch.records))
         if len(calls) == 3:
             raise RuntimeError("disk full")  # ...and the third batch fails after two went in
+        return written
 
     monkeypatch.setattr(ingest_service, "_write_batch", write_then_fail)
     settings.INGEST_BATCH_SIZE = 2
@@ -332,10 +333,11 @@ def test_an_import_cancelled_while_it_writes_stops_and_keeps_nothing(
     calls = []
 
     def write_then_cancel(corpus, batch, detected, report):  # type: ignore[no-untyped-def]
-        real_write(corpus, batch, detected, report)
+        written = real_write(corpus, batch, detected, report)
         calls.append(len(batch.records))
         if len(calls) == 2:  # staff press "Cancel" while the third batch is still to come
             job_cancel(job=Job.objects.get(kind=Job.Kind.IMPORT))
+        return written
 
     monkeypatch.setattr(ingest_service, "_write_batch", write_then_cancel)
     settings.INGEST_BATCH_SIZE = 2
