@@ -109,20 +109,23 @@ def band_index_present() -> bool:
 
 def band_index_aside_too_long() -> bool:
     """True when the table has grown past what this database may build the index over at
-    once (``ASIDE_MAX_ROWS``, which only SQLite has). Estimated from the range of SQLite's
-    rowid, two look-ups (deleted rows count too, which errs towards building sooner). Two
-    subqueries, not one SELECT of MAX - MIN: SQLite answers a lone MIN or MAX from the rowid
-    but scans the table for both, which after every batch of a load cost more than the index
-    saved."""
+    once (``ASIDE_MAX_ROWS``). On SQLite, the only database with a bound by default, it is
+    estimated from the range of the rowid, two look-ups (deleted rows count too, which errs
+    towards building sooner). Two subqueries, not one SELECT of MAX - MIN: SQLite answers a
+    lone MIN or MAX from the rowid but scans the table for both, which after every batch of a
+    load cost more than the index saved. Elsewhere (a bound set by hand) the rows are counted."""
     limit = ASIDE_MAX_ROWS.get(connection.vendor)
     if limit is None:
         return False
     table = connection.ops.quote_name(BandKey._meta.db_table)
     with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT COALESCE((SELECT MAX(rowid) FROM {table}) - (SELECT MIN(rowid) FROM {table})"
-            " + 1, 0)"
-        )
+        if connection.vendor == "sqlite":
+            cursor.execute(
+                f"SELECT COALESCE((SELECT MAX(rowid) FROM {table}) - "
+                f"(SELECT MIN(rowid) FROM {table}) + 1, 0)"
+            )
+        else:
+            cursor.execute(f"SELECT count(*) FROM {table}")
         return int(cursor.fetchone()[0]) > limit
 
 
