@@ -138,7 +138,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and (
     )
 # Page cache per SQLite connection and memory-mapped reads. SQLite's default cache (2 MB) is
 # smaller than the indexes of a large corpus: at 200k documents ingest spent most of its time
-# re-reading index pages (the content_hash and (corpus, external_id) B-trees) from the OS.
+# re-reading index pages (the (corpus, external_id) B-tree, and a content_hash one since
+# dropped) from the OS.
 SQLITE_CACHE_MB = env_int("SQLITE_CACHE_MB", 256, minimum=2)
 SQLITE_MMAP_MB = env_int("SQLITE_MMAP_MB", 1024, minimum=0)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":

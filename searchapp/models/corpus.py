@@ -34,9 +34,9 @@ class Document(models.Model):
     title = models.CharField(max_length=1000, blank=True)
     url = models.CharField(max_length=2000, blank=True)
     text = models.TextField()
-    # Indexed through Meta.indexes, not db_index: on PostgreSQL db_index on a CharField adds a
-    # second, varchar_pattern_ops index for LIKE, which no query here uses and every insert and
-    # every row update paid for (this one and lang's).
+    # Not indexed: no query looks a document up by its hash (signing compares it with the
+    # signature's, row by row), and its B-tree, a random insert per document, was 30% of the
+    # server's CPU for an ingest's COPY (migration 0020).
     content_hash = models.CharField(max_length=64)
     # When the document was written or published, if its source says (ingest's optional
     # ``date``). Shown on each hit; "newest first" sorts on the search index's copy of it.
@@ -45,6 +45,8 @@ class Document(models.Model):
     # detected at ingest; "" when unknown. NULL only for documents stored before languages
     # existed, until ``manage.py detect_languages`` reaches them (the migration adding the
     # column rewrites no row). Chooses the index's analyzer (stemming) and filters searches.
+    # Indexed through Meta.indexes, not db_index: on PostgreSQL db_index on a CharField adds a
+    # second, varchar_pattern_ops index for LIKE, which no query here uses.
     lang = models.CharField(max_length=8, null=True, blank=True)
     # Where the document came from, shown on its page (readers' Record.source_*): the original
     # file's name and type ("PDF", "email"), the place in it ("pages 1-12", "message 3",
@@ -66,7 +68,6 @@ class Document(models.Model):
             ),
         ]
         indexes = [
-            models.Index(fields=["content_hash"], name="document_content_hash"),
             models.Index(fields=["lang"], name="document_lang"),
         ]
 
