@@ -73,7 +73,8 @@ def test_signing_again_and_deleting_replace_and_remove_a_documents_keys() -> Non
     assert first
     doc.text = "the lighthouse was repainted in red and white " * 5
     doc.save()
-    documents_sign(signature_set=signature_set, document_ids=[doc.pk])  # re-signed: its keys are replaced, not added to
+    # Signed again: its keys are replaced, not added to.
+    documents_sign(signature_set=signature_set, document_ids=[doc.pk])
     second = set(BandKey.objects.filter(document=doc).values_list("band", "key"))
     assert len(second) == len(first) and second != first
     with pytest.raises(IntegrityError), transaction.atomic():
