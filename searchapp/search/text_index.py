@@ -224,8 +224,7 @@ class Writer:
             if doc.date is not None and self._dated:
                 entry.add_integer(DATE, doc.date)
             entries.append(entry)
-        # One guard for the whole call: entering a context manager per document cost as much
-        # as building the document.
+        # One guard for the whole call, not a context manager entered per document.
         with _writing(self.root):
             for entry in entries:
                 self._writer.add_document(entry)
