@@ -49,6 +49,7 @@ from searchapp.search.text_index import (
     IndexWriteError,
     TextIndex,
     Writer,
+    epoch_seconds,
     open_index,
 )
 
@@ -150,7 +151,7 @@ def _documents_between(first_id: int, last_id: int) -> Iterator[list[IndexedDocu
                 corpus_id,
                 title,
                 text,
-                None if date is None else int(date.timestamp()),
+                epoch_seconds(date),
                 lang,
             )
             for doc_id, corpus_id, title, text, date, lang in rows

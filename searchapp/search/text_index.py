@@ -30,6 +30,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import IO
 
@@ -66,6 +67,7 @@ __all__ = [
     "IndexedDocument",
     "TextIndex",
     "analyze",
+    "epoch_seconds",
     "field_pair",
     "fold",
     "open_index",
@@ -113,6 +115,11 @@ class IndexedDocument:
     text: str
     date: int | None = None  # seconds since the epoch (UTC)
     lang: str | None = None  # ISO 639-1 code; "" or None when unknown
+
+
+def epoch_seconds(date: datetime | None) -> int | None:
+    """An aware ``date`` as ``IndexedDocument.date`` holds it (None stays None)."""
+    return None if date is None else int(date.timestamp())
 
 
 def _schema() -> tantivy.Schema:

@@ -24,7 +24,7 @@ from searchapp.languages import detect_languages
 from searchapp.models import Corpus, Document
 from searchapp.readers import Record, RecordError, record_problem
 from searchapp.search.sync import IndexSession, search_index_session, search_index_sync
-from searchapp.search.text_index import IndexedDocument, IndexWriteError
+from searchapp.search.text_index import IndexedDocument, IndexWriteError, epoch_seconds
 from searchapp.services.bulk_load import BulkLoad, bulk_load
 from searchapp.services.language_process import LanguageProcess, detection_sample
 from searchapp.services.pending import pending_mark
@@ -263,19 +263,16 @@ def _write_batch(
             transaction.on_commit(lambda: _schedule_signatures(to_sign))
     written = [
         IndexedDocument(
-            pk, corpus.pk, r.title, r.text, _epoch(r.date), r.lang or detected.get(external_id, "")
+            pk, corpus.pk, r.title, r.text, epoch_seconds(r.date),
+            r.lang or detected.get(external_id, ""),
         )
         for pk, (external_id, r, _hash) in zip(created_ids, to_create, strict=True)
     ]
     written += [
-        IndexedDocument(doc.pk, corpus.pk, doc.title, doc.text, _epoch(doc.date), doc.lang)
+        IndexedDocument(doc.pk, corpus.pk, doc.title, doc.text, epoch_seconds(doc.date), doc.lang)
         for doc in to_update
     ]
     return outbox, written
-
-
-def _epoch(date: datetime | None) -> int | None:
-    return None if date is None else int(date.timestamp())
 
 
 _UPDATE_COLUMNS = (
