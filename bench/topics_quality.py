@@ -1,7 +1,7 @@
 """Label quality and stability of searchapp.topics.topic_clusters on the shared corpora.
 
     .venv/bin/python bench/topics_quality.py [--source reuters|demo] [--data PATH] [--lists 20]
-        [--size 100] [--added 4] [--show 3] [--no-background]
+        [--size 100] [--added 4] [--show 3] [--no-background] [--anchored]
 
 Result lists are those of bench/topics_bench.py (the first ``--size`` documents holding a query
 word, title + leading words), clustered with the app's background (a sample of the corpus,
@@ -105,6 +105,12 @@ def main() -> None:
     parser.add_argument("--no-background", action="store_true")
     parser.add_argument("--knob", action="append", default=[], help="NAME=VALUE for topic_clusters")
     parser.add_argument(
+        "--anchored",
+        action="store_true",
+        help="the changed lists' topics read from the first list's as the app's anchor does "
+        "(searchapp/topic_memory.py) instead of clustered afresh",
+    )
+    parser.add_argument(
         "--module", type=Path, help="take topic_clusters from this file (e.g. an older topics.py)"
     )
     args = parser.parse_args()
@@ -134,6 +140,31 @@ def main() -> None:
     def cluster(hits: list[Doc], query: str) -> list[object]:
         batch = [TopicDoc(id=i, title=t, text=s) for i, t, s in hits]
         return topic_clusters(batch, seed=0, query=query, **knobs)  # type: ignore[arg-type, return-value]
+
+    def changed(base: list[Doc], hits: list[Doc], query: str) -> list[object]:
+        """The topics of ``hits``, a changed ``base``: afresh, or read from base's anchor."""
+        if not args.anchored:
+            return cluster(hits, query)
+        from searchapp import topic_memory
+        from searchapp.topics import Topic
+
+        number = {d[0]: n for n, d in enumerate(dict.fromkeys([*base, *hits]))}
+        first = [TopicDoc(id=n, title=d[1], text=d[2]) for n, d in enumerate(base)]
+        anchor = topic_clusters(first, seed=0, query=query, **knobs)  # type: ignore[arg-type]
+        memory = topic_memory.remember(anchor, [[number[d[0]]] for d in base])
+        now = [TopicDoc(id=n, title=d[1], text=d[2]) for n, d in enumerate(hits)]
+        placed = topic_memory.recall(
+            memory,
+            now,
+            [[number[d[0]]] for d in hits],
+            query=query,
+            background=knobs.get("background"),  # type: ignore[arg-type]
+        )
+        assert placed is not None, "a change this small is read from the anchor"
+        return [
+            Topic(t.label, tuple(hits[i][0] for i in t.member_ids), t.size, t.other)  # type: ignore[index]
+            for t in placed
+        ]
 
     # The demo corpus's people: a label ending in one of their first names names nobody.
     first_names: frozenset[str] = frozenset()
@@ -165,7 +196,7 @@ def main() -> None:
         grown = list(base)
         for extra in hits[args.size : args.size + args.added]:
             grown.insert(rng.randrange(len(grown) + 1), extra)
-        after = cluster(grown, query)
+        after = changed(base, grown, query)
         joined = {d[0] for d in hits[args.size : args.size + args.added]}
         counts = _untouched(topics, after, joined, set())
         local["added"] = [a + b for a, b in zip(local["added"], counts, strict=True)]
@@ -175,7 +206,7 @@ def main() -> None:
         added_kept.append(len(_labels(topics) & _labels(after)) / max(1, len(_labels(topics))))
         gone = set(rng.sample(range(len(base)), args.added))
         shrunk = [d for i, d in enumerate(base) if i not in gone]
-        after = cluster(shrunk, query)
+        after = changed(base, shrunk, query)
         counts = _untouched(topics, after, set(), {base[i][0] for i in gone})
         local["removed"] = [a + b for a, b in zip(local["removed"], counts, strict=True)]
         if counts[2] < counts[0]:
@@ -187,7 +218,10 @@ def main() -> None:
         return f"{100 * statistics.fmean(values):.1f}"
 
     print()
-    print(f"# {args.source}: {len(lists)} lists of {args.size} results, background: {bool(share)}")
+    print(
+        f"# {args.source}: {len(lists)} lists of {args.size} results, background: {bool(share)}"
+        f", changed lists {'anchored' if args.anchored else 'clustered afresh'}"
+    )
     print()
     print("| measure | value |")
     print("|---|---:|")

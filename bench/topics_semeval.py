@@ -66,7 +66,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -277,6 +277,7 @@ def evaluate(
     other_as_singletons: bool,
     show: int,
     background: bool = True,
+    anchored_from: int | None = None,
 ) -> tuple[list[dict[str, str | float]], list[dict[str, object]]]:
     # Importing searchapp.topics imports the searchapp package, which configures Django and Celery.
     os.environ.setdefault("DEBUG", "1")
@@ -290,7 +291,10 @@ def evaluate(
     for n, q in enumerate(queries):
         docs = [TopicDoc(id=rid, title=title, text=snippet) for rid, title, snippet in q.results]
         start = time.perf_counter()
-        topics = topic_clusters(docs, query=q.text, seed=0, **knobs)  # type: ignore[arg-type]
+        if anchored_from is None:
+            topics = topic_clusters(docs, query=q.text, seed=0, **knobs)  # type: ignore[arg-type]
+        else:
+            topics = _anchored(docs, anchored_from, q.text, knobs)
         ours.ms.append((time.perf_counter() - start) * 1000)
         clustering: list[list[Hashable]] = []
         labelled: list[tuple[str, list[Hashable]]] = []
@@ -348,6 +352,34 @@ def evaluate(
     return rows, details
 
 
+def _anchored(
+    docs: list[object], first: int, query: str, knobs: dict[str, int | float | str]
+) -> list[object]:
+    """The app's anchored topics (searchapp.topic_memory) of all ``docs`` when the search's
+    anchor was made from its ``first`` results: the later results placed, not clustered."""
+    from searchapp import topic_memory
+    from searchapp.topics import Topic, topic_clusters
+
+    ids = [d.id for d in docs]  # type: ignore[attr-defined]
+    indexed = [replace(d, id=n) for n, d in enumerate(docs)]  # type: ignore[type-var]
+    group_docs = [[n] for n in range(len(docs))]  # one result a group, numbered as it ranks
+    anchor = topic_clusters(indexed[:first], query=query, seed=0, **knobs)  # type: ignore[arg-type]
+    memory = topic_memory.remember(anchor, group_docs[:first])
+    placed = topic_memory.recall(
+        memory,
+        indexed,
+        group_docs,
+        query=query,
+        background=knobs.get("background"),  # type: ignore[arg-type]
+    )
+    if placed is None:  # too far from the anchor: the app clusters afresh
+        return topic_clusters(docs, query=query, seed=0, **knobs)  # type: ignore[arg-type, return-value]
+    return [
+        Topic(t.label, tuple(ids[i] for i in t.member_ids), t.size, t.other)  # type: ignore[index]
+        for t in placed
+    ]
+
+
 COLUMNS = [
     "system",
     "RI",
@@ -398,6 +430,12 @@ def main() -> None:
     parser.add_argument("--show", type=int, default=0, help="print labels of the first N queries")
     parser.add_argument("--json", type=Path, help="write rows and per-query topics here")
     parser.add_argument(
+        "--anchored-from",
+        type=int,
+        help="N: the app's anchored topics: anchor made from each query's first N results, "
+        "the rest placed in it (searchapp/topic_memory.py), paired against a fresh clustering",
+    )
+    parser.add_argument(
         "--versus",
         action="append",
         default=[],
@@ -430,7 +468,7 @@ def main() -> None:
                 "\n(no published figures for this collection; see the docstring: "
                 "SemEval-2013's participants' table was not retrievable)"
             )
-        if args.versus:
+        if args.versus or args.anchored_from:
             other = knobs | dict(_knob(k) for k in args.versus)
             _, other_details = evaluate(
                 queries,
@@ -438,7 +476,10 @@ def main() -> None:
                 other_as_singletons=args.other_as_singletons,
                 show=0,
                 background=not args.no_background,
+                anchored_from=args.anchored_from,
             )
+            if args.anchored_from:
+                other = other | {"anchored from": args.anchored_from}
             print(f"\nversus {other} (paired over queries, other minus defaults given):")
             for m in ("ARI", "F1", "S-rec K3-20"):
                 diffs = [

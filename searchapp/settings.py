@@ -308,6 +308,11 @@ SEARCH_MAX_TOPICS = env_int(
 # Topic facets each web process remembers, keyed by their exact input (titles, snippets, query):
 # a repeated search's page skips the clustering. 0 turns the memory off.
 SEARCH_TOPICS_CACHE = env_int("SEARCH_TOPICS_CACHE", 512, minimum=0, maximum=100_000)
+# Searches whose topics are anchored (searchapp/topic_memory.py): a search's first topics are
+# kept in the database, and its later lists (a few documents added or gone, another folding
+# threshold) keep them, the changed results placed in the topics they fit. The most recently
+# anchored this many searches are kept; 0 clusters every list afresh.
+SEARCH_TOPIC_ANCHORS = env_int("SEARCH_TOPIC_ANCHORS", 10_000, minimum=0, maximum=10_000_000)
 # Ranked lists (ids, scores, the count of matches) each web process remembers, keyed by the
 # query and the index's state (a commit makes a new one): a repeated search skips scoring every
 # match again (searchapp/search/ranked.py). 0 turns the memory off.

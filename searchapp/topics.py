@@ -73,7 +73,15 @@ from searchapp import topic_labels, topic_words
 from searchapp.topic_linkage import attach_to_nearest, linkage_clusters
 from searchapp.topic_spectral import spectral_clusters
 
-__all__ = ["OTHER_LABEL", "STOP_WORDS", "Background", "Topic", "TopicDoc", "topic_clusters"]
+__all__ = [
+    "OTHER_LABEL",
+    "STOP_WORDS",
+    "Background",
+    "Topic",
+    "TopicDoc",
+    "place_results",
+    "topic_clusters",
+]
 
 # Per word (lower case), the share of a background corpus's documents holding it (0 < share <= 1,
 # smoothed by the caller so an unseen word is not 0): the app's own index, or in the benchmark
@@ -797,6 +805,55 @@ def topic_clusters(
         stream = _tokenise(docs, title_weight=title_weight, query=query)
         topics = _topic_clusters(stream, ids, knobs)
         return _with_subtopics(stream, ids, topics, knobs) if subtopics else topics
+
+
+
+def place_results(
+    docs: Sequence[TopicDoc],
+    placed: Sequence[int | None],
+    *,
+    query: str = "",
+    background: Background | None = None,
+    attach_min: float = 0.05,
+    title_weight: int = 2,
+    max_df: float = 0.9,
+) -> list[int]:
+    """Where the new results of a list go among groups its other results already hold.
+
+    ``placed[i]`` is result ``i``'s group (an int >= 0), -1 for one that is in no group a
+    result may join ("Other topics"), or None for a new result. Each new result goes to the
+    group whose centroid (the sum of its results' rows, unit length) has the highest cosine
+    with its row, when that cosine is at least ``attach_min``, else -1; the others come back
+    as given. The rows are those of the linkage method (sublinear TF-IDF over every word a
+    result has, weighed by ``background``'s IDF when given): the same space and the same
+    ``attach_min`` by which ``topic_clusters`` lets a result of a small group join a topic.
+    """
+    if len(placed) != len(docs):
+        raise ValueError(f"placed has {len(placed)} entries for {len(docs)} results")
+    groups = [g for g in placed if g is not None]
+    if any(g < -1 for g in groups):
+        raise ValueError("a placed group must be -1 or at least 0")
+    out = [-1 if g is None else g for g in placed]
+    new = [i for i, g in enumerate(placed) if g is None]
+    kept = sorted({g for g in groups if g >= 0})
+    if not new or not kept:
+        return out
+    with _one_thread():  # type: ignore[attr-defined]
+        stream = _tokenise(docs, title_weight=title_weight, query=query)
+        matrix = _features(
+            stream, len(docs), min_df=1, max_df=max_df, word_pairs=False, background=background
+        )
+        # attach_to_nearest moves results outside the kept groups (and not -1): the new ones
+        # get a group of their own, the "Other topics" ones one that is never moved.
+        waiting, other = kept[-1] + 1, kept[-1] + 2
+        assignment = np.array(
+            [waiting if g is None else (other if g == -1 else g) for g in placed], dtype=np.int64
+        )
+        if matrix.shape[1]:
+            assignment = attach_to_nearest(matrix, assignment, kept, attach_min)
+    for i in new:
+        out[i] = int(assignment[i]) if assignment[i] < waiting else -1
+    return out
 
 
 SUBTOPIC_MIN = 20

@@ -8,6 +8,7 @@ from searchapp.models.jobs import Job, JobChunk
 from searchapp.models.partial import PartialCopy, PartialFingerprint, PartialIndexed
 from searchapp.models.search_index import SearchIndexChange
 from searchapp.models.signatures import BandKey, Cluster, ClusterMember, Signature, SignatureSet
+from searchapp.models.topics import TopicAnchor
 
 __all__ = [
     "BandKey",
@@ -26,4 +27,5 @@ __all__ = [
     "SearchIndexChange",
     "Signature",
     "SignatureSet",
+    "TopicAnchor",
 ]

@@ -36,7 +36,12 @@ from searchapp.selectors.search_results import (
     TopicEntry,
     TopicFacet,
 )
-from searchapp.selectors.topic_facet import GroupTopics, check_topic_params, topic_facet
+from searchapp.selectors.topic_facet import (
+    GroupTopics,
+    check_topic_params,
+    topic_anchor_key,
+    topic_facet,
+)
 
 __all__ = [
     "MAX_QUERY_LENGTH",
@@ -114,6 +119,7 @@ class _Request(NamedTuple):
     group: str
     limit: int
     corpus_id: int | None
+    lang: str | None = None
 
 
 class _Paging(NamedTuple):
@@ -232,9 +238,11 @@ def _topics(
     selected: str | None,
     max_topics: int,
     selected_subtopic: str | None = None,
+    anchor_key: str | None = None,
 ) -> tuple[GroupTopics, list[StreamGroup]]:
     """The topic facet of ``covered`` (their representatives' titles and snippets clustered),
-    and the groups it covers, in order (``GroupTopics.group_topic`` is parallel to them)."""
+    and the groups it covers, in order (``GroupTopics.group_topic`` is parallel to them);
+    ``anchor_key`` names the search whose topics stay (``topic_facet``)."""
     ordered = sorted(
         (hits[i] for i in _ids(covered) if i in hits),
         key=lambda h: (h.rank is None, h.rank or 0, h.id),
@@ -258,8 +266,21 @@ def _topics(
         selected=selected,
         max_topics=max_topics,
         selected_subtopic=selected_subtopic,
+        anchor_key=anchor_key,
     )
     return found, kept
+
+
+def _anchor_key(folded: FoldedSearch, request: _Request, max_topics: int) -> str:
+    """The search's topic anchor key: what makes its list, not how it is folded."""
+    return topic_anchor_key(
+        query=request.query,
+        corpus=request.corpus_id,
+        sort=str(folded.ranked.sort),
+        lang=request.lang,
+        limit=request.limit,
+        max_topics=max_topics,
+    )
 
 
 def _with_topics(
@@ -294,6 +315,7 @@ def _with_topics(
         selected=topic,
         max_topics=max_topics,
         selected_subtopic=subtopic,
+        anchor_key=_anchor_key(folded, request, max_topics),
     )
     entry = next((e for e in found.facet.topics if e.selected), None)
     if entry is not None:
@@ -383,7 +405,7 @@ def search_grouped(
         sort=checked_sort,
         lang=checked_lang,
     )
-    request = _Request(query, group, limit, corpus_id)
+    request = _Request(query, group, limit, corpus_id, checked_lang)
     if all_groups and topic is None:
         shown = _first_groups(folded, limit)
         everything = _Paging(shown, 1, 1, False)
@@ -469,7 +491,12 @@ def compare_search(
         snippets=[*(g.representative for g in covered), *shown_ids, *first[:per_page]],
     )
     found, kept = _topics(
-        covered, hits, query=query, selected=None, max_topics=settings.SEARCH_MAX_TOPICS
+        covered,
+        hits,
+        query=query,
+        selected=None,
+        max_topics=settings.SEARCH_MAX_TOPICS,
+        anchor_key=_anchor_key(folded, request, settings.SEARCH_MAX_TOPICS),
     )
     grouped = _page(
         folded, request, grouped_paging, page=1, per_page=per_page, hits=hits, topics=found.facet

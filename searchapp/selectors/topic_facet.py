@@ -23,17 +23,19 @@ from pathlib import Path
 from django.conf import settings
 
 from searchapp import grouping_params as gp
-from searchapp import shared_cache
+from searchapp import shared_cache, topic_memory
 from searchapp import topics as topics_module
+from searchapp.models import TopicAnchor
 from searchapp.selectors.folding import FoldedGroup
 from searchapp.selectors.search_results import Hit, TopicEntry, TopicFacet, TopicGroup
 from searchapp.selectors.topic_background import background_digest, corpus_background
+from searchapp.services.topic_anchors import topic_anchor_save
 from searchapp.topics import Background, Topic, TopicDoc, topic_clusters
 
 _TOPIC_CLUSTERS = topic_clusters  # the real one (a test's stand-in is not shared)
 _TOPIC_MODULES = ("topics", "topic_words", "topic_labels", "topic_linkage", "topic_spectral")
 
-__all__ = ["GroupTopics", "check_topic_params", "topic_facet"]
+__all__ = ["GroupTopics", "check_topic_params", "topic_anchor_key", "topic_facet"]
 
 # Topics of inputs clustered lately, by a digest of those inputs. The clustering is a pure
 # function of its input (searchapp.topics: same documents, query, background and seed, same
@@ -95,6 +97,52 @@ _TOPICS_CODE = shared_cache.code_digest(
     (Path(topics_module.__file__).with_name(f"{m}.py") for m in _TOPIC_MODULES),
     packages=("numpy", "scipy", "scikit-learn"),
 )
+# ... and an anchor's (searchapp.topic_memory reads it): other code clusters afresh.
+_ANCHOR_CODE = shared_cache.code_digest(
+    (Path(topics_module.__file__).with_name(f"{m}.py") for m in (*_TOPIC_MODULES, "topic_memory")),
+    packages=("numpy", "scipy", "scikit-learn"),
+)
+
+
+def topic_anchor_key(**search: object) -> str:
+    """The key of a search's topic anchor: a digest of what makes its result list (the
+    query, its filters, how many results the topics cover, how many topics), given by name.
+    The grouping (method, threshold) is left out on purpose: moving it keeps the topics."""
+    text = json.dumps(sorted(search.items()), default=str, ensure_ascii=False)
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+
+
+def _anchored(
+    docs: Sequence[TopicDoc],
+    group_docs: Sequence[Sequence[int]],
+    anchor_key: str | None,
+    *,
+    query: str,
+    max_topics: int,
+    background: Background | None,
+) -> list[Topic]:
+    """The topics of ``docs`` (one per group; ``group_docs`` every group's document ids):
+    read from the search's anchor when it has one the list is close to
+    (``topic_memory.recall``), else clustered and kept as its anchor."""
+    if (
+        anchor_key is None
+        or settings.SEARCH_TOPIC_ANCHORS <= 0
+        or topic_clusters is not _TOPIC_CLUSTERS  # a test's stand-in: never anchored
+    ):
+        return _clusters(docs, query=query, max_topics=max_topics, background=background)
+    row = TopicAnchor.objects.filter(key=anchor_key).values_list("code", "state").first()
+    if row is not None and row[0] == _ANCHOR_CODE:
+        memory = topic_memory.decode(row[1])
+        if memory is not None:
+            recalled = topic_memory.recall(
+                memory, docs, group_docs, query=query, background=background
+            )
+            if recalled is not None:
+                return recalled
+    clusters = _clusters(docs, query=query, max_topics=max_topics, background=background)
+    state = topic_memory.encode(topic_memory.remember(clusters, group_docs))
+    topic_anchor_save(anchor_key, _ANCHOR_CODE, state)
+    return clusters
 
 
 def _shared_key(cluster: object, background: Background | None, content: bytes) -> str | None:
@@ -183,9 +231,13 @@ def topic_facet(
     selected: str | None,
     max_topics: int,
     selected_subtopic: str | None = None,
+    anchor_key: str | None = None,
 ) -> GroupTopics:
     """Topic clusters of the groups' representatives; a group's members follow it. A large
     topic is split into sub-topics (``TopicEntry.children``, ``searchapp.topics``).
+
+    ``anchor_key`` (``topic_anchor_key``) names the search: its first topics are kept, and a
+    later list of it keeps them (``searchapp.topic_memory``). None: clustered afresh.
 
     ``selected`` (a label, any case) marks that topic selected, or is reported ``missing``;
     ``selected_subtopic`` likewise one of the selected topic's sub-topics.
@@ -201,8 +253,19 @@ def topic_facet(
         )
         for index, (rep, _members, _why) in enumerate(groups)
     ]
+    group_docs = [
+        [hits[rep].id, *(hits[member].id for member, _similarity in members)]
+        for rep, members, _why in groups
+    ]
     # The stored documents are the background: what is rare in them separates the senses.
-    clusters = _clusters(docs, query=query, max_topics=max_topics, background=corpus_background())
+    clusters = _anchored(
+        docs,
+        group_docs,
+        anchor_key,
+        query=query,
+        max_topics=max_topics,
+        background=corpus_background(),
+    )
     group_topic = [0] * len(groups)
     group_subtopic = [-1] * len(groups)
     wanted = selected.casefold() if selected else None
