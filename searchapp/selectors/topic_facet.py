@@ -25,11 +25,10 @@ from django.conf import settings
 from searchapp import grouping_params as gp
 from searchapp import shared_cache, topic_memory
 from searchapp import topics as topics_module
-from searchapp.models import TopicAnchor
 from searchapp.selectors.folding import FoldedGroup
 from searchapp.selectors.search_results import Hit, TopicEntry, TopicFacet, TopicGroup
 from searchapp.selectors.topic_background import background_digest, corpus_background
-from searchapp.services.topic_anchors import topic_anchor_save
+from searchapp.topic_anchor_store import topic_anchor_read, topic_anchor_save
 from searchapp.topics import Background, Topic, TopicDoc, topic_clusters
 
 _TOPIC_CLUSTERS = topic_clusters  # the real one (a test's stand-in is not shared)
@@ -65,13 +64,7 @@ def _clusters(
     # what stays the same. The entry keeps a reference to it, so its id is never reused while
     # the entry lives, and a hit checks it is the very same sample.
     owner = getattr(background, "__self__", background)
-    digest = hashlib.blake2b(digest_size=20)
-    fields = (str(v) for d in docs for v in (d.id, d.title, d.text, d.lang))
-    for field in (query, str(max_topics), *fields):
-        data = str.encode(field, "utf-8", "surrogatepass")
-        digest.update(len(data).to_bytes(8, "little"))  # length-prefixed: no two inputs alike
-        digest.update(data)
-    key = (id(cluster), id(owner), digest.digest())
+    key = (id(cluster), id(owner), _content_digest(docs, query, str(max_topics)))
     with _cache_lock:
         found = _cache.get(key)
         if found is not None and found[0] is owner:
@@ -92,6 +85,17 @@ def _clusters(
     return clusters
 
 
+def _content_digest(docs: Sequence[TopicDoc], *fields: str) -> bytes:
+    """A digest of every result's id, title, text and language, and of ``fields``."""
+    digest = hashlib.blake2b(digest_size=20)
+    values = (str(v) for d in docs for v in (d.id, d.title, d.text, d.lang))
+    for field in (*fields, *values):
+        data = str.encode(field, "utf-8", "surrogatepass")
+        digest.update(len(data).to_bytes(8, "little"))  # length-prefixed: no two inputs alike
+        digest.update(data)
+    return digest.digest()
+
+
 # The code the topics follow from (searchapp.topics and its modules, the numeric libraries).
 _TOPICS_CODE = shared_cache.code_digest(
     (Path(topics_module.__file__).with_name(f"{m}.py") for m in _TOPIC_MODULES),
@@ -102,6 +106,39 @@ _ANCHOR_CODE = shared_cache.code_digest(
     (Path(topics_module.__file__).with_name(f"{m}.py") for m in (*_TOPIC_MODULES, "topic_memory")),
     packages=("numpy", "scipy", "scikit-learn"),
 )
+
+
+# Lists read from an anchor lately, by a digest of the anchor and of the list: a list with new
+# results places them (tokenising the list, a few ms per 100 results) once per process, not
+# on every page. Per process, as many entries as SEARCH_TOPICS_CACHE.
+_recalled_cache: OrderedDict[bytes, list[Topic] | None] = OrderedDict()
+
+
+def _recalled(
+    state: str,
+    docs: Sequence[TopicDoc],
+    group_docs: Sequence[Sequence[int]],
+    *,
+    query: str,
+    background: Background | None,
+) -> list[Topic] | None:
+    """``topic_memory.recall`` of the anchor ``state`` (None: damaged, or too far), remembered."""
+    key = _content_digest(docs, state, query, repr(group_docs))
+    with _cache_lock:
+        if key in _recalled_cache:
+            _recalled_cache.move_to_end(key)
+            return _recalled_cache[key]
+    memory = topic_memory.decode(state)
+    recalled = (
+        None
+        if memory is None
+        else topic_memory.recall(memory, docs, group_docs, query=query, background=background)
+    )
+    with _cache_lock:
+        _recalled_cache[key] = recalled
+        while len(_recalled_cache) > settings.SEARCH_TOPICS_CACHE:
+            _recalled_cache.popitem(last=False)
+    return recalled
 
 
 def topic_anchor_key(**search: object) -> str:
@@ -130,15 +167,11 @@ def _anchored(
         or topic_clusters is not _TOPIC_CLUSTERS  # a test's stand-in: never anchored
     ):
         return _clusters(docs, query=query, max_topics=max_topics, background=background)
-    row = TopicAnchor.objects.filter(key=anchor_key).values_list("code", "state").first()
+    row = topic_anchor_read(anchor_key)
     if row is not None and row[0] == _ANCHOR_CODE:
-        memory = topic_memory.decode(row[1])
-        if memory is not None:
-            recalled = topic_memory.recall(
-                memory, docs, group_docs, query=query, background=background
-            )
-            if recalled is not None:
-                return recalled
+        recalled = _recalled(row[1], docs, group_docs, query=query, background=background)
+        if recalled is not None:
+            return recalled
     clusters = _clusters(docs, query=query, max_topics=max_topics, background=background)
     state = topic_memory.encode(topic_memory.remember(clusters, group_docs))
     topic_anchor_save(anchor_key, _ANCHOR_CODE, state)

@@ -57,6 +57,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "searchapp.topic_labels",
             "searchapp.topic_spectral",
             "searchapp.topic_linkage",
+            "searchapp.topic_memory",
             "searchapp.svg",
             # The results' topic map: layout (treemap), label fitting, the SVG.
             "searchapp.treemap",
@@ -75,6 +76,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "searchapp.celery",
             "searchapp.db_values",
             "searchapp.shared_cache",
+            "searchapp.topic_anchor_store",
             # The package itself: it only loads Celery's app (Celery's Django recipe).
             "searchapp",
         ),

@@ -1,10 +1,12 @@
-"""Writing a search's topic anchor (searchapp.topic_memory): the one write a search page makes.
+"""Where a search's topic anchor (searchapp.topic_memory) is kept: the database table of
+``models.TopicAnchor``, read and written by the search page's topics.
 
-A search page is a read; the anchor is what lets the next page of the same search keep its
-topics, so losing one costs a clustering, never a result. A write that cannot be made at once
-is therefore given up rather than waited for: on SQLite the connection's busy timeout (30 s,
-for the ingest's writers) is cut to ``SQLITE_WAIT_MS`` for this statement, so a page never
-waits behind a bulk load's transaction.
+An anchor is derived state that a read keeps for the next read, as ``shared_cache`` keeps
+values in Redis: so it sits beside it among the infrastructure, not among the services (a read
+never calls a write). Losing one costs a clustering, never a result, so a write that cannot
+be made at once is given up rather than waited for: on SQLite the connection's busy timeout
+(30 s, for the ingest's writers) is cut to ``SQLITE_WAIT_MS`` for this statement, and a page
+never waits behind a bulk load's transaction.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from django.db import DatabaseError, connection, transaction
 
 from searchapp.models import TopicAnchor
 
-__all__ = ["SQLITE_WAIT_MS", "topic_anchor_save"]
+__all__ = ["SQLITE_WAIT_MS", "topic_anchor_read", "topic_anchor_save"]
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +40,11 @@ def _short_wait() -> Iterator[None]:
     finally:
         with connection.cursor() as cursor:
             cursor.execute(f"PRAGMA busy_timeout = {int(float(timeout) * 1000)}")
+
+
+def topic_anchor_read(key: str) -> tuple[str, str] | None:
+    """The code digest and state of ``key``'s anchor; None when there is none."""
+    return TopicAnchor.objects.filter(key=key).values_list("code", "state").first()
 
 
 def topic_anchor_save(key: str, code: str, state: str) -> bool:
