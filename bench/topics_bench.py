@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/topics_bench.py [--source reuters|demo] [--data PATH] [--sizes 100 1000]
         [--lists 20] [--repeat 5] [--cpu N] [--snippet-words 40] [--knob NAME=VALUE ...]
+        [--anchored N]
 
 The result lists are what a search would hand the function: for each of a fixed list of query
 words, the first N documents of the corpus (in corpus order) whose title or text contains the
@@ -34,12 +35,14 @@ os.environ.setdefault("DEBUG", "1")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
 
 import argparse  # noqa: E402
+import functools  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -123,6 +126,30 @@ def _knob(text: str) -> tuple[str, int | float | str]:
     return name.strip(), raw
 
 
+def _anchored_run(
+    batch: list[object], new: int, query: str, knobs: dict[str, object]
+) -> Callable[[], object]:
+    """The app's read of ``batch`` from the anchor of ``batch`` without ``new`` of its results
+    (evenly spread through the ranks): those are placed, the rest read."""
+    from searchapp import topic_memory
+    from searchapp.topics import TopicDoc, topic_clusters
+
+    numbered = [TopicDoc(n, d.title, d.text) for n, d in enumerate(batch)]  # type: ignore[attr-defined]
+    step = max(1, len(batch) // max(1, new))
+    left_out = set(range(0, len(batch), step)[:new])
+    first = [d for d in numbered if d.id not in left_out]
+    anchor = topic_clusters(
+        [TopicDoc(n, d.title, d.text) for n, d in enumerate(first)],
+        seed=0,
+        query=query,
+        **knobs,  # type: ignore[arg-type]
+    )
+    memory = topic_memory.remember(anchor, [[d.id] for d in first])
+    groups = [[d.id] for d in numbered]
+    background = knobs.get("background")
+    return lambda: topic_memory.recall(memory, numbered, groups, query=query, background=background)  # type: ignore[arg-type]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--source", choices=["reuters", "demo"], default="reuters")
@@ -137,6 +164,13 @@ def main() -> None:
         "--no-background",
         action="store_true",
         help="no background corpus (default: a sample of the corpus, as the app takes it)",
+    )
+    parser.add_argument(
+        "--anchored",
+        type=int,
+        metavar="N",
+        help="time the app's anchored path instead (searchapp/topic_memory.recall): the list's "
+        "topics read from the anchor of the list without N of its results, which are placed",
     )
     args = parser.parse_args()
 
@@ -179,10 +213,14 @@ def main() -> None:
             batch = [TopicDoc(id=i, title=t, text=s) for i, t, s in hits]
             # The app passes the query: its words are never labels on their own.
             topics = topic_clusters(batch, seed=0, query=query, **knobs)  # type: ignore[arg-type]
+            run = functools.partial(topic_clusters, batch, seed=0, query=query, **knobs)
+            if args.anchored:
+                run = _anchored_run(batch, args.anchored, query, knobs)
+                topics = run()
             topic_counts.append(len(topics))
             for _ in range(args.repeat):
                 start, cpu_start = time.perf_counter(), time.process_time()
-                again = topic_clusters(batch, seed=0, query=query, **knobs)  # type: ignore[arg-type]
+                again = run()
                 timings.append((time.perf_counter() - start) * 1000)
                 cpu_timings.append((time.process_time() - cpu_start) * 1000)
                 if again != topics:
