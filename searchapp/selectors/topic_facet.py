@@ -112,12 +112,15 @@ _ANCHOR_CODE = shared_cache.code_digest(
 # lists whose new results were placed, by a digest of the anchor and of the list: placing
 # tokenises the whole list (a few ms per 100 results), so a process does it once per list, not
 # on every page. A list with nothing to place is read directly (~0.7 ms for 1,000 results,
-# less than the digest of their texts). Per process, as many entries as SEARCH_TOPICS_CACHE.
-_decoded_cache: OrderedDict[str, topic_memory.TopicMemory | None] = OrderedDict()
+# less than the digest of their texts). Per process: placed lists as many as
+# SEARCH_TOPICS_CACHE; decoded anchors (a 1,000-result one holds ~100 kB) at most
+# _DECODED_MAX, keyed by a digest of their text.
+_decoded_cache: OrderedDict[bytes, topic_memory.TopicMemory | None] = OrderedDict()
 _placed_cache: OrderedDict[bytes, list[Topic] | None] = OrderedDict()
+_DECODED_MAX = 32
 
 
-def _remembered(cache: OrderedDict, key: object, compute: Callable[[], object]) -> object:
+def _remembered(cache: OrderedDict, key: bytes, compute: Callable[[], object], size: int) -> object:
     with _cache_lock:
         if key in cache:
             cache.move_to_end(key)
@@ -125,7 +128,7 @@ def _remembered(cache: OrderedDict, key: object, compute: Callable[[], object]) 
     value = compute()
     with _cache_lock:
         cache[key] = value
-        while len(cache) > settings.SEARCH_TOPICS_CACHE:
+        while len(cache) > size:
             cache.popitem(last=False)
     return value
 
@@ -139,7 +142,12 @@ def _recalled(
     background: Background | None,
 ) -> list[Topic] | None:
     """``topic_memory.recall`` of the anchor ``state`` (None: damaged, or too far)."""
-    memory = _remembered(_decoded_cache, state, lambda: topic_memory.decode(state))
+    memory = _remembered(
+        _decoded_cache,
+        hashlib.blake2b(state.encode("utf-8", "surrogatepass"), digest_size=20).digest(),
+        lambda: topic_memory.decode(state),
+        min(_DECODED_MAX, settings.SEARCH_TOPICS_CACHE),
+    )
     if not isinstance(memory, topic_memory.TopicMemory):
         return None
 
@@ -149,7 +157,7 @@ def _recalled(
     if all(any(d in memory.places for d in group) for group in group_docs):
         return recall()
     key = _content_digest(docs, state, query, repr(group_docs))
-    return _remembered(_placed_cache, key, recall)  # type: ignore[return-value]
+    return _remembered(_placed_cache, key, recall, settings.SEARCH_TOPICS_CACHE)  # type: ignore[return-value]
 
 
 def topic_anchor_key(**search: object) -> str:

@@ -172,3 +172,24 @@ def test_the_anchors_short_wait_on_sqlite_does_not_outlast_its_write(
             cursor.execute("PRAGMA busy_timeout")
             (timeout,) = cursor.fetchone()
         assert timeout == 30_000  # the ingest's writers still wait out a bulk load's transaction
+
+
+def test_a_changed_list_viewed_again_places_its_new_results_only_once(
+    jaguar: dict[str, int], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from searchapp import topic_memory
+
+    placed: list[int] = []
+    real = topic_memory.place_results
+
+    def counted(docs: list[object], given: list[int | None], **kw: object) -> list[int]:
+        placed.append(sum(g is None for g in given))
+        return real(docs, given, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(topic_memory, "place_results", counted)
+    first = _topics(search_grouped(query="jaguar", topics=True).topics)
+    _cat("cat-new-1", "a film from Brazil")
+    sign_all("minhash")
+    again = [_topics(search_grouped(query="jaguar", topics=True).topics) for _ in range(3)]
+    assert placed == [1], "placed once, then remembered"
+    assert again[0] == again[1] == again[2] != first
