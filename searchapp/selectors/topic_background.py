@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import threading
 from collections import Counter
@@ -67,8 +68,8 @@ class _Sample:
 
     def share(self, words: Sequence[str]) -> np.ndarray:
         # Add-one smoothing: a word the sample never saw is rare, not impossible.
-        get = self.counts.get
-        return (1.0 + np.fromiter((get(w, 0) for w in words), float, len(words))) / (self.n + 1.0)
+        found = map(self.counts.get, words, itertools.repeat(0, len(words)))  # a C loop
+        return (1.0 + np.fromiter(found, float, len(words))) / (self.n + 1.0)
 
 
 _lock = threading.Lock()
