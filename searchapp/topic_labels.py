@@ -109,8 +109,8 @@ _INNER_VERBS = frozenset([*_REPORTING.split()[:14], "despite", "amid", "followin
 
 
 def _each(test: Callable[[str], object], words: list[str]) -> np.ndarray:
-    """``test`` of every word as a bool array, the loop in C (a list of 1,000 results has
-    ~15,000 distinct words, and these run once per list)."""
+    """``test`` of every word as a bool array, the loop in C: these run once per list, over
+    every distinct word of it."""
     return np.fromiter(map(test, words), bool, len(words))
 
 
@@ -129,8 +129,9 @@ def edge_words(words: list[str]) -> np.ndarray:
 
 
 def verbal_words(words: list[str]) -> np.ndarray:
-    """Per distinct lower-case word: an -ing/-ed form (or a Turkish finite verb). Only at the
-    edge of a label and only where written in lower case: "Reading Festival" is a name."""
+    """Per distinct lower-case word: an -ing/-ed form (or a Turkish finite verb, by the
+    endings of topic_words.VERB_ENDINGS). Only at the edge of a label and only where written
+    in lower case: "Reading Festival" is a name."""
     ing = (_lengths(words) > 5) & _each(operator.methodcaller("endswith", "ing"), words)
     turkish = ~_each(str.isascii, words)
     if turkish.any():
@@ -160,15 +161,6 @@ def article_words(words: list[str]) -> np.ndarray:
 def reporting_words(words: list[str]) -> np.ndarray:
     """Per distinct lower-case word: a reporting verb, never anywhere in a label."""
     return _each(_INNER_VERBS.__contains__, words)
-
-
-def _verbal(word: str) -> bool:
-    # English -ing and -ed forms; the same for Turkish finite verbs (topic_words.VERB_ENDINGS).
-    if len(word) > 5 and word.endswith("ing"):
-        return True
-    if not word.isascii() and word.endswith(topic_words.VERB_ENDINGS):
-        return True
-    return len(word) > 4 and word.endswith("ed") and not word.endswith("eed")
 
 
 _ARTICLES = frozenset({"the", "a", "an"})

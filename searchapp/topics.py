@@ -807,7 +807,6 @@ def topic_clusters(
         return _with_subtopics(stream, ids, topics, knobs) if subtopics else topics
 
 
-
 def place_results(
     docs: Sequence[TopicDoc],
     placed: Sequence[int | None],
