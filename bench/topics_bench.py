@@ -42,8 +42,9 @@ import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 from collections import Counter  # noqa: E402
-from collections.abc import Callable  # noqa: E402
+from collections.abc import Callable, Sequence  # noqa: E402
 from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -126,28 +127,36 @@ def _knob(text: str) -> tuple[str, int | float | str]:
     return name.strip(), raw
 
 
-def _anchored_run(
-    batch: list[object], new: int, query: str, knobs: dict[str, object]
-) -> Callable[[], object]:
-    """The app's read of ``batch`` from the anchor of ``batch`` without ``new`` of its results
-    (evenly spread through the ranks): those are placed, the rest read."""
+def anchored_reader(
+    base: Sequence[Any], changed: Sequence[Any], query: str, knobs: dict[str, Any]
+) -> Callable[[], list[Any] | None]:
+    """How the app reads the topics of the result list ``changed`` (TopicDocs) from the anchor
+    that the list ``base`` left (searchapp.topic_memory), one result a group. The anchor is
+    made here, once; each call of the reader is one read, what ``--anchored`` times: the
+    topics of ``changed`` by its own ids, or None when it is too far from the anchor (the app
+    then clusters it afresh). Shared by topics_quality.py and topics_semeval.py."""
     from searchapp import topic_memory
-    from searchapp.topics import TopicDoc, topic_clusters
+    from searchapp.topics import Topic, TopicDoc, topic_clusters
 
-    numbered = [TopicDoc(n, d.title, d.text) for n, d in enumerate(batch)]  # type: ignore[attr-defined]
-    step = max(1, len(batch) // max(1, new))
-    left_out = set(range(0, len(batch), step)[:new])
-    first = [d for d in numbered if d.id not in left_out]
-    anchor = topic_clusters(
-        [TopicDoc(n, d.title, d.text) for n, d in enumerate(first)],
-        seed=0,
-        query=query,
-        **knobs,  # type: ignore[arg-type]
-    )
-    memory = topic_memory.remember(anchor, [[d.id] for d in first])
-    groups = [[d.id] for d in numbered]
+    number = {d.id: n for n, d in enumerate([*base, *changed])}  # one group id per result
+
+    def indexed(docs: Sequence[Any]) -> list[TopicDoc]:
+        return [TopicDoc(n, d.title, d.text, d.lang) for n, d in enumerate(docs)]
+
+    anchor = topic_clusters(indexed(base), seed=0, query=query, **knobs)
+    memory = topic_memory.remember(anchor, [[number[d.id]] for d in base])
+    now, groups, ids = indexed(changed), [[number[d.id]] for d in changed], [d.id for d in changed]
     background = knobs.get("background")
-    return lambda: topic_memory.recall(memory, numbered, groups, query=query, background=background)  # type: ignore[arg-type]
+
+    def by_id(t: Topic) -> Topic:
+        members = tuple(ids[i] for i in t.member_ids)  # type: ignore[index]
+        return Topic(t.label, members, t.size, t.other, tuple(by_id(c) for c in t.children))
+
+    def read() -> list[Any] | None:
+        placed = topic_memory.recall(memory, now, groups, query=query, background=background)
+        return None if placed is None else [by_id(t) for t in placed]
+
+    return read
 
 
 def main() -> None:
@@ -215,7 +224,12 @@ def main() -> None:
             topics = topic_clusters(batch, seed=0, query=query, **knobs)  # type: ignore[arg-type]
             run = functools.partial(topic_clusters, batch, seed=0, query=query, **knobs)
             if args.anchored:
-                run = _anchored_run(batch, args.anchored, query, knobs)
+                # The anchor of the list without --anchored of its results, spread evenly
+                # through the ranks: those are placed, the rest read.
+                step = max(1, len(batch) // args.anchored)
+                left_out = set(range(0, len(batch), step)[: args.anchored])
+                first = [d for n, d in enumerate(batch) if n not in left_out]
+                run = anchored_reader(first, batch, query, knobs)  # type: ignore[assignment]
                 topics = run()
             topic_counts.append(len(topics))
             for _ in range(args.repeat):

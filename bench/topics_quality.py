@@ -145,26 +145,10 @@ def main() -> None:
         """The topics of ``hits``, a changed ``base``: afresh, or read from base's anchor."""
         if not args.anchored:
             return cluster(hits, query)
-        from searchapp import topic_memory
-        from searchapp.topics import Topic
-
-        number = {d[0]: n for n, d in enumerate(dict.fromkeys([*base, *hits]))}
-        first = [TopicDoc(id=n, title=d[1], text=d[2]) for n, d in enumerate(base)]
-        anchor = topic_clusters(first, seed=0, query=query, **knobs)  # type: ignore[arg-type]
-        memory = topic_memory.remember(anchor, [[number[d[0]]] for d in base])
-        now = [TopicDoc(id=n, title=d[1], text=d[2]) for n, d in enumerate(hits)]
-        placed = topic_memory.recall(
-            memory,
-            now,
-            [[number[d[0]]] for d in hits],
-            query=query,
-            background=knobs.get("background"),  # type: ignore[arg-type]
-        )
+        as_docs = [[TopicDoc(id=i, title=t, text=x) for i, t, x in docs] for docs in (base, hits)]
+        placed = tb.anchored_reader(*as_docs, query, knobs)()
         assert placed is not None, "a change this small is read from the anchor"
-        return [
-            Topic(t.label, tuple(hits[i][0] for i in t.member_ids), t.size, t.other)  # type: ignore[index]
-            for t in placed
-        ]
+        return placed
 
     # The demo corpus's people: a label ending in one of their first names names nobody.
     first_names: frozenset[str] = frozenset()

@@ -66,7 +66,7 @@ import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -357,27 +357,14 @@ def _anchored(
 ) -> list[object]:
     """The app's anchored topics (searchapp.topic_memory) of all ``docs`` when the search's
     anchor was made from its ``first`` results: the later results placed, not clustered."""
-    from searchapp import topic_memory
-    from searchapp.topics import Topic, topic_clusters
+    import topics_bench  # bench/: topics_bench.anchored_reader reads as the app does
 
-    ids = [d.id for d in docs]  # type: ignore[attr-defined]
-    indexed = [replace(d, id=n) for n, d in enumerate(docs)]  # type: ignore[type-var]
-    group_docs = [[n] for n in range(len(docs))]  # one result a group, numbered as it ranks
-    anchor = topic_clusters(indexed[:first], query=query, seed=0, **knobs)  # type: ignore[arg-type]
-    memory = topic_memory.remember(anchor, group_docs[:first])
-    placed = topic_memory.recall(
-        memory,
-        indexed,
-        group_docs,
-        query=query,
-        background=knobs.get("background"),  # type: ignore[arg-type]
-    )
+    from searchapp.topics import topic_clusters
+
+    placed = topics_bench.anchored_reader(docs[:first], docs, query, knobs)()  # type: ignore[arg-type]
     if placed is None:  # too far from the anchor: the app clusters afresh
         return topic_clusters(docs, query=query, seed=0, **knobs)  # type: ignore[arg-type, return-value]
-    return [
-        Topic(t.label, tuple(ids[i] for i in t.member_ids), t.size, t.other)  # type: ignore[index]
-        for t in placed
-    ]
+    return placed
 
 
 COLUMNS = [
