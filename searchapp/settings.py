@@ -357,9 +357,13 @@ SEARCH_WRITER_APPLY_DOCUMENTS = env_int("SEARCH_WRITER_APPLY_DOCUMENTS", 5000, m
 SEARCH_CATCH_UP_DOCUMENTS = env_int("SEARCH_CATCH_UP_DOCUMENTS", 0, minimum=0)
 SEARCH_CATCH_UP_ROWS = env_int("SEARCH_CATCH_UP_ROWS", 1000, minimum=1)
 SEARCH_CATCH_UP_PATIENCE = env_float("SEARCH_CATCH_UP_PATIENCE", 2.0, minimum=0.0, maximum=30.0)
-# Records per ingest transaction; each batch is then signed by one worker task. 2,000 keeps
-# per-task costs (a connection, the pending-rows refresh) small at a million documents.
+# Records per ingest transaction; each batch then queues one worker task (its clusters, and
+# its signing when not signed inline). 2,000 keeps per-task costs small at a million documents.
 INGEST_BATCH_SIZE = env_int("INGEST_BATCH_SIZE", 2000, minimum=1)
+# Ingest signs each batch's new and changed texts in the batch's transaction (once a set is
+# active): the texts are in hand, so no worker reads them back, and no document waits as a
+# pending row. Off: the workers sign every batch in the background, as before.
+INGEST_SIGN_INLINE = env_bool("INGEST_SIGN_INLINE", True)
 # `manage.py ingest` detects languages in a helper process while it writes (from its second
 # batch on): detection is the largest part of its own CPU and holds the GIL. Off: all in one.
 INGEST_LANGUAGE_PROCESS = env_bool("INGEST_LANGUAGE_PROCESS", True)

@@ -28,6 +28,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.utils import timezone
 
+from searchapp.models import SignatureSet
 from searchapp.search.sync import search_index_apply_pending
 from searchapp.services.band_index import band_index_restore_quietly
 from searchapp.services.bulk_load import load_lock_held
@@ -78,11 +79,13 @@ def pending_documents_sign(*, older_than: datetime | None = None) -> int:
 
 
 def batch_documents_sign(*, document_ids: Sequence[int]) -> int:
-    """Sign one ingest batch's documents (the task it queued) and update the clusters in place
+    """The task an ingest batch queued: sign those of its documents still pending (none when
+    the ingest signed them itself, ``INGEST_SIGN_INLINE``), then update the clusters in place
     (``clusters_after_signing``: incremental, so a 1M-document ingest does not recompute the
-    corpus-wide clusters after every batch)."""
+    corpus-wide clusters after every batch). Returns how many this task signed."""
     signed = signatures_sign_documents(document_ids=document_ids)
-    if signed:
+    # With a set ACTIVE the batch is signed now, by the ingest or above; with none, nothing is.
+    if signed or SignatureSet.objects.active().exists():
         clusters_after_signing(document_ids=document_ids)
         partial_copies_after_signing()
     return signed

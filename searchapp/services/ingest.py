@@ -27,10 +27,10 @@ from searchapp.search.sync import IndexSession, search_index_session, search_ind
 from searchapp.search.text_index import IndexedDocument, IndexWriteError, epoch_seconds
 from searchapp.services.bulk_load import BulkLoad, bulk_load
 from searchapp.services.language_process import LanguageProcess, detection_sample
-from searchapp.services.pending import pending_mark
+from searchapp.services.pending import pending_drop, pending_mark
 from searchapp.services.planner_stats import planner_stats_rows_added
 from searchapp.services.search_index import search_index_changed_ids
-from searchapp.services.signing import signatures_schedule_documents
+from searchapp.services.signing import signatures_schedule_documents, signatures_sign_written
 from searchapp.services.sql_rows import insert_rows, update_rows
 
 __all__ = ["IngestReport", "IngestWriteError", "corpus_get_or_create", "documents_ingest"]
@@ -251,15 +251,16 @@ def _write_batch(
         report.created += len(to_create)
         report.updated += len(to_update)
         report.unchanged += unchanged
-        created_hashes = [content_hash for _id, _record, content_hash in to_create]
-        marks = [
-            *zip(created_ids, created_hashes, strict=True),
-            *((doc.pk, doc.content_hash) for doc in resign),
-        ]
-        pending_mark(marks, text_changed=True)
-        to_sign = [pk for pk, _hash in marks]
+        texts = [(pk, r.text, h) for pk, (_id, r, h) in zip(created_ids, to_create, strict=True)]
+        texts += [(doc.pk, doc.text, doc.content_hash) for doc in resign]
+        if settings.INGEST_SIGN_INLINE and signatures_sign_written(texts):
+            pending_drop([doc.pk for doc in resign])  # signed at their new text just now
+        else:
+            pending_mark([(pk, h) for pk, _text, h in texts], text_changed=True)
+        to_sign = [pk for pk, _text, _hash in texts]
         if to_sign:
-            # This batch's own ids: each batch is signed once, by whichever worker takes it.
+            # This batch's own ids: each batch's task (its clusters, and its signing if pending)
+            # is run once, by whichever worker takes it.
             transaction.on_commit(lambda: _schedule_signatures(to_sign))
     written = [
         IndexedDocument(

@@ -80,10 +80,16 @@ def signatures_compute(
     return SignedBatch(ids, hashes, empty, [b""] * len(rows), fps.view(np.int64), keys)
 
 
-def signatures_store(*, signature_set: SignatureSet, signed: SignedBatch) -> None:
-    """Upsert the batch's Signature and BandKey rows in one transaction (idempotent)."""
+def signatures_store(
+    *, signature_set: SignatureSet, signed: SignedBatch, durable: bool = False
+) -> None:
+    """Upsert the batch's Signature and BandKey rows in one transaction (idempotent).
+
+    On PostgreSQL a transaction of its own commits without waiting for the WAL flush (see
+    ``_store_postgresql``); ``durable``: the caller's transaction also holds writes that must
+    be durable once committed (an ingest's documents), so its commit waits as usual."""
     if connection.vendor == "postgresql":
-        _store_postgresql(signature_set, signed)
+        _store_postgresql(signature_set, signed, durable=durable)
     else:
         _store_orm(signature_set, signed)
     planner_stats_rows_added(Signature._meta.db_table, len(signed.document_ids))
@@ -151,7 +157,7 @@ def _bandkey_copy_binary(signature_set_id: int, signed: SignedBatch) -> bytes:
     return _PGCOPY_HEADER + rows.tobytes() + _PGCOPY_TRAILER
 
 
-def _store_postgresql(signature_set: SignatureSet, signed: SignedBatch) -> None:
+def _store_postgresql(signature_set: SignatureSet, signed: SignedBatch, *, durable: bool) -> None:
     """COPY the batch's rows straight into the tables; upsert only documents already signed.
 
     First attempts (no Signature row of the set among the batch's documents, the common case of
@@ -166,14 +172,16 @@ def _store_postgresql(signature_set: SignatureSet, signed: SignedBatch) -> None:
     ``synchronous_commit = off`` for this transaction only: its commit does not wait for the
     WAL flush. A database crash can lose the last such commits (never half of one); the chunk is
     then not DONE either, because the chunk's DONE commit is synchronous and flushing it flushes
-    every earlier WAL record of the session, so the lost batch is simply signed again.
+    every earlier WAL record of the session, so the lost batch is simply signed again. Not with
+    ``durable``: SET LOCAL would reach the caller's whole transaction.
     """
     import psycopg  # PostgreSQL only: a SQLite deployment never loads the driver
 
     clock = _StageClock()
     ids = signed.document_ids.tolist()
     with transaction.atomic(), connection.cursor() as cursor:
-        cursor.execute("SET LOCAL synchronous_commit = off")
+        if not durable:
+            cursor.execute("SET LOCAL synchronous_commit = off")
         cursor.execute(
             f"SELECT EXISTS (SELECT 1 FROM {Signature._meta.db_table} WHERE signature_set_id = %s "
             "AND document_id BETWEEN %s AND %s)",

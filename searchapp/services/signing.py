@@ -1,20 +1,24 @@
 """Signing documents into signature sets: by id, by id range (a rebuild chunk), and pending ones.
 
 A document is *pending* while some ACTIVE set lacks a current signature of it (a PendingSignature
-row caches that; ``documents_refresh_pending`` recomputes it from the signatures). Ingest queues
-the signing of each batch's own documents once the batch commits
+row caches that; ``documents_refresh_pending`` recomputes it from the signatures). Ingest signs
+each batch's new and changed texts in the batch's own transaction (``signatures_sign_written``)
+when a set is ACTIVE, so they are never pending; otherwise (``INGEST_SIGN_INLINE`` off, or no
+set yet) they are pending, and the task each batch queues once it commits
 (``signatures_schedule_documents``: one task per batch, so two workers never sign the same
-documents); a worker signs them in the background, and ``signatures_schedule_pending`` queues
-whatever is still pending after that. What is signed is the document's ``text`` (the title is
+documents) signs them in the background; ``signatures_schedule_pending`` queues whatever is
+still pending after that. What is signed is the document's ``text`` (the title is
 often rewritten by syndication, and the "why?" view compares texts); ``content_hash`` covers
 both, so a title-only edit re-signs harmlessly.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
 
+from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
 
 from searchapp import publishing
@@ -22,6 +26,8 @@ from searchapp.models import Document, PendingSignature, Signature, SignatureSet
 from searchapp.services.pending import pending_clear, pending_heal, pending_mark
 from searchapp.services.signature_store import signatures_compute, signatures_store
 from searchapp.services.sql_rows import ID_BATCH
+
+logger = logging.getLogger(__name__)
 
 __all__ = [
     "SIGN_BATCH_SIZE",
@@ -32,6 +38,7 @@ __all__ = [
     "signatures_schedule_pending",
     "signatures_sign_documents",
     "signatures_sign_pending",
+    "signatures_sign_written",
 ]
 
 # Documents loaded and signed together: texts of one batch are in memory at once.
@@ -74,6 +81,58 @@ def documents_sign(*, signature_set: SignatureSet, document_ids: Sequence[int]) 
             )
             signed += len(rows)
     return signed
+
+
+def signatures_sign_written(rows: Sequence[tuple[int, str, str]]) -> bool:
+    """Sign, inside the caller's transaction, documents it has just written: ``rows`` are
+    (id, text, content hash) as stored. Signed in every ACTIVE and BUILDING set, as a worker
+    signs a pending document (``_sign_ids``), so the caller marks nothing pending.
+
+    Returns False, signing nothing, when no set is ACTIVE (as with nothing signed yet), or when
+    signing fails (logged, and rolled back to a savepoint: the caller's documents stay written,
+    and a worker meets the failure again in the open): the documents then wait as pending
+    rows (the caller marks them). On PostgreSQL the sets' rows are
+    held FOR KEY SHARE until the caller commits, the lock the signatures' key checks take at
+    commit anyway: a set pruned meanwhile then waits for this transaction instead of failing
+    its commit (the batch's documents with it). The caller's commit stays synchronous
+    (``durable``): these signatures commit with its documents."""
+    if not rows:
+        return True
+    sets = list(
+        SignatureSet.objects.filter(
+            state__in=[SignatureSet.State.ACTIVE, SignatureSet.State.BUILDING]
+        ).order_by("pk")
+    )
+    if not any(s.state == SignatureSet.State.ACTIVE for s in sets):
+        return False
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT id FROM {SignatureSet._meta.db_table} WHERE id = ANY(%s) FOR KEY SHARE",
+                [[s.pk for s in sets]],
+            )
+    ordered = sorted(rows)
+    try:
+        with transaction.atomic():  # a savepoint: a failure here leaves the documents written
+            for signature_set in sets:
+                for start in range(0, len(ordered), _WRITTEN_PIECE):
+                    part = ordered[start : start + _WRITTEN_PIECE]
+                    signatures_store(
+                        signature_set=signature_set,
+                        signed=signatures_compute(signature_set=signature_set, rows=part),
+                        durable=True,
+                    )
+    except Exception:
+        logger.exception(
+            "signing %d documents with their batch failed; they wait for the workers", len(rows)
+        )
+        return False
+    return True
+
+
+# An ingest batch's documents signed together (INGEST_BATCH_SIZE's default): bounds the arrays
+# of one store when a batch is larger.
+_WRITTEN_PIECE = 2000
 
 
 def documents_sign_range(

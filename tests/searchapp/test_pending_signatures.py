@@ -27,7 +27,8 @@ def _record(external_id: str, text: str) -> Record:
 
 
 @pytest.mark.django_db
-def test_ingest_marks_new_and_changed_texts_and_signing_clears_them() -> None:
+def test_ingest_marks_new_and_changed_texts_and_signing_clears_them(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.INGEST_SIGN_INLINE = False  # the workers' way (test_ingest_signs: the default)
     sign_all("minhash")
     documents_ingest(
         corpus="pending",
@@ -45,12 +46,16 @@ def test_ingest_marks_new_and_changed_texts_and_signing_clears_them() -> None:
 
 
 @pytest.mark.django_db
-def test_a_text_changed_while_its_old_version_is_signed_stays_pending(monkeypatch) -> None:
+def test_a_text_changed_while_its_old_version_is_signed_stays_pending(  # type: ignore[no-untyped-def]
+    monkeypatch, settings
+) -> None:
     """A worker has signed version 1 and found it current; an ingest writes version 2 before
     the worker clears the pending row. The clear (at version 1's hash) must leave version 2
-    waiting: without the hash on the row, version 2 would never be signed by its worker."""
+    waiting: without the hash on the row, version 2 would never be signed by its worker. (An
+    ingest that signs inline signs version 2 in its own transaction: nothing waits then.)"""
     from searchapp.services import signing
 
+    settings.INGEST_SIGN_INLINE = False
     sign_all("minhash")
     documents_ingest(corpus="race", records=[_record("a", "the harbour crane story, first")])
     doc = Document.objects.get(external_id="a")
