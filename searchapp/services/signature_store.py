@@ -41,7 +41,6 @@ logger = logging.getLogger(__name__)
 __all__ = ["SignedBatch", "signatures_compute", "signatures_store"]
 
 
-
 @dataclass(frozen=True)
 class SignedBatch:
     """Signatures of one batch of documents, ready to store."""
@@ -203,9 +202,58 @@ def _store_postgresql(signature_set: SignatureSet, signed: SignedBatch, *, durab
     clock.report(len(ids))
 
 
+def _signature_copy_binary(signature_set_id: int, signed: SignedBatch) -> bytes | None:
+    """The batch's Signature rows (the set's id first) as one binary COPY payload, built by
+    numpy; None unless every row has MinHash data of one length and a content hash of one
+    length (SimHash's rows, and odd hashes, take the per-row path). Per-row text COPY cost
+    the ingest's process a sixth of its time at 1M documents (psycopg adapts every value)."""
+    n = len(signed.data)
+    if n == 0 or signed.fingerprints is not None:
+        return None
+    width = len(signed.data[0])
+    hash_width = len(signed.content_hashes[0])
+    if width == 0 or any(len(d) != width for d in signed.data):  # SimHash's rows hold b""
+        return None
+    hashes = "".join(signed.content_hashes)
+    if hash_width == 0 or not hashes.isascii() or len(hashes) != n * hash_width:
+        return None  # (a hash of another length: the join is no longer one width per row)
+    row = np.dtype(
+        [
+            ("fields", ">i2"),
+            ("set_len", ">i4"),
+            ("set", ">i8"),
+            ("doc_len", ">i4"),
+            ("doc", ">i8"),
+            ("data_len", ">i4"),
+            ("data", f"V{width}"),
+            ("fp_len", ">i4"),  # -1: NULL
+            ("empty_len", ">i4"),
+            ("empty", "u1"),
+            ("hash_len", ">i4"),
+            ("hash", f"V{hash_width}"),
+        ]
+    )
+    rows = np.empty(n, dtype=row)
+    rows["fields"] = 6
+    rows["set_len"], rows["doc_len"], rows["data_len"] = 8, 8, width
+    rows["fp_len"], rows["empty_len"], rows["hash_len"] = -1, 1, hash_width
+    rows["set"] = signature_set_id
+    rows["doc"] = signed.document_ids
+    rows["data"] = np.frombuffer(b"".join(signed.data), dtype=f"V{width}")
+    rows["empty"] = signed.empty
+    rows["hash"] = np.frombuffer(hashes.encode("ascii"), dtype=f"V{hash_width}")
+    return _PGCOPY_HEADER + rows.tobytes() + _PGCOPY_TRAILER
+
+
 def _copy_signatures(
     raw: Any, table: str, signature_set: SignatureSet | None, signed: SignedBatch
 ) -> None:
+    if signature_set is not None and (payload := _signature_copy_binary(signature_set.pk, signed)):
+        with raw.copy(
+            f"COPY {table} (signature_set_id, {_SIGNATURE_COLUMNS}) FROM STDIN (FORMAT binary)"
+        ) as copy:
+            copy.write(payload)
+        return
     fps = signed.fingerprints.tolist() if signed.fingerprints is not None else None
     prefix = () if signature_set is None else (signature_set.pk,)
     columns = (

@@ -119,11 +119,12 @@ def test_a_deleted_document_takes_its_pending_row_with_it() -> None:
 
 
 @pytest.mark.django_db
-def test_signing_leaves_the_document_rows_as_they_were() -> None:
+def test_signing_leaves_the_document_rows_as_they_were(settings) -> None:  # type: ignore[no-untyped-def]
     """Clearing a flag rewrote every signed document's row (a new row version in PostgreSQL);
     a pending row is deleted instead and the documents are not written."""
     if connection.vendor != "postgresql":
         pytest.skip("row versions (xmin) are PostgreSQL's")
+    settings.INGEST_SIGN_INLINE = False  # the workers' way
     make_news()
     sign_all("minhash")  # an active set, so that what follows is pending
     documents_ingest(
