@@ -350,7 +350,7 @@ def ingest(corpora: list[LanguageCorpus], tmp: Path) -> float:
             for d in corpus.docs:
                 fh.write(json.dumps({"id": d.id, "title": d.title, "text": d.text}, ensure_ascii=False) + "\n")
     # No broker in this throwaway set-up, and known-item search needs no signatures.
-    ingest_service._schedule_signatures = lambda ids: None  # type: ignore[assignment]
+    ingest_service._schedule_signatures = lambda ids, **kw: None  # type: ignore[assignment]
     started = time.perf_counter()
     report = documents_ingest(corpus=corpus_get_or_create(name="multilingual"), records=read_path(path))
     if report.skipped or report.index_error:

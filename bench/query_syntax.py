@@ -91,7 +91,7 @@ def main() -> None:
     from searchapp.services.signature_sets import signature_set_build_inline
 
     call_command("migrate", verbosity=0)
-    ingest_service._schedule_signatures = lambda ids: None  # type: ignore[assignment]
+    ingest_service._schedule_signatures = lambda ids, **kw: None  # type: ignore[assignment]
     started = time.perf_counter()
     corpus = corpus_get_or_create(name="reuters")
     report = documents_ingest(corpus=corpus, records=read_path(args.data))

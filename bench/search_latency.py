@@ -113,7 +113,7 @@ def main() -> None:
         print(f"reusing the database at {db_path}")
     else:
         # No broker in this throwaway set-up: signatures are built inline below.
-        ingest_service._schedule_signatures = lambda ids: None  # type: ignore[assignment]
+        ingest_service._schedule_signatures = lambda ids, **kw: None  # type: ignore[assignment]
         t = time.perf_counter()
         report = documents_ingest(
             corpus=corpus_get_or_create(name="reuters"), records=read_path(args.data)

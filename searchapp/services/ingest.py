@@ -8,13 +8,9 @@ no empty corpus behind.
 
 from __future__ import annotations
 
-import functools
-import json
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime
-from pathlib import PurePath
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
@@ -26,12 +22,26 @@ from searchapp.readers import Record, RecordError, record_problem
 from searchapp.search.sync import IndexSession, search_index_session, search_index_sync
 from searchapp.search.text_index import IndexedDocument, IndexWriteError, epoch_seconds
 from searchapp.services.bulk_load import BulkLoad, bulk_load
+from searchapp.services.clusters import clusters_schedule
+from searchapp.services.ingest_rows import (
+    SOURCE_COLUMNS,
+    UPDATE_COLUMNS,
+    documents_existing,
+    documents_insert,
+    record_origin,
+    stored_origin,
+)
 from searchapp.services.language_process import LanguageProcess, detection_sample
 from searchapp.services.pending import pending_drop, pending_mark
 from searchapp.services.planner_stats import planner_stats_rows_added
 from searchapp.services.search_index import search_index_changed_ids
-from searchapp.services.signing import signatures_schedule_documents, signatures_sign_written
-from searchapp.services.sql_rows import insert_rows, update_rows
+from searchapp.services.signature_store import Presigned, signatures_presign
+from searchapp.services.signing import (
+    signatures_schedule_documents,
+    signatures_sets_to_sign,
+    signatures_sign_written,
+)
+from searchapp.services.sql_rows import update_rows
 
 __all__ = ["IngestReport", "IngestWriteError", "corpus_get_or_create", "documents_ingest"]
 
@@ -83,32 +93,15 @@ def corpus_get_or_create(*, name: str, description: str = "") -> Corpus:
     return corpus
 
 
-def _schedule_signatures(document_ids: list[int]) -> None:
+def _schedule_signatures(document_ids: list[int], *, signed: bool) -> None:
+    """Queue the batch's task (its clusters; its signing when ``signed`` is False). With the
+    broker down, unsigned documents stay pending for the catch-up; signed ones get a recompute
+    of the clusters, kept QUEUED until the catch-up can publish it."""
     try:
-        signatures_schedule_documents(document_ids)
+        if not signatures_schedule_documents(document_ids) and signed:
+            clusters_schedule()
     except Exception:  # a broker outage must not undo an ingest that already committed
-        logger.exception("could not schedule signature work; documents stay pending")
-
-
-def _existing_documents(corpus: Corpus, external_ids: list[str]) -> Iterable[Document]:
-    """The corpus's documents with these external ids (title and text deferred: an update
-    replaces them, and comparing needs only the content hash)."""
-    params: list[object]
-    if connection.vendor == "postgresql":
-        # One array parameter: psycopg re-parses a statement of 2,000 placeholders in Python
-        # on every call (Django binds on the client), which was a tenth of an ingest.
-        where, params = "external_id = ANY(%s)", [external_ids]
-    else:
-        where, params = f"external_id IN ({', '.join(['%s'] * len(external_ids))})", [
-            *external_ids
-        ]
-    return Document.objects.raw(
-        "SELECT id, external_id, url, date, lang, content_hash, source_name, "
-        "source_type, source_position, source_parent, source_details "
-        f"FROM {connection.ops.quote_name(Document._meta.db_table)} "
-        f"WHERE corpus_id = %s AND {where}",
-        [corpus.pk, *params],
-    )
+        logger.exception("could not schedule the batch's background work")
 
 
 @dataclass
@@ -120,6 +113,8 @@ class _Batch:
     seen: int  # records read for it, the skipped ones included (the progress bar's steps)
     hashes: dict[str, str]
     languages: Callable[[], dict[str, str]]  # waits for the detection when it runs elsewhere
+    # Signatures of its new and changed texts made by the helper, if it has one (waited for).
+    presigned: Callable[[], list[Presigned]] = list
 
 
 def _batch_prepare(
@@ -142,7 +137,7 @@ def _batch_prepare(
     if corpus is not None and records:
         stored = {
             doc.external_id: doc.content_hash
-            for doc in _existing_documents(corpus, list(records))
+            for doc in documents_existing(corpus, list(records))
         }
     wanted = [
         external_id
@@ -154,20 +149,29 @@ def _batch_prepare(
         found = dict(zip(wanted, detect_languages(samples), strict=True))
         return _Batch(records, seen, hashes, lambda: found)
     waiting = helper.submit(samples)
-    return _Batch(records, seen, hashes, lambda: dict(zip(wanted, waiting(), strict=True)))
+    prepared = _Batch(records, seen, hashes, lambda: dict(zip(wanted, waiting(), strict=True)))
+    if settings.INGEST_SIGN_INLINE and (sets := signatures_sets_to_sign()):
+        texts = [(h, records[i].text) for i, h in hashes.items() if stored.get(i) != h]
+        prepared.presigned = helper.call(signatures_presign, sets, texts)
+    return prepared
 
 
 def _write_batch(
-    corpus: Corpus, prepared: _Batch, detected: dict[str, str], report: IngestReport
+    corpus: Corpus,
+    prepared: _Batch,
+    detected: dict[str, str],
+    presigned: list[Presigned],
+    report: IngestReport,
 ) -> tuple[list[int], list[IndexedDocument]]:
-    """Write the batch; ``detected`` is ``prepared.languages()``, asked for by the caller
-    before its transaction opens (waiting for the helper must not hold SQLite's lock).
+    """Write the batch; ``detected`` and ``presigned`` are ``prepared.languages()`` and
+    ``prepared.presigned()``, asked for by the caller before its transaction opens (waiting
+    for the helper must not hold SQLite's lock).
     Returns the search index's outbox rows it wrote and the documents as written, for the
     ingest's index session (``IndexSession.written``)."""
     now = timezone.now()
     batch, hashes = prepared.records, prepared.hashes
     with transaction.atomic():
-        existing = {doc.external_id: doc for doc in _existing_documents(corpus, list(batch))}
+        existing = {doc.external_id: doc for doc in documents_existing(corpus, list(batch))}
         to_create: list[tuple[str, Record, str]] = []
         to_update: list[Document] = []
         resign: list[Document] = []  # updated documents whose text changed: signed again
@@ -190,11 +194,11 @@ def _write_batch(
                 # Same document, perhaps from another file or place: its source is noted, but
                 # it is not an update (nothing searched or signed changed).
                 unchanged += 1
-                if _stored_origin(doc) != _origin(record):
+                if stored_origin(doc) != record_origin(record):
                     (
                         doc.source_name, doc.source_type, doc.source_position, doc.source_parent,
                         doc.source_details,
-                    ) = _origin(record)
+                    ) = record_origin(record)
                     moved.append(doc)
             else:
                 if doc.content_hash != content_hash:
@@ -212,7 +216,7 @@ def _write_batch(
                 (
                     doc.source_name, doc.source_type, doc.source_position, doc.source_parent,
                     doc.source_details,
-                ) = _origin(record)
+                ) = record_origin(record)
                 doc.updated_at = now
                 to_update.append(doc)
         late = [(external_id, r) for external_id, r in detect if external_id not in detected]
@@ -225,25 +229,25 @@ def _write_batch(
         )
         for doc in to_update:
             doc.lang = detected.get(doc.external_id, doc.lang)
-        created_ids = _insert_documents(corpus, to_create, detected, now)
+        created_ids = documents_insert(corpus, to_create, detected, now)
         planner_stats_rows_added(Document._meta.db_table, len(created_ids))
         stamp = connection.ops.adapt_datetimefield_value
         update_rows(
             Document._meta.db_table,
-            _UPDATE_COLUMNS,
+            UPDATE_COLUMNS,
             [
                 (
                     doc.pk, doc.title, doc.url, doc.text,
                     None if doc.date is None else stamp(doc.date), doc.lang,
-                    doc.content_hash, stamp(now), *_stored_origin(doc),
+                    doc.content_hash, stamp(now), *stored_origin(doc),
                 )
                 for doc in to_update
             ],
         )
         update_rows(
             Document._meta.db_table,
-            _UPDATE_COLUMNS[-len(_SOURCE_COLUMNS) :],
-            [(doc.pk, *_stored_origin(doc)) for doc in moved],
+            UPDATE_COLUMNS[-len(SOURCE_COLUMNS) :],
+            [(doc.pk, *stored_origin(doc)) for doc in moved],
         )
         # In the same transaction: the search index learns of exactly what was written.
         outbox = search_index_changed_ids([*created_ids, *(doc.pk for doc in to_update)])
@@ -253,7 +257,8 @@ def _write_batch(
         report.unchanged += unchanged
         texts = [(pk, r.text, h) for pk, (_id, r, h) in zip(created_ids, to_create, strict=True)]
         texts += [(doc.pk, doc.text, doc.content_hash) for doc in resign]
-        if settings.INGEST_SIGN_INLINE and signatures_sign_written(texts):
+        signed = settings.INGEST_SIGN_INLINE and signatures_sign_written(texts, presigned)
+        if signed:
             pending_drop([doc.pk for doc in resign])  # signed at their new text just now
         else:
             pending_mark([(pk, h) for pk, _text, h in texts], text_changed=True)
@@ -261,7 +266,7 @@ def _write_batch(
         if to_sign:
             # This batch's own ids: each batch's task (its clusters, and its signing if pending)
             # is run once, by whichever worker takes it.
-            transaction.on_commit(lambda: _schedule_signatures(to_sign))
+            transaction.on_commit(lambda: _schedule_signatures(to_sign, signed=signed))
     written = [
         IndexedDocument(
             pk, corpus.pk, r.title, r.text, epoch_seconds(r.date),
@@ -274,83 +279,6 @@ def _write_batch(
         for doc in to_update
     ]
     return outbox, written
-
-
-_UPDATE_COLUMNS = (
-    ("title", "text"), ("url", "text"), ("text", "text"), ("date", "timestamptz"),
-    ("lang", "text"), ("content_hash", "text"),
-    ("updated_at", "timestamptz"), ("source_name", "text"), ("source_type", "text"),
-    ("source_position", "text"), ("source_parent", "text"), ("source_details", "text"),
-)
-_SOURCE_COLUMNS = (
-    "source_name", "source_type", "source_position", "source_parent", "source_details",
-)
-_INSERT_COLUMNS = (
-    "corpus_id", "external_id", "title", "url", "text", "date", "lang", "content_hash",
-    "created_at", "updated_at", "source_name", "source_type",
-    "source_position", "source_parent", "source_details",
-)
-# Their PostgreSQL types, for a binary COPY (varchar takes text's binary form).
-_INSERT_TYPES = (
-    "bigint", "text", "text", "text", "text", "timestamptz", "text", "text",
-    "timestamptz", "timestamptz", "text", "text", "text", "text", "text",
-)
-
-
-@functools.lru_cache(maxsize=256)
-def _file_name(source: str) -> str:
-    """The last part of the path a reader names (a file inside a zip: after its "!"). Cached:
-    every record of a file names the same one, and PurePath costs more than the rest of
-    _origin (0.6 s per 100,000 records)."""
-    return PurePath(source.rsplit("!", 1)[-1]).name
-
-
-def _origin(record: Record) -> tuple[str, str, str, str, str]:
-    """The Document.source_* values of a record: its file's name (the last part of the path
-    the reader names when it gave none), type, place (its line when it gave none), parent id
-    and details as JSON."""
-    name = record.source_name or _file_name(record.source)
-    position = record.source_position or (
-        f"line {record.line}" if record.line is not None else ""
-    )
-    details = ""
-    if record.details:
-        details = json.dumps(record.details, ensure_ascii=False, sort_keys=True)
-    return name, record.source_type, position, record.parent_id, details
-
-
-def _stored_origin(doc: Document) -> tuple[str, str, str, str, str]:
-    return (
-        doc.source_name, doc.source_type, doc.source_position, doc.source_parent,
-        doc.source_details,
-    )
-
-
-def _insert_documents(
-    corpus: Corpus,
-    rows: list[tuple[str, Record, str]],
-    detected: dict[str, str],
-    now: datetime,
-) -> list[int]:
-    """INSERT the new documents in bulk (a record naming no language gets the one detected);
-    returns their ids in the order of ``rows``."""
-    adapt = connection.ops.adapt_datetimefield_value
-    stamp = adapt(now)
-    return insert_rows(
-        Document._meta.db_table,
-        _INSERT_COLUMNS,
-        [
-            (
-                corpus.pk, external_id, r.title, r.url, r.text,
-                None if r.date is None else adapt(r.date),
-                r.lang or detected.get(external_id, ""), content_hash, stamp, stamp,
-                *_origin(r),
-            )
-            for external_id, r, content_hash in rows
-        ],
-        match="external_id",  # unique within the corpus and so within the batch
-        types=_INSERT_TYPES,
-    )
 
 
 def _where(record: Record) -> str:
@@ -413,12 +341,13 @@ def documents_ingest(
 
     def write(prepared: _Batch) -> tuple[list[int], list[IndexedDocument]]:
         fresh = report.corpus is None
-        detected = prepared.languages()  # before the transaction: it may wait for the helper
+        # Before the transaction: they may wait for the helper.
+        detected, presigned = prepared.languages(), prepared.presigned()
         try:
             with transaction.atomic():
                 if report.corpus is None:
                     report.corpus = corpus_get_or_create(name=name)
-                return _write_batch(report.corpus, prepared, detected, report)
+                return _write_batch(report.corpus, prepared, detected, presigned, report)
         except Exception as exc:
             if fresh:
                 report.corpus = None  # its creation was rolled back with the batch

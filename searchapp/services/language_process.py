@@ -21,12 +21,14 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
+from typing import TypeVar
 
 from searchapp.languages import DETECT_CHARS, detect_languages
 
 __all__ = ["LanguageProcess", "detection_sample"]
 
 logger = logging.getLogger(__name__)
+_T = TypeVar("_T")
 
 
 def detection_sample(title: str, text: str) -> str:
@@ -54,7 +56,8 @@ def _end_with_parent(parent: int) -> None:
 
 
 class LanguageProcess:
-    """One helper process that detects the languages of lists of texts, one list at a time.
+    """One helper process that detects the languages of lists of texts, one list at a time
+    (and, for ``call``, does any other pure computation an ingest hands it: its signatures).
 
     ``submit`` starts a detection and returns a function that waits for its answer. Use as a
     context manager (or call ``close``): the helper ends with it.
@@ -77,18 +80,24 @@ class LanguageProcess:
         wanted = list(texts)
         if not wanted:
             return list
-        future = self._start(wanted)
-        if future is None:
-            return lambda: detect_languages(wanted)
+        return self.call(detect_languages, wanted)
 
-        def result() -> list[str]:
+    def call(self, function: Callable[..., _T], *args: object) -> Callable[[], _T]:
+        """Run ``function(*args)`` in the helper, after what was submitted before; the returned
+        function waits for its result. ``function`` must be pure computation (a module-level
+        function: it is sent by name), as it runs here instead should the helper be gone."""
+        future = self._start(function, *args)
+        if future is None:
+            return lambda: function(*args)
+
+        def result() -> _T:
             try:
-                codes = future.result()
+                answer = future.result()
             except (BrokenProcessPool, CancelledError):
                 self._give_up("the helper process died")
-                return detect_languages(wanted)
+                return function(*args)
             self.answered += 1
-            return codes
+            return answer
 
         return result
 
@@ -97,7 +106,7 @@ class LanguageProcess:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
 
-    def _start(self, texts: list[str]) -> Future[list[str]] | None:
+    def _start(self, function: Callable[..., _T], *args: object) -> Future[_T] | None:
         if self._failed:
             return None
         try:
@@ -105,15 +114,16 @@ class LanguageProcess:
                 # fork, not spawn: a spawned child imports the searchapp package afresh, and
                 # with it the settings, which refuse to load where the ingest's own process
                 # was let through (a one-off command without SECRET_KEY); a forked one starts
-                # with the model loaded. It runs nothing but detection: it never touches the
-                # database connections or the index writer it inherits, and ends with os._exit.
+                # with the model loaded. It runs nothing but computation (detection, signatures):
+                # it never touches the database connections or the index writer it inherits,
+                # and ends with os._exit.
                 self._pool = ProcessPoolExecutor(
                     max_workers=1,
                     mp_context=multiprocessing.get_context("fork"),
                     initializer=_end_with_parent,
                     initargs=(os.getpid(),),
                 )
-            return self._pool.submit(detect_languages, texts)
+            return self._pool.submit(function, *args)
         except (BrokenProcessPool, OSError, RuntimeError) as exc:
             self._give_up(f"{exc.__class__.__name__}: {exc}")
             return None

@@ -38,7 +38,13 @@ from searchapp.services.sql_rows import ID_BATCH
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["SignedBatch", "signatures_compute", "signatures_store"]
+__all__ = [
+    "Presigned",
+    "SignedBatch",
+    "signatures_compute",
+    "signatures_presign",
+    "signatures_store",
+]
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,53 @@ def signatures_compute(
     tables_for = params.get("table_distance", params["max_distance"])
     keys = block_keys(fps, max_distance=tables_for, blocks=params["blocks"])
     return SignedBatch(ids, hashes, empty, [b""] * len(rows), fps.view(np.int64), keys)
+
+
+@dataclass(frozen=True)
+class Presigned:
+    """A set's signatures of texts computed before their documents have ids (in an ingest's
+    helper process), found again by content hash. ``params`` are the set's as read then: a
+    set changed since is signed afresh."""
+
+    signature_set_id: int
+    params: dict[str, Any]
+    signed: SignedBatch  # document_ids are positions
+
+    def batch_for(self, rows: Sequence[tuple[int, str, str]]) -> SignedBatch | None:
+        """The batch of ``rows`` (id, text, content hash), in their order, or None when a
+        text was not presigned (changed by another writer since, say)."""
+        where = {h: i for i, h in enumerate(self.signed.content_hashes)}
+        try:
+            at = np.fromiter((where[h] for _id, _text, h in rows), dtype=np.int64, count=len(rows))
+        except KeyError:
+            return None
+        fps = self.signed.fingerprints
+        return SignedBatch(
+            np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)),
+            [r[2] for r in rows],
+            self.signed.empty[at],
+            [self.signed.data[i] for i in at.tolist()],
+            None if fps is None else fps[at],
+            self.signed.keys[at],
+        )
+
+
+def signatures_presign(
+    sets: Sequence[tuple[int, str, dict[str, Any]]], texts: Sequence[tuple[str, str]]
+) -> list[Presigned]:
+    """Sign ``texts`` ((content hash, text)) in each of ``sets`` ((id, method, params)); pure
+    computation, run by an ingest's helper process while the ingest writes the batch before."""
+    rows = [(i, text, content_hash) for i, (content_hash, text) in enumerate(texts)]
+    return [
+        Presigned(
+            set_id,
+            params,
+            signatures_compute(
+                signature_set=SignatureSet(pk=set_id, method=method, params=params), rows=rows
+            ),
+        )
+        for set_id, method, params in sets
+    ]
 
 
 def signatures_store(

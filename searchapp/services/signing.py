@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from datetime import datetime
+from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Exists, OuterRef, Q
@@ -24,7 +25,11 @@ from django.db.models import Exists, OuterRef, Q
 from searchapp import publishing
 from searchapp.models import Document, PendingSignature, Signature, SignatureSet
 from searchapp.services.pending import pending_clear, pending_heal, pending_mark
-from searchapp.services.signature_store import signatures_compute, signatures_store
+from searchapp.services.signature_store import (
+    Presigned,
+    signatures_compute,
+    signatures_store,
+)
 from searchapp.services.sql_rows import ID_BATCH
 
 logger = logging.getLogger(__name__)
@@ -36,6 +41,7 @@ __all__ = [
     "documents_sign_range",
     "signatures_schedule_documents",
     "signatures_schedule_pending",
+    "signatures_sets_to_sign",
     "signatures_sign_documents",
     "signatures_sign_pending",
     "signatures_sign_written",
@@ -83,7 +89,23 @@ def documents_sign(*, signature_set: SignatureSet, document_ids: Sequence[int]) 
     return signed
 
 
-def signatures_sign_written(rows: Sequence[tuple[int, str, str]]) -> bool:
+def signatures_sets_to_sign() -> list[tuple[int, str, dict[str, Any]]]:
+    """(id, method, parameters) of the sets ``signatures_sign_written`` would sign in now (the
+    ACTIVE and BUILDING ones), or none when no set is ACTIVE: what an ingest's helper process
+    signs a batch in ahead of its transaction (``signatures_presign``)."""
+    sets = list(
+        SignatureSet.objects.filter(
+            state__in=[SignatureSet.State.ACTIVE, SignatureSet.State.BUILDING]
+        ).order_by("pk")
+    )
+    if not any(s.state == SignatureSet.State.ACTIVE for s in sets):
+        return []
+    return [(s.pk, s.method, s.params) for s in sets]
+
+
+def signatures_sign_written(
+    rows: Sequence[tuple[int, str, str]], presigned: Sequence[Presigned] = ()
+) -> bool:
     """Sign, inside the caller's transaction, documents it has just written: ``rows`` are
     (id, text, content hash) as stored. Signed in every ACTIVE and BUILDING set, as a worker
     signs a pending document (``_sign_ids``), so the caller marks nothing pending.
@@ -95,7 +117,9 @@ def signatures_sign_written(rows: Sequence[tuple[int, str, str]]) -> bool:
     held FOR KEY SHARE until the caller commits, the lock the signatures' key checks take at
     commit anyway: a set pruned meanwhile then waits for this transaction instead of failing
     its commit (the batch's documents with it). The caller's commit stays synchronous
-    (``durable``): these signatures commit with its documents."""
+    (``durable``): these signatures commit with its documents. ``presigned``: signatures the
+    ingest's helper process computed ahead (``signatures_presign``), used for a set whose
+    parameters they were made with; the rest is computed here."""
     if not rows:
         return True
     sets = list(
@@ -115,11 +139,17 @@ def signatures_sign_written(rows: Sequence[tuple[int, str, str]]) -> bool:
     try:
         with transaction.atomic():  # a savepoint: a failure here leaves the documents written
             for signature_set in sets:
+                ahead = [
+                    p
+                    for p in presigned
+                    if p.signature_set_id == signature_set.pk and p.params == signature_set.params
+                ]
                 for start in range(0, len(ordered), _WRITTEN_PIECE):
                     part = ordered[start : start + _WRITTEN_PIECE]
+                    signed = ahead[0].batch_for(part) if ahead else None
                     signatures_store(
                         signature_set=signature_set,
-                        signed=signatures_compute(signature_set=signature_set, rows=part),
+                        signed=signed or signatures_compute(signature_set=signature_set, rows=part),
                         durable=True,
                     )
     except Exception:

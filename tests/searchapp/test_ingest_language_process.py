@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 import pytest
+from corpora import sign_all
 
 from searchapp.languages import DETECT_CHARS, detect_languages
 from searchapp.readers import IngestFileError, Record
@@ -94,6 +95,29 @@ def test_the_helper_stores_the_same_documents_and_languages_as_one_process(helpe
     )
     assert (again.created, again.updated, again.unchanged) == (0, 1, 39)
     assert _stored("helped")[records[-1].external_id][1] == "de"
+
+
+def test_the_helper_signs_each_batch_as_the_ingest_itself_would(helpers) -> None:
+    from searchapp.models import BandKey, PendingSignature, Signature
+
+    active = sign_all("minhash")
+    records = _records(40)
+    documents_ingest(corpus="alone", records=records, batch_size=6)
+    documents_ingest(corpus="helped", records=records, batch_size=6, language_process=True)
+    # Batches 2 to 7: their languages and their signatures, both made in the helper.
+    assert len(helpers) == 1 and helpers[0].answered == 12
+
+    def signed(corpus: str) -> tuple[dict[str, tuple[bytes, str]], set[tuple[str, int, int]]]:
+        signatures = Signature.objects.filter(signature_set=active, document__corpus__name=corpus)
+        keys = BandKey.objects.filter(signature_set=active, document__corpus__name=corpus)
+        return (
+            {s.document.external_id: (bytes(s.data), s.content_hash) for s in signatures},
+            {(k.document.external_id, k.band, k.key) for k in keys},
+        )
+
+    helped, alone = signed("helped"), signed("alone")
+    assert len(helped[0]) == 40 and helped == alone
+    assert not PendingSignature.objects.exists()
 
 
 def test_what_detection_reads_is_cut_without_changing_an_answer() -> None:

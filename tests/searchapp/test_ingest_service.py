@@ -103,7 +103,9 @@ def test_each_batch_queues_the_signing_of_its_own_documents_once_it_commits(
     monkeypatch: pytest.MonkeyPatch, django_capture_on_commit_callbacks
 ) -> None:  # type: ignore[no-untyped-def]
     calls: list[list[int]] = []
-    monkeypatch.setattr(ingest_service, "_schedule_signatures", calls.append)
+    monkeypatch.setattr(
+        ingest_service, "_schedule_signatures", lambda ids, signed: calls.append(ids)
+    )
     corpus = corpus_get_or_create(name="news")
     with django_capture_on_commit_callbacks(execute=True):
         documents_ingest(corpus=corpus, records=[rec("a", "x"), rec("b", "y")], batch_size=1)

@@ -18,12 +18,16 @@ from searchapp.services.signature_sets import signature_set_build_inline
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
 
-def manage_with_broker_down(workers: Workers, *args: str) -> subprocess.CompletedProcess[str]:
+def manage_with_broker_down(
+    workers: Workers, *args: str, **env: str
+) -> subprocess.CompletedProcess[str]:
     """``manage.py ARGS`` against the test database with the broker unreachable."""
     return subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
-        env=workers.env(CELERY_BROKER_URL=CLOSED_BROKER_URL, CELERY_BROKER_CONNECT_TIMEOUT="1"),
+        env=workers.env(
+            CELERY_BROKER_URL=CLOSED_BROKER_URL, CELERY_BROKER_CONNECT_TIMEOUT="1", **env
+        ),
         capture_output=True,
         text=True,
         timeout=120,
@@ -119,6 +123,8 @@ def test_ingested_documents_are_signed_in_the_background(workers, tmp_path: Path
 def test_ingest_with_the_broker_down_keeps_documents_pending_until_a_worker_returns(
     workers, tmp_path: Path, settings
 ) -> None:
+    """The workers' way (INGEST_SIGN_INLINE=0): the batches' signing tasks never reach the
+    broker, so the documents wait as pending until a worker's catch-up signs them."""
     make_documents(40)
     signature_set_build_inline(method="minhash")
     source = tmp_path / "outage.jsonl"
@@ -130,7 +136,9 @@ def test_ingest_with_the_broker_down_keeps_documents_pending_until_a_worker_retu
             for i in range(25)
         )
     )
-    result = manage_with_broker_down(workers, "ingest", str(source), "--corpus", "pipeline")
+    result = manage_with_broker_down(
+        workers, "ingest", str(source), "--corpus", "pipeline", INGEST_SIGN_INLINE="0"
+    )
     assert result.returncode == 0, result.stderr
     stored = Document.objects.filter(external_id__startswith="out-")
     assert stored.count() == 25 and stored.filter(pending_signature__isnull=False).count() == 25
@@ -151,6 +159,40 @@ def test_ingest_with_the_broker_down_keeps_documents_pending_until_a_worker_retu
     )
     status = pipeline_status()
     assert status.broker_ok and status.pending == 0
+
+
+def test_ingest_with_the_broker_down_signs_its_batches_and_clusters_them_once_it_is_back(
+    workers, tmp_path: Path
+) -> None:
+    """The default (INGEST_SIGN_INLINE): the batches are signed as they are written, so nothing
+    waits; their cluster tasks never reach the broker, so a recompute waits, QUEUED and
+    unpublished, for the worker's start-up catch-up, which puts the new copies in a cluster."""
+    from searchapp.models import ClusterMember
+
+    make_documents(40)
+    active = signature_set_build_inline(method="minhash")
+    story = " ".join(f"harbour{i % 37} crane{i % 11} story{i}" for i in range(60))
+    source = tmp_path / "outage.jsonl"
+    source.write_text(
+        "".join(
+            f'{{"id": "copy-{i}", "title": "c{i}", "text": "{story} edition {i}"}}\n'
+            for i in range(4)
+        )
+    )
+    result = manage_with_broker_down(workers, "ingest", str(source), "--corpus", "pipeline")
+    assert result.returncode == 0, result.stderr
+    stored = Document.objects.filter(external_id__startswith="copy-")
+    assert stored.count() == 4 and not stored.filter(pending_signature__isnull=False).exists()
+    assert Signature.objects.filter(signature_set=active, document__in=stored).count() == 4
+    assert Job.objects.filter(
+        kind=Job.Kind.CLUSTERS, state=Job.State.QUEUED, published_at__isnull=True
+    ).exists()
+    workers.start()
+    in_clusters = ClusterMember.objects.filter(
+        signature_set=active, document__external_id__startswith="copy-"
+    )
+    wait_for(lambda: in_clusters.count() == 4, timeout=40, what="the recompute", logs=workers.logs)
+    assert len(set(in_clusters.values_list("cluster_id", flat=True))) == 1
 
 
 def test_a_rebuild_started_while_the_broker_is_down_runs_once_it_is_back(workers) -> None:
