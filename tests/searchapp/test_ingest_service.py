@@ -163,7 +163,7 @@ def test_a_batch_the_database_refuses_is_reported_with_its_file_and_lines(
     from searchapp.models import Corpus
     from searchapp.services.ingest import IngestWriteError
 
-    def refuse(corpus, batch, detected, report):  # type: ignore[no-untyped-def]
+    def refuse(corpus, batch, *rest):  # type: ignore[no-untyped-def]
         raise DataError("value too long")
 
     monkeypatch.setattr(ingest_service, "_write_batch", refuse)

@@ -303,8 +303,8 @@ def test_a_failure_while_writing_rolls_back_every_record(
     real_write = ingest_service._write_batch
     calls = []
 
-    def write_then_fail(corpus, batch, detected, report):  # type: ignore[no-untyped-def]
-        written = real_write(corpus, batch, detected, report)  # the rows are written...
+    def write_then_fail(corpus, batch, *rest):  # type: ignore[no-untyped-def]
+        written = real_write(corpus, batch, *rest)  # the rows are written...
         calls.append(len(batch.records))
         if len(calls) == 3:
             raise RuntimeError("disk full")  # ...and the third batch fails after two went in
@@ -332,8 +332,8 @@ def test_an_import_cancelled_while_it_writes_stops_and_keeps_nothing(
     real_write = ingest_service._write_batch
     calls = []
 
-    def write_then_cancel(corpus, batch, detected, report):  # type: ignore[no-untyped-def]
-        written = real_write(corpus, batch, detected, report)
+    def write_then_cancel(corpus, batch, *rest):  # type: ignore[no-untyped-def]
+        written = real_write(corpus, batch, *rest)
         calls.append(len(batch.records))
         if len(calls) == 2:  # staff press "Cancel" while the third batch is still to come
             job_cancel(job=Job.objects.get(kind=Job.Kind.IMPORT))
