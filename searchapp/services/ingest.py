@@ -9,7 +9,7 @@ no empty corpus behind.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -34,6 +34,7 @@ from searchapp.services.ingest_rows import (
 from searchapp.services.language_process import LanguageProcess, detection_sample
 from searchapp.services.pending import pending_drop, pending_mark
 from searchapp.services.planner_stats import planner_stats_rows_added
+from searchapp.services.read_ahead import read_ahead
 from searchapp.services.search_index import search_index_changed_ids
 from searchapp.services.signature_store import Presigned, signatures_presign
 from searchapp.services.signing import (
@@ -406,13 +407,21 @@ def documents_ingest(
         else:
             in_flight.append(prepared)
 
+    def checked_records() -> Iterator[Record | RecordError]:
+        for item in records:
+            yield _checked(item)
+            if helpers:
+                # Once the helper runs (it is forked before this thread starts, never while it
+                # runs), the rest is read ahead in a thread while batches are written.
+                yield from read_ahead(records, _checked)
+                return
+
     def read_all() -> None:
         nonlocal seen_in_batch
+        items = checked_records()
         try:
-            for item in records:
+            for item in items:
                 seen_in_batch += 1
-                if isinstance(item, Record) and (problem := record_problem(item)):
-                    item = RecordError(item.source, item.line, problem)
                 if isinstance(item, RecordError):
                     report.skipped.append(item)
                 else:
@@ -437,6 +446,7 @@ def documents_ingest(
             drain()
             raise
         finally:
+            items.close()  # stops the read-ahead thread, if one runs
             # Ended here, inside the index writer's session: a forked child holds a copy of
             # the writer's lock file until it exits.
             for helper in helpers:
@@ -458,6 +468,13 @@ def documents_ingest(
         report.index_error = str(exc)
         read_all()  # the rest of the records, into the database only (a no-op when all were read)
     return report
+
+
+def _checked(item: Record | RecordError) -> Record | RecordError:
+    """The record, or the error that says why it cannot be stored (``record_problem``)."""
+    if isinstance(item, Record) and (problem := record_problem(item)):
+        return RecordError(item.source, item.line, problem)
+    return item
 
 
 def _corpus_named(corpus: Corpus | None, name: str) -> Corpus | None:
