@@ -364,8 +364,10 @@ INGEST_BATCH_SIZE = env_int("INGEST_BATCH_SIZE", 2000, minimum=1)
 # active): the texts are in hand, so no worker reads them back, and no document waits as a
 # pending row. Off: the workers sign every batch in the background, as before.
 INGEST_SIGN_INLINE = env_bool("INGEST_SIGN_INLINE", True)
-# `manage.py ingest` detects languages in a helper process while it writes (from its second
-# batch on): detection is the largest part of its own CPU and holds the GIL. Off: all in one.
+# `manage.py ingest` detects languages (and signs, with INGEST_SIGN_INLINE) in a helper
+# process while it writes, and then reads records in a thread ahead of the writes (from its
+# second batch on): detection is the largest part of its own CPU and holds the GIL. Off: all
+# in one process and thread.
 INGEST_LANGUAGE_PROCESS = env_bool("INGEST_LANGUAGE_PROCESS", True)
 # The longest JSON line, CSV row or .txt/.md/.html file read; longer ones are skipped as bad
 # records without being read whole, so ingest memory does not grow with the input.
