@@ -22,6 +22,7 @@ from searchapp.readers import IngestFileError, Record
 from searchapp.services import ingest as ingest_service
 from searchapp.services.ingest import documents_ingest
 from searchapp.services.language_process import LanguageProcess, detection_sample
+from searchapp.services.read_ahead import read_ahead
 
 # Outside a test transaction: an ingest inside a caller's transaction never starts the helper.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -75,13 +76,25 @@ def helpers(monkeypatch) -> list[LanguageProcess]:
     return started
 
 
-def test_the_helper_stores_the_same_documents_and_languages_as_one_process(helpers) -> None:
+def test_the_helper_stores_the_same_documents_and_languages_as_one_process(
+    helpers, monkeypatch
+) -> None:
+    ahead: list[int] = []  # records read ahead in the thread (services.read_ahead)
+
+    def counted(items, transform):  # type: ignore[no-untyped-def]
+        for item in read_ahead(items, transform):
+            ahead.append(1)
+            yield item
+
+    monkeypatch.setattr(ingest_service, "read_ahead", counted)
     records = _records(40)
     alone = documents_ingest(corpus="alone", records=records, batch_size=6)
-    assert helpers == []
+    assert helpers == [] and ahead == []
     helped = documents_ingest(
         corpus="helped", records=records, batch_size=6, language_process=True
     )
+    # Read ahead once the helper runs (it starts with the second batch): all but 2 x 6 records.
+    assert len(ahead) == 40 - 12
     # Started for the second batch: batches 2 to 7 (of 6, 6, ... 4 records) detected there.
     assert len(helpers) == 1 and helpers[0].answered == 6
     assert (helped.created, helped.updated, helped.skipped) == (40, 0, [])
