@@ -362,8 +362,13 @@ SEARCH_CATCH_UP_PATIENCE = env_float("SEARCH_CATCH_UP_PATIENCE", 2.0, minimum=0.
 INGEST_BATCH_SIZE = env_int("INGEST_BATCH_SIZE", 2000, minimum=1)
 # Ingest signs each batch's new and changed texts in the batch's transaction (once a set is
 # active): the texts are in hand, so no worker reads them back, and no document waits as a
-# pending row. Off: the workers sign every batch in the background, as before.
-INGEST_SIGN_INLINE = env_bool("INGEST_SIGN_INLINE", True)
+# pending row. Off: the workers sign every batch in the background. On by default with
+# PostgreSQL (1M documents: 150 against 170 s, the server's CPU down by 30%); off with SQLite,
+# whose inserts of the signatures' rows would then queue behind the ingest's own in its
+# process, where workers make them beside it (1M: 172 against 196 s). BENCHMARKS.md has both.
+INGEST_SIGN_INLINE = env_bool(
+    "INGEST_SIGN_INLINE", DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+)
 # `manage.py ingest` detects languages (and signs, with INGEST_SIGN_INLINE) in a helper
 # process while it writes, and then reads records in a thread ahead of the writes (from its
 # second batch on): detection is the largest part of its own CPU and holds the GIL. Off: all

@@ -110,9 +110,10 @@ def test_the_helper_stores_the_same_documents_and_languages_as_one_process(
     assert _stored("helped")[records[-1].external_id][1] == "de"
 
 
-def test_the_helper_signs_each_batch_as_the_ingest_itself_would(helpers) -> None:
+def test_the_helper_signs_each_batch_as_the_ingest_itself_would(helpers, settings) -> None:
     from searchapp.models import BandKey, PendingSignature, Signature
 
+    settings.INGEST_SIGN_INLINE = True  # the default with PostgreSQL, not with SQLite
     active = sign_all("minhash")
     records = _records(40)
     documents_ingest(corpus="alone", records=records, batch_size=6)

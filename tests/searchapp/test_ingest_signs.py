@@ -21,6 +21,11 @@ from searchapp.services.signature_store import signatures_compute
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture(autouse=True)
+def _signing_inline(settings) -> None:  # type: ignore[no-untyped-def]
+    settings.INGEST_SIGN_INLINE = True  # the default with PostgreSQL, not with SQLite
+
 FOOTBALL = (
     "Riverton Rovers beat Harbour Town three goals to one on Saturday, with two late goals from "
     "the substitute striker sealing a first away win of the season in front of four thousand."

@@ -164,7 +164,7 @@ def test_ingest_with_the_broker_down_keeps_documents_pending_until_a_worker_retu
 def test_ingest_with_the_broker_down_signs_its_batches_and_clusters_them_once_it_is_back(
     workers, tmp_path: Path
 ) -> None:
-    """The default (INGEST_SIGN_INLINE): the batches are signed as they are written, so nothing
+    """INGEST_SIGN_INLINE (PostgreSQL's default): the batches are signed as written, so nothing
     waits; their cluster tasks never reach the broker, so a recompute waits, QUEUED and
     unpublished, for the worker's start-up catch-up, which puts the new copies in a cluster."""
     from searchapp.models import ClusterMember
@@ -179,7 +179,9 @@ def test_ingest_with_the_broker_down_signs_its_batches_and_clusters_them_once_it
             for i in range(4)
         )
     )
-    result = manage_with_broker_down(workers, "ingest", str(source), "--corpus", "pipeline")
+    result = manage_with_broker_down(
+        workers, "ingest", str(source), "--corpus", "pipeline", INGEST_SIGN_INLINE="1"
+    )
     assert result.returncode == 0, result.stderr
     stored = Document.objects.filter(external_id__startswith="copy-")
     assert stored.count() == 4 and not stored.filter(pending_signature__isnull=False).exists()
