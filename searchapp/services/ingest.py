@@ -9,7 +9,7 @@ no empty corpus behind.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable
 from dataclasses import dataclass, field
 
 from django.conf import settings
@@ -407,7 +407,7 @@ def documents_ingest(
         else:
             in_flight.append(prepared)
 
-    def checked_records() -> Iterator[Record | RecordError]:
+    def checked_records() -> Generator[Record | RecordError]:
         for item in records:
             yield _checked(item)
             if helpers:

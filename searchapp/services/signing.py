@@ -4,12 +4,12 @@ A document is *pending* while some ACTIVE set lacks a current signature of it (a
 row caches that; ``documents_refresh_pending`` recomputes it from the signatures). With
 ``INGEST_SIGN_INLINE`` (PostgreSQL's default) an ingest signs each batch's new and changed texts
 in the batch's own transaction (``signatures_sign_written``) when a set is ACTIVE, so they are
-never pending; otherwise (SQLite's default, or no set yet) they are pending, and the task each batch queues once it commits
-(``signatures_schedule_documents``: one task per batch, so two workers never sign the same
-documents) signs them in the background; ``signatures_schedule_pending`` queues whatever is
-still pending after that. What is signed is the document's ``text`` (the title is
-often rewritten by syndication, and the "why?" view compares texts); ``content_hash`` covers
-both, so a title-only edit re-signs harmlessly.
+never pending. Otherwise (SQLite's default, or no set yet) they are pending, and the task each
+batch queues once it commits (``signatures_schedule_documents``: one task per batch, so two
+workers never sign the same documents) signs them in the background;
+``signatures_schedule_pending`` queues whatever is still pending after that. What is signed is
+the document's ``text`` (the title is often rewritten by syndication, and the "why?" view
+compares texts); ``content_hash`` covers both, so a title-only edit re-signs harmlessly.
 """
 
 from __future__ import annotations
@@ -93,14 +93,16 @@ def signatures_sets_to_sign() -> list[tuple[int, str, dict[str, Any]]]:
     """(id, method, parameters) of the sets ``signatures_sign_written`` would sign in now (the
     ACTIVE and BUILDING ones), or none when no set is ACTIVE: what an ingest's helper process
     signs a batch in ahead of its transaction (``signatures_presign``)."""
+    return [(s.pk, s.method, s.params) for s in _sets_to_sign()]
+
+
+def _sets_to_sign() -> list[SignatureSet]:
     sets = list(
         SignatureSet.objects.filter(
             state__in=[SignatureSet.State.ACTIVE, SignatureSet.State.BUILDING]
         ).order_by("pk")
     )
-    if not any(s.state == SignatureSet.State.ACTIVE for s in sets):
-        return []
-    return [(s.pk, s.method, s.params) for s in sets]
+    return sets if any(s.state == SignatureSet.State.ACTIVE for s in sets) else []
 
 
 def signatures_sign_written(
@@ -113,21 +115,17 @@ def signatures_sign_written(
     Returns False, signing nothing, when no set is ACTIVE (as with nothing signed yet), or when
     signing fails (logged, and rolled back to a savepoint: the caller's documents stay written,
     and a worker meets the failure again in the open): the documents then wait as pending
-    rows (the caller marks them). On PostgreSQL the sets' rows are
-    held FOR KEY SHARE until the caller commits, the lock the signatures' key checks take at
-    commit anyway: a set pruned meanwhile then waits for this transaction instead of failing
-    its commit (the batch's documents with it). The caller's commit stays synchronous
-    (``durable``): these signatures commit with its documents. ``presigned``: signatures the
+    rows (the caller marks them). On PostgreSQL the sets' rows are held FOR KEY SHARE until
+    the caller commits, the lock the signatures' key checks take at commit anyway: a set
+    deleted meanwhile then waits for this transaction instead of failing its commit (the
+    batch's documents with it). The caller's commit stays synchronous (``durable``): these
+    signatures commit with its documents. ``presigned``: signatures the
     ingest's helper process computed ahead (``signatures_presign``), used for a set whose
     parameters they were made with; the rest is computed here."""
     if not rows:
         return True
-    sets = list(
-        SignatureSet.objects.filter(
-            state__in=[SignatureSet.State.ACTIVE, SignatureSet.State.BUILDING]
-        ).order_by("pk")
-    )
-    if not any(s.state == SignatureSet.State.ACTIVE for s in sets):
+    sets = _sets_to_sign()
+    if not sets:
         return False
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
@@ -147,11 +145,9 @@ def signatures_sign_written(
                 for start in range(0, len(ordered), _WRITTEN_PIECE):
                     part = ordered[start : start + _WRITTEN_PIECE]
                     signed = ahead[0].batch_for(part) if ahead else None
-                    signatures_store(
-                        signature_set=signature_set,
-                        signed=signed or signatures_compute(signature_set=signature_set, rows=part),
-                        durable=True,
-                    )
+                    if signed is None:
+                        signed = signatures_compute(signature_set=signature_set, rows=part)
+                    signatures_store(signature_set=signature_set, signed=signed, durable=True)
     except Exception:
         logger.exception(
             "signing %d documents with their batch failed; they wait for the workers", len(rows)
