@@ -370,10 +370,15 @@ INGEST_SIGN_INLINE = env_bool(
     "INGEST_SIGN_INLINE", DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 )
 # `manage.py ingest` detects languages (and signs, with INGEST_SIGN_INLINE) in a helper
-# process while it writes, and then reads records in a thread ahead of the writes (from its
-# second batch on): detection is the largest part of its own CPU and holds the GIL. Off: all
-# in one process and thread.
+# process while it writes (from its second batch on): detection is the largest part of its own
+# CPU and holds the GIL. Off: all in its own process.
 INGEST_LANGUAGE_PROCESS = env_bool("INGEST_LANGUAGE_PROCESS", True)
+# With the helper running, the records are read in a thread ahead of the writes, so that their
+# parsing fills the writer's waits for PostgreSQL's replies. Off by default with SQLite, whose
+# driver hands the GIL over at every row it writes, which a reading thread then contends for.
+INGEST_READ_AHEAD = env_bool(
+    "INGEST_READ_AHEAD", DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+)
 # The longest JSON line, CSV row or .txt/.md/.html file read; longer ones are skipped as bad
 # records without being read whole, so ingest memory does not grow with the input.
 INGEST_MAX_RECORD_BYTES = env_int("INGEST_MAX_RECORD_BYTES", 16 * 1024 * 1024, minimum=1024)

@@ -410,7 +410,7 @@ def documents_ingest(
     def checked_records() -> Generator[Record | RecordError]:
         for item in records:
             yield _checked(item)
-            if helpers:
+            if helpers and settings.INGEST_READ_AHEAD:
                 # Once the helper runs (it is forked before this thread starts, never while it
                 # runs), the rest is read ahead in a thread while batches are written.
                 yield from read_ahead(records, _checked)

@@ -77,8 +77,9 @@ def helpers(monkeypatch) -> list[LanguageProcess]:
 
 
 def test_the_helper_stores_the_same_documents_and_languages_as_one_process(
-    helpers, monkeypatch
+    helpers, monkeypatch, settings
 ) -> None:
+    settings.INGEST_READ_AHEAD = True  # the default with PostgreSQL, not with SQLite
     ahead: list[int] = []  # records read ahead in the thread (services.read_ahead)
 
     def counted(items, transform):  # type: ignore[no-untyped-def]
