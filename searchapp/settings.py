@@ -363,9 +363,10 @@ INGEST_BATCH_SIZE = env_int("INGEST_BATCH_SIZE", 2000, minimum=1)
 # Ingest signs each batch's new and changed texts in the batch's transaction (once a set is
 # active): the texts are in hand, so no worker reads them back, and no document waits as a
 # pending row. Off: the workers sign every batch in the background. On by default with
-# PostgreSQL (1M documents: 150 against 170 s, the server's CPU down by 30%); off with SQLite,
-# whose inserts of the signatures' rows would then queue behind the ingest's own in its
-# process, where workers make them beside it (1M: 172 against 196 s). BENCHMARKS.md has both.
+# PostgreSQL (1M documents, with the helper signing ahead: 142-151 s against 155-174 s, the
+# server's CPU down by a third); off with SQLite, whose inserts of the signatures' rows would
+# then queue behind the ingest's own in its process, where workers make them beside it (1M:
+# 196 against 172 s). BENCHMARKS.md, "Sixth round".
 INGEST_SIGN_INLINE = env_bool(
     "INGEST_SIGN_INLINE", DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 )
@@ -374,8 +375,9 @@ INGEST_SIGN_INLINE = env_bool(
 # CPU and holds the GIL. Off: all in its own process.
 INGEST_LANGUAGE_PROCESS = env_bool("INGEST_LANGUAGE_PROCESS", True)
 # With the helper running, the records are read in a thread ahead of the writes, so that their
-# parsing fills the writer's waits for PostgreSQL's replies. Off by default with SQLite, whose
-# driver hands the GIL over at every row it writes, which a reading thread then contends for.
+# parsing fills the writer's waits for PostgreSQL's replies (1M: 129.8 s against 134.5 s). Off
+# by default with SQLite, where it was not shown to help: there the workers' signing, not the
+# ingest, ends a load (BENCHMARKS.md).
 INGEST_READ_AHEAD = env_bool(
     "INGEST_READ_AHEAD", DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 )
