@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 
+import numpy as np
 import pytest
 from corpora import SOLAR_STORY, SYNDICATED_COPY, make_document, sign_all
 from django.db import connection, transaction
@@ -25,6 +26,7 @@ pytestmark = pytest.mark.django_db
 @pytest.fixture(autouse=True)
 def _signing_inline(settings) -> None:  # type: ignore[no-untyped-def]
     settings.INGEST_SIGN_INLINE = True  # the default with PostgreSQL, not with SQLite
+
 
 FOOTBALL = (
     "Riverton Rovers beat Harbour Town three goals to one on Saturday, with two late goals from "
@@ -170,3 +172,24 @@ def test_the_batch_commit_stays_synchronous_on_postgresql() -> None:
         with connection.cursor() as cursor:
             cursor.execute("SHOW synchronous_commit")
             assert cursor.fetchone()[0] == "on"
+
+
+def test_rows_of_uneven_widths_are_not_packed_into_one_binary_copy() -> None:
+    """The binary COPY packs fixed-width rows; a hash or a signature of another length (never
+    made by the app, but a row is not trusted to be) takes the per-row path instead."""
+    from searchapp.services.signature_store import SignedBatch, _signature_copy_binary
+
+    def batch(hashes: list[str], data: list[bytes]) -> SignedBatch:
+        n = len(hashes)
+        return SignedBatch(
+            np.arange(1, n + 1), hashes, np.zeros(n, bool), data, None, np.zeros((n, 2), int)
+        )
+
+    even = batch(["a" * 64, "b" * 64], [b"\x01" * 512, b"\x02" * 512])
+    payload = _signature_copy_binary(7, even)
+    assert payload is not None and b"a" * 64 in payload and b"\x02" * 512 in payload
+    # 64 + 63 + 65 characters: as long as three of 64, but not one width per row.
+    uneven = batch(["a" * 64, "b" * 63, "c" * 65], [b"\x01" * 8] * 3)
+    assert _signature_copy_binary(7, uneven) is None
+    assert _signature_copy_binary(7, batch(["a" * 64] * 2, [b"\x01" * 8, b"\x01" * 9])) is None
+    assert _signature_copy_binary(7, batch(["é" * 64] * 2, [b"\x01" * 8] * 2)) is None
