@@ -324,8 +324,10 @@ def documents_ingest(
     and built again in one pass when the ingest ends, and the clusters wait for one recompute.
 
     ``language_process``: from the second batch on, detect languages in a helper process
-    (``LanguageProcess``) while this one writes the batch before; the same documents, languages
-    and errors as without it (not inside a caller's transaction).
+    (``LanguageProcess``) while this one writes the batch before, and there sign the batch
+    too (with ``INGEST_SIGN_INLINE``); then, with ``INGEST_READ_AHEAD``, read the records in a
+    thread ahead of the writes (``read_ahead``). The same documents, languages, signatures and
+    errors as without it (not inside a caller's transaction).
     """
     size = batch_size or settings.INGEST_BATCH_SIZE
     records = iter(records)  # read once, whatever happens to the index on the way
