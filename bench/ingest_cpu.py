@@ -15,9 +15,10 @@ each stage, in seconds and per 1,000 documents:
   ``add_document`` and commits; tantivy's own threads count towards whichever stage is running
   while they work), and the rest (Django, transactions, progress);
 * sign: reading the texts back, computing signatures and band keys (dedup), storing them, and
-  refreshing the documents' pending rows. With ``INGEST_SIGN_INLINE`` on (the default) the
-  ingest signs its batches itself (the stage "ingest: signing inline") and this finds nothing
-  pending; ``INGEST_SIGN_INLINE=0`` in the environment measures the workers' way.
+  refreshing the documents' pending rows. With ``INGEST_SIGN_INLINE`` on (PostgreSQL's
+  default) the ingest signs its batches itself (the stage "ingest: signing inline") and this
+  finds nothing pending; ``INGEST_SIGN_INLINE=0`` in the environment (SQLite's default)
+  measures the workers' way.
 
 PostgreSQL: a database h_ingest_cpu on BENCH_PG_ADMIN_URL's server, dropped afterwards.
 """
@@ -107,8 +108,8 @@ from django.db.backends.base import base as db_base
 timed(db_base.BaseDatabaseWrapper, "commit", "ingest: database writes")
 batches = []
 timed(ingest, "_schedule_signatures", "ingest: database writes")
-# INGEST_SIGN_INLINE (the default): the batches are signed here, and the sign stage below finds
-# nothing pending; INGEST_SIGN_INLINE=0 in the environment measures the workers' way.
+# INGEST_SIGN_INLINE (PostgreSQL's default): the batches are signed here, and the sign stage
+# below finds nothing pending; INGEST_SIGN_INLINE=0 (SQLite's default) measures the workers'.
 timed(ingest, "signatures_sign_written", "ingest: signing inline (compute + store)")
 ingest.signatures_schedule_documents = lambda ids: batches.append(list(ids)) or True
 
