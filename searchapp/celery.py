@@ -39,7 +39,11 @@ def _configure() -> None:
         "socket_connect_timeout": connect_timeout,
         "socket_timeout": max(connect_timeout, 5.0),
     }
+    broker_transport: str | None = None
     if settings.CELERY_BROKER_URL.startswith("filesystem://"):
+        # kombu's transport with each message written whole (searchapp.folder_broker); named,
+        # not imported, so this module still imports nothing of the app.
+        broker_transport = "searchapp.folder_broker:Transport"
         folder = settings.CELERY_BROKER_FOLDER
         for sub in ("out", "processed", "control"):
             (folder / sub).mkdir(parents=True, exist_ok=True)
@@ -65,6 +69,7 @@ def _configure() -> None:
             "schedule": float(settings.SIGNATURE_CATCHUP_SECONDS),
         }
     app.conf.update(
+        broker_transport=broker_transport,
         broker_transport_options=transport_options,
         broker_connection_timeout=connect_timeout,
         broker_connection_retry_on_startup=True,

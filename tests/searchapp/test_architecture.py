@@ -74,6 +74,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "searchapp.models",
             "searchapp.settings",
             "searchapp.celery",
+            "searchapp.folder_broker",
             "searchapp.db_values",
             "searchapp.shared_cache",
             "searchapp.topic_anchor_store",
