@@ -23,11 +23,19 @@ from typing import Any
 
 from celery import Celery
 from django.conf import settings  # lazy: read in _configure, after the line below
+from kombu.transport import TRANSPORT_ALIASES
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
 
 app = Celery("searchapp")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+
+
+# Every filesystem:// URL (the embedded default) is served by kombu's transport with each
+# message written whole (searchapp.folder_broker), whoever connects: the app, a worker, the
+# pages' broker probe. Named, not imported, so this module still imports nothing of the app;
+# by scheme rather than Celery's broker_transport, which would also apply to a Redis URL.
+TRANSPORT_ALIASES["filesystem"] = "searchapp.folder_broker:Transport"
 
 
 def _configure() -> None:
@@ -39,11 +47,7 @@ def _configure() -> None:
         "socket_connect_timeout": connect_timeout,
         "socket_timeout": max(connect_timeout, 5.0),
     }
-    broker_transport: str | None = None
     if settings.CELERY_BROKER_URL.startswith("filesystem://"):
-        # kombu's transport with each message written whole (searchapp.folder_broker); named,
-        # not imported, so this module still imports nothing of the app.
-        broker_transport = "searchapp.folder_broker:Transport"
         folder = settings.CELERY_BROKER_FOLDER
         for sub in ("out", "processed", "control"):
             (folder / sub).mkdir(parents=True, exist_ok=True)
@@ -69,7 +73,6 @@ def _configure() -> None:
             "schedule": float(settings.SIGNATURE_CATCHUP_SECONDS),
         }
     app.conf.update(
-        broker_transport=broker_transport,
         broker_transport_options=transport_options,
         broker_connection_timeout=connect_timeout,
         broker_connection_retry_on_startup=True,

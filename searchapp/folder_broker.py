@@ -8,8 +8,8 @@ workers poll the folder ten times a second, so a long load met this. Here the pa
 name the readers skip (it does not end in ``<queue>.msg``) and is renamed into place, which
 POSIX makes atomic within a folder: a reader sees either no message or the whole of it.
 
-``searchapp.celery`` names ``Transport`` as Celery's ``broker_transport`` when the broker URL
-is ``filesystem://``; the rest (folders, polling, fanout) is kombu's.
+``searchapp.celery`` makes ``Transport`` the one kombu uses for a ``filesystem://`` URL; the rest
+(folders, polling, fanout) is kombu's.
 """
 
 from __future__ import annotations
