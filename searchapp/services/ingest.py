@@ -252,10 +252,6 @@ def _write_batch(
         )
         # In the same transaction: the search index learns of exactly what was written.
         outbox = search_index_changed_ids([*created_ids, *(doc.pk for doc in to_update)])
-        # Counted once written, so a batch that fails adds nothing to the report.
-        report.created += len(to_create)
-        report.updated += len(to_update)
-        report.unchanged += unchanged
         texts = [(pk, r.text, h) for pk, (_id, r, h) in zip(created_ids, to_create, strict=True)]
         texts += [(doc.pk, doc.text, doc.content_hash) for doc in resign]
         signed = settings.INGEST_SIGN_INLINE and signatures_sign_written(texts, presigned)
@@ -268,6 +264,10 @@ def _write_batch(
             # This batch's own ids: each batch's task (its clusters, and its signing if pending)
             # is run once, by whichever worker takes it.
             transaction.on_commit(lambda: _schedule_signatures(to_sign, signed=signed))
+    # Counted once committed, so a batch that fails or is interrupted adds nothing to the report.
+    report.created += len(to_create)
+    report.updated += len(to_update)
+    report.unchanged += unchanged
     written = [
         IndexedDocument(
             pk, corpus.pk, r.title, r.text, epoch_seconds(r.date),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -43,8 +44,17 @@ def detection_sample(title: str, text: str) -> str:
 PARENT_CHECK_SECONDS = 0.5
 
 
+def _helper_start(parent: int) -> None:
+    """In the helper, at its start. Ctrl-C in a terminal reaches the whole process group: the
+    ingest handles it (it keeps what it committed and says so), the helper ignores it and ends
+    with the ingest's ``close`` or with the ingest itself (``_end_with_parent``), not with a
+    traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _end_with_parent(parent)
+
+
 def _end_with_parent(parent: int) -> None:
-    """In the helper, at its start: end it as soon as its parent is gone (killed, say). It
+    """In the helper: end it as soon as its parent is gone (killed, say). It
     would otherwise wait forever on a queue whose other end it holds itself, and keep the
     copies it inherited of the parent's files, the search index writer's lock among them."""
 
@@ -121,7 +131,7 @@ class LanguageProcess:
                 self._pool = ProcessPoolExecutor(
                     max_workers=1,
                     mp_context=multiprocessing.get_context("fork"),
-                    initializer=_end_with_parent,
+                    initializer=_helper_start,
                     initargs=(os.getpid(),),
                 )
             return self._pool.submit(function, *args)
