@@ -20,6 +20,9 @@ each stage, in seconds and per 1,000 documents:
   finds nothing pending; ``INGEST_SIGN_INLINE=0`` in the environment (SQLite's default)
   measures the workers' way.
 
+It also prints the CPU of Python's garbage collections during the ingest, by generation (they
+run inside whichever stage allocates, so they are part of the stages above, not added to them).
+
 PostgreSQL: a database h_ingest_cpu on BENCH_PG_ADMIN_URL's server, dropped afterwards.
 """
 
@@ -118,9 +121,20 @@ ingest.signatures_schedule_documents = lambda ids: batches.append(list(ids)) or 
 from django.conf import settings
 
 settings.INGEST_LANGUAGE_PROCESS = False
+# Python's garbage collector runs inside whichever stage allocates: its own total, apart.
+import gc, time
+collected = collections.Counter()
+gc_began = [0.0]
+def on_gc(phase, info):
+    if phase == "start":
+        gc_began[0] = time.thread_time()
+    else:
+        collected[f"generation {info['generation']}"] += time.thread_time() - gc_began[0]
+gc.callbacks.append(on_gc)
 started = cpu()
 call_command("ingest", sys.argv[1], "--corpus", "bench", "--no-progress", verbosity=0, stdout=open("/dev/null", "w"))
 ingest_total = cpu() - started
+gc.callbacks.remove(on_gc)
 ingest_spent = dict(spent)
 ingest_spent["ingest: other (Django, transactions, batching)"] = ingest_total - sum(ingest_spent.values())
 spent.clear()
@@ -137,7 +151,8 @@ sign_spent = dict(spent)
 sign_spent["sign: other"] = sign_total - sum(sign_spent.values())
 pending = PendingSignature.objects.count()
 print(json.dumps({"ingest": ingest_spent, "ingest_total": ingest_total, "sign": sign_spent,
-                  "sign_total": sign_total, "pending": pending, "batches": len(batches)}))
+                  "sign_total": sign_total, "pending": pending, "batches": len(batches),
+                  "gc": dict(collected)}))
 """
 
 
@@ -186,6 +201,8 @@ def main() -> int:
         print(f"{part + ' total':52} {result[total]:8.2f} {result[total] * per_k:12.3f}\n")
     both = result["ingest_total"] + result["sign_total"]
     print(f"{'ingest + sign':52} {both:8.2f} {both * per_k:12.3f}")
+    collected = result["gc"]
+    print("garbage collection during the ingest (inside its stages above): " + (", ".join(f"{gen} {seconds:.2f} s" for gen, seconds in sorted(collected.items())) or "none"))
     print(f"(signed {result['batches']} batches; documents still pending: {result['pending']})")
     return 0
 
