@@ -162,13 +162,13 @@ def _write_batch(
     prepared: _Batch,
     detected: dict[str, str],
     presigned: list[Presigned],
-    report: IngestReport,
-) -> tuple[list[int], list[IndexedDocument]]:
+) -> tuple[list[int], list[IndexedDocument], tuple[int, int, int]]:
     """Write the batch; ``detected`` and ``presigned`` are ``prepared.languages()`` and
     ``prepared.presigned()``, asked for by the caller before its transaction opens (waiting
     for the helper must not hold SQLite's lock).
     Returns the search index's outbox rows it wrote and the documents as written, for the
-    ingest's index session (``IndexSession.written``)."""
+    ingest's index session (``IndexSession.written``), and the numbers of documents created,
+    updated and unchanged, for the caller to count once its transaction commits."""
     now = timezone.now()
     batch, hashes = prepared.records, prepared.hashes
     with transaction.atomic():
@@ -264,10 +264,6 @@ def _write_batch(
             # This batch's own ids: each batch's task (its clusters, and its signing if pending)
             # is run once, by whichever worker takes it.
             transaction.on_commit(lambda: _schedule_signatures(to_sign, signed=signed))
-    # Counted once committed, so a batch that fails or is interrupted adds nothing to the report.
-    report.created += len(to_create)
-    report.updated += len(to_update)
-    report.unchanged += unchanged
     written = [
         IndexedDocument(
             pk, corpus.pk, r.title, r.text, epoch_seconds(r.date),
@@ -279,7 +275,7 @@ def _write_batch(
         IndexedDocument(doc.pk, corpus.pk, doc.title, doc.text, epoch_seconds(doc.date), doc.lang)
         for doc in to_update
     ]
-    return outbox, written
+    return outbox, written, (len(to_create), len(to_update), unchanged)
 
 
 def _where(record: Record) -> str:
@@ -350,13 +346,20 @@ def documents_ingest(
             with transaction.atomic():
                 if report.corpus is None:
                     report.corpus = corpus_get_or_create(name=name)
-                return _write_batch(report.corpus, prepared, detected, presigned, report)
-        except Exception as exc:
+                outbox, documents, (created, updated, unchanged) = _write_batch(
+                    report.corpus, prepared, detected, presigned
+                )
+        except BaseException as exc:  # an interrupt (Ctrl-C) too: the batch was rolled back
             if fresh:
                 report.corpus = None  # its creation was rolled back with the batch
             if isinstance(exc, DatabaseError | ValueError):  # drivers raise ValueError for bad text
                 raise _write_failure(prepared.records, exc) from exc
             raise
+        # Counted once committed: a batch that fails or is interrupted adds nothing to the report.
+        report.created += created
+        report.updated += updated
+        report.unchanged += unchanged
+        return outbox, documents
 
     # Inside a caller's transaction the batches are not committed yet: the index is synced once
     # that commits (and searches catch up meanwhile), never with rows that may roll back.
