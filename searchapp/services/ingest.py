@@ -118,6 +118,19 @@ class _Batch:
     presigned: Callable[[], list[Presigned]] = list
 
 
+@dataclass
+class _Written:
+    """What a batch's transaction wrote, for its caller to act on once that commits."""
+
+    outbox: list[int]  # the search index's outbox rows
+    documents: list[IndexedDocument]  # as written, for the ingest's index session
+    created: int
+    updated: int
+    unchanged: int
+    to_sign: list[int]  # whose batch task (clusters, and signing unless signed) is queued
+    signed: bool
+
+
 def _batch_prepare(
     corpus: Corpus | None,
     records: dict[str, Record],
@@ -162,13 +175,11 @@ def _write_batch(
     prepared: _Batch,
     detected: dict[str, str],
     presigned: list[Presigned],
-) -> tuple[list[int], list[IndexedDocument], tuple[int, int, int]]:
+) -> _Written:
     """Write the batch; ``detected`` and ``presigned`` are ``prepared.languages()`` and
     ``prepared.presigned()``, asked for by the caller before its transaction opens (waiting
-    for the helper must not hold SQLite's lock).
-    Returns the search index's outbox rows it wrote and the documents as written, for the
-    ingest's index session (``IndexSession.written``), and the numbers of documents created,
-    updated and unchanged, for the caller to count once its transaction commits."""
+    for the helper must not hold SQLite's lock). What it returns is counted, queued and
+    indexed by the caller once its transaction commits."""
     now = timezone.now()
     batch, hashes = prepared.records, prepared.hashes
     with transaction.atomic():
@@ -259,11 +270,6 @@ def _write_batch(
             pending_drop([doc.pk for doc in resign])  # signed at their new text just now
         else:
             pending_mark([(pk, h) for pk, _text, h in texts], text_changed=True)
-        to_sign = [pk for pk, _text, _hash in texts]
-        if to_sign:
-            # This batch's own ids: each batch's task (its clusters, and its signing if pending)
-            # is run once, by whichever worker takes it.
-            transaction.on_commit(lambda: _schedule_signatures(to_sign, signed=signed))
     written = [
         IndexedDocument(
             pk, corpus.pk, r.title, r.text, epoch_seconds(r.date),
@@ -275,7 +281,10 @@ def _write_batch(
         IndexedDocument(doc.pk, corpus.pk, doc.title, doc.text, epoch_seconds(doc.date), doc.lang)
         for doc in to_update
     ]
-    return outbox, written, (len(to_create), len(to_update), unchanged)
+    return _Written(
+        outbox, written, len(to_create), len(to_update), unchanged,
+        to_sign=[pk for pk, _text, _hash in texts], signed=signed,
+    )
 
 
 def _where(record: Record) -> str:
@@ -346,9 +355,7 @@ def documents_ingest(
             with transaction.atomic():
                 if report.corpus is None:
                     report.corpus = corpus_get_or_create(name=name)
-                outbox, documents, (created, updated, unchanged) = _write_batch(
-                    report.corpus, prepared, detected, presigned
-                )
+                done = _write_batch(report.corpus, prepared, detected, presigned)
         except BaseException as exc:  # an interrupt (Ctrl-C) too: the batch was rolled back
             if fresh:
                 report.corpus = None  # its creation was rolled back with the batch
@@ -356,10 +363,17 @@ def documents_ingest(
                 raise _write_failure(prepared.records, exc) from exc
             raise
         # Counted once committed: a batch that fails or is interrupted adds nothing to the report.
-        report.created += created
-        report.updated += updated
-        report.unchanged += unchanged
-        return outbox, documents
+        # Then queued, so that an interrupt while publishing leaves no committed batch uncounted.
+        report.created += done.created
+        report.updated += done.updated
+        report.unchanged += done.unchanged
+        if done.to_sign:
+            # This batch's own ids: each batch's task (its clusters, and its signing if pending)
+            # is run once, by whichever worker takes it. Published now, or once a caller's
+            # transaction around the ingest commits (on_commit runs at once outside one).
+            to_sign, signed = done.to_sign, done.signed
+            transaction.on_commit(lambda: _schedule_signatures(to_sign, signed=signed))
+        return done.outbox, done.documents
 
     # Inside a caller's transaction the batches are not committed yet: the index is synced once
     # that commits (and searches catch up meanwhile), never with rows that may roll back.
