@@ -33,7 +33,6 @@ from dedup.minhash import MinHasher, signature_to_bytes
 from dedup.shingle import ShingleSpec, shingle_batch
 from dedup.simhash import SimHasher
 from searchapp.models import BandKey, Signature, SignatureSet
-from searchapp.services.band_index import band_index_present
 from searchapp.services.planner_stats import planner_stats_rows_added
 from searchapp.services.sql_rows import ID_BATCH
 
@@ -193,9 +192,8 @@ class _StageClock:
             )
 
 
-def _bandkey_copy_binary(signature_set_id: int, signed: SignedBatch, *, lookup: bool) -> bytes:
-    """The batch's BandKey rows as one binary COPY payload, built by numpy (no per-row Python);
-    ``lookup``: in bandkey_lookup's order, else the primary key's (``_bandkey_order_lookup``)."""
+def _bandkey_copy_binary(signature_set_id: int, signed: SignedBatch) -> bytes:
+    """The batch's BandKey rows as one binary COPY payload, built by numpy (no per-row Python)."""
     keep = np.flatnonzero(~signed.empty)
     n_bands = signed.keys.shape[1]
     rows = np.empty(len(keep) * n_bands, dtype=_BANDKEY_ROW)
@@ -205,25 +203,10 @@ def _bandkey_copy_binary(signature_set_id: int, signed: SignedBatch, *, lookup: 
     rows["doc"] = np.repeat(signed.document_ids[keep], n_bands)
     rows["band"] = np.tile(np.arange(n_bands, dtype=np.int16), len(keep))
     rows["key"] = signed.keys[keep].reshape(-1)
-    if lookup:
-        rows = rows[np.lexsort((rows["doc"], rows["key"], rows["band"]))]
+    # In (band, key) order the rows descend the bandkey_lookup index in order: fewer page
+    # visits than random inserts (about 10% less store time measured on 20k documents).
+    rows = rows[np.lexsort((rows["doc"], rows["key"], rows["band"]))]
     return _PGCOPY_HEADER + rows.tobytes() + _PGCOPY_TRAILER
-
-
-def _bandkey_order_lookup() -> bool:
-    """True: insert a batch's band keys in ``bandkey_lookup``'s order (set, band, key,
-    document); False: in the primary key's (document, set, band), the order they are built in.
-
-    In the lookup index's order the rows descend that B-tree once instead of touching a random
-    leaf each (about 10% less store time measured on 20k documents), but they land all over
-    the batch's stretch of the primary key. While the index is set aside (a bulk load), only
-    the primary key is written, and in its own order each row goes to its rightmost leaf
-    (PostgreSQL then inserts without descending the tree): the server's CPU to COPY 4M rows in
-    batches of 2,000 documents into the table with only its primary key fell from 13.8-15.3 s
-    to 7.7-8.6 s (bench/bandkey_copy.py, two runs of each). Asked per batch (one catalogue
-    look-up): a load sets the index aside and builds it again while the ingest and the workers
-    sign. PostgreSQL only: SQLite's inserts took as long either way (``_store_orm``)."""
-    return band_index_present()
 
 
 def _store_postgresql(signature_set: SignatureSet, signed: SignedBatch, *, durable: bool) -> None:
@@ -347,11 +330,10 @@ def _copy_signatures(
 
 def _copy_bandkeys(raw: Any, signature_set: SignatureSet, signed: SignedBatch) -> None:
     table = BandKey._meta.db_table
-    payload = _bandkey_copy_binary(signature_set.pk, signed, lookup=_bandkey_order_lookup())
     with raw.copy(
         f"COPY {table} (signature_set_id, document_id, band, key) FROM STDIN (FORMAT binary)"
     ) as copy:
-        copy.write(payload)
+        copy.write(_bandkey_copy_binary(signature_set.pk, signed))
 
 
 def _copy_new_rows(
@@ -417,10 +399,8 @@ def _store_orm(signature_set: SignatureSet, signed: SignedBatch) -> None:
     docs = np.repeat(signed.document_ids[keep], n_bands)
     bands = np.tile(np.arange(n_bands, dtype=np.int64), len(keep))
     keys = signed.keys[keep].reshape(-1).astype(np.int64)
-    # In bandkey_lookup's order (set, band, key, document): inserted in order, the rows descend
-    # that index's B-tree once instead of touching a random page each. Unlike PostgreSQL's,
-    # SQLite's inserts took as long in the primary key's order with the index set aside
-    # (bench/bandkey_copy.py --database sqlite: the binding of each row's values dominates).
+    # In bandkey_lookup's order (set, band, key, document), as on PostgreSQL: inserted in order,
+    # the rows descend that index's B-tree once instead of touching a random page each.
     order = np.lexsort((docs, keys, bands))
     key_rows = np.column_stack(
         [np.full(len(order), set_id, dtype=np.int64), docs[order], bands[order], keys[order]]
