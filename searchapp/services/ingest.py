@@ -116,6 +116,9 @@ class _Batch:
     languages: Callable[[], dict[str, str]]  # waits for the detection when it runs elsewhere
     # Signatures of its new and changed texts made by the helper, if it has one (waited for).
     presigned: Callable[[], list[Presigned]] = list
+    # Records that replaced an earlier one of the same id in this batch (updated, or unchanged
+    # when the same), counted with the batch once it commits.
+    superseded: tuple[int, int] = (0, 0)
 
 
 @dataclass
@@ -346,6 +349,7 @@ def documents_ingest(
         name = _corpus_name(corpus)  # a bad name fails now, before anything is read
     batch: dict[str, Record] = {}
     seen_in_batch = 0
+    superseded = [0, 0]  # in this batch: (updated, unchanged), see _Batch.superseded
 
     def write(prepared: _Batch) -> tuple[list[int], list[IndexedDocument]]:
         fresh = report.corpus is None
@@ -365,8 +369,8 @@ def documents_ingest(
         # Counted once committed: a batch that fails or is interrupted adds nothing to the report.
         # Then queued, so that an interrupt while publishing leaves no committed batch uncounted.
         report.created += done.created
-        report.updated += done.updated
-        report.unchanged += done.unchanged
+        report.updated += done.updated + prepared.superseded[0]
+        report.unchanged += done.unchanged + prepared.superseded[1]
         if done.to_sign:
             # This batch's own ids: each batch's task (its clusters, and its signing if pending)
             # is run once, by whichever worker takes it. Published now, or once a caller's
@@ -419,7 +423,9 @@ def documents_ingest(
         prepared = _batch_prepare(
             _corpus_named(report.corpus, name), batch, seen_in_batch, helper
         )
+        prepared.superseded = (superseded[0], superseded[1])
         batch, seen_in_batch = {}, 0
+        superseded[:] = [0, 0]
         drain()
         if helper is None:
             write_out(prepared)
@@ -448,12 +454,10 @@ def documents_ingest(
                         # The earlier copy is superseded: an update of the same document, unless
                         # it is the same read twice (one message in two mailboxes of a folder).
                         earlier = batch[item.external_id]
-                        if (earlier.title, earlier.text, earlier.url, earlier.date) == (
+                        same = (earlier.title, earlier.text, earlier.url, earlier.date) == (
                             item.title, item.text, item.url, item.date,
-                        ):
-                            report.unchanged += 1
-                        else:
-                            report.updated += 1
+                        )
+                        superseded[1 if same else 0] += 1
                     batch[item.external_id] = item
                 if len(batch) >= size:
                     flush()

@@ -81,6 +81,30 @@ def test_committed_batches_stay_and_the_failing_batch_leaves_nothing_half_writte
     assert sorted(corpus.documents.values_list("external_id", flat=True)) == ["a", "b"]
 
 
+def test_an_id_read_twice_in_a_batch_is_counted_once_that_batch_is_written() -> None:
+    from searchapp.services.ingest import IngestReport
+
+    corpus = corpus_get_or_create(name="news")
+    records = [rec("a", "one"), rec("a", "one"), rec("b", "two"), rec("b", "two, revised")]
+    report = documents_ingest(corpus=corpus, records=records, batch_size=10)
+    assert (report.created, report.updated, report.unchanged) == (2, 1, 1)
+    assert corpus.documents.get(external_id="b").text == "two, revised"
+
+    def cut_short() -> Iterator[Record]:
+        yield rec("c", "three")
+        yield rec("c", "three")
+        yield rec("d", "four")
+        yield rec("d", "four, revised")
+        raise IngestFileError("t.jsonl: the disk went away")
+
+    # The batch holding the repeats is never written: nothing of it may be reported as kept.
+    interrupted = IngestReport()
+    with pytest.raises(IngestFileError):
+        documents_ingest(corpus=corpus, records=cut_short(), batch_size=10, report=interrupted)
+    assert (interrupted.created, interrupted.updated, interrupted.unchanged) == (0, 0, 0)
+    assert not corpus.documents.filter(external_id__in=["c", "d"]).exists()
+
+
 def test_progress_is_reported_for_every_record_read() -> None:
     corpus = corpus_get_or_create(name="news")
     seen: list[int] = []
