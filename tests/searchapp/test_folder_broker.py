@@ -114,3 +114,25 @@ def test_the_apps_embedded_broker_is_this_transport(tmp_path: Path) -> None:
     messages = sorted((folder / "out").iterdir())
     assert [m.name.split(".", 1)[1] for m in messages] == ["celery.msg"]
     assert json.loads(messages[0].read_bytes())["headers"]["task"] == "searchapp.catch_up"
+
+
+def test_a_partial_message_left_by_a_writer_that_died_is_removed_when_a_worker_opens(
+    tmp_path: Path,
+) -> None:
+    from searchapp.folder_broker import PARTIAL_MAX_AGE
+
+    (tmp_path / "control").mkdir()
+    stale = tmp_path / f"1_{uuid.uuid4()}.celery.msg.partial"
+    being_written = tmp_path / f"2_{uuid.uuid4()}.celery.msg.partial"
+    waiting = tmp_path / f"3_{uuid.uuid4()}.celery.msg"
+    for path in (stale, being_written, waiting):
+        path.write_bytes(b"{}")
+    an_hour_ago = stale.stat().st_mtime - PARTIAL_MAX_AGE - 60
+    os.utime(stale, (an_hour_ago, an_hour_ago))
+    with _connection(OURS, tmp_path) as conn:
+        conn.default_channel  # noqa: B018 - opening the channel is what is tested
+    # The dead writer's file is gone; one written just now (its writer may be live) and a
+    # complete message stay.
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_file()) == sorted(
+        [being_written.name, waiting.name]
+    )
