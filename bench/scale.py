@@ -90,6 +90,18 @@ def cpu_seconds(pid: int) -> float:
     return ticks / os.sysconf("SC_CLK_TCK")
 
 
+def machine_speed() -> float:
+    """Seconds of one core for a fixed pure-Python loop (10M additions): the machine's speed of
+    the moment, printed before and after a run. The shared 2-core machine of BENCHMARKS.md drifts
+    by up to 2x between spells, more than most changes measured here, so runs compare only at
+    like speeds (0.63-0.68 s here in the slow spell of 2026-11-29)."""
+    started = time.process_time()
+    total = 0
+    for i in range(10_000_000):
+        total += i
+    return time.process_time() - started
+
+
 def machine_busy_cpu() -> float:
     """CPU seconds the whole machine has spent not idle (every core; /proc/stat)."""
     fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
@@ -431,6 +443,7 @@ def main() -> int:
           f"{', partial copies left out (--no-partial)' if args.no_partial else ''} ==")
     stack = Stack(args)
     rows: list[tuple[str, str]] = []
+    speed_before = machine_speed()
     try:
         stack.manage("migrate", "-v0")
         stack.start_workers()
@@ -497,6 +510,7 @@ def main() -> int:
             time.sleep(0.2)
         rows.append(("1,000 more: ingest + sign + clusters", f"{time.perf_counter() - started:8.1f} s  (incremental; {joined} of the 1,000 copies now in clusters)"))
         rows += disk_rows(stack)
+        rows.append(("machine speed: 10M Python additions, before / after", f"{speed_before:8.2f} s / {machine_speed():.2f} s  (one core; see machine_speed)"))
         queries, warm_up = timed_and_warm_up(jsonl, args.queries, args.seed)
         result = run_searches(stack.env, queries, args.limit, warm_up)
     finally:
