@@ -373,6 +373,8 @@ def test_a_text_is_read_further_only_while_the_model_is_unsure(
             return model.predict(sample, k=k)
 
     monkeypatch.setattr(languages, "_model", Counted())
+    # fastText's cascade: the texts CLD2, which reads first, is unsure of.
+    monkeypatch.setattr(languages, "_cld2_reliable", lambda _sample: "")
     story = (
         "Der Stadtrat hat am Dienstag beschlossen, auf dem alten Flugplatz eine Solaranlage mit "
         "vierzig Megawatt zu errichten. Die Befürworter sagten, das Projekt werde innerhalb von "
@@ -384,3 +386,32 @@ def test_a_text_is_read_further_only_while_the_model_is_unsure(
     ) + story
     assert languages.detect_languages([story, minute]) == ["de", "de"]
     assert read == [200, 200, 400]
+
+
+def test_cld2_answers_what_it_is_sure_of_and_fasttext_reads_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from searchapp import languages
+
+    model = languages._loaded()
+    asked: list[str] = []
+
+    class Counted:
+        def predict(self, sample: str, k: int = 1) -> object:
+            asked.append(sample)
+            return model.predict(sample, k=k)
+
+    monkeypatch.setattr(languages, "_model", Counted())
+    story = (
+        "Der Stadtrat hat am Dienstag beschlossen, auf dem alten Flugplatz eine Solaranlage mit "
+        "vierzig Megawatt zu errichten. Die Befürworter sagten, das Projekt werde innerhalb von "
+        "zwei Jahren rund zwölftausend Haushalte mit sauberem Strom versorgen."
+    )
+    hebrew = "שלום עולם, זהו משפט בעברית שנועד לבדיקה של זיהוי השפה באמצעות הספרייה"  # CLD2: "iw"
+    traditional = "這是一個用繁體中文寫的句子，用來測試語言識別的功能是否正常運作。"  # "zh-Hant"
+    unsure = "Merci beaucoup"  # too short for CLD2 to be sure of
+    found = languages.detect_languages([story, hebrew, traditional, unsure])
+    # CLD2's old and regional codes come out as the ISO 639-1 codes the app stores and filters
+    # by; only the text CLD2 was unsure of went on to fastText.
+    assert found == ["de", "he", "zh", "fr"]
+    assert asked == [unsure]
