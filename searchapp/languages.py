@@ -118,7 +118,9 @@ def _cld2_reliable(sample: str) -> str:
     "" otherwise (fastText reads the text then)."""
     try:
         reliable, _bytes, details = pycld2.detect(sample)
-    except pycld2.error:  # text it cannot take (lone surrogates): fastText reads it
+    except (pycld2.error, UnicodeEncodeError):
+        # Text CLD2 cannot take (control characters it calls invalid UTF-8, lone surrogates):
+        # fastText reads it, as it read every text before.
         return ""
     code = language_code(_CLD2_OLD_CODES.get(details[0][1], details[0][1])) or ""
     return code if reliable and code in LANGUAGE_NAMES else ""
