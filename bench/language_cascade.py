@@ -39,6 +39,9 @@ def main() -> int:
     with args.demo.open() as f:
         demo = [f"{d['title']}\n{d['text']}" for d in (json.loads(line) for _, line in zip(range(20_000), f, strict=False))]
     saved = languages.CASCADE
+    # fastText's cascade alone: CLD2, which reads first in the app, is told to be unsure of
+    # everything (bench/language_cheap_first.py measures the two together).
+    languages._cld2_reliable = lambda _sample: ""
 
     def run(cascade: tuple[tuple[int, float], ...]) -> tuple[list[str], float]:
         languages.CASCADE = cascade

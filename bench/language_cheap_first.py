@@ -2,11 +2,11 @@
 
     DEBUG=1 .venv/bin/python bench/language_cheap_first.py [--demo /tmp/scale-demo-1000000.jsonl]
 
-Needs pycld2 (``pip install pycld2``; not a dependency of the app). Language detection is the
-largest single cost of a load (BENCHMARKS.md, "Eighth round"), and CLD2 reads a text several
-times faster than fastText. This asks CLD2 about each text's first 400 characters (the app's
-sample) and keeps its answer when CLD2 calls it reliable and the app knows the language;
-every other text goes through ``searchapp.languages.detect_languages`` as today. Prints the
+Language detection was the largest single cost of a load (BENCHMARKS.md, "Eighth round"), and
+CLD2 reads a text several times faster than fastText. ``searchapp.languages.detect_languages``
+asks CLD2 about each text's first CLD2_CHARS characters and keeps its answer when CLD2 calls it
+reliable and the app knows the language; every other text goes through fastText's cascade. This
+compares that with fastText's cascade alone (CLD2 told to be unsure of everything). Prints the
 accuracy per language on bench/language_texts.py (real prose Debian packages ship: ~2 KB texts
 and single sentences), and the speed and the share of the same answers on the first 20,000
 generated stories and on Reuters-21578 (English wire stories, from ../shared/data).
@@ -42,30 +42,22 @@ def _stories(path: Path, limit: int) -> list[str]:
         return [f"{d.get('title') or ''}\n{d['text']}" for d in docs]
 
 
-def _cld2() -> Callable[[str], str | None]:
+def _fasttext_alone(texts: list[str]) -> list[str]:
+    """The app's detection with CLD2 told to be unsure of everything: fastText's cascade."""
+    saved = languages._cld2_reliable
+    languages._cld2_reliable = lambda _sample: ""
     try:
-        import pycld2
-    except ImportError:
-        sys.exit("pycld2 is not installed: .venv/bin/pip install pycld2")
-
-    def reliable(text: str) -> str | None:
-        try:
-            is_reliable, _bytes, details = pycld2.detect(languages._sample(text, SAMPLE_CHARS))
-        except pycld2.error:  # invalid UTF-8 (lone surrogates) and the like
-            return None
-        code = details[0][1]
-        return code if is_reliable and code in languages.LANGUAGE_NAMES else None
-
-    return reliable
+        return languages.detect_languages(texts)
+    finally:
+        languages._cld2_reliable = saved
 
 
-def _cascade(first: Callable[[str], str | None], texts: list[str]) -> tuple[list[str], int]:
-    """The answers, and how many texts went on to fastText."""
-    found = [first(text) for text in texts]
-    rest = [i for i, code in enumerate(found) if code is None]
-    for i, code in zip(rest, languages.detect_languages([texts[i] for i in rest]), strict=True):
-        found[i] = code
-    return [code or "" for code in found], len(rest)
+def _cld2_first(texts: list[str]) -> tuple[list[str], int]:
+    """The app's detection (CLD2 first), and how many texts CLD2 left to fastText."""
+    unsure = sum(
+        not languages._cld2_reliable(languages._sample(t, languages.CLD2_CHARS)) for t in texts
+    )
+    return languages.detect_languages(texts), unsure
 
 
 def _speed(detect: Callable[[list[str]], object], texts: list[str]) -> float:
@@ -78,14 +70,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--demo", type=Path, default=Path("/tmp/scale-demo-1000000.jsonl"))
     args = parser.parse_args()
-    first = _cld2()
     labelled: list[tuple[str, str]] = []
     for lang in language_texts.available_languages():
         labelled += [(lang, t) for t in language_texts.long_texts(lang, chars=2000, limit=60)]
         labelled += [(lang, t) for t in language_texts.sentences(lang, limit=100)]
     texts = [t for _lang, t in labelled]
-    alone = languages.detect_languages(texts)
-    both, asked = _cascade(first, texts)
+    alone = _fasttext_alone(texts)
+    both, asked = _cld2_first(texts)
     per: dict[str, list[int]] = collections.defaultdict(lambda: [0, 0, 0])
     for (lang, _t), a, b in zip(labelled, alone, both, strict=True):
         per[lang][0] += 1
@@ -109,10 +100,10 @@ def main() -> int:
             print(f"{name}: {path} not found, skipped")
             continue
         stories = _stories(path, 20_000)
-        alone = languages.detect_languages(stories)
-        both, asked = _cascade(first, stories)
-        fast = _speed(languages.detect_languages, stories)
-        cheap = _speed(lambda t: _cascade(first, t), stories)
+        alone = _fasttext_alone(stories)
+        both, asked = _cld2_first(stories)
+        fast = _speed(_fasttext_alone, stories)
+        cheap = _speed(languages.detect_languages, stories)
         changed = collections.Counter(
             (a or "-", b or "-") for a, b in zip(alone, both, strict=True) if a != b
         )
