@@ -32,10 +32,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--demo", type=Path, default=Path("/tmp/scale-demo-100000.jsonl"))
     args = parser.parse_args()
-    texts: list[tuple[str, str]] = []
-    for lang in language_texts.available_languages():
-        texts += [(lang, t) for t in language_texts.long_texts(lang, chars=2000, limit=60)]
-        texts += [(lang, t) for t in language_texts.sentences(lang, limit=100)]
+    texts = language_texts.labelled_texts()
     with args.demo.open() as f:
         demo = [f"{d['title']}\n{d['text']}" for d in (json.loads(line) for _, line in zip(range(20_000), f, strict=False))]
     saved = languages.CASCADE

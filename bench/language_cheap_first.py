@@ -70,10 +70,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--demo", type=Path, default=Path("/tmp/scale-demo-1000000.jsonl"))
     args = parser.parse_args()
-    labelled: list[tuple[str, str]] = []
-    for lang in language_texts.available_languages():
-        labelled += [(lang, t) for t in language_texts.long_texts(lang, chars=2000, limit=60)]
-        labelled += [(lang, t) for t in language_texts.sentences(lang, limit=100)]
+    labelled = language_texts.labelled_texts()
     texts = [t for _lang, t in labelled]
     alone = _fasttext_alone(texts)
     both, asked = _cld2_first(texts)

@@ -210,3 +210,15 @@ def available_languages() -> Iterator[str]:
         if lang not in seen:
             seen.add(lang)
             yield lang
+
+
+def labelled_texts(
+    *, chars: int = 2000, long_limit: int = 60, sentence_limit: int = 100
+) -> list[tuple[str, str]]:
+    """(language, text) for every available language: its ~``chars`` texts, then its sentences
+    (the accuracy sets of bench/language_cascade.py and bench/language_cheap_first.py)."""
+    labelled: list[tuple[str, str]] = []
+    for lang in available_languages():
+        labelled += [(lang, t) for t in long_texts(lang, chars=chars, limit=long_limit)]
+        labelled += [(lang, t) for t in sentences(lang, limit=sentence_limit)]
+    return labelled

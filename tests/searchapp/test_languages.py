@@ -357,22 +357,30 @@ def test_the_words_typed_side_by_side_rank_above_the_same_words_apart(
     assert sorted(ranked[1:]) == ["apart-0", "apart-1", "apart-2"]  # the same matches
 
 
+@pytest.fixture
+def fasttext_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The samples fastText is asked about, in order (the model itself still answers)."""
+    from searchapp import languages
+
+    model = languages._loaded()
+    asked: list[str] = []
+
+    class Counted:
+        def predict(self, sample: str, k: int = 1) -> object:
+            asked.append(sample)
+            return model.predict(sample, k=k)
+
+    monkeypatch.setattr(languages, "_model", Counted())
+    return asked
+
+
 def test_a_text_is_read_further_only_while_the_model_is_unsure(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, fasttext_reads: list[str]
 ) -> None:
     # A German minute that opens with a list of names: its first 200 characters leave the model
     # unsure (0.86), so it reads 400 and is sure; a plain German story is told from 200.
     from searchapp import languages
 
-    model = languages._loaded()
-    read: list[int] = []
-
-    class Counted:
-        def predict(self, sample: str, k: int = 1) -> object:
-            read.append(len(sample))
-            return model.predict(sample, k=k)
-
-    monkeypatch.setattr(languages, "_model", Counted())
     # fastText's cascade: the texts CLD2, which reads first, is unsure of.
     monkeypatch.setattr(languages, "_cld2_reliable", lambda _sample: "")
     story = (
@@ -385,23 +393,14 @@ def test_a_text_is_read_further_only_while_the_model_is_unsure(
         "Tanaka, Kowalski, Haddad, Moreau, Rossi, Novak, Jansen, Silva, Berg, Costa, Weber. "
     ) + story
     assert languages.detect_languages([story, minute]) == ["de", "de"]
-    assert read == [200, 200, 400]
+    assert [len(sample) for sample in fasttext_reads] == [200, 200, 400]
 
 
 def test_cld2_answers_what_it_is_sure_of_and_fasttext_reads_the_rest(
-    monkeypatch: pytest.MonkeyPatch,
+    fasttext_reads: list[str],
 ) -> None:
     from searchapp import languages
 
-    model = languages._loaded()
-    asked: list[str] = []
-
-    class Counted:
-        def predict(self, sample: str, k: int = 1) -> object:
-            asked.append(sample)
-            return model.predict(sample, k=k)
-
-    monkeypatch.setattr(languages, "_model", Counted())
     story = (
         "Der Stadtrat hat am Dienstag beschlossen, auf dem alten Flugplatz eine Solaranlage mit "
         "vierzig Megawatt zu errichten. Die Befürworter sagten, das Projekt werde innerhalb von "
@@ -414,4 +413,4 @@ def test_cld2_answers_what_it_is_sure_of_and_fasttext_reads_the_rest(
     # CLD2's old and regional codes come out as the ISO 639-1 codes the app stores and filters
     # by; only the text CLD2 was unsure of went on to fastText.
     assert found == ["de", "he", "zh", "fr"]
-    assert asked == [unsure]
+    assert fasttext_reads == [unsure]
