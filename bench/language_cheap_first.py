@@ -33,7 +33,6 @@ django.setup()
 from searchapp import languages  # noqa: E402 - after django.setup()
 
 REUTERS = Path(__file__).resolve().parents[2] / "shared" / "data" / "reuters21578"
-SAMPLE_CHARS = 400
 
 
 def _stories(path: Path, limit: int) -> list[str]:

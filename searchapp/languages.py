@@ -122,8 +122,10 @@ def _cld2_reliable(sample: str) -> str:
         # Text CLD2 cannot take (control characters it calls invalid UTF-8, lone surrogates):
         # fastText reads it, as it read every text before.
         return ""
-    code = language_code(_CLD2_OLD_CODES.get(details[0][1], details[0][1])) or ""
-    return code if reliable and code in LANGUAGE_NAMES else ""
+    if not reliable:
+        return ""
+    cld2_code = details[0][1]  # "un" (unknown) names no language: language_code gives None
+    return language_code(_CLD2_OLD_CODES.get(cld2_code, cld2_code)) or ""
 
 
 def detect_languages(texts: Sequence[str]) -> list[str]:
