@@ -169,7 +169,10 @@ def test_a_rebuild_whose_queued_chunks_a_redis_restart_lost_is_finished_by_the_c
     try:
         _wait_for_redis(pool.broker)
         make_documents(600)
-        pool.start(SIGNATURE_CHUNK_DELAY_MS=100)
+        # A chunk takes a second, so that between the first chunk seen running and Redis going
+        # down the worker (one process, one message prefetched) cannot get through all six even
+        # on a slow machine; at 100 ms CI once saw all six finish first.
+        pool.start(SIGNATURE_CHUNK_DELAY_MS=1000)
         job_id = int(django(
             "from searchapp.services.jobs import signature_set_rebuild as r; "
             "print(r(method='minhash', params={'num_perm': 64}, chunk_size=100).pk)"
