@@ -381,6 +381,11 @@ INGEST_LANGUAGE_PROCESS = env_bool("INGEST_LANGUAGE_PROCESS", True)
 INGEST_READ_AHEAD = env_bool(
     "INGEST_READ_AHEAD", DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 )
+# PostgreSQL: with the helper running, the batches are written in a thread of their own (over
+# a second database connection), so that the server's work on one batch overlaps this process
+# preparing the next and indexing the one before (BENCHMARKS.md, "Ninth round"). SQLite
+# ignores it: one writer at a time, and there the workers' signing ends a load.
+INGEST_WRITER_THREAD = env_bool("INGEST_WRITER_THREAD", True)
 # The longest JSON line, CSV row or .txt/.md/.html file read; longer ones are skipped as bad
 # records without being read whole, so ingest memory does not grow with the input.
 INGEST_MAX_RECORD_BYTES = env_int("INGEST_MAX_RECORD_BYTES", 16 * 1024 * 1024, minimum=1024)

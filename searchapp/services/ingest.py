@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Generator, Iterable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
+from functools import partial
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
@@ -21,6 +23,7 @@ from searchapp.models import Corpus, Document
 from searchapp.readers import Record, RecordError, record_problem
 from searchapp.search.sync import IndexSession, search_index_session, search_index_sync
 from searchapp.search.text_index import IndexedDocument, IndexWriteError, epoch_seconds
+from searchapp.services.batch_writer import BatchWriter
 from searchapp.services.bulk_load import BulkLoad, bulk_load
 from searchapp.services.clusters import clusters_schedule
 from searchapp.services.ingest_rows import (
@@ -185,7 +188,8 @@ def _write_batch(
     indexed by the caller once its transaction commits."""
     now = timezone.now()
     batch, hashes = prepared.records, prepared.hashes
-    with transaction.atomic():
+    # No savepoint: the caller's transaction holds the whole batch, and a failure rolls it back.
+    with transaction.atomic(savepoint=False):
         existing = {doc.external_id: doc for doc in documents_existing(corpus, list(batch))}
         to_create: list[tuple[str, Record, str]] = []
         to_update: list[Document] = []
@@ -388,37 +392,87 @@ def documents_ingest(
     # With a helper: the batch whose languages it is reading while this process writes the one
     # before (at most one; written after that one, or when the records end or fail).
     in_flight: list[_Batch] = []
+    # With a helper and INGEST_WRITER_THREAD (PostgreSQL): the thread that writes the batches,
+    # and the batch
+    # it is writing (at most one; finished here, in order, before the next is handed to it).
+    writers: list[BatchWriter] = []
+    writing: list[tuple[_Batch, Future[tuple[list[int], list[IndexedDocument]]]]] = []
 
     written = 0  # batches written
 
-    def write_out(prepared: _Batch) -> None:
+    def committed() -> None:
+        """In this thread, once a batch has committed: the load's lock (taken, once the load
+        is large enough, before the next batch is written)."""
         nonlocal written
-        if prepared.records:
-            outbox, documents = write(prepared)
-            written += 1
-            for load in loads:
-                load.after_batch(report.created)
-            for session in held:
-                try:
-                    session.written(outbox, documents)
-                    session.sync()
-                except IndexWriteError as exc:
-                    # The documents are committed (the database is the source of truth); the
-                    # index catches up from the outbox once its directory can be written.
-                    report.index_error = str(exc)
-                    held.clear()
+        written += 1
+        for load in loads:
+            load.after_batch(report.created)
+
+    def indexed(prepared: _Batch, outbox: list[int], documents: list[IndexedDocument]) -> None:
+        """In this thread, once the batch has committed: the search index, and the progress."""
+        for session in held:
+            try:
+                session.written(outbox, documents)
+                session.sync()
+            except IndexWriteError as exc:
+                # The documents are committed (the database is the source of truth); the
+                # index catches up from the outbox once its directory can be written.
+                report.index_error = str(exc)
+                held.clear()
         if progress is not None and prepared.seen:
             progress(prepared.seen)
 
-    def drain() -> None:
+    def write_out(prepared: _Batch) -> None:
+        if prepared.records:
+            outbox, documents = write(prepared)
+            committed()
+            indexed(prepared, outbox, documents)
+        elif progress is not None and prepared.seen:
+            progress(prepared.seen)
+
+    def wait_for_writer() -> Callable[[], None]:
+        """Wait for the batch in the writer thread, if any, and count it committed; returns
+        what indexes it, called once the next batch is handed over (so that both overlap)."""
+        if not writing:
+            return lambda: None
+        prepared, future = writing[0]
+        try:
+            outbox, documents = future.result()
+        except BaseException:
+            # The batch's own failure is raised once; an interrupt while it is still being
+            # written leaves it here, for the drain to wait for.
+            if future.done():
+                writing.clear()
+            raise
+        writing.clear()
+        committed()
+        return partial(indexed, prepared, outbox, documents)
+
+    def hand_on() -> None:
+        """Write the in-flight batch: handed to the writer thread once the batch before it is
+        written (this thread then indexes that one and goes on reading while the writer
+        writes), or written here."""
         while in_flight:
-            write_out(in_flight.pop())
+            prepared = in_flight.pop()
+            index_previous = wait_for_writer()
+            if writers and prepared.records:
+                writing.append((prepared, writers[0].submit(partial(write, prepared))))
+            else:
+                write_out(prepared)
+            index_previous()
+
+    def drain() -> None:
+        hand_on()
+        wait_for_writer()()
 
     def flush() -> None:
         nonlocal batch, seen_in_batch
         if language_process and not helpers and written and not in_transaction:
             # From the second batch on: an ingest of one batch never pays for starting it.
             helpers.append(LanguageProcess())
+            helpers[0].start()  # forked before any thread of this ingest starts
+            if settings.INGEST_WRITER_THREAD and connection.vendor == "postgresql":
+                writers.append(BatchWriter())
         helper = helpers[0] if helpers else None
         prepared = _batch_prepare(
             _corpus_named(report.corpus, name), batch, seen_in_batch, helper
@@ -426,7 +480,7 @@ def documents_ingest(
         prepared.superseded = (superseded[0], superseded[1])
         batch, seen_in_batch = {}, 0
         superseded[:] = [0, 0]
-        drain()
+        hand_on()
         if helper is None:
             write_out(prepared)
         else:
@@ -470,6 +524,9 @@ def documents_ingest(
             raise
         finally:
             items.close()  # stops the read-ahead thread, if one runs
+            for writer in writers:  # waits for a batch still being written (a second Ctrl-C)
+                writer.close()
+            writers.clear()
             # Ended here, inside the index writer's session: a forked child holds a copy of
             # the writer's lock file until it exits.
             for helper in helpers:

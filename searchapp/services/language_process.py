@@ -40,6 +40,10 @@ def detection_sample(title: str, text: str) -> str:
     return f"{title}\n{text[: DETECT_CHARS + 1]}"[: DETECT_CHARS + 1]
 
 
+def _ready() -> None:
+    """Nothing: the call that forks the helper (``LanguageProcess.start``)."""
+
+
 # How often the helper looks whether the ingest that started it is still there.
 PARENT_CHECK_SECONDS = 0.5
 
@@ -84,6 +88,11 @@ class LanguageProcess:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    def start(self) -> None:
+        """Fork the helper now (it is otherwise forked by the first call): before the caller
+        starts threads of its own, which a forked child must not inherit mid-work."""
+        self._start(_ready)
 
     def submit(self, texts: Sequence[str]) -> Callable[[], list[str]]:
         """Detect ``texts`` (``detection_sample`` of each) in the helper; the returned function

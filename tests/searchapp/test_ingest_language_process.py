@@ -10,17 +10,20 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import pytest
 from corpora import sign_all
 
 from searchapp.languages import DETECT_CHARS, detect_languages
 from searchapp.readers import IngestFileError, Record
+from searchapp.search import get_backend
 from searchapp.services import ingest as ingest_service
-from searchapp.services.ingest import documents_ingest
+from searchapp.services.batch_writer import BatchWriter
+from searchapp.services.ingest import IngestReport, IngestWriteError, documents_ingest
 from searchapp.services.language_process import LanguageProcess, detection_sample
 from searchapp.services.read_ahead import read_ahead
 
@@ -76,8 +79,47 @@ def helpers(monkeypatch) -> list[LanguageProcess]:
     return started
 
 
+@dataclass
+class Writes:
+    """The batches a writer thread wrote (the name of the thread each ran in), and whether the
+    test expects it in use."""
+
+    threads: list[str]
+    used: bool
+
+
+@pytest.fixture(params=[False, True], ids=["written-here", "writer-thread"])
+def writer_thread(request, monkeypatch, settings) -> Writes:  # type: ignore[no-untyped-def]
+    """Each test twice: batches written in the ingest's thread, and in a writer thread (the
+    default, PostgreSQL only: SQLite has one writer at a time, and ignores the setting)."""
+    from django.db import connection
+
+    settings.INGEST_WRITER_THREAD = request.param
+    writes = Writes([], request.param and connection.vendor == "postgresql")
+
+    class Recorded(BatchWriter):
+        def submit(self, call):  # type: ignore[no-untyped-def]
+            def run():  # type: ignore[no-untyped-def]
+                writes.threads.append(threading.current_thread().name)
+                return call()
+
+            return super().submit(run)
+
+    monkeypatch.setattr(ingest_service, "BatchWriter", Recorded)
+    return writes
+
+
+def _indexed(query: str) -> list[str]:
+    """The external ids of the documents the search finds."""
+    from searchapp.models import Document
+
+    hits = get_backend().search(query, limit=100).hits
+    external = dict(Document.objects.values_list("id", "external_id"))
+    return sorted(external[h.document_id] for h in hits)
+
+
 def test_the_helper_stores_the_same_documents_and_languages_as_one_process(
-    helpers, monkeypatch, settings
+    helpers, writer_thread, monkeypatch, settings
 ) -> None:
     settings.INGEST_READ_AHEAD = True  # the default with PostgreSQL, not with SQLite
     ahead: list[int] = []  # records read ahead in the thread (services.read_ahead)
@@ -102,6 +144,12 @@ def test_the_helper_stores_the_same_documents_and_languages_as_one_process(
     assert _stored("helped") == _stored("alone") and alone.created == 40
     langs = {lang for _text, lang, _hash in _stored("helped").values()}
     assert langs == set(TEXTS)  # every language told apart, in every batch
+    # Batches 2 to 7 go to the writer thread (started with the helper, for the second).
+    assert len(writer_thread.threads) == (6 if writer_thread.used else 0)
+    assert set(writer_thread.threads) <= {"ingest-writer_0"}
+    # Every batch is searchable, whichever thread wrote it ("story" is in every title).
+    english = sorted(str(i) for i in range(40) if sorted(TEXTS)[i % len(TEXTS)] == "en")
+    assert len(_indexed("story")) == 80 and _indexed("harbour") == sorted(english * 2)
     # Re-ingested with one text changed: only that one is updated, and read again.
     changed = [*records[:-1], replace(records[-1], text=TEXTS["de"])]
     again = documents_ingest(
@@ -111,7 +159,9 @@ def test_the_helper_stores_the_same_documents_and_languages_as_one_process(
     assert _stored("helped")[records[-1].external_id][1] == "de"
 
 
-def test_the_helper_signs_each_batch_as_the_ingest_itself_would(helpers, settings) -> None:
+def test_the_helper_signs_each_batch_as_the_ingest_itself_would(
+    helpers, writer_thread, settings
+) -> None:
     from searchapp.models import BandKey, PendingSignature, Signature
 
     settings.INGEST_SIGN_INLINE = True  # the default with PostgreSQL, not with SQLite
@@ -133,6 +183,7 @@ def test_the_helper_signs_each_batch_as_the_ingest_itself_would(helpers, setting
     helped, alone = signed("helped"), signed("alone")
     assert len(helped[0]) == 40 and helped == alone
     assert not PendingSignature.objects.exists()
+    assert len(writer_thread.threads) == (6 if writer_thread.used else 0)
 
 
 def test_what_detection_reads_is_cut_without_changing_an_answer() -> None:
@@ -158,7 +209,7 @@ def test_a_helper_that_dies_is_replaced_by_the_ingests_own_process(caplog) -> No
     assert "own process" in caplog.text and helper.answered == 1
 
 
-def test_a_reader_failure_writes_every_batch_read_before_it() -> None:
+def test_a_reader_failure_writes_every_batch_read_before_it(writer_thread) -> None:
     def records() -> Iterator[Record]:
         yield from _records(13)
         raise IngestFileError("t.jsonl: the disk went away")
@@ -209,3 +260,52 @@ def test_a_helper_ends_when_the_ingest_that_started_it_is_killed(tmp_path) -> No
         time.sleep(0.1)
     os.kill(helper_pid, signal.SIGKILL)
     pytest.fail("the helper outlived the ingest that started it by 10 s")
+
+
+@pytest.mark.parametrize(
+    "failure", [IngestFileError("t.jsonl: the disk went away"), KeyboardInterrupt()]
+)
+def test_what_an_ingest_cut_short_reports_is_what_it_stored(
+    failure, writer_thread, settings
+) -> None:
+    """Ctrl-C (or an unusable file) while batches are written in the writer thread: every
+    batch read in full is written, and the report counts exactly the documents stored."""
+
+    def records() -> Iterator[Record]:
+        yield from _records(23)
+        raise failure
+
+    report = IngestReport()
+    with pytest.raises(type(failure)):
+        documents_ingest(
+            corpus="cut", records=records(), batch_size=4, language_process=True, report=report
+        )
+    assert sorted(_stored("cut"), key=int) == [str(i) for i in range(20)]
+    assert report.created == 20
+    assert len(writer_thread.threads) == (4 if writer_thread.used else 0)  # batches 2 to 5
+
+
+def test_a_batch_refused_in_the_writer_thread_stops_the_ingest_and_keeps_the_ones_before(
+    writer_thread, monkeypatch, settings
+) -> None:
+    from django.db import DataError
+
+    write_batch = ingest_service._write_batch
+
+    def refuse_the_fourth(corpus, prepared, *rest):  # type: ignore[no-untyped-def]
+        if "12" in prepared.records:
+            raise DataError("value too long")
+        return write_batch(corpus, prepared, *rest)
+
+    monkeypatch.setattr(ingest_service, "_write_batch", refuse_the_fourth)
+    report = IngestReport()
+    with pytest.raises(IngestWriteError, match=r"t\.jsonl:13 to t\.jsonl:16.*value too long"):
+        documents_ingest(
+            corpus="refused", records=_records(30), batch_size=4, language_process=True,
+            report=report,
+        )
+    # The three batches before it stay, counted and searchable; nothing after it is written.
+    assert sorted(_stored("refused"), key=int) == [str(i) for i in range(12)]
+    assert report.created == 12
+    assert len(_indexed("story")) == 12
+    assert len(writer_thread.threads) == (3 if writer_thread.used else 0)  # batches 2 to 4
