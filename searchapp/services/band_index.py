@@ -30,6 +30,7 @@ from collections.abc import Callable
 from django.db import DatabaseError, connection, models, transaction
 
 from searchapp.models import BandKey
+from searchapp.services.signature_keys import signature_keys_restore
 
 __all__ = [
     "ASIDE_MAX_ROWS",
@@ -161,13 +162,16 @@ def _column(field_name: str) -> str:
 
 
 def band_index_restore(*, unless: Callable[[], bool] | None = None) -> bool:
-    """Build ``bandkey_lookup`` if it is missing; True when this call built it.
+    """Build ``bandkey_lookup`` if it is missing; True when this call built it. The signatures'
+    keys, which a bulk load sets aside with it on PostgreSQL, are added back first
+    (``signature_keys_restore``, with the same ``unless``).
 
     One sorted pass over the table (writers of band keys wait for it; readers do not on
     PostgreSQL). Its columns are read from the model's own index of that name, so the index
     built is the one the migrations made. ``unless`` is asked once no set-aside can run
     (``bulk_load.load_lock_held``: a load that has just set the index aside keeps it aside).
     """
+    signature_keys_restore(unless=unless)
     if band_index_present():
         return False
     table = connection.ops.quote_name(BandKey._meta.db_table)

@@ -8,6 +8,8 @@ lock* and holds it until it ends. While the lock is held:
   the bare table, and the index is built once, in one sorted pass, when the load ends (or,
   on the embedded SQLite, as soon as the table is as large as one build may hold the write
   lock for: ``band_index.ASIDE_MAX_ROWS``);
+* on PostgreSQL the signatures' foreign keys are set aside too (``signature_keys``): their
+  row-by-row checks at each batch's commit are replaced by one pass when the load ends;
 * the workers leave the clusters to one recompute after the load instead of updating them
   batch by batch (``clusters._bulk_load_in_progress``), and that recompute waits for the lock
   (``clusters.job_clusters_run``). The backlog of unsigned documents alone could not say this:
@@ -38,6 +40,7 @@ from searchapp.services.band_index import (
     band_index_restore,
     band_index_set_aside,
 )
+from searchapp.services.signature_keys import signature_keys_set_aside
 
 __all__ = [
     "BULK_LOAD_DOCUMENTS",
@@ -111,6 +114,7 @@ class BulkLoad:
         self._next_check = BULK_LOAD_DOCUMENTS
         self._holding = False
         self._aside = False  # this load dropped the index and has not built it again
+        self._keys_aside = False  # this load dropped the signatures' keys (signature_keys)
         self._attempts = 0  # of dropping it
         self._ended = False
         self._file: IO[str] | None = None
@@ -131,8 +135,8 @@ class BulkLoad:
 
     def _after_batch(self, written: int) -> None:
         if self._aside and band_index_aside_too_long():
-            band_index_restore()
-            self._aside = False  # the lock stays held: the clusters still wait for the end
+            band_index_restore()  # the signatures' keys with it
+            self._aside = self._keys_aside = False  # the lock stays held: the clusters wait
             self._attempts = SET_ASIDE_ATTEMPTS  # and the index stays
         if self._holding:
             self._set_aside()  # again, if readers kept the table the last time
@@ -149,10 +153,13 @@ class BulkLoad:
         self._set_aside()
 
     def _set_aside(self) -> None:
-        if self._aside or self._attempts >= SET_ASIDE_ATTEMPTS:
+        if (self._aside and self._keys_aside) or self._attempts >= SET_ASIDE_ATTEMPTS:
             return
         self._attempts += 1
-        self._aside = not band_index_aside_too_long() and band_index_set_aside()
+        if not self._aside:
+            self._aside = not band_index_aside_too_long() and band_index_set_aside()
+        if not self._keys_aside:
+            self._keys_aside = signature_keys_set_aside()
 
     def end(self) -> None:
         """Build the index again, then release the lock (in that order, so that no worker

@@ -393,8 +393,8 @@ def documents_ingest(
     # before (at most one; written after that one, or when the records end or fail).
     in_flight: list[_Batch] = []
     # With a helper and INGEST_WRITER_THREAD (PostgreSQL): the thread that writes the batches,
-    # and the batch
-    # it is writing (at most one; finished here, in order, before the next is handed to it).
+    # and the batch it is writing (at most one; finished here, in order, before the next is
+    # handed to it).
     writers: list[BatchWriter] = []
     writing: list[tuple[_Batch, Future[tuple[list[int], list[IndexedDocument]]]]] = []
 

@@ -41,6 +41,12 @@ from searchapp.services.bulk_load import BulkLoad, load_lock_held
 from searchapp.services.catchup import catch_up
 from searchapp.services.clusters_recompute import clusters_recompute
 from searchapp.services.ingest import IngestReport, documents_ingest
+from searchapp.services.signature_keys import (
+    signature_keys_present,
+    signature_keys_restore,
+    signature_keys_set_aside,
+)
+from searchapp.services.signature_store import signatures_compute, signatures_store
 from searchapp.services.signing import documents_sign
 
 # DDL and the load lock act outside a test's transaction: these tests commit for real.
@@ -356,3 +362,60 @@ def test_an_update_begun_as_a_load_set_the_index_aside_leaves_it_to_the_recomput
     clusters.clusters_after_signing(document_ids=late)  # the load over: the update runs
     assert band_index_present()
     assert any(set(late) & cluster for cluster in _clusters(sset))
+
+
+def _signature_keys() -> list[tuple[str, str, bool]]:
+    """The signatures' foreign keys as PostgreSQL describes them: name, definition, validated."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT conname, pg_get_constraintdef(oid), convalidated FROM pg_constraint "
+            "WHERE conrelid = 'searchapp_signature'::regclass AND contype = 'f' ORDER BY 1"
+        )
+        return [tuple(row) for row in cursor.fetchall()]
+
+
+def test_a_bulk_load_on_postgresql_sets_the_signatures_keys_aside_and_adds_them_back(
+    monkeypatch,
+) -> None:  # type: ignore[no-untyped-def]
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite keeps its keys: PostgreSQL's row-by-row checks are what is shed")
+    keys = _signature_keys()
+    assert len(keys) == 2, "the migrations make a key to the document and one to the set"
+    sset = sign_all("minhash")
+    monkeypatch.setattr(bulk_load, "BULK_LOAD_DOCUMENTS", 40)
+    seen: list[bool] = []
+    report = documents_ingest(
+        corpus="load",
+        records=_records(200),
+        batch_size=20,
+        progress=lambda _n: seen.append(signature_keys_present()),
+    )
+    assert report.created == 200
+    # Aside from the batch that makes it a load to the last; back after it, as the
+    # migrations made them (same names and definitions), and checked against every row.
+    assert seen[0] and not any(seen[1:])
+    assert _signature_keys() == keys and all(valid for _n, _d, valid in keys)
+    assert Signature.objects.filter(signature_set=sset).count() == 200
+
+
+def test_a_signature_stored_for_a_deleted_document_while_the_keys_were_aside_is_dropped() -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite never sets the keys aside")
+    sset = sign_all("minhash")
+    documents_ingest(corpus="c", records=_records(30))
+    keys = _signature_keys()
+    assert signature_keys_set_aside() and not signature_keys_present()
+    # A worker stores the signature of a document staff deleted meanwhile (with the keys there,
+    # its commit would have been refused).
+    gone = max(Document.objects.values_list("pk", flat=True)) + 1000
+    orphan = signatures_compute(signature_set=sset, rows=[(gone, "a story deleted meanwhile", "h")])
+    signatures_store(signature_set=sset, signed=orphan)
+    assert Signature.objects.filter(document_id=gone).exists()
+    assert BandKey.objects.filter(document_id=gone).exists()
+    # The next one who needs them (here the catch-up) adds the keys back, without the orphan.
+    catch_up()
+    assert signature_keys_present() and _signature_keys() == keys
+    assert not Signature.objects.filter(document_id=gone).exists()
+    assert not BandKey.objects.filter(document_id=gone).exists()
+    assert Signature.objects.filter(signature_set=sset).count() == 30
+    assert not signature_keys_restore()  # nothing left to do

@@ -76,7 +76,8 @@ class Command(BaseCommand):
         except ValueError as exc:  # a bad corpus name
             raise CommandError(str(exc)) from None
         except KeyboardInterrupt:
-            # Ctrl-C: the batch being written is rolled back, the ones committed before stay.
+            # Ctrl-C: the ones committed stay; the batch being written is rolled back (or, by
+            # the writer thread on PostgreSQL, finished and counted).
             if report.processed:
                 self._summarise(options["corpus"], report)
             raise CommandError(
