@@ -2,13 +2,13 @@
 after it.
 
 Each Signature row references its document and its signature set through keys that PostgreSQL
-checks row by row, with one trigger call per key and row at commit, locking the document's row
-(which writes it again). In a bulk load every signature belongs to a document written in the
-same transaction, so those checks find what the ingest has just written: at a million
-documents they were about a seventh of the server's CPU (67 -> 57 s) and put 10-15 s on the
-ingest's serial path (BENCHMARKS.md, "Ninth round"). So while a bulk load holds its lock
-(``bulk_load``) the two keys are dropped, and when it ends they are added again in one pass
-over the table, which checks every row as the triggers would have.
+checks row by row, with one trigger call per key and row at commit, each locking the row it
+finds. In a bulk load every signature belongs to a document written in the same transaction,
+so those checks find what the ingest has just written. At a million documents they were about
+a seventh of the server's CPU (57 s without them against 67-71 s), spent at each batch's
+commit, which the ingest waits for (BENCHMARKS.md, "Ninth round"). So while a bulk load holds
+its lock (``bulk_load``) the two keys are dropped; when it ends they are added again in one
+pass over the table, which checks every row as the triggers would have.
 
 While they are aside, a worker may store the signature of a document that staff delete at the
 same moment (the one case the keys refused). ``signature_keys_restore`` therefore first
