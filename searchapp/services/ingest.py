@@ -16,36 +16,18 @@ from functools import partial
 
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
-from django.utils import timezone
 
-from searchapp.languages import detect_languages
-from searchapp.models import Corpus, Document
+from searchapp.models import Corpus
 from searchapp.readers import Record, RecordError, record_problem
 from searchapp.search.sync import IndexSession, search_index_session, search_index_sync
-from searchapp.search.text_index import IndexedDocument, IndexWriteError, epoch_seconds
+from searchapp.search.text_index import IndexedDocument, IndexWriteError
 from searchapp.services.batch_writer import BatchWriter
 from searchapp.services.bulk_load import BulkLoad, bulk_load
 from searchapp.services.clusters import clusters_schedule
-from searchapp.services.ingest_rows import (
-    SOURCE_COLUMNS,
-    UPDATE_COLUMNS,
-    documents_existing,
-    documents_insert,
-    record_origin,
-    stored_origin,
-)
-from searchapp.services.language_process import LanguageProcess, detection_sample
-from searchapp.services.pending import pending_drop, pending_mark
-from searchapp.services.planner_stats import planner_stats_rows_added
+from searchapp.services.ingest_batch import IngestBatch, ingest_batch_prepare, ingest_batch_write
+from searchapp.services.language_process import LanguageProcess
 from searchapp.services.read_ahead import read_ahead
-from searchapp.services.search_index import search_index_changed_ids
-from searchapp.services.signature_store import Presigned, signatures_presign
-from searchapp.services.signing import (
-    signatures_schedule_documents,
-    signatures_sets_to_sign,
-    signatures_sign_written,
-)
-from searchapp.services.sql_rows import update_rows
+from searchapp.services.signing import signatures_schedule_documents
 
 __all__ = ["IngestReport", "IngestWriteError", "corpus_get_or_create", "documents_ingest"]
 
@@ -108,192 +90,6 @@ def _schedule_signatures(document_ids: list[int], *, signed: bool) -> None:
         logger.exception("could not schedule the batch's background work")
 
 
-@dataclass
-class _Batch:
-    """A batch of records ready to be written: their content hashes, and their languages
-    (detected before the write transaction opens, perhaps still being detected elsewhere)."""
-
-    records: dict[str, Record]
-    seen: int  # records read for it, the skipped ones included (the progress bar's steps)
-    hashes: dict[str, str]
-    languages: Callable[[], dict[str, str]]  # waits for the detection when it runs elsewhere
-    # Signatures of its new and changed texts made by the helper, if it has one (waited for).
-    presigned: Callable[[], list[Presigned]] = list
-    # Records that replaced an earlier one of the same id in this batch (updated, or unchanged
-    # when the same), counted with the batch once it commits.
-    superseded: tuple[int, int] = (0, 0)
-
-
-@dataclass
-class _Written:
-    """What a batch's transaction wrote, for its caller to act on once that commits."""
-
-    outbox: list[int]  # the search index's outbox rows
-    documents: list[IndexedDocument]  # as written, for the ingest's index session
-    created: int
-    updated: int
-    unchanged: int
-    to_sign: list[int]  # whose batch task (clusters, and signing unless signed) is queued
-    signed: bool
-
-
-def _batch_prepare(
-    corpus: Corpus | None,
-    records: dict[str, Record],
-    seen: int,
-    helper: LanguageProcess | None,
-) -> _Batch:
-    """Hash the records and detect the language of each that will be stored with new text and
-    names none, before the write transaction opens: on SQLite that transaction holds the one
-    write lock (BEGIN IMMEDIATE), and detecting inside it made concurrent staff writes time
-    out. With a ``helper`` the detection runs in that process while this one goes on. A
-    document changed by another writer meanwhile is detected inside the transaction instead
-    (see `_write_batch`)."""
-    hashes = {
-        external_id: Document.hash_content(record.title, record.text)
-        for external_id, record in records.items()
-    }
-    stored: dict[str, str] = {}
-    if corpus is not None and records:
-        stored = {
-            doc.external_id: doc.content_hash
-            for doc in documents_existing(corpus, list(records))
-        }
-    wanted = [
-        external_id
-        for external_id, record in records.items()
-        if not record.lang and stored.get(external_id) != hashes[external_id]
-    ]
-    samples = [detection_sample(records[i].title, records[i].text) for i in wanted]
-    if helper is None:
-        found = dict(zip(wanted, detect_languages(samples), strict=True))
-        return _Batch(records, seen, hashes, lambda: found)
-    waiting = helper.submit(samples)
-    prepared = _Batch(records, seen, hashes, lambda: dict(zip(wanted, waiting(), strict=True)))
-    if settings.INGEST_SIGN_INLINE and (sets := signatures_sets_to_sign()):
-        texts = [(h, records[i].text) for i, h in hashes.items() if stored.get(i) != h]
-        prepared.presigned = helper.call(signatures_presign, sets, texts)
-    return prepared
-
-
-def _write_batch(
-    corpus: Corpus,
-    prepared: _Batch,
-    detected: dict[str, str],
-    presigned: list[Presigned],
-) -> _Written:
-    """Write the batch; ``detected`` and ``presigned`` are ``prepared.languages()`` and
-    ``prepared.presigned()``, asked for by the caller before its transaction opens (waiting
-    for the helper must not hold SQLite's lock). What it returns is counted, queued and
-    indexed by the caller once its transaction commits."""
-    now = timezone.now()
-    batch, hashes = prepared.records, prepared.hashes
-    # No savepoint: the caller's transaction holds the whole batch, and a failure rolls it back.
-    with transaction.atomic(savepoint=False):
-        existing = {doc.external_id: doc for doc in documents_existing(corpus, list(batch))}
-        to_create: list[tuple[str, Record, str]] = []
-        to_update: list[Document] = []
-        resign: list[Document] = []  # updated documents whose text changed: signed again
-        unchanged = 0
-        moved: list[Document] = []  # unchanged documents whose source file or place changed
-        detect: list[tuple[str, Record]] = []  # (external id, record) whose language is read
-        for external_id, record in batch.items():
-            content_hash = hashes[external_id]
-            doc = existing.get(external_id)
-            if doc is None:
-                to_create.append((external_id, record, content_hash))
-                if not record.lang:
-                    detect.append((external_id, record))
-            elif (
-                doc.content_hash == content_hash
-                and doc.url == record.url
-                and doc.date == record.date
-                and record.lang in ("", doc.lang)
-            ):
-                # Same document, perhaps from another file or place: its source is noted, but
-                # it is not an update (nothing searched or signed changed).
-                unchanged += 1
-                if stored_origin(doc) != record_origin(record):
-                    (
-                        doc.source_name, doc.source_type, doc.source_position, doc.source_parent,
-                        doc.source_details,
-                    ) = record_origin(record)
-                    moved.append(doc)
-            else:
-                if doc.content_hash != content_hash:
-                    resign.append(doc)
-                    if not record.lang:
-                        detect.append((external_id, record))
-                doc.title, doc.url, doc.text, doc.date, doc.content_hash = (
-                    record.title,
-                    record.url,
-                    record.text,
-                    record.date,
-                    content_hash,
-                )
-                doc.lang = record.lang or doc.lang
-                (
-                    doc.source_name, doc.source_type, doc.source_position, doc.source_parent,
-                    doc.source_details,
-                ) = record_origin(record)
-                doc.updated_at = now
-                to_update.append(doc)
-        late = [(external_id, r) for external_id, r in detect if external_id not in detected]
-        detected.update(
-            zip(
-                [external_id for external_id, _r in late],
-                detect_languages([detection_sample(r.title, r.text) for _id, r in late]),
-                strict=True,
-            )
-        )
-        for doc in to_update:
-            doc.lang = detected.get(doc.external_id, doc.lang)
-        created_ids = documents_insert(corpus, to_create, detected, now)
-        planner_stats_rows_added(Document._meta.db_table, len(created_ids))
-        stamp = connection.ops.adapt_datetimefield_value
-        update_rows(
-            Document._meta.db_table,
-            UPDATE_COLUMNS,
-            [
-                (
-                    doc.pk, doc.title, doc.url, doc.text,
-                    None if doc.date is None else stamp(doc.date), doc.lang,
-                    doc.content_hash, stamp(now), *stored_origin(doc),
-                )
-                for doc in to_update
-            ],
-        )
-        update_rows(
-            Document._meta.db_table,
-            UPDATE_COLUMNS[-len(SOURCE_COLUMNS) :],
-            [(doc.pk, *stored_origin(doc)) for doc in moved],
-        )
-        # In the same transaction: the search index learns of exactly what was written.
-        outbox = search_index_changed_ids([*created_ids, *(doc.pk for doc in to_update)])
-        texts = [(pk, r.text, h) for pk, (_id, r, h) in zip(created_ids, to_create, strict=True)]
-        texts += [(doc.pk, doc.text, doc.content_hash) for doc in resign]
-        signed = settings.INGEST_SIGN_INLINE and signatures_sign_written(texts, presigned)
-        if signed:
-            pending_drop([doc.pk for doc in resign])  # signed at their new text just now
-        else:
-            pending_mark([(pk, h) for pk, _text, h in texts], text_changed=True)
-    written = [
-        IndexedDocument(
-            pk, corpus.pk, r.title, r.text, epoch_seconds(r.date),
-            r.lang or detected.get(external_id, ""),
-        )
-        for pk, (external_id, r, _hash) in zip(created_ids, to_create, strict=True)
-    ]
-    written += [
-        IndexedDocument(doc.pk, corpus.pk, doc.title, doc.text, epoch_seconds(doc.date), doc.lang)
-        for doc in to_update
-    ]
-    return _Written(
-        outbox, written, len(to_create), len(to_update), unchanged,
-        to_sign=[pk for pk, _text, _hash in texts], signed=signed,
-    )
-
-
 def _where(record: Record) -> str:
     return f"{record.source}:{record.line}" if record.line is not None else record.source
 
@@ -353,9 +149,9 @@ def documents_ingest(
         name = _corpus_name(corpus)  # a bad name fails now, before anything is read
     batch: dict[str, Record] = {}
     seen_in_batch = 0
-    superseded = [0, 0]  # in this batch: (updated, unchanged), see _Batch.superseded
+    superseded = [0, 0]  # in this batch: (updated, unchanged), see IngestBatch.superseded
 
-    def write(prepared: _Batch) -> tuple[list[int], list[IndexedDocument]]:
+    def write(prepared: IngestBatch) -> tuple[list[int], list[IndexedDocument]]:
         fresh = report.corpus is None
         # Before the transaction: they may wait for the helper.
         detected, presigned = prepared.languages(), prepared.presigned()
@@ -363,7 +159,7 @@ def documents_ingest(
             with transaction.atomic():
                 if report.corpus is None:
                     report.corpus = corpus_get_or_create(name=name)
-                done = _write_batch(report.corpus, prepared, detected, presigned)
+                done = ingest_batch_write(report.corpus, prepared, detected, presigned)
         except BaseException as exc:  # an interrupt (Ctrl-C) too: the batch was rolled back
             if fresh:
                 report.corpus = None  # its creation was rolled back with the batch
@@ -391,12 +187,12 @@ def documents_ingest(
     helpers: list[LanguageProcess] = []  # the helper process detecting languages, once started
     # With a helper: the batch whose languages it is reading while this process writes the one
     # before (at most one; written after that one, or when the records end or fail).
-    in_flight: list[_Batch] = []
+    in_flight: list[IngestBatch] = []
     # With a helper and INGEST_WRITER_THREAD (PostgreSQL): the thread that writes the batches,
     # and the batch it is writing (at most one; finished here, in order, before the next is
     # handed to it).
     writers: list[BatchWriter] = []
-    writing: list[tuple[_Batch, Future[tuple[list[int], list[IndexedDocument]]]]] = []
+    writing: list[tuple[IngestBatch, Future[tuple[list[int], list[IndexedDocument]]]]] = []
 
     written = 0  # batches written
 
@@ -408,7 +204,7 @@ def documents_ingest(
         for load in loads:
             load.after_batch(report.created)
 
-    def indexed(prepared: _Batch, outbox: list[int], documents: list[IndexedDocument]) -> None:
+    def indexed(prepared: IngestBatch, outbox: list[int], documents: list[IndexedDocument]) -> None:
         """In this thread, once the batch has committed: the search index, and the progress."""
         for session in held:
             try:
@@ -422,7 +218,7 @@ def documents_ingest(
         if progress is not None and prepared.seen:
             progress(prepared.seen)
 
-    def write_out(prepared: _Batch) -> None:
+    def write_out(prepared: IngestBatch) -> None:
         if prepared.records:
             outbox, documents = write(prepared)
             committed()
@@ -474,7 +270,7 @@ def documents_ingest(
             if settings.INGEST_WRITER_THREAD and connection.vendor == "postgresql":
                 writers.append(BatchWriter())
         helper = helpers[0] if helpers else None
-        prepared = _batch_prepare(
+        prepared = ingest_batch_prepare(
             _corpus_named(report.corpus, name), batch, seen_in_batch, helper
         )
         prepared.superseded = (superseded[0], superseded[1])

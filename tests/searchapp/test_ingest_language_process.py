@@ -290,14 +290,14 @@ def test_a_batch_refused_in_the_writer_thread_stops_the_ingest_and_keeps_the_one
 ) -> None:
     from django.db import DataError
 
-    write_batch = ingest_service._write_batch
+    write_batch = ingest_service.ingest_batch_write
 
     def refuse_the_fourth(corpus, prepared, *rest):  # type: ignore[no-untyped-def]
         if "12" in prepared.records:
             raise DataError("value too long")
         return write_batch(corpus, prepared, *rest)
 
-    monkeypatch.setattr(ingest_service, "_write_batch", refuse_the_fourth)
+    monkeypatch.setattr(ingest_service, "ingest_batch_write", refuse_the_fourth)
     report = IngestReport()
     with pytest.raises(IngestWriteError, match=r"t\.jsonl:13 to t\.jsonl:16.*value too long"):
         documents_ingest(

@@ -190,7 +190,7 @@ def test_a_batch_the_database_refuses_is_reported_with_its_file_and_lines(
     def refuse(corpus, batch, *rest):  # type: ignore[no-untyped-def]
         raise DataError("value too long")
 
-    monkeypatch.setattr(ingest_service, "_write_batch", refuse)
+    monkeypatch.setattr(ingest_service, "ingest_batch_write", refuse)
     with pytest.raises(
         IngestWriteError, match=r"t\.jsonl:1 to t\.jsonl:2.*DataError: value too long"
     ):

@@ -300,7 +300,7 @@ def test_a_failure_while_writing_rolls_back_every_record(
 ):
     from searchapp.services import ingest as ingest_service
 
-    real_write = ingest_service._write_batch
+    real_write = ingest_service.ingest_batch_write
     calls = []
 
     def write_then_fail(corpus, batch, *rest):  # type: ignore[no-untyped-def]
@@ -310,7 +310,7 @@ def test_a_failure_while_writing_rolls_back_every_record(
             raise RuntimeError("disk full")  # ...and the third batch fails after two went in
         return written
 
-    monkeypatch.setattr(ingest_service, "_write_batch", write_then_fail)
+    monkeypatch.setattr(ingest_service, "ingest_batch_write", write_then_fail)
     settings.INGEST_BATCH_SIZE = 2
     before = corpus_state()
     data = jsonl(*({"id": f"n{i}", "title": f"T{i}", "text": f"{STORY} {i}"} for i in range(5)))
@@ -329,7 +329,7 @@ def test_an_import_cancelled_while_it_writes_stops_and_keeps_nothing(
     from searchapp.services import ingest as ingest_service
     from searchapp.services.jobs import job_cancel
 
-    real_write = ingest_service._write_batch
+    real_write = ingest_service.ingest_batch_write
     calls = []
 
     def write_then_cancel(corpus, batch, *rest):  # type: ignore[no-untyped-def]
@@ -339,7 +339,7 @@ def test_an_import_cancelled_while_it_writes_stops_and_keeps_nothing(
             job_cancel(job=Job.objects.get(kind=Job.Kind.IMPORT))
         return written
 
-    monkeypatch.setattr(ingest_service, "_write_batch", write_then_cancel)
+    monkeypatch.setattr(ingest_service, "ingest_batch_write", write_then_cancel)
     settings.INGEST_BATCH_SIZE = 2
     before = corpus_state()
     data = jsonl(*({"id": f"n{i}", "title": f"T{i}", "text": f"{STORY} {i}"} for i in range(9)))
