@@ -24,9 +24,11 @@ from searchapp.search.text_index import IndexedDocument, IndexWriteError
 from searchapp.services.batch_writer import BatchWriter
 from searchapp.services.bulk_load import BulkLoad, bulk_load
 from searchapp.services.clusters import clusters_schedule
+from searchapp.services.ctrl_c import ctrl_c_deferred
 from searchapp.services.ingest_batch import IngestBatch, ingest_batch_prepare, ingest_batch_write
 from searchapp.services.language_process import LanguageProcess
 from searchapp.services.read_ahead import read_ahead
+from searchapp.services.signature_store import Presigned
 from searchapp.services.signing import signatures_schedule_documents
 
 __all__ = ["IngestReport", "IngestWriteError", "corpus_get_or_create", "documents_ingest"]
@@ -152,15 +154,23 @@ def documents_ingest(
     superseded = [0, 0]  # in this batch: (updated, unchanged), see IngestBatch.superseded
 
     def write(prepared: IngestBatch) -> tuple[list[int], list[IndexedDocument]]:
-        fresh = report.corpus is None
-        # Before the transaction: they may wait for the helper.
+        # Before the transaction: they may wait for the helper (Ctrl-C stops that wait).
         detected, presigned = prepared.languages(), prepared.presigned()
+        # Ctrl-C waits for the batch: one landing between its commit and its count would leave
+        # a committed batch out of the report.
+        with ctrl_c_deferred():
+            return write_counted(prepared, detected, presigned)
+
+    def write_counted(
+        prepared: IngestBatch, detected: dict[str, str], presigned: list[Presigned]
+    ) -> tuple[list[int], list[IndexedDocument]]:
+        fresh = report.corpus is None
         try:
             with transaction.atomic():
                 if report.corpus is None:
                     report.corpus = corpus_get_or_create(name=name)
                 done = ingest_batch_write(report.corpus, prepared, detected, presigned)
-        except BaseException as exc:  # an interrupt (Ctrl-C) too: the batch was rolled back
+        except BaseException as exc:  # a second Ctrl-C too: the batch was rolled back
             if fresh:
                 report.corpus = None  # its creation was rolled back with the batch
             if isinstance(exc, DatabaseError | ValueError):  # drivers raise ValueError for bad text

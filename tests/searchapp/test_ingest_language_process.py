@@ -309,3 +309,24 @@ def test_a_batch_refused_in_the_writer_thread_stops_the_ingest_and_keeps_the_one
     assert report.created == 12
     assert len(_indexed("story")) == 12
     assert len(writer_thread.threads) == (3 if writer_thread.used else 0)  # batches 2 to 4
+
+
+def test_ctrl_c_just_after_a_batch_commits_still_counts_it(monkeypatch) -> None:
+    """The report (and the command's "N record(s) written before it were kept") counts every
+    batch that committed, even when Ctrl-C lands between its commit and its count."""
+    from django.db.backends.base.base import BaseDatabaseWrapper
+
+    commit = BaseDatabaseWrapper.commit
+    commits: list[int] = []
+
+    def commit_then_ctrl_c(self):  # type: ignore[no-untyped-def]
+        commit(self)
+        commits.append(1)
+        if len(commits) == 2:  # the second batch has just committed
+            os.kill(os.getpid(), signal.SIGINT)
+
+    monkeypatch.setattr(BaseDatabaseWrapper, "commit", commit_then_ctrl_c)
+    report = IngestReport()
+    with pytest.raises(KeyboardInterrupt):
+        documents_ingest(corpus="cut", records=_records(12), batch_size=4, report=report)
+    assert len(_stored("cut")) == 8 and report.created == 8

@@ -76,8 +76,8 @@ class Command(BaseCommand):
         except ValueError as exc:  # a bad corpus name
             raise CommandError(str(exc)) from None
         except KeyboardInterrupt:
-            # Ctrl-C: the ones committed stay; the batch being written is rolled back (or, by
-            # the writer thread on PostgreSQL, finished and counted).
+            # Ctrl-C: the batch being written is finished and counted (services/ctrl_c.py),
+            # the ones committed before stay.
             if report.processed:
                 self._summarise(options["corpus"], report)
             raise CommandError(
