@@ -54,20 +54,21 @@ def _statements() -> dict[str, str]:
     return made
 
 
-def _present(cursor: object) -> set[str]:
-    cursor.execute(  # type: ignore[attr-defined]
-        "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'f'",
-        [Signature._meta.db_table],
-    )
-    return {row[0] for row in cursor.fetchall()}  # type: ignore[attr-defined]
+def _present() -> set[str]:
+    """The names of the signatures' foreign keys as they stand (in the caller's transaction)."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT conname FROM pg_constraint WHERE conrelid = %s::regclass AND contype = 'f'",
+            [Signature._meta.db_table],
+        )
+        return {row[0] for row in cursor.fetchall()}
 
 
 def signature_keys_present() -> bool:
     """True when both keys are there (always, on SQLite: it never sets them aside)."""
     if connection.vendor != "postgresql":
         return True
-    with connection.cursor() as cursor:
-        return set(_statements()) <= _present(cursor)
+    return set(_statements()) <= _present()
 
 
 def signature_keys_set_aside() -> bool:
@@ -111,7 +112,7 @@ def signature_keys_restore(*, unless: Callable[[], bool] | None = None) -> bool:
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", list(_RESTORE_LOCK))
         cursor.execute(f"LOCK TABLE {table} IN SHARE ROW EXCLUSIVE MODE")
-        missing = {name: sql for name, sql in _statements().items() if name not in _present(cursor)}
+        missing = {name: sql for name, sql in _statements().items() if name not in _present()}
         if not missing:  # added by another process while this one waited
             return False
         if unless is not None and unless():
