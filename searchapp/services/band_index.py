@@ -25,6 +25,7 @@ many times those the load has added.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 
 from django.db import DatabaseError, connection, models, transaction
@@ -55,12 +56,17 @@ LOOKUP_INDEX = "bandkey_lookup"  # BandKey.Meta.indexes, whose fields it is buil
 SET_ASIDE_RATIO = 4
 
 # The most band-key rows an index may be built over while the table is locked, by database.
-# SQLite's build holds the one write lock (13.8 s for 9M rows on this machine, measured
-# 2026-11-28), and every other writer, a staff decision included, waits for it only up to the
-# connection's 30 s timeout (settings.py); past this size the load builds the index at once,
-# while it is still this long, and goes on with it. PostgreSQL's build blocks only the band
-# keys' writers, which wait as long as it takes: no bound.
-ASIDE_MAX_ROWS: dict[str, int] = {"sqlite": 6_000_000}
+# SQLite's build holds the one write lock, and every other writer, a staff decision included,
+# waits for it only up to the connection's 30 s timeout (settings.py); past this size the load
+# builds the index at once, while it is still this long, and goes on with it. With two sorter
+# threads the build of a 1M load's 20M rows held the lock 11.5-12.4 s on this 2-core machine
+# (2026-11-29; single-threaded, 9M rows had taken 13.8 s), so a load of 1.2M documents still
+# builds it once, at its end, well inside the timeout even in a slow spell. PostgreSQL's build
+# blocks only the band keys' writers, which wait as long as it takes: no bound.
+ASIDE_MAX_ROWS: dict[str, int] = {"sqlite": 24_000_000}
+
+# Sorter threads of SQLite's index build (its PRAGMA threads), besides the connection's own.
+_SQLITE_SORT_THREADS = min(4, os.cpu_count() or 1)
 
 # Dropping the index takes the table's strongest lock, which waits for every transaction
 # reading band keys (a recompute streams them for tens of seconds) and queues the readers
@@ -186,7 +192,15 @@ def band_index_restore(*, unless: Callable[[], bool] | None = None) -> bool:
             return False
         if unless is not None and unless():
             return False
-        cursor.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {table} ({columns})")
+        if connection.vendor == "sqlite":
+            # The build is one sort of every row: with helper threads it held the write lock
+            # 25.9 s instead of 37.2 s for 20M rows in a bare test (BENCHMARKS.md, "Tenth round").
+            cursor.execute(f"PRAGMA threads = {_SQLITE_SORT_THREADS}")
+        try:
+            cursor.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {table} ({columns})")
+        finally:
+            if connection.vendor == "sqlite":
+                cursor.execute("PRAGMA threads = 0")
     logger.info("band keys' index built again")
     return True
 

@@ -33,7 +33,7 @@ from typing import IO
 
 from django.db import connection
 
-from searchapp.models import Signature
+from searchapp.models import PendingSignature, Signature
 from searchapp.services.band_index import (
     SET_ASIDE_RATIO,
     band_index_aside_too_long,
@@ -44,8 +44,10 @@ from searchapp.services.signature_keys import signature_keys_set_aside
 
 __all__ = [
     "BULK_LOAD_DOCUMENTS",
+    "END_BUILD_BACKLOG",
     "SET_ASIDE_ATTEMPTS",
     "BulkLoad",
+    "backlog_above",
     "bulk_load",
     "load_lock_held",
 ]
@@ -63,6 +65,20 @@ BULK_LOAD_DOCUMENTS = 50_000
 # most likely so: it was not logged). Once the lock is held no new cluster work starts, so the
 # next batches try again, this many times in all.
 SET_ASIDE_ATTEMPTS = 10
+
+# A load that ends with more than this many documents still to be signed by the workers leaves
+# the index aside for the recompute that follows it: that recompute waits for the same backlog
+# (``clusters.RECOMPUTE_WAITS_FOR_BACKLOG``, this value) and builds the index before it reads.
+# Built at once instead, the index held SQLite's one write lock for 11-12 s at 1M documents
+# while the workers waited, and they then signed the rest of the load into it, a random page
+# of its B-tree for each band key (BENCHMARKS.md, "Tenth round").
+END_BUILD_BACKLOG = 5000
+
+
+def backlog_above(limit: int) -> bool:
+    """More than ``limit`` documents wait to be signed."""
+    return PendingSignature.objects.values("pk")[limit : limit + 1].exists()
+
 
 _PG_LOCK = (0x5EA4, 1)  # (classid, objid) of the advisory lock in pg_locks
 _in_process_holders = 0  # in-memory SQLite: loads of this process holding the lock
@@ -163,13 +179,18 @@ class BulkLoad:
 
     def end(self) -> None:
         """Build the index again, then release the lock (in that order, so that no worker
-        takes the load for over while the index is still missing). Never raises: a failed
-        build is left to the next one who needs the index."""
+        takes the load for over while the index is still missing); unless the workers are
+        behind (``END_BUILD_BACKLOG``): the recompute they queued builds it once they have
+        signed the rest. Never raises: a failed build is left to the next one who needs the
+        index."""
         self._ended = True
         if not self._holding:
             return
         try:
-            band_index_restore()
+            if self._aside and backlog_above(END_BUILD_BACKLOG):
+                logger.info("bulk load ended ahead of its signing: the recompute builds the index")
+            else:
+                band_index_restore()
         except Exception:
             logger.exception("could not build the band keys' index after a bulk load")
         finally:

@@ -33,13 +33,13 @@ from django.db.models import Count, Min
 from django.utils import timezone
 
 from searchapp import publishing
-from searchapp.models import Cluster, ClusterMember, Job, PendingSignature, SignatureSet
+from searchapp.models import Cluster, ClusterMember, Job, SignatureSet
 from searchapp.services.band_index import (
     BandIndexAside,
     band_index_restore,
     band_index_restore_quietly,
 )
-from searchapp.services.bulk_load import load_lock_held
+from searchapp.services.bulk_load import END_BUILD_BACKLOG, backlog_above, load_lock_held
 from searchapp.services.cluster_rows import clusters_weakest_refresh
 from searchapp.services.clusters_incremental import clusters_add_documents
 from searchapp.services.clusters_recompute import clusters_recompute
@@ -164,6 +164,14 @@ def _ever_clustered(signature_set: SignatureSet) -> bool:
     )
 
 
+def _recompute_queued(signature_set: SignatureSet) -> bool:
+    """A recompute of the set waits to start: it reads the band keys after the signing that
+    asks has committed, so it clusters those documents without an update of its own."""
+    return Job.objects.filter(
+        kind=Job.Kind.CLUSTERS, signature_set=signature_set, state=Job.State.QUEUED
+    ).exists()
+
+
 def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
     """Update every ACTIVE set's clusters for documents just signed; call after signing commits.
 
@@ -174,8 +182,11 @@ def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
        to be signed: one recompute once they are signed costs less than an update per batch,
        and the recompute waits for them, see ``job_clusters_run``), or a set never clustered
        (``_ever_clustered``: no Cluster row and no CLUSTERS job ever DONE for it, e.g. just
-       activated by a rebuild whose recompute has not finished): the debounced full recompute
-       is queued (``clusters_schedule``), as before.
+       activated by a rebuild whose recompute has not finished), or a recompute of the set
+       already QUEUED (``_recompute_queued``: it will read these documents' band keys, so an
+       update now is work done twice; at the tail of a 1M load on SQLite such updates took
+       2-3.5 s each, holding the write lock): the debounced full recompute is queued
+       (``clusters_schedule``), as before.
     2. Otherwise ``clusters_add_documents`` updates the clusters at once. If a recompute of
        the set is RUNNING it may have read the band keys before these documents were signed,
        and its replace would then drop them, so another recompute is queued to follow it.
@@ -189,7 +200,12 @@ def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
         return
     bulk = _bulk_load_in_progress()
     for signature_set in SignatureSet.objects.active().order_by("pk"):
-        if len(ids) > INCREMENTAL_MAX_DOCUMENTS or bulk or not _ever_clustered(signature_set):
+        if (
+            len(ids) > INCREMENTAL_MAX_DOCUMENTS
+            or bulk
+            or not _ever_clustered(signature_set)
+            or _recompute_queued(signature_set)
+        ):
             clusters_schedule(signature_set_id=signature_set.pk)
             continue
         # Checked before the update: a recompute that started reading after the signing
@@ -215,12 +231,6 @@ def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
             clusters_schedule(signature_set_id=signature_set.pk)
 
 
-def _backlog_above(limit: int) -> bool:
-    """More than ``limit`` documents wait to be signed."""
-    backlog = PendingSignature.objects.values("pk")
-    return backlog[limit : limit + 1].exists()
-
-
 # A bulk load, once seen, is taken as still under way for this long instead of being asked
 # about again after every signed batch: the question reads INCREMENTAL_MAX_DOCUMENTS entries of
 # the pending index (~55 ms at a million documents, 28 s of the database's time over one 1M
@@ -238,7 +248,7 @@ def _bulk_load_in_progress() -> bool:
     now = time.monotonic()
     if _bulk_load_seen_at is not None and now - _bulk_load_seen_at < BULK_LOAD_REMEMBERED_SECONDS:
         return True
-    bulk = load_lock_held() or _backlog_above(INCREMENTAL_MAX_DOCUMENTS)
+    bulk = load_lock_held() or backlog_above(INCREMENTAL_MAX_DOCUMENTS)
     _bulk_load_seen_at = now if bulk else None
     return bulk
 
@@ -252,8 +262,9 @@ def bulk_load_forget() -> None:
 # A queued recompute waits while more documents than this wait to be signed: during a bulk
 # load the backlog hovers around what the workers have not reached yet, and a recompute run
 # whenever it dipped under INCREMENTAL_MAX_DOCUMENTS took a worker from signing for a minute
-# at a million documents, three times in one load.
-RECOMPUTE_WAITS_FOR_BACKLOG = 5000
+# at a million documents, three times in one load. A load that ends above it leaves the band
+# keys' index aside for the recompute to build (``bulk_load.END_BUILD_BACKLOG``).
+RECOMPUTE_WAITS_FOR_BACKLOG = END_BUILD_BACKLOG
 
 
 # While a bulk load is being signed, a queued recompute waits this long and looks again.
@@ -309,7 +320,7 @@ def job_clusters_run(*, job_id: int) -> int:
     loading = load_lock_held()
     if (
         not settings.CELERY_TASK_ALWAYS_EAGER  # inline tasks would call themselves back at once
-        and (loading or _backlog_above(RECOMPUTE_WAITS_FOR_BACKLOG))
+        and (loading or backlog_above(RECOMPUTE_WAITS_FOR_BACKLOG))
         and _publish(job_id, countdown=BULK_LOAD_RETRY_SECONDS)
     ):
         return 0

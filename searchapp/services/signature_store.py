@@ -34,7 +34,7 @@ from dedup.shingle import ShingleSpec, shingle_batch
 from dedup.simhash import SimHasher
 from searchapp.models import BandKey, Signature, SignatureSet
 from searchapp.services.planner_stats import planner_stats_rows_added
-from searchapp.services.sql_rows import ID_BATCH
+from searchapp.services.sql_rows import ID_BATCH, sqlite_insert_values
 
 logger = logging.getLogger(__name__)
 
@@ -377,7 +377,8 @@ def _upsert_rows(
 
 
 def _store_orm(signature_set: SignatureSet, signed: SignedBatch) -> None:
-    """The embedded database's path: plain executemany statements, no model instances.
+    """The embedded database's path: plain multi-row INSERTs (``sqlite_insert_values``), no
+    model instances.
 
     Building a model instance per BandKey row cost ~80% of signing on SQLite (20 rows per
     document); these are the same upserts as the ORM's, written once.
@@ -385,8 +386,10 @@ def _store_orm(signature_set: SignatureSet, signed: SignedBatch) -> None:
     ids = [int(i) for i in signed.document_ids]
     fps = signed.fingerprints
     set_id = signature_set.pk
-    sig_rows = [
-        (
+    sig_values = [
+        value
+        for i, doc_id in enumerate(ids)
+        for value in (
             set_id,
             doc_id,
             signed.data[i],
@@ -394,7 +397,6 @@ def _store_orm(signature_set: SignatureSet, signed: SignedBatch) -> None:
             bool(signed.empty[i]),
             signed.content_hashes[i],
         )
-        for i, doc_id in enumerate(ids)
     ]
     keep = np.flatnonzero(~signed.empty)
     n_bands = signed.keys.shape[1] if signed.keys.ndim == 2 else 0
@@ -404,9 +406,13 @@ def _store_orm(signature_set: SignatureSet, signed: SignedBatch) -> None:
     # In bandkey_lookup's order (set, band, key, document), as on PostgreSQL: inserted in order,
     # the rows descend that index's B-tree once instead of touching a random page each.
     order = np.lexsort((docs, keys, bands))
-    key_rows = np.column_stack(
-        [np.full(len(order), set_id, dtype=np.int64), docs[order], bands[order], keys[order]]
-    ).tolist()
+    key_values = (
+        np.column_stack(
+            [np.full(len(order), set_id, dtype=np.int64), docs[order], bands[order], keys[order]]
+        )
+        .reshape(-1)
+        .tolist()
+    )
     signature_table = Signature._meta.db_table
     bandkey_table = BandKey._meta.db_table
     with transaction.atomic(), connection.cursor() as cursor:
@@ -420,14 +426,14 @@ def _store_orm(signature_set: SignatureSet, signed: SignedBatch) -> None:
                 [set_id, *part],
             )
             resigned += [int(row[0]) for row in cursor.fetchall()]
-        cursor.executemany(
+        sqlite_insert_values(
             f"INSERT INTO {signature_table} "
-            "(signature_set_id, document_id, data, fingerprint, is_empty, content_hash) "
-            "VALUES (%s, %s, %s, %s, %s, %s) "
-            "ON CONFLICT (signature_set_id, document_id) DO UPDATE SET "
+            "(signature_set_id, document_id, data, fingerprint, is_empty, content_hash)",
+            sig_values,
+            width=6,
+            tail="ON CONFLICT (signature_set_id, document_id) DO UPDATE SET "
             "data = excluded.data, fingerprint = excluded.fingerprint, "
             "is_empty = excluded.is_empty, content_hash = excluded.content_hash",
-            sig_rows,
         )
         # Replace the keys of documents signed before (the key (document, set, band) would refuse
         # them again; SQLite serialises writers); a document signed for the first time has none.
@@ -441,8 +447,8 @@ def _store_orm(signature_set: SignatureSet, signed: SignedBatch) -> None:
                 "AND +signature_set_id = %s",
                 [*part, set_id],
             )
-        cursor.executemany(
-            f"INSERT INTO {bandkey_table} (signature_set_id, document_id, band, key) "
-            "VALUES (%s, %s, %s, %s)",
-            key_rows,
+        sqlite_insert_values(
+            f"INSERT INTO {bandkey_table} (signature_set_id, document_id, band, key)",
+            key_values,
+            width=4,
         )

@@ -32,13 +32,14 @@ from searchapp.models import (
 from searchapp.readers import Record
 from searchapp.selectors.fold_inputs import stored_partners
 from searchapp.services import band_index, bulk_load, clusters, clusters_incremental
+from searchapp.services import ingest as ingest_service
 from searchapp.services.band_index import (
     band_index_present,
     band_index_restore,
     band_index_set_aside,
 )
 from searchapp.services.bulk_load import BulkLoad, load_lock_held
-from searchapp.services.catchup import catch_up
+from searchapp.services.catchup import batch_documents_sign, catch_up
 from searchapp.services.clusters_recompute import clusters_recompute
 from searchapp.services.ingest import IngestReport, documents_ingest
 from searchapp.services.signature_keys import (
@@ -237,6 +238,47 @@ def test_a_recompute_waits_while_a_load_holds_the_lock_and_then_builds_the_index
     job.refresh_from_db()
     assert job.state == Job.State.DONE
     assert band_index_present()
+
+
+def test_a_load_that_ends_ahead_of_its_signing_leaves_the_index_to_the_recompute(
+    monkeypatch, settings
+) -> None:  # type: ignore[no-untyped-def]
+    # The workers are behind when the ingest ends: building the index then would hold SQLite's
+    # one write lock while they wait, and they would sign the rest into it. The recompute,
+    # which waits for them anyway, builds it before it reads.
+    shape = _index_shape()
+    sset = sign_all("minhash")
+    settings.INGEST_SIGN_INLINE = False
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    monkeypatch.setattr(bulk_load, "BULK_LOAD_DOCUMENTS", 20)
+    monkeypatch.setattr(bulk_load, "END_BUILD_BACKLOG", 10)
+    monkeypatch.setattr(clusters, "RECOMPUTE_WAITS_FOR_BACKLOG", 10)
+    queued: list[list[int]] = []  # the batches handed to the workers, not signed yet
+    monkeypatch.setattr(
+        ingest_service, "signatures_schedule_documents", lambda ids: not queued.append(ids)
+    )
+    published: list[int] = []
+    monkeypatch.setattr(
+        clusters, "_publish", lambda job_id, countdown=None: not published.append(job_id)
+    )
+    _, seen = _ingest_watched("load", _records(80), 20)
+    assert seen == [(False, True)] * 4  # a load from its first batch
+    assert PendingSignature.objects.count() == 80 and len(queued) == 4
+    # Ended: the lock released, the index still aside.
+    assert not load_lock_held() and not band_index_present()
+    job = Job.objects.create(kind=Job.Kind.CLUSTERS, signature_set=sset, total=1)
+    assert clusters.job_clusters_run(job_id=job.pk) == 0  # waits for the backlog
+    assert not band_index_present()
+    for ids in queued:  # the workers catch up, each batch left to the queued recompute
+        batch_documents_sign(document_ids=ids)
+    assert not PendingSignature.objects.exists() and not band_index_present()
+    assert not Cluster.objects.filter(signature_set=sset).exists()
+    clusters.bulk_load_forget()
+    assert clusters.job_clusters_run(job_id=job.pk) > 0
+    job.refresh_from_db()
+    assert job.state == Job.State.DONE
+    assert band_index_present() and _index_shape() == shape
+    assert Cluster.objects.filter(signature_set=sset).exists()
 
 
 _HOLDER_PG = """

@@ -539,6 +539,25 @@ def test_after_signing_during_a_running_recompute_another_one_follows(
     assert Job.objects.filter(kind=Job.Kind.CLUSTERS, signature_set=sset, state="queued").exists()
 
 
+def test_after_signing_with_a_recompute_already_queued_the_batch_is_left_to_it(
+    signed_news, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    docs, sset = signed_news
+    _broker_down(monkeypatch)
+    job = Job.objects.create(kind=Job.Kind.CLUSTERS, signature_set=sset, state=Job.State.QUEUED)
+    mirror = make_document(external_id="m1", text=SOLAR_STORY)
+    documents_sign(signature_set=sset, document_ids=[mirror.pk])
+    clusters_after_signing(document_ids=[mirror.pk])
+    # The queued recompute will read the mirror's band keys: no update of its own now (at the
+    # tail of a large load each cost seconds of the write lock), and no second job either.
+    assert not ClusterMember.objects.filter(document=mirror).exists()
+    assert list(
+        Job.objects.filter(kind=Job.Kind.CLUSTERS, signature_set=sset).values_list("pk", flat=True)
+    ) == [job.pk]
+    assert clusters.job_clusters_run(job_id=job.pk) > 0
+    assert cluster_of(mirror).representative_id == docs["solar"].pk
+
+
 def test_after_signing_a_failed_update_falls_back_to_the_recompute(
     signed_news, monkeypatch
 ) -> None:  # type: ignore[no-untyped-def]

@@ -92,3 +92,22 @@ def test_update_rows_writes_each_row_to_its_own_id_and_touches_no_other() -> Non
     assert after["d0"].text == "l'été\t\\ « quoted »" and after["d1"].text == "old"
     assert after["d3"].date is None and after["d0"].date == when == after["d2"].date
     assert [after[k].lang for k in ("d3", "d0", "d2")] == ["de", "fr", "de"]
+
+
+def test_copy_rows_over_several_statements_keeps_every_row_and_its_values() -> None:
+    # SQLite writes a few hundred rows a statement (sqlite_insert_values): 1,234 rows of nine
+    # columns span several full statements and a shorter last one.
+    corpus = Corpus.objects.create(name="many")
+    names = [f"n{i:05d}" for i in range(1234)]
+    with transaction.atomic():
+        copy_rows(_TABLE, _COLUMNS, _rows(corpus, names))
+    stored = dict(Document.objects.filter(corpus=corpus).values_list("external_id", "text"))
+    assert sorted(stored) == names
+    assert stored["n01233"] == "body of n01233\twith\\tabs\nand lines"
+
+
+def test_sqlite_insert_values_refuses_values_that_are_not_whole_rows() -> None:
+    from searchapp.services.sql_rows import sqlite_insert_values
+
+    with pytest.raises(ValueError, match="7 values are not rows of 4"):
+        sqlite_insert_values("INSERT INTO nowhere (a, b, c, d)", list(range(7)), width=4)
