@@ -5,7 +5,8 @@ An ingest that has written ``BULK_LOAD_DOCUMENTS`` new documents (and at least o
 lock* and holds it until it ends. While the lock is held:
 
 * the band keys' lookup index is set aside (``band_index``): the workers' band keys go into
-  the bare table, and the index is built once, in one sorted pass, when the load ends (or,
+  the bare table, and the index is built once, in one sorted pass, when the load ends (by
+  the recompute after it when the workers are still signing then: ``END_BUILD_BACKLOG``; or,
   on the embedded SQLite, as soon as the table is as large as one build may hold the write
   lock for: ``band_index.ASIDE_MAX_ROWS``);
 * on PostgreSQL the signatures' foreign keys are set aside too (``signature_keys``): their

@@ -5,8 +5,8 @@ cost more than the database spent on the INSERTs themselves. On PostgreSQL a pla
 INSERT is not enough either: Django's psycopg backend binds parameters on the client, and
 psycopg re-parses a statement with thousands of placeholders in Python every time (40% of a
 PostgreSQL ingest went there). So PostgreSQL gets COPY, with the new ids drawn from the table's
-sequence beforehand; SQLite gets multi-row INSERT ... RETURNING (or executemany, with no ids
-wanted), which its in-process driver runs without that cost.
+sequence beforehand; SQLite gets multi-row INSERT ... RETURNING (or plain multi-row INSERTs,
+``sqlite_insert_values``, with no ids wanted), which its in-process driver runs without that cost.
 """
 
 from __future__ import annotations
@@ -75,7 +75,8 @@ def copy_rows(
     rows: Sequence[Sequence[Any]],
     types: Sequence[str] | None = None,
 ) -> None:
-    """INSERT ``rows`` when no ids are wanted back: COPY on PostgreSQL, executemany elsewhere.
+    """INSERT ``rows`` when no ids are wanted back: COPY on PostgreSQL, multi-row INSERTs on
+    SQLite (``sqlite_insert_values``).
 
     ``types``, the PostgreSQL type of each column ("bigint", "text", "timestamptz"), makes the
     COPY binary: no escaping of every character on either side. For an ingest's documents it
