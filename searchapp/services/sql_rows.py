@@ -47,25 +47,14 @@ def insert_rows(
     if connection.vendor == "postgresql":
         return _copy_with_new_ids(table, columns, rows, types)
     at = list(columns).index(match)
-    per_chunk = max(1, _MAX_PARAMETERS // len(columns))
-    placeholders = "(" + ", ".join(["?"] * len(columns)) + ")"
     names = ", ".join(connection.ops.quote_name(c) for c in columns)
-    quoted_table = connection.ops.quote_name(table)
-    id_of: dict[Any, int] = {}
-    # SQLite's own "?" marks on the driver's cursor: Django's rewriting of "%s" (a regular
-    # expression over the whole statement, thousands of marks) was a fifth of this call.
-    with connection.cursor() as cursor, connection.wrap_database_errors:
-        raw = cursor.cursor
-        for start in range(0, len(rows), per_chunk):
-            part = rows[start : start + per_chunk]
-            sqlite3.Cursor.execute(
-                raw,
-                f"INSERT INTO {quoted_table} ({names}) "
-                f"VALUES {', '.join([placeholders] * len(part))} "
-                f"RETURNING {connection.ops.quote_name(match)}, id",
-                [value for row in part for value in row],
-            )
-            id_of.update((key, int(pk)) for key, pk in raw.fetchall())
+    returned = sqlite_insert_values(
+        f"INSERT INTO {connection.ops.quote_name(table)} ({names})",
+        [value for row in rows for value in row],
+        width=len(columns),
+        tail=f"RETURNING {connection.ops.quote_name(match)}, id",
+    )
+    id_of = {key: int(pk) for key, pk in returned}
     return [id_of[row[at]] for row in rows]
 
 
@@ -102,9 +91,12 @@ def copy_rows(
             )
 
 
-def sqlite_insert_values(head: str, values: list[Any], *, width: int, tail: str = "") -> None:
+def sqlite_insert_values(
+    head: str, values: list[Any], *, width: int, tail: str = ""
+) -> list[tuple[Any, ...]]:
     """On SQLite, run ``head VALUES (?, ...), (?, ...) ... tail`` over ``values``, rows of
-    ``width`` values laid end to end, a few hundred rows a statement, in their order.
+    ``width`` values laid end to end, a few hundred rows a statement, in their order; returns
+    what the statements return (a ``RETURNING`` tail's rows, in no promised order).
 
     Not executemany, which binds and steps one row at a time: a band-key row cost 2.6 us that
     way against 0.9 us this way (BENCHMARKS.md, "Tenth round"). executemany also lets go of
@@ -114,13 +106,14 @@ def sqlite_insert_values(head: str, values: list[Any], *, width: int, tail: str 
     its error wrapper.
     """
     if not values:
-        return
+        return []
     if len(values) % width:
         raise ValueError(f"{len(values)} values are not rows of {width}")
     per_statement = max(1, min(_SQLITE_ROWS_PER_STATEMENT, _MAX_PARAMETERS // width))
     row_marks = "(" + ", ".join(["?"] * width) + ")"
     step = per_statement * width
     full = f"{head} VALUES {', '.join([row_marks] * per_statement)} {tail}"
+    returned: list[tuple[Any, ...]] = []
     with connection.cursor() as cursor, connection.wrap_database_errors:
         raw = cursor.cursor
         for start in range(0, len(values), step):
@@ -129,6 +122,8 @@ def sqlite_insert_values(head: str, values: list[Any], *, width: int, tail: str 
                 f"{head} VALUES {', '.join([row_marks] * (len(part) // width))} {tail}"
             )
             sqlite3.Cursor.execute(raw, sql, part)
+            returned += raw.fetchall()
+    return returned
 
 
 def update_rows(
