@@ -86,9 +86,7 @@ def clusters_schedule(*, signature_set_id: int | None = None, countdown: int | N
     delay = settings.CLUSTERS_DEBOUNCE_SECONDS if countdown is None else countdown
     queued = 0
     for set_id in set_ids:
-        if Job.objects.filter(
-            kind=Job.Kind.CLUSTERS, signature_set_id=set_id, state=Job.State.QUEUED
-        ).exists():
+        if _recompute_queued(set_id):
             continue
         job = Job.objects.create(
             kind=Job.Kind.CLUSTERS, signature_set_id=set_id, total=1, message="Computing clusters"
@@ -164,11 +162,12 @@ def _ever_clustered(signature_set: SignatureSet) -> bool:
     )
 
 
-def _recompute_queued(signature_set: SignatureSet) -> bool:
-    """A recompute of the set waits to start: it reads the band keys after the signing that
-    asks has committed, so it clusters those documents without an update of its own."""
+def _recompute_queued(set_id: int) -> bool:
+    """A recompute of the set waits to start. It absorbs further requests (the debounce of
+    ``clusters_schedule``), and it reads the band keys after any signing that asks has
+    committed, so it clusters those documents without an update of its own."""
     return Job.objects.filter(
-        kind=Job.Kind.CLUSTERS, signature_set=signature_set, state=Job.State.QUEUED
+        kind=Job.Kind.CLUSTERS, signature_set_id=set_id, state=Job.State.QUEUED
     ).exists()
 
 
@@ -200,12 +199,9 @@ def clusters_after_signing(*, document_ids: Sequence[int]) -> None:
         return
     bulk = _bulk_load_in_progress()
     for signature_set in SignatureSet.objects.active().order_by("pk"):
-        if (
-            len(ids) > INCREMENTAL_MAX_DOCUMENTS
-            or bulk
-            or not _ever_clustered(signature_set)
-            or _recompute_queued(signature_set)
-        ):
+        if _recompute_queued(signature_set.pk):
+            continue  # rule 1, with the recompute already there to absorb the request
+        if len(ids) > INCREMENTAL_MAX_DOCUMENTS or bulk or not _ever_clustered(signature_set):
             clusters_schedule(signature_set_id=signature_set.pk)
             continue
         # Checked before the update: a recompute that started reading after the signing
