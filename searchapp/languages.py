@@ -133,19 +133,22 @@ def detect_languages(texts: Sequence[str]) -> list[str]:
     found = [""] * len(texts)
     predict = None
     for i, text in enumerate(texts):
-        first = _sample(text, CASCADE[0][0] if CASCADE else DETECT_CHARS)
-        if not _ENOUGH_LETTERS.match(first, 0, 200) and (
-            len(text) <= len(first) or not _ENOUGH_LETTERS.match(_sample(text), 0, 200)
+        # One sample for the letters and CLD2: CLD2's is at least as long as fastText's first
+        # (CLD2_CHARS >= CASCADE's first), and a shorter sample of the same text is a prefix
+        # of a longer one, so its first 200 characters hold every letter the shorter one does.
+        read = _sample(text, CLD2_CHARS)
+        if not _ENOUGH_LETTERS.match(read, 0, 200) and (
+            len(text) <= len(read) or not _ENOUGH_LETTERS.match(_sample(text), 0, 200)
         ):
             continue  # (the longer sample reaches further when the start is mostly spaces)
-        if code := _cld2_reliable(_sample(text, CLD2_CHARS)):
+        if code := _cld2_reliable(read):
             found[i] = code
             continue
         if predict is None:
             predict = _loaded().predict
         # One call per text: fasttext-predict's list form (multilinePredict) is broken in
         # 0.9.2.4, and the per-call overhead is small beside the prediction.
-        sample = first
+        sample = _sample(text, CASCADE[0][0] if CASCADE else DETECT_CHARS)
         for stage, (chars, sure) in enumerate(CASCADE):
             labels, scores = predict(sample, k=1)
             if len(text) <= chars or (labels and float(scores[0]) >= sure):

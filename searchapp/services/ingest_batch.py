@@ -9,8 +9,9 @@ commits each batch (in a writer thread on PostgreSQL), counting and indexing wha
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -37,6 +38,8 @@ from searchapp.services.signing import signatures_sets_to_sign, signatures_sign_
 from searchapp.services.sql_rows import update_rows
 
 __all__ = ["BatchWritten", "IngestBatch", "ingest_batch_prepare", "ingest_batch_write"]
+
+_T = TypeVar("_T")
 
 
 @dataclass
@@ -95,16 +98,52 @@ def ingest_batch_prepare(
         for external_id, record in records.items()
         if not record.lang and stored.get(external_id) != hashes[external_id]
     ]
-    samples = [detection_sample(records[i].title, records[i].text) for i in wanted]
     if helper is None:
+        samples = [detection_sample(records[i].title, records[i].text) for i in wanted]
         found = dict(zip(wanted, detect_languages(samples), strict=True))
         return IngestBatch(records, seen, hashes, lambda: found)
-    waiting = helper.submit(samples)
-    prepared = IngestBatch(records, seen, hashes, lambda: dict(zip(wanted, waiting(), strict=True)))
     if settings.INGEST_SIGN_INLINE and (sets := signatures_sets_to_sign()):
-        texts = [(h, records[i].text) for i, h in hashes.items() if stored.get(i) != h]
-        prepared.presigned = helper.call(signatures_presign, sets, texts)
-    return prepared
+        changed = [i for i, h in hashes.items() if stored.get(i) != h]
+        texts = [(hashes[i], records[i].text) for i in changed]
+        # Every text whose language is wanted is among those signed (``wanted`` is a subset
+        # of ``changed``), so each text goes to the helper once, not once for each task: the
+        # copy through the pipe is most of the cost of handing a batch over.
+        position = {external_id: at for at, external_id in enumerate(changed)}
+        titled = [(position[i], records[i].title) for i in wanted]
+        both = _once(helper.call(_detect_and_presign, sets, texts, titled))
+        prepared = IngestBatch(
+            records, seen, hashes, lambda: dict(zip(wanted, both()[0], strict=True))
+        )
+        prepared.presigned = lambda: both()[1]
+        return prepared
+    samples = [detection_sample(records[i].title, records[i].text) for i in wanted]
+    waiting = helper.submit(samples)
+    return IngestBatch(records, seen, hashes, lambda: dict(zip(wanted, waiting(), strict=True)))
+
+
+def _detect_and_presign(
+    sets: Sequence[tuple[int, str, dict[str, Any]]],
+    texts: Sequence[tuple[str, str]],
+    titled: Sequence[tuple[int, str]],
+) -> tuple[list[str], list[Presigned]]:
+    """In an ingest's helper: the languages of the texts at ``titled``'s positions (with their
+    titles, as ``detection_sample`` reads them), and ``texts`` ((content hash, text)) signed
+    in ``sets`` (``signatures_presign``)."""
+    samples = [detection_sample(title, texts[at][1]) for at, title in titled]
+    return detect_languages(samples), signatures_presign(sets, texts)
+
+
+def _once(result: Callable[[], _T]) -> Callable[[], _T]:
+    """``result``, asked once however often the returned function is called (the helper's
+    answer is read by two callers, and is computed here should the helper be gone)."""
+    kept: list[_T] = []
+
+    def get() -> _T:
+        if not kept:
+            kept.append(result())
+        return kept[0]
+
+    return get
 
 
 def ingest_batch_write(
