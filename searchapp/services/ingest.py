@@ -350,6 +350,13 @@ def documents_ingest(
             else:
                 held.append(session)
             read_all()
+            # The index's last batches are committed before the load ends, so that the merges
+            # that commit starts (waited for when the session closes) run while the database
+            # builds what the load set aside, not after it.
+            for open_session in held:
+                open_session.sync()
+                open_session.commit()
+            load.end()
     except IndexWriteError as exc:
         report.index_error = str(exc)
         read_all()  # the rest of the records, into the database only (a no-op when all were read)
