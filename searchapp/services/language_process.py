@@ -6,7 +6,8 @@ Only a second process can put another core to work, so ``manage.py ingest`` hand
 texts to one helper process and writes the batch before it meanwhile (``documents_ingest``).
 The helper runs the same ``detect_languages`` on the same first characters, so the answers are
 the ones the ingest's own process would give. It also computes the batch's signatures when the
-ingest signs what it writes (``LanguageProcess.call`` with ``signatures_presign``).
+ingest signs what it writes: ``LanguageProcess.call`` with ``ingest_batch``'s
+``_detect_and_presign``, which takes each text once for both.
 
 If the helper cannot be started, or dies, the texts are detected in the calling process and the
 helper is not used again: it is a way to go faster, never a way to fail.
