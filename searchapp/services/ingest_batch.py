@@ -98,16 +98,11 @@ def ingest_batch_prepare(
         for external_id, record in records.items()
         if not record.lang and stored.get(external_id) != hashes[external_id]
     ]
-    if helper is None:
-        samples = [detection_sample(records[i].title, records[i].text) for i in wanted]
-        found = dict(zip(wanted, detect_languages(samples), strict=True))
-        return IngestBatch(records, seen, hashes, lambda: found)
-    if settings.INGEST_SIGN_INLINE and (sets := signatures_sets_to_sign()):
+    if helper is not None and settings.INGEST_SIGN_INLINE and (sets := signatures_sets_to_sign()):
         changed = [i for i, h in hashes.items() if stored.get(i) != h]
         texts = [(hashes[i], records[i].text) for i in changed]
         # Every text whose language is wanted is among those signed (``wanted`` is a subset
-        # of ``changed``), so each text goes to the helper once, not once for each task: the
-        # copy through the pipe is most of the cost of handing a batch over.
+        # of ``changed``), so each text goes to the helper once, for both tasks.
         position = {external_id: at for at, external_id in enumerate(changed)}
         titled = [(position[i], records[i].title) for i in wanted]
         both = _once(helper.call(_detect_and_presign, sets, texts, titled))
@@ -117,6 +112,9 @@ def ingest_batch_prepare(
         prepared.presigned = lambda: both()[1]
         return prepared
     samples = [detection_sample(records[i].title, records[i].text) for i in wanted]
+    if helper is None:
+        found = dict(zip(wanted, detect_languages(samples), strict=True))
+        return IngestBatch(records, seen, hashes, lambda: found)
     waiting = helper.submit(samples)
     return IngestBatch(records, seen, hashes, lambda: dict(zip(wanted, waiting(), strict=True)))
 
