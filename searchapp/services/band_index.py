@@ -27,11 +27,12 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 
 from django.db import DatabaseError, connection, models, transaction
 
 from searchapp.models import BandKey
-from searchapp.services.signature_keys import signature_keys_restore
+from searchapp.services.signature_keys import signature_keys_present, signature_keys_restore
 
 __all__ = [
     "ASIDE_MAX_ROWS",
@@ -167,17 +168,49 @@ def _column(field_name: str) -> str:
     return str(field.column)
 
 
-def band_index_restore(*, unless: Callable[[], bool] | None = None) -> bool:
+def band_index_restore(
+    *, unless: Callable[[], bool] | None = None, keys_beside: bool = False
+) -> bool:
     """Build ``bandkey_lookup`` if it is missing; True when this call built it. The signatures'
     keys, which a bulk load sets aside with it on PostgreSQL, are added back first
-    (``signature_keys_restore``, with the same ``unless``).
+    (``signature_keys_restore``, with the same ``unless``), or with ``keys_beside`` on a
+    connection of their own while the index is built.
 
     One sorted pass over the table (writers of band keys wait for it; readers do not on
     PostgreSQL). Its columns are read from the model's own index of that name, so the index
     built is the one the migrations made. ``unless`` is asked once no set-aside can run
     (``bulk_load.load_lock_held``: a load that has just set the index aside keeps it aside).
+
+    ``keys_beside`` is for a load's end, where both wait on one core each (PostgreSQL's build
+    ends in one process's merge; the keys' check is one join), outside any transaction: the
+    other connection would not see the caller's uncommitted rows and could wait on its locks
+    for good. Neither waits on the other but for band keys of deleted documents, which the
+    keys' side deletes once the build has committed.
     """
-    signature_keys_restore(unless=unless)
+    if not (keys_beside and not connection.in_atomic_block and not signature_keys_present()):
+        signature_keys_restore(unless=unless)
+        return _build(unless)
+    with ThreadPoolExecutor(1, thread_name_prefix="signature-keys") as pool:
+        keys = pool.submit(_on_own_connection, signature_keys_restore, unless=unless)
+        try:
+            built = _build(unless)
+        except Exception:
+            if (error := keys.exception()) is not None:  # waits for it; the build's is raised
+                logger.error("could not add the signatures' keys back", exc_info=error)
+            raise
+        keys.result()
+        return built
+
+
+def _on_own_connection(restore: Callable[..., bool], **kwargs: object) -> bool:
+    """``restore`` in this thread, on the connection Django opens for it, closed after."""
+    try:
+        return restore(**kwargs)
+    finally:
+        connection.close()
+
+
+def _build(unless: Callable[[], bool] | None) -> bool:
     if band_index_present():
         return False
     table = connection.ops.quote_name(BandKey._meta.db_table)

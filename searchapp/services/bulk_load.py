@@ -191,7 +191,7 @@ class BulkLoad:
             if self._aside and backlog_above(END_BUILD_BACKLOG):
                 logger.info("bulk load ended ahead of its signing: the recompute builds the index")
             else:
-                band_index_restore()
+                band_index_restore(keys_beside=True)
         except Exception:
             logger.exception("could not build the band keys' index after a bulk load")
         finally:

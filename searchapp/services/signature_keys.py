@@ -11,12 +11,13 @@ its lock (``bulk_load``) the two keys are dropped; when it ends they are added a
 pass over the table, which checks every row as the triggers would have.
 
 While they are aside, a worker may store the signature of a document that staff delete at the
-same moment (the one case the keys refused). ``signature_keys_restore`` therefore first
-deletes every signature whose document or set is gone, with its band keys, under a lock that
-keeps new signatures out until the keys are back; only then does it add them. Whoever needs
-them next restores them if a load died with them aside, as for the band keys' index
-(``band_index_restore``, which calls this first): the load's end, the recompute, the
-incremental update, the periodic catch-up. The keys added are the ones the migrations made:
+same moment (the one case the keys refused). If adding the keys back finds such a signature,
+``signature_keys_restore`` therefore deletes every signature whose document or set is gone,
+with its band keys, and adds them again, all under a lock that keeps new signatures out until
+the keys are back. Whoever needs them next restores them if a load died with them aside, as
+for the band keys' index (``band_index_restore``, which calls this before its build, or beside
+it at a load's end): the load's end, the recompute, the incremental update, the periodic
+catch-up. The keys added are the ones the migrations made:
 their statements come from Django's schema editor, with the same names.
 """
 
@@ -25,7 +26,8 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from django.db import DatabaseError, connection, transaction
+from django.db import DatabaseError, IntegrityError, connection, transaction
+from django.db.backends.utils import CursorWrapper
 
 from searchapp.models import BandKey, Document, Signature, SignatureSet
 
@@ -98,17 +100,16 @@ def signature_keys_set_aside() -> bool:
 def signature_keys_restore(*, unless: Callable[[], bool] | None = None) -> bool:
     """Add the keys back if either is missing (PostgreSQL); True when this call added any.
 
-    Under a lock that holds off new signatures (SHARE ROW EXCLUSIVE: readers go on), deletes
-    the signatures whose document or set is gone, and their band keys, then adds the keys,
-    which PostgreSQL checks against every row. ``unless`` is asked once no set-aside can run
-    (``bulk_load.load_lock_held``: a load under way keeps them aside).
+    Under a lock that holds off new signatures (SHARE ROW EXCLUSIVE: readers go on), adds the
+    keys, which PostgreSQL checks against every row. Only if that check finds a signature whose
+    document or set is gone (rare: see the module's docstring) are those signatures deleted,
+    with their band keys, and the keys added again; deleting first on every restore would join
+    the table to its parents twice where once is enough. ``unless`` is asked once no set-aside
+    can run (``bulk_load.load_lock_held``: a load under way keeps them aside).
     """
     if connection.vendor != "postgresql" or signature_keys_present():
         return False
     table = connection.ops.quote_name(Signature._meta.db_table)
-    bandkeys = connection.ops.quote_name(BandKey._meta.db_table)
-    documents = connection.ops.quote_name(Document._meta.db_table)
-    sets = connection.ops.quote_name(SignatureSet._meta.db_table)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute("SELECT pg_advisory_xact_lock(%s, %s)", list(_RESTORE_LOCK))
         cursor.execute(f"LOCK TABLE {table} IN SHARE ROW EXCLUSIVE MODE")
@@ -117,27 +118,41 @@ def signature_keys_restore(*, unless: Callable[[], bool] | None = None) -> bool:
             return False
         if unless is not None and unless():
             return False
-        orphans: list[tuple[int, int]] = []
-        for column, parents in (("document_id", documents), ("signature_set_id", sets)):
-            # One anti-join each (with OR between them PostgreSQL would probe row by row).
-            cursor.execute(
-                f"DELETE FROM {table} s WHERE NOT EXISTS "
-                f"(SELECT 1 FROM {parents} p WHERE p.id = s.{column}) "
-                "RETURNING s.document_id, s.signature_set_id"
-            )
-            orphans += cursor.fetchall()
-        if orphans:
-            cursor.execute(
-                f"DELETE FROM {bandkeys} b USING unnest(%s::bigint[], %s::bigint[]) "
-                "AS o(document_id, signature_set_id) "
-                "WHERE b.document_id = o.document_id AND b.signature_set_id = o.signature_set_id",
-                [[d for d, _s in orphans], [s for _d, s in orphans]],
-            )
-            logger.warning(
-                "deleted %d signatures whose document or set was deleted while the keys were aside",
-                len(orphans),
-            )
-        for sql in missing.values():
-            cursor.execute(sql)
+        try:
+            with transaction.atomic():  # a savepoint: a refused key leaves the others unadded
+                for sql in missing.values():
+                    cursor.execute(sql)
+        except IntegrityError:
+            _orphans_delete(cursor)
+            for sql in missing.values():
+                cursor.execute(sql)
     logger.info("signatures' keys added again")
     return True
+
+
+def _orphans_delete(cursor: CursorWrapper) -> None:
+    """Delete the signatures whose document or set is gone, and their band keys (in the
+    caller's transaction, under its lock)."""
+    table = connection.ops.quote_name(Signature._meta.db_table)
+    bandkeys = connection.ops.quote_name(BandKey._meta.db_table)
+    documents = connection.ops.quote_name(Document._meta.db_table)
+    sets = connection.ops.quote_name(SignatureSet._meta.db_table)
+    orphans: list[tuple[int, int]] = []
+    for column, parents in (("document_id", documents), ("signature_set_id", sets)):
+        # One anti-join each (with OR between them PostgreSQL would probe row by row).
+        cursor.execute(
+            f"DELETE FROM {table} s WHERE NOT EXISTS "
+            f"(SELECT 1 FROM {parents} p WHERE p.id = s.{column}) "
+            "RETURNING s.document_id, s.signature_set_id"
+        )
+        orphans += cursor.fetchall()
+    cursor.execute(
+        f"DELETE FROM {bandkeys} b USING unnest(%s::bigint[], %s::bigint[]) "
+        "AS o(document_id, signature_set_id) "
+        "WHERE b.document_id = o.document_id AND b.signature_set_id = o.signature_set_id",
+        [[d for d, _s in orphans], [s for _d, s in orphans]],
+    )
+    logger.warning(
+        "deleted %d signatures whose document or set was deleted while the keys were aside",
+        len(orphans),
+    )

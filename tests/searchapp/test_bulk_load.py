@@ -461,3 +461,42 @@ def test_a_signature_stored_for_a_deleted_document_while_the_keys_were_aside_is_
     assert not BandKey.objects.filter(document_id=gone).exists()
     assert Signature.objects.filter(signature_set=sset).count() == 30
     assert not signature_keys_restore()  # nothing left to do
+
+
+def test_a_loads_end_adds_the_keys_beside_the_build_and_drops_a_signature_of_a_deleted_document(
+    monkeypatch,
+) -> None:  # type: ignore[no-untyped-def]
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite never sets the keys aside")
+    sset = sign_all("minhash")
+    documents_ingest(corpus="c", records=_records(30))
+    keys, shape = _signature_keys(), _index_shape()
+    assert band_index_set_aside() and signature_keys_set_aside()
+    gone = max(Document.objects.values_list("pk", flat=True)) + 1000
+    orphan = signatures_compute(signature_set=sset, rows=[(gone, "a story deleted meanwhile", "h")])
+    signatures_store(signature_set=sset, signed=orphan)
+    load = BulkLoad()
+    assert load._acquire()
+    load._holding = load._aside = load._keys_aside = True
+    # The keys' side deletes the orphan's band keys, which waits for the build's lock on them;
+    # both must still finish, and the keys must come back on a connection of their own.
+    restored_on: list[int] = []
+    restore = band_index.signature_keys_restore
+
+    def watched(**kwargs: object) -> bool:
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_backend_pid()")
+            restored_on.append(cursor.fetchone()[0])
+        return restore(**kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(band_index, "signature_keys_restore", watched)
+    load.end()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        assert restored_on and restored_on[0] != cursor.fetchone()[0]
+    assert not load_lock_held()
+    assert band_index_present() and _index_shape() == shape
+    assert signature_keys_present() and _signature_keys() == keys
+    assert not Signature.objects.filter(document_id=gone).exists()
+    assert not BandKey.objects.filter(document_id=gone).exists()
+    assert Signature.objects.filter(signature_set=sset).count() == 30
