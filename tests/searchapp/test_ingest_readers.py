@@ -236,6 +236,28 @@ def test_an_upload_over_the_size_cap_is_refused() -> None:
 # --- records that cannot be stored, links, sizes ----------------------------------------------
 
 
+def test_json_lines_read_as_the_standard_library_reads_them_and_deep_nesting_is_a_bad_record(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "edges.jsonl"
+    path.write_bytes(
+        # An id past 64 bits stays an integer (orjson alone would read it as a float).
+        b'{"id": 123456789012345678901234567890, "text": "big id"}\n'
+        b'{"id": 2, "text": NaN}\n'  # valid for the standard library, a bad text here
+        + b"[" * 100_000  # nested past the interpreter's stack: an error, not a crash
+        + b'\n{"id": "d", "title": "caf\\u00e9", "text": "last", "date": "2020-01-02"}\n'
+    )
+    records, errors = collect(read_path(path))
+    assert [(r.external_id, r.title, r.text, r.line) for r in records] == [
+        ("123456789012345678901234567890", "", "big id", 1),
+        ("d", "caf\u00e9", "last", 4),
+    ]
+    assert records[1].date is not None and records[1].date.year == 2020
+    assert [e.line for e in errors] == [2, 3]
+    assert "'text'" in errors[0].reason
+    assert errors[1].reason.startswith("invalid JSON: ") and "depth" in errors[1].reason
+
+
 def test_a_json_line_with_a_lone_surrogate_is_a_bad_record_naming_its_line(tmp_path: Path) -> None:
     path = tmp_path / "surrogate.jsonl"
     # The JSON escape is valid JSON, but "\ud800" alone is not a character any database stores.
