@@ -9,6 +9,7 @@ import pytest
 
 from searchapp.models import Document, PendingSignature
 from searchapp.readers import IngestFileError, Record, RecordError
+from searchapp.readers.records import make_record
 from searchapp.search import get_backend
 from searchapp.services import ingest as ingest_service
 from searchapp.services.ingest import corpus_get_or_create, documents_ingest
@@ -155,6 +156,10 @@ def test_a_record_that_cannot_be_stored_is_skipped_with_its_line_and_its_batch_i
         Record(external_id="num", title="", text=42, url="", source="t.jsonl", line=4),  # type: ignore[arg-type]
         rec("b", "kept after", line=5),
     ]
+    # A reader's record passed its check when it was made; one changed after is checked again.
+    made = make_record(raw_id="m", title="", text="fine", url="", source="t.jsonl", line=6)
+    assert isinstance(made, Record)
+    items.append(replace(made, text="broken \x00 after"))
     report = documents_ingest(corpus=corpus, records=items, batch_size=100)
     assert sorted(corpus.documents.values_list("external_id", flat=True)) == ["a", "b"]
     assert report.created == 2
@@ -162,10 +167,12 @@ def test_a_record_that_cannot_be_stored_is_skipped_with_its_line_and_its_batch_i
         ("t.jsonl", 2),
         ("t.jsonl", 3),
         ("t.jsonl", 4),
+        ("t.jsonl", 6),
     ]
     assert "lone surrogate" in report.skipped[0].reason
     assert "NUL" in report.skipped[1].reason
     assert "'text'" in report.skipped[2].reason
+    assert "NUL" in report.skipped[3].reason
 
 
 def test_a_new_corpus_is_created_only_when_its_first_document_is_written() -> None:
