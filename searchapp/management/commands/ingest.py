@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from django.conf import settings
+from django.core.checks import Tags
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
@@ -27,6 +28,12 @@ class Command(BaseCommand):
         "header, a corrupt zip) or the database refused a batch; 130 when interrupted (Ctrl-C). "
         "Batches written before such an error or interruption stay."
     )
+
+    # The models' checks only: the whole suite imports every URL's view, the admin and the
+    # templates' tags, none of which an ingest uses, and took 2.5 of a start's 5 s of CPU in a
+    # slow spell (``manage.py check`` against ``check --tag models``, BENCHMARKS.md "Twelfth
+    # round"). The web processes, migrate and ``manage.py check`` still run them all.
+    requires_system_checks = [Tags.models]
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("path", help="a .jsonl/.csv/.txt/.md/.html/.zip file or a folder")
