@@ -179,11 +179,11 @@ class BulkLoad:
             self._keys_aside = signature_keys_set_aside()
 
     def end(self) -> None:
-        """Build the index again, then release the lock (in that order, so that no worker
-        takes the load for over while the index is still missing); unless the workers are
-        behind (``END_BUILD_BACKLOG``): the recompute they queued builds it once they have
-        signed the rest. Never raises: a failed build is left to the next one who needs the
-        index."""
+        """Build the index again, with the signatures' keys added back beside it on a second
+        connection, then release the lock (in that order, so that no worker takes the load
+        for over while the index is still missing); unless the workers are behind
+        (``END_BUILD_BACKLOG``): the recompute they queued builds it once they have signed the
+        rest. Never raises: a failed build is left to the next one who needs the index."""
         self._ended = True
         if not self._holding:
             return
@@ -193,7 +193,8 @@ class BulkLoad:
             else:
                 band_index_restore(keys_beside=True)
         except Exception:
-            logger.exception("could not build the band keys' index after a bulk load")
+            # The index or the signatures' keys: whoever needs them next puts them back.
+            logger.exception("could not put back what a bulk load set aside")
         finally:
             self._release()
             self._holding = False
