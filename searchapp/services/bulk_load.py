@@ -136,6 +136,11 @@ class BulkLoad:
         self._ended = False
         self._file: IO[str] | None = None
 
+    @property
+    def holding(self) -> bool:
+        """True while this load holds the lock (the workers' clusters wait for its end)."""
+        return self._holding
+
     def after_batch(self, written: int) -> None:
         """``written``: the new documents this ingest has committed so far. Decides at
         BULK_LOAD_DOCUMENTS and at each doubling after it whether this is a bulk load; while

@@ -27,6 +27,7 @@ from searchapp.services.clusters import clusters_schedule
 from searchapp.services.ctrl_c import ctrl_c_deferred
 from searchapp.services.ingest_batch import IngestBatch, ingest_batch_prepare, ingest_batch_write
 from searchapp.services.language_process import LanguageProcess
+from searchapp.services.partial_copies import partial_copies_after_signing
 from searchapp.services.read_ahead import read_ahead
 from searchapp.services.signature_store import Presigned
 from searchapp.services.signing import signatures_schedule_documents
@@ -89,6 +90,17 @@ def _schedule_signatures(document_ids: list[int], *, signed: bool) -> None:
         if not signatures_schedule_documents(document_ids) and signed:
             clusters_schedule()
     except Exception:  # a broker outage must not undo an ingest that already committed
+        logger.exception("could not schedule the batch's background work")
+
+
+def _schedule_after_load_batch() -> None:
+    """What the task of a batch signed during a bulk load does, without the task: the clusters'
+    recompute queued (debounced: one QUEUED job absorbs the rest), then the partial copies'
+    update (``partial_copies_after_signing``). Never raises, as ``_schedule_signatures``."""
+    try:
+        clusters_schedule()
+        partial_copies_after_signing()
+    except Exception:
         logger.exception("could not schedule the batch's background work")
 
 
@@ -181,7 +193,12 @@ def documents_ingest(
         report.created += done.created
         report.updated += done.updated + prepared.superseded[0]
         report.unchanged += done.unchanged + prepared.superseded[1]
-        if done.to_sign:
+        if done.to_sign and done.signed and any(load.holding for load in loads):
+            # Signed here, in a bulk load: the batch's task would find nothing to sign and,
+            # the load lock being held, only queue the recompute (clusters_after_signing's
+            # first rule). Queued here instead: ~20 ms of a worker's CPU a batch saved.
+            transaction.on_commit(_schedule_after_load_batch)
+        elif done.to_sign:
             # This batch's own ids: each batch's task (its clusters, and its signing if pending)
             # is run once, by whichever worker takes it. Published now, or once a caller's
             # transaction around the ingest commits (on_commit runs at once outside one).

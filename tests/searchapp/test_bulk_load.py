@@ -500,3 +500,31 @@ def test_a_loads_end_adds_the_keys_beside_the_build_and_drops_a_signature_of_a_d
     assert not Signature.objects.filter(document_id=gone).exists()
     assert not BandKey.objects.filter(document_id=gone).exists()
     assert Signature.objects.filter(signature_set=sset).count() == 30
+
+
+def test_batches_signed_during_a_load_queue_the_recompute_without_a_task_each(
+    monkeypatch, settings
+) -> None:  # type: ignore[no-untyped-def]
+    settings.INGEST_SIGN_INLINE = True
+    sset = sign_all("minhash")
+    monkeypatch.setattr(bulk_load, "BULK_LOAD_DOCUMENTS", 40)
+    tasks: list[list[int]] = []
+    publish = ingest_service.signatures_schedule_documents
+
+    def counted(document_ids: list[int]) -> bool:
+        tasks.append(list(document_ids))
+        return publish(document_ids)
+
+    monkeypatch.setattr(ingest_service, "signatures_schedule_documents", counted)
+    report, seen = _ingest_watched("load", _records(200), 20)
+    assert report.created == 200 and seen[1:] == [(False, True)] * (len(seen) - 1)
+    # The two batches written before the load took its lock went to the workers; the eight
+    # after it, signed here while the clusters wait for the load, did not.
+    assert [len(ids) for ids in tasks] == [20, 20]
+    assert not PendingSignature.objects.exists()
+    assert Signature.objects.filter(signature_set=sset).count() == 200
+    # The recompute they queued instead clustered every batch, as one run now does.
+    during = _clusters(sset)
+    assert any(min(cluster) > max(tasks[1]) for cluster in during), "clusters of late batches"
+    clusters_recompute(signature_set=sset)
+    assert _clusters(sset) == during
