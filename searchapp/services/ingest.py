@@ -143,7 +143,8 @@ def documents_ingest(
 
     An ingest that grows into a bulk load (outside a caller's transaction) announces itself to
     the signing workers while it runs (``bulk_load``): the band keys' lookup index is set aside
-    and built again in one pass when the ingest ends, and the clusters wait for one recompute.
+    and built again in one pass when the ingest ends, and the clusters wait for one recompute
+    (which the batches it signs queue themselves, without a worker task each).
 
     ``language_process``: from the second batch on, detect languages in a helper process
     (``LanguageProcess``) while this one writes the batch before, and there sign the batch
