@@ -39,14 +39,14 @@ def _bounded_lines(stream: BinaryIO, limit: int) -> Iterator[tuple[int, bytes | 
 def _parsed(raw: bytes) -> object:
     """The JSON value of one line, as the standard library reads it.
 
-    orjson parses a line in a quarter of the standard library's time (a fifth of the reading
-    of a 1M-line load: BENCHMARKS.md, "Twelfth round"), but it refuses what the standard
-    library accepts (NaN, Infinity, a lone surrogate escape) and reads an integer past 64
-    bits as a float. The standard library therefore reads every line orjson refuses, for its
-    answer and its messages, and every object with a float in it, where orjson may have
-    changed an integer: each record is read as before, only faster. Raises UnicodeDecodeError
-    or json.JSONDecodeError (orjson's, a subclass, for a line nested too deep for the standard
-    library, which would have raised RecursionError).
+    orjson parses a line in about a third of the standard library's time (4.4-4.6 against
+    11.8-12.8 us for a line of bench/scale.py's corpus: BENCHMARKS.md, "Twelfth round"), but
+    it refuses what the standard library accepts (NaN, Infinity, a lone surrogate escape)
+    and reads an integer past 64 bits as a float. The standard library therefore reads every
+    line orjson refuses, for its answer and its messages, and every object with a float in
+    it, where orjson may have changed an integer: each record is read as before, only faster.
+    Raises UnicodeDecodeError or json.JSONDecodeError (orjson's, a subclass, for a line nested
+    too deep for the standard library, which would have raised RecursionError).
     """
     try:
         obj = orjson.loads(raw)

@@ -146,6 +146,8 @@ def _orphans_delete(cursor: CursorWrapper) -> None:
             "RETURNING s.document_id, s.signature_set_id"
         )
         orphans += cursor.fetchall()
+    if not orphans:
+        return
     cursor.execute(
         f"DELETE FROM {bandkeys} b USING unnest(%s::bigint[], %s::bigint[]) "
         "AS o(document_id, signature_set_id) "
