@@ -142,6 +142,14 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and (
 # dropped) from the OS.
 SQLITE_CACHE_MB = env_int("SQLITE_CACHE_MB", 256, minimum=2)
 SQLITE_MMAP_MB = env_int("SQLITE_MMAP_MB", 1024, minimum=0)
+# Seconds a writer waits for SQLite's one write lock before "database is locked": the web's
+# requests (a 503 with Retry-After past it), and background processes - Celery's workers and
+# `manage.py ingest` (searchapp.background) - which nobody waits on. Their longer wait covers the
+# band keys' index that a bulk load builds at its end, which holds the lock about 1.5 minutes
+# at 10M documents (services.band_index.ASIDE_MAX_ROWS); it stays below JOB_STALL_SECONDS, past
+# which a job that shows no progress is taken for lost.
+SQLITE_TIMEOUT = env_int("SQLITE_TIMEOUT", 30, minimum=1)
+SQLITE_BACKGROUND_TIMEOUT = env_int("SQLITE_BACKGROUND_TIMEOUT", 300, minimum=1)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Several processes write this file at once (the worker's signature batches and rebuild
     # chunks, `manage.py ingest`, the web server's staff decisions and uploads). WAL lets them
@@ -165,7 +173,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # (page views, search) take no write lock.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {
-            "timeout": 30,
+            "timeout": SQLITE_TIMEOUT,
             "transaction_mode": "IMMEDIATE",
             "init_command": (
                 "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; "
@@ -269,6 +277,15 @@ BACKGROUND_NICE = env_int("BACKGROUND_NICE", 19, minimum=0, maximum=19)
 # died or whose queued messages the broker lost: the periodic catch-up re-publishes a rebuild's
 # unfinished chunks and ends a clusters recompute FAILED (queueing a new one).
 JOB_STALL_SECONDS = env_int("JOB_STALL_SECONDS", 600, minimum=30)
+if (
+    DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3"
+    and SQLITE_BACKGROUND_TIMEOUT >= JOB_STALL_SECONDS
+):
+    # A worker still waiting for the write lock would be taken for a lost one.
+    raise ImproperlyConfigured(
+        f"SQLITE_BACKGROUND_TIMEOUT={SQLITE_BACKGROUND_TIMEOUT} must be below "
+        f"JOB_STALL_SECONDS={JOB_STALL_SECONDS}"
+    )
 # Corpus-wide clusters are recomputed this many seconds after the last change (debounce).
 CLUSTERS_DEBOUNCE_SECONDS = env_int("CLUSTERS_DEBOUNCE_SECONDS", 5, minimum=0)
 # Partial copies (issue 20, services.partial_copies): a pair is kept when one document holds at

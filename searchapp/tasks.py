@@ -17,7 +17,7 @@ from django.conf import settings
 from django.db import connections
 
 from searchapp import publishing
-from searchapp.background import lower_priority
+from searchapp.background import lower_priority, wait_longer_for_writes
 from searchapp.services.catchup import (
     batch_documents_sign,
     catch_up,
@@ -119,5 +119,7 @@ def catch_up_on_worker_ready(**_: Any) -> None:
 @worker_process_init.connect
 def lower_worker_priority(**_: Any) -> None:
     """Background work yields the CPU to the web processes (BACKGROUND_NICE): on a machine that
-    serves searches too, a rebuild or the signing of an ingest must not starve the readers."""
+    serves searches too, a rebuild or the signing of an ingest must not starve the readers. On
+    SQLite it waits longer for the write lock than a web request (SQLITE_BACKGROUND_TIMEOUT)."""
     lower_priority()
+    wait_longer_for_writes()

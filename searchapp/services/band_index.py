@@ -57,14 +57,16 @@ LOOKUP_INDEX = "bandkey_lookup"  # BandKey.Meta.indexes, whose fields it is buil
 SET_ASIDE_RATIO = 4
 
 # The most band-key rows an index may be built over while the table is locked, by database.
-# SQLite's build holds the one write lock, and every other writer, a staff decision included,
-# waits for it only up to the connection's 30 s timeout (settings.py); past this size the load
-# builds the index at once, while it is still this long, and goes on with it. With two sorter
-# threads the build of a 1M load's 20M rows held the lock 11.5-12.4 s on this 2-core machine
-# (2026-11-29; single-threaded, 9M rows had taken 13.8 s), so a load of 1.2M documents still
-# builds it once, at its end, well inside the timeout even in a slow spell. PostgreSQL's build
-# blocks only the band keys' writers, which wait as long as it takes: no bound.
-ASIDE_MAX_ROWS: dict[str, int] = {"sqlite": 24_000_000}
+# SQLite's build holds the one write lock: the web's writers (a staff decision) wait for it up
+# to SQLITE_TIMEOUT (30 s) and then answer 503 "try again shortly"; background processes wait up
+# to SQLITE_BACKGROUND_TIMEOUT (300 s, searchapp.background). Past this size the load builds the
+# index at once and goes on with it, writing each later band key into a random page of its
+# B-tree, which is what made 10M documents take 53.4 minutes with the bound at 24M rows, where
+# the load's end built 200M rows in about 80 s, holding the lock, and the whole took 18 minutes
+# (BENCHMARKS.md, "Fourteenth round"). At 250M rows (12.5M documents of 20 band keys) the build
+# stays inside the background processes' wait with room for a slower spell of the machine.
+# PostgreSQL's build blocks only the band keys' writers, which wait as long as it takes: no bound.
+ASIDE_MAX_ROWS: dict[str, int] = {"sqlite": 250_000_000}
 
 # Sorter threads of SQLite's index build (its PRAGMA threads), besides the connection's own.
 _SQLITE_SORT_THREADS = min(4, os.cpu_count() or 1)

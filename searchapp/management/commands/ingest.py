@@ -11,7 +11,7 @@ from django.core.checks import Tags
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
-from searchapp.background import lower_priority
+from searchapp.background import lower_priority, wait_longer_for_writes
 from searchapp.readers import IngestFileError, read_path
 from searchapp.services.ingest import IngestReport, IngestWriteError, documents_ingest
 
@@ -49,6 +49,7 @@ class Command(BaseCommand):
         if batch_size is not None and batch_size < 1:
             raise CommandError("--batch-size must be at least 1")
         lower_priority()  # searches keep their share of the CPU while a large file loads
+        wait_longer_for_writes()  # and another load's end (its index build) is waited for
         # What is alive now (Django, its apps and models) lives as long as this one-off process.
         # Frozen, Python's full collections stop walking it every time: they took 2.7-3.3 s of
         # an ingest's 85 s of CPU per 200k documents, and 0.1 s so (bench/ingest_cpu.py).
