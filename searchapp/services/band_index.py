@@ -61,10 +61,10 @@ SET_ASIDE_RATIO = 4
 # to SQLITE_TIMEOUT (30 s) and then answer 503 "try again shortly"; background processes wait up
 # to SQLITE_BACKGROUND_TIMEOUT (300 s, searchapp.background). Past this size the load builds the
 # index at once and goes on with it, writing each later band key into a random page of its
-# B-tree, which is what made 10M documents take 53.4 minutes with the bound at 24M rows, where
-# the load's end built 200M rows in about 80 s, holding the lock, and the whole took 18 minutes
-# (BENCHMARKS.md, "Fourteenth round"). At 250M rows (12.5M documents of 20 band keys) the build
-# stays inside the background processes' wait with room for a slower spell of the machine.
+# B-tree: with the bound at 24M rows, 10M documents took 53.4 minutes to ingest and sign; with
+# the index aside all load, 16.2, its build at the end holding the lock about 75 s for 200M
+# rows (2-core machine, BENCHMARKS.md, "Fourteenth round"). At 250M rows (12.5M documents of 20
+# band keys) the build stays inside the background processes' wait in a slower spell too.
 # PostgreSQL's build blocks only the band keys' writers, which wait as long as it takes: no bound.
 ASIDE_MAX_ROWS: dict[str, int] = {"sqlite": 250_000_000}
 
