@@ -12,8 +12,8 @@ database's own processes are not reniced: that is the residue of the slowdown.
 
 On the embedded SQLite they also wait longer for the one write lock (SQLITE_BACKGROUND_TIMEOUT,
 against the web's SQLITE_TIMEOUT): nobody waits on them, and a bulk load's end holds the lock
-while it builds the band keys' index (about 1.5 minutes at 10M documents), where a worker that
-gave up after the web's 30 s failed its task (a clusters recompute, in the 10M run).
+while it builds the band keys' index (about 75 s at 10M documents), where a worker that gave
+up after the web's 30 s failed its task (a clusters recompute, in the 10M run).
 """
 
 from __future__ import annotations

@@ -145,8 +145,8 @@ SQLITE_MMAP_MB = env_int("SQLITE_MMAP_MB", 1024, minimum=0)
 # Seconds a writer waits for SQLite's one write lock before "database is locked": the web's
 # requests (a 503 with Retry-After past it), and background processes - Celery's workers and
 # `manage.py ingest` (searchapp.background) - which nobody waits on. Their longer wait covers the
-# band keys' index that a bulk load builds at its end, which holds the lock about 1.5 minutes
-# at 10M documents (services.band_index.ASIDE_MAX_ROWS); it stays below JOB_STALL_SECONDS, past
+# band keys' index that a bulk load builds at its end, which holds the lock about 75 s at 10M
+# documents (services.band_index.ASIDE_MAX_ROWS); it stays below JOB_STALL_SECONDS, past
 # which a job that shows no progress is taken for lost.
 SQLITE_TIMEOUT = env_int("SQLITE_TIMEOUT", 30, minimum=1)
 SQLITE_BACKGROUND_TIMEOUT = env_int("SQLITE_BACKGROUND_TIMEOUT", 300, minimum=1)

@@ -1,7 +1,7 @@
 """Background processes wait longer than the web for SQLite's write lock (searchapp.background).
 
-A bulk load's end holds the lock while it builds the band keys' index (about 1.5 minutes at
-10M documents): a web request gives up after SQLITE_TIMEOUT with a clear error, a worker or an
+A bulk load's end holds the lock while it builds the band keys' index (about 75 s at 10M
+documents): a web request gives up after SQLITE_TIMEOUT with a clear error, a worker or an
 ingest waits up to SQLITE_BACKGROUND_TIMEOUT and writes. Run in a real process, with the
 timeouts scaled down, against a lock held by another connection to the same file.
 """

@@ -185,10 +185,13 @@ def test_a_shared_cache_that_is_not_redis_stops_the_process() -> None:
     assert started.returncode == 0, started.stderr
 
 
-def test_a_background_wait_for_sqlite_as_long_as_a_stalled_job_stops_the_process() -> None:
+def test_a_background_wait_for_sqlite_as_long_as_a_stalled_job_stops_the_process(
+    tmp_path: Path,
+) -> None:
     # A worker still waiting for the write lock would be taken for a lost one and its job failed.
-    result = _start_django(DEBUG="1", SQLITE_BACKGROUND_TIMEOUT="600")
+    sqlite = {"DEBUG": "1", "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}"}
+    result = _start_django(**sqlite, SQLITE_BACKGROUND_TIMEOUT="600")
     assert result.returncode != 0
     assert "SQLITE_BACKGROUND_TIMEOUT=600 must be below JOB_STALL_SECONDS=600" in result.stderr
-    started = _start_django(DEBUG="1", SQLITE_BACKGROUND_TIMEOUT="600", JOB_STALL_SECONDS="900")
+    started = _start_django(**sqlite, SQLITE_BACKGROUND_TIMEOUT="600", JOB_STALL_SECONDS="900")
     assert started.returncode == 0, started.stderr
