@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db import connections
+from django.db.backends.base.base import BaseDatabaseWrapper
 
 __all__ = ["lower_priority", "wait_longer_for_writes"]
 
@@ -41,17 +43,28 @@ def lower_priority() -> None:
         logger.warning("could not lower this process's priority to %d: %s", target, exc)
 
 
-def wait_longer_for_writes() -> None:
+def wait_longer_for_writes() -> Callable[[], None]:
     """From now on this process's SQLite connections, open and future, wait up to
     SQLITE_BACKGROUND_TIMEOUT for the write lock. Nothing for other databases, whose writers
-    wait on row locks as long as it takes."""
-    seconds = settings.SQLITE_BACKGROUND_TIMEOUT
+    wait on row locks as long as it takes. Returns a function that puts the previous waits
+    back, for a command run inside a process that lives on (``call_command``, the tests)."""
+    before: dict[str, float] = {}
     for alias in connections:
         conn = connections[alias]
-        if conn.vendor != "sqlite":
-            continue
-        # The connection's settings, which Django opens each new connection with (the same
-        # dictionary as settings.DATABASES[alias]), and a restore after a temporary change.
-        conn.settings_dict.setdefault("OPTIONS", {})["timeout"] = seconds
-        if conn.connection is not None:
-            conn.connection.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
+        if conn.vendor == "sqlite":
+            before[alias] = float(conn.settings_dict.get("OPTIONS", {}).get("timeout", 5.0))
+            _wait_for_writes(conn, settings.SQLITE_BACKGROUND_TIMEOUT)
+
+    def put_back() -> None:
+        for alias, seconds in before.items():
+            _wait_for_writes(connections[alias], seconds)
+
+    return put_back
+
+
+def _wait_for_writes(conn: BaseDatabaseWrapper, seconds: float) -> None:
+    # The connection's settings, which Django opens each new connection with (the same
+    # dictionary as settings.DATABASES[alias]), and a restore after a temporary change.
+    conn.settings_dict.setdefault("OPTIONS", {})["timeout"] = seconds
+    if conn.connection is not None:
+        conn.connection.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")

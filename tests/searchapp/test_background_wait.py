@@ -37,12 +37,16 @@ try:
     print("web: written", flush=True)
 except OperationalError as exc:
     print(f"web: refused ({exc})", flush=True)
-wait_longer_for_writes()
+put_back = wait_longer_for_writes()
 print("ready", flush=True)
 print(f"open connection: written after {write('open connection'):.1f} s", flush=True)
 connection.close()
 sys.stdin.readline()  # the lock is held again
 print(f"new connection: written after {write('new connection'):.1f} s", flush=True)
+put_back()  # as an ingest run by call_command does when it ends
+with connection.cursor() as cursor:
+    cursor.execute("PRAGMA busy_timeout")
+    print(f"put back: {cursor.fetchone()[0]} ms", flush=True)
 """
 
 
@@ -84,6 +88,7 @@ def test_background_process_waits_out_a_lock_the_web_gives_up_on(tmp_path: Path)
         time.sleep(HELD)
         holder.execute("COMMIT")
         fresh = child.stdout.readline()
+        rest = child.stdout.readline()  # lines, not communicate(): readline buffers ahead
         _, stderr = child.communicate(timeout=60)
     finally:
         child.kill()
@@ -94,3 +99,5 @@ def test_background_process_waits_out_a_lock_the_web_gives_up_on(tmp_path: Path)
         assert waited >= HELD - 0.5, line
     labels = [row[0] for row in holder.execute("SELECT label FROM t ORDER BY rowid")]
     assert labels == ["open connection", "new connection"]
+    # Put back, the process's writers give up after the web's wait again.
+    assert rest == "put back: 1000 ms\n"

@@ -49,7 +49,13 @@ class Command(BaseCommand):
         if batch_size is not None and batch_size < 1:
             raise CommandError("--batch-size must be at least 1")
         lower_priority()  # searches keep their share of the CPU while a large file loads
-        wait_longer_for_writes()  # and another load's end (its index build) is waited for
+        put_back_wait = wait_longer_for_writes()  # another load's end (its index build) waited for
+        try:
+            self._ingest(path, batch_size, options)
+        finally:
+            put_back_wait()
+
+    def _ingest(self, path: str, batch_size: int | None, options: dict[str, Any]) -> None:
         # What is alive now (Django, its apps and models) lives as long as this one-off process.
         # Frozen, Python's full collections stop walking it every time: they took 2.7-3.3 s of
         # an ingest's 85 s of CPU per 200k documents, and 0.1 s so (bench/ingest_cpu.py).
