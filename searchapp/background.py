@@ -63,8 +63,9 @@ def wait_longer_for_writes() -> Callable[[], None]:
 
 
 def _wait_for_writes(conn: BaseDatabaseWrapper, seconds: float) -> None:
-    # The connection's settings, which Django opens each new connection with (the same
-    # dictionary as settings.DATABASES[alias]), and a restore after a temporary change.
+    # The connection's settings (the same dictionary as settings.DATABASES[alias]) are what
+    # Django opens each new connection with, and what topic_anchor_store's short wait restores
+    # the open one to; the PRAGMA changes the connection already open.
     conn.settings_dict.setdefault("OPTIONS", {})["timeout"] = seconds
     if conn.connection is not None:
         conn.connection.execute(f"PRAGMA busy_timeout = {int(seconds * 1000)}")
