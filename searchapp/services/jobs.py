@@ -36,6 +36,10 @@ Faults:
 * Messages lost by the broker (Redis restarted without persistence): a rebuild whose chunks show
   no progress for ``JOB_STALL_SECONDS`` has its unfinished chunks re-published by the periodic
   catch-up (``jobs_republish_stalled``), not only by a worker's restart.
+* A newer rebuild of the same method supersedes an older one still queued or running: the
+  transaction that creates the newer job ends the older CANCELLED with its set
+  (``_rebuilds_supersede``), so chunks of the older one re-delivered after the newer is in force
+  are no-ops, and ``_job_finish`` never activates a set older than the one in force.
 * Cancel (``job_cancel``): in one transaction the job becomes CANCELLED and the set CANCELLED;
   running chunks stop at their next batch, queued ones are no-ops; the active set is unchanged.
 
@@ -141,12 +145,42 @@ def signature_set_rebuild(
             JobChunk(job=job, index=i, first_id=first, last_id=last, size=n)
             for i, (first, last, n) in enumerate(ranges)
         )
+        _rebuilds_supersede(method=method, by=job)
         if not ranges:
             _job_finish(job=job)
         else:
             transaction.on_commit(lambda: _dispatch_chunks(job.pk))
     job.refresh_from_db()
     return job
+
+
+def _rebuilds_supersede(*, method: str, by: Job) -> int:
+    """Inside the transaction that creates rebuild ``by``: every earlier rebuild of the same
+    method still queued or running ends CANCELLED with its set, so that none of its chunks,
+    however late a broker re-delivers them, can finish it and put an older version in force
+    over the newer one. Returns how many were superseded."""
+    older = list(
+        Job.objects.select_for_update()
+        .filter(
+            kind=Job.Kind.REBUILD,
+            state__in=_RUNNING_STATES,
+            signature_set__method=method,
+            pk__lt=by.pk,
+        )
+        .values_list("pk", "signature_set_id")
+    )
+    for job_id, set_id in older:
+        Job.objects.filter(pk=job_id, state__in=_RUNNING_STATES).update(
+            state=Job.State.CANCELLED,
+            cancel_requested=True,
+            finished_at=timezone.now(),
+            message=f"cancelled: superseded by {by.label}",
+        )
+        SignatureSet.objects.filter(pk=set_id, state=SignatureSet.State.BUILDING).update(
+            state=SignatureSet.State.CANCELLED
+        )
+        logger.info("rebuild job %s: superseded by rebuild job %s", job_id, by.pk)
+    return len(older)
 
 
 def _dispatch_chunks(job_id: int, *, only_unfinished: bool = False) -> int:
@@ -243,8 +277,28 @@ def _chunk_finish(*, chunk_id: int) -> str:
 
 
 def _job_finish(*, job: Job) -> None:
-    """Inside the caller's transaction (job row locked): activate the set and close the job."""
+    """Inside the caller's transaction (job row locked): activate the set and close the job.
+
+    A set that is no longer BUILDING (cancelled, failed), or older than the one in force for
+    its method, is never activated: the job ends CANCELLED and the newer version stays.
+    """
     signature_set = SignatureSet.objects.select_for_update().get(pk=_rebuild_set_id(job))
+    newer = (
+        SignatureSet.objects.active(signature_set.method)
+        .filter(pk__gt=signature_set.pk)
+        .first()
+    )
+    if signature_set.state != SignatureSet.State.BUILDING or newer is not None:
+        job.state = Job.State.CANCELLED
+        job.finished_at = timezone.now()
+        job.message = (
+            f"cancelled: {newer.label} is in force" if newer else "cancelled: superseded"
+        )
+        job.save(update_fields=["state", "finished_at", "message"])
+        SignatureSet.objects.filter(
+            pk=signature_set.pk, state=SignatureSet.State.BUILDING
+        ).update(state=SignatureSet.State.CANCELLED)
+        return
     signature_set_activate(signature_set=signature_set)
     job.state = Job.State.DONE
     job.finished_at = timezone.now()

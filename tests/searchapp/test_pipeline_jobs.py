@@ -163,3 +163,46 @@ def test_rebuild_command_if_missing_builds_inline_only_what_is_missing(settings,
     assert SignatureSet.objects.filter(method="minhash").count() == 1
     call_command("rebuild_signatures", "--method", "all", "--if-missing")
     assert "nothing to do" in capsys.readouterr().out
+
+
+def test_an_older_rebuild_whose_chunks_come_back_late_ends_cancelled_and_never_replaces_the_newer(
+    rebuild,
+) -> None:
+    """Rebuild A loses its worker mid-run; rebuild B is started and comes into force; A's chunks
+    are then re-delivered (a visibility timeout, a restarted worker). A must end cancelled and B
+    stay in force: the version staff asked for last is the one searches read."""
+    _, older = rebuild
+    older_chunks = list(older.chunks.order_by("index"))
+    job_chunk_run(chunk_id=older_chunks[0].pk)
+    newer = signature_set_rebuild(method="minhash", params={"num_perm": 40}, chunk_size=100)
+    older.refresh_from_db()
+    assert older.state == Job.State.CANCELLED
+    assert f"superseded by {newer.label}" in older.message
+    assert SignatureSet.objects.get(pk=older.signature_set_id).state == SignatureSet.State.CANCELLED
+    for chunk in newer.chunks.order_by("index"):
+        job_chunk_run(chunk_id=chunk.pk)
+    newer.refresh_from_db()
+    assert newer.state == Job.State.DONE
+    for chunk in older_chunks:  # the late re-deliveries
+        assert job_chunk_run(chunk_id=chunk.pk) in ("job-finished", "already-finished")
+    older.refresh_from_db()
+    assert older.state == Job.State.CANCELLED
+    in_force = active_signature_set("minhash")
+    assert in_force.pk == newer.signature_set_id and in_force.params["num_perm"] == 40
+
+
+def test_a_rebuild_finishing_after_a_newer_version_came_into_force_does_not_activate(
+    rebuild,
+) -> None:
+    """The last guard: a set older than the one in force is never activated, even when its job
+    was not superseded (a newer set built inline, as `make run` does)."""
+    _, older = rebuild
+    chunks = list(older.chunks.order_by("index"))
+    for chunk in chunks[:-1]:
+        job_chunk_run(chunk_id=chunk.pk)
+    newer = signature_set_build_inline(method="minhash", params={"num_perm": 48})
+    assert job_chunk_run(chunk_id=chunks[-1].pk) == "finished-job"
+    older.refresh_from_db()
+    assert older.state == Job.State.CANCELLED and newer.label in older.message
+    assert active_signature_set("minhash").pk == newer.pk
+    assert SignatureSet.objects.get(pk=older.signature_set_id).state == SignatureSet.State.CANCELLED
