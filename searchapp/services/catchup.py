@@ -6,8 +6,9 @@ during an outage is recorded in the database and published here later:
 * ``catch_up`` runs every ``SIGNATURE_CATCHUP_SECONDS`` under celery beat: it applies the
   search index's pending changes where the index is (``searchapp.search.sync``: whatever no
   ingest or search applied, such as a wide range left by a killed ingest), publishes rebuilds
-  and cluster recomputes that never reached the broker (a rebuild started, or dedup settings
-  saved, while it was down), re-publishes the chunks of a rebuild that shows no progress for
+  and cluster recomputes and partial-copies updates that never reached the broker (a rebuild
+  started, or dedup settings saved, while it was down) or whose queued message was lost,
+  re-publishes the chunks of a rebuild that shows no progress for
   ``JOB_STALL_SECONDS`` (its messages lost by the broker), ends a recompute that shows none
   (its worker died) FAILED and queues a new one, builds the band keys' index again if a bulk
   load that died left it aside (``band_index``), then signs the documents still pending and
@@ -35,7 +36,7 @@ from searchapp.services.bulk_load import load_lock_held
 from searchapp.services.clusters import (
     clusters_after_signing,
     clusters_fail_stalled,
-    clusters_publish_unpublished,
+    clusters_republish_queued,
     clusters_schedule,
 )
 from searchapp.services.jobs import (
@@ -46,6 +47,7 @@ from searchapp.services.jobs import (
 from searchapp.services.partial_copies import (
     partial_copies_after_signing,
     partial_copies_fail_stalled,
+    partial_copies_republish_queued,
 )
 from searchapp.services.signing import (
     signatures_schedule_pending,
@@ -101,7 +103,8 @@ def catch_up() -> CatchUp:
     chunks = jobs_publish_unpublished() + jobs_republish_stalled()
     clusters_fail_stalled()
     partial_copies_fail_stalled()
-    cluster_jobs = clusters_publish_unpublished()
+    cluster_jobs = clusters_republish_queued()
+    partial_copies_republish_queued()
     if not load_lock_held():  # set aside by a bulk load that died (band_index)
         band_index_restore_quietly(unless=load_lock_held)  # asked again once none can start
     grace = timezone.now() - timedelta(seconds=settings.SIGNATURE_CATCHUP_SECONDS)
@@ -112,6 +115,7 @@ def catch_up_on_worker_start() -> int:
     """Re-publish unfinished rebuild chunks, unpublished recomputes and pending signing; returns
     the number of rebuild chunks re-published."""
     resumed = jobs_resume_unfinished()
-    clusters_publish_unpublished()
+    clusters_republish_queued()
+    partial_copies_republish_queued()
     signatures_schedule_pending()
     return resumed

@@ -14,9 +14,9 @@ not know either:
 * A debounced full recompute (``clusters_schedule``) follows a rebuild that activates a set,
   documents being deleted (``clusters_remove_documents`` takes deleted documents out of their
   clusters at once, in the deleting transaction, and the recompute follows), and the fallback
-  above. A recompute that could not be queued (broker down) stays QUEUED and unpublished; the
-  periodic catch-up publishes it (``clusters_publish_unpublished``). A queued recompute waits
-  while a bulk load is being signed (``job_clusters_run``).
+  above. A recompute that could not be queued (broker down), or whose message was lost, stays
+  QUEUED; the periodic catch-up publishes it again (``clusters_republish_queued``). A queued
+  recompute waits while a bulk load is being signed (``job_clusters_run``).
 * Both read band keys by bucket, so both first build the band keys' index if a bulk load that
   died left it aside (``band_index``).
 """
@@ -43,7 +43,13 @@ from searchapp.services.bulk_load import END_BUILD_BACKLOG, backlog_above, load_
 from searchapp.services.cluster_rows import clusters_weakest_refresh
 from searchapp.services.clusters_incremental import clusters_add_documents
 from searchapp.services.clusters_recompute import clusters_recompute
-from searchapp.services.job_states import job_done, job_failed, job_started
+from searchapp.services.job_states import (
+    job_done,
+    job_failed,
+    job_publish,
+    job_started,
+    jobs_queued_republish,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -55,8 +61,8 @@ __all__ = [
     "bulk_load_forget",
     "clusters_after_signing",
     "clusters_fail_stalled",
-    "clusters_publish_unpublished",
     "clusters_remove_documents",
+    "clusters_republish_queued",
     "clusters_schedule",
     "job_clusters_run",
 ]
@@ -76,7 +82,7 @@ def clusters_schedule(*, signature_set_id: int | None = None, countdown: int | N
 
     A CLUSTERS job still QUEUED for the set absorbs further requests (the debounce). When the
     broker cannot be reached the job stays QUEUED with no ``published_at``: it still absorbs
-    requests, and ``clusters_publish_unpublished`` (the periodic catch-up) publishes it once the
+    requests, and ``clusters_republish_queued`` (the periodic catch-up) publishes it once the
     broker is back, so a recompute asked for during an outage is never lost.
     """
     if signature_set_id is None:
@@ -97,22 +103,13 @@ def clusters_schedule(*, signature_set_id: int | None = None, countdown: int | N
 
 
 def _publish(job_id: int, *, countdown: float | None) -> bool:
-    if not publishing.publish(publishing.TASK_CLUSTERS, job_id, countdown=countdown):
-        return False
-    Job.objects.filter(pk=job_id, published_at__isnull=True).update(published_at=timezone.now())
-    return True
+    return job_publish(publishing.TASK_CLUSTERS, job_id, countdown=countdown)
 
 
-def clusters_publish_unpublished() -> int:
-    """Publish the QUEUED recomputes that never reached the broker; returns how many went."""
-    published = 0
-    for job_id in Job.objects.filter(
-        kind=Job.Kind.CLUSTERS, state=Job.State.QUEUED, published_at__isnull=True
-    ).values_list("pk", flat=True):
-        if not _publish(job_id, countdown=0):
-            break  # still down: the next catch-up tries again
-        published += 1
-    return published
+def clusters_republish_queued() -> int:
+    """Publish the QUEUED recomputes that never reached the broker or whose message was lost
+    (``job_states.jobs_queued_republish``); returns how many went."""
+    return jobs_queued_republish(Job.Kind.CLUSTERS, publishing.TASK_CLUSTERS)
 
 
 def clusters_remove_documents(*, document_ids: Sequence[int]) -> int:

@@ -1,20 +1,55 @@
 """A background job's moves between states, written once for every kind of job that runs as
-one task (the clusters' recompute, the partial copies' rebuild).
+one task (the clusters' recompute, the partial copies' update).
 
 Each move is one UPDATE guarded by the state it leaves, so a job cancelled or failed by another
 process meanwhile is never moved back: a worker that finds its job no longer QUEUED does
 nothing, and DONE is written only over RUNNING.
+
+No such job depends on one message arriving. Every publish of its task stamps ``published_at``
+(``job_publish``), a task that defers itself included; a QUEUED job whose stamp is missing (the
+broker was down) or older than ``JOB_STALL_SECONDS`` (the message was lost: a broker restarted
+without persistence, a worker killed holding it) is published again by the periodic catch-up
+(``jobs_queued_republish``). A duplicate message is harmless: only one can move the job from
+QUEUED to RUNNING (``job_started``).
 """
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any
 
+from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 
+from searchapp import publishing
 from searchapp.models import Job
 
-__all__ = ["job_done", "job_failed", "job_started"]
+__all__ = ["job_done", "job_failed", "job_publish", "job_started", "jobs_queued_republish"]
+
+
+def job_publish(task: str, job_id: int, *, countdown: float | None = None) -> bool:
+    """Publish the job's task and stamp ``published_at``; False when the broker said no (the
+    stamp is left as it was, so the catch-up publishes the job once the broker is back)."""
+    if not publishing.publish(task, job_id, countdown=countdown):
+        return False
+    Job.objects.filter(pk=job_id).update(published_at=timezone.now())
+    return True
+
+
+def jobs_queued_republish(kind: str, task: str) -> int:
+    """Publish again every QUEUED job of ``kind`` whose task never reached the broker or whose
+    message has not been seen for ``JOB_STALL_SECONDS``; returns how many were published."""
+    cutoff = timezone.now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
+    lost = Job.objects.filter(kind=kind, state=Job.State.QUEUED).filter(
+        Q(published_at__isnull=True) | Q(published_at__lt=cutoff)
+    )
+    published = 0
+    for job_id in lost.order_by("pk").values_list("pk", flat=True):
+        if not job_publish(task, job_id, countdown=0):
+            break  # still down: the next catch-up tries again
+        published += 1
+    return published
 
 
 def job_started(job_id: int) -> bool:

@@ -7,7 +7,8 @@ candidates decided exactly from the texts), a batch at a time, each batch writte
 transaction. Signing a batch schedules it (``signing``); ``manage.py rebuild_partial_copies``
 makes every document stale first (after a change of method) and runs or queues it. Every job
 reaches a final state: DONE with the counts, FAILED with the error, or FAILED by
-``partial_copies_fail_stalled`` (the periodic catch-up) when its worker died; a batch is
+``partial_copies_fail_stalled`` (the periodic catch-up) when its worker died; a QUEUED one whose
+message was lost is published again (``partial_copies_republish_queued``); a batch is
 written whole or not at all, so a failed job leaves the pairs as they were and the next job
 takes up where it stopped.
 """
@@ -31,7 +32,13 @@ from searchapp.models import (
     PartialIndexed,
     PendingSignature,
 )
-from searchapp.services.job_states import job_done, job_failed, job_started
+from searchapp.services.job_states import (
+    job_done,
+    job_failed,
+    job_publish,
+    job_started,
+    jobs_queued_republish,
+)
 from searchapp.services.partial_bulk import bulk_update
 from searchapp.services.partial_index import (
     UpdateCounts,
@@ -48,6 +55,7 @@ __all__ = [
     "partial_copies_after_signing",
     "partial_copies_fail_stalled",
     "partial_copies_rebuild",
+    "partial_copies_republish_queued",
     "partial_copies_reset",
     "partial_copies_schedule",
     "partial_copies_update",
@@ -72,10 +80,14 @@ def partial_copies_schedule(*, countdown: int | None = None) -> bool:
         return False
     job = Job.objects.create(kind=Job.Kind.PARTIAL, total=1, message="Finding partial copies")
     delay = settings.CLUSTERS_DEBOUNCE_SECONDS if countdown is None else countdown
-    if not publishing.publish(publishing.TASK_PARTIAL_COPIES, job.pk, countdown=delay):
-        return False
-    Job.objects.filter(pk=job.pk, published_at__isnull=True).update(published_at=timezone.now())
-    return True
+    return job_publish(publishing.TASK_PARTIAL_COPIES, job.pk, countdown=delay)
+
+
+def partial_copies_republish_queued() -> int:
+    """Publish the QUEUED updates that never reached the broker or whose message was lost
+    (``job_states.jobs_queued_republish``): a queued update absorbs every later request, so a
+    lost one would leave every document signed after it unlooked-at. Returns how many went."""
+    return jobs_queued_republish(Job.Kind.PARTIAL, publishing.TASK_PARTIAL_COPIES)
 
 
 def partial_copies_after_signing() -> bool:
@@ -133,10 +145,10 @@ def job_partial_copies_run(*, job_id: int) -> int:
     if (
         not settings.CELERY_TASK_ALWAYS_EAGER  # inline tasks would call themselves back at once
         and PendingSignature.objects.all()[_WAIT_FOR_BACKLOG:].exists()
-        and publishing.publish(publishing.TASK_PARTIAL_COPIES, job_id, countdown=_RETRY_SECONDS)
+        and job_publish(publishing.TASK_PARTIAL_COPIES, job_id, countdown=_RETRY_SECONDS)
     ):
         return 0
-    if _another_running(job_id) and publishing.publish(
+    if _another_running(job_id) and job_publish(
         publishing.TASK_PARTIAL_COPIES, job_id, countdown=_RETRY_SECONDS
     ):
         return 0  # one update at a time: this one looks at what that one leaves

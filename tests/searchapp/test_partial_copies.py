@@ -296,3 +296,47 @@ def test_a_pair_folded_into_one_group_is_not_marked_again(quoted) -> None:
     inside = {group["representative"]["id"], *(m["id"] for m in group["members"])}
     marked = {p["id"] for p in group["representative"]["partial_copies"]}
     assert len(inside) == 2 and not marked & inside
+
+
+def test_an_update_whose_message_the_broker_lost_is_published_again_and_runs(
+    quoted, settings, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """A queued update absorbs every later request (the debounce), so one whose message is lost
+    would leave every document signed after it unlooked-at: the catch-up publishes it again
+    once it has waited JOB_STALL_SECONDS, and it runs to the end."""
+    from searchapp import publishing
+    from searchapp.services.catchup import catch_up
+
+    with monkeypatch.context() as lost:
+        lost.setattr(publishing, "publish", lambda *args, **kwargs: True)  # said yes, then lost
+        assert partial_copies_schedule()
+        assert not partial_copies_schedule()  # absorbed by the queued one
+    job = Job.objects.get(kind=Job.Kind.PARTIAL)
+    assert job.state == Job.State.QUEUED and job.published_at is not None
+    catch_up()  # too early: a long queue looks the same for a while
+    job.refresh_from_db()
+    assert job.state == Job.State.QUEUED
+    Job.objects.filter(pk=job.pk).update(
+        published_at=timezone.now() - timedelta(seconds=settings.JOB_STALL_SECONDS + 1)
+    )
+    catch_up()
+    job.refresh_from_db()
+    assert job.state == Job.State.DONE and job.report["documents"] == 3
+    assert PartialCopy.objects.count() == 1
+
+
+def test_an_update_asked_for_while_the_broker_was_down_runs_once_it_is_back(
+    quoted, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from searchapp import publishing
+    from searchapp.services.catchup import catch_up
+
+    with monkeypatch.context() as down:
+        down.setattr(publishing, "publish", lambda *args, **kwargs: False)
+        assert not partial_copies_schedule()
+        catch_up()  # still down: nothing moves, nothing fails
+    job = Job.objects.get(kind=Job.Kind.PARTIAL)
+    assert job.state == Job.State.QUEUED and job.published_at is None
+    catch_up()
+    job.refresh_from_db()
+    assert job.state == Job.State.DONE and PartialCopy.objects.count() == 1

@@ -253,3 +253,65 @@ def test_a_recompute_whose_worker_is_killed_ends_failed_and_runs_again(
         what="the recompute queued again",
         logs=workers.logs,
     )
+
+
+def test_a_partial_copies_update_whose_message_a_redis_restart_lost_runs_after_the_catch_up(
+    transactional_db, settings, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """The update is queued while no worker runs; Redis restarts without persistence and loses
+    it. Documents added afterwards ask for an update and are absorbed by the lost one. Once the
+    message has been missing for JOB_STALL_SECONDS the catch-up publishes it again, the worker
+    runs it, and it looks at every document, those added after the loss included."""
+    reason = services_available()
+    if reason:
+        pytest.skip(reason)
+    port = _free_port()
+    argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+            "--appendonly", "no", "--dir", str(tmp_path)]
+    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+    pool = Workers(tmp_path, "partial-lost", f"redis://127.0.0.1:{port}/0")
+
+    def django(code: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "manage.py", "shell", "-c", code],
+            cwd=ROOT, env=pool.env(), check=True, capture_output=True, text=True,
+        )
+        return done.stdout.strip().splitlines()[-1]
+
+    schedule = (
+        "from searchapp.services.partial_copies import partial_copies_schedule as s; "
+        "print(s(countdown=0))"
+    )
+    try:
+        _wait_for_redis(pool.broker)
+        make_documents(40)
+        assert django(schedule) == "True"
+        server.kill()
+        server.wait()
+        server = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+        _wait_for_redis(pool.broker)
+        make_documents(30, corpus_name="later", seed=5)
+        assert django(schedule) == "False"  # absorbed by the queued (lost) update
+        pool.start()
+        job = Job.objects.get(kind=Job.Kind.PARTIAL)
+        catch_up_runs = "from searchapp.services.catchup import catch_up; catch_up(); print(1)"
+        django(catch_up_runs)  # too early to call it lost
+        time.sleep(2)
+        job.refresh_from_db()
+        assert job.state == Job.State.QUEUED
+        Job.objects.filter(pk=job.pk).update(
+            published_at=timezone.now() - timedelta(seconds=settings.JOB_STALL_SECONDS + 1)
+        )
+        django(catch_up_runs)
+        wait_for(
+            lambda: Job.objects.get(pk=job.pk).is_finished,
+            timeout=60,
+            what="the re-published update",
+            logs=pool.logs,
+        )
+        job.refresh_from_db()
+        assert job.state == Job.State.DONE and job.report["documents"] == 70
+        assert Job.objects.filter(kind=Job.Kind.PARTIAL).count() == 1
+    finally:
+        pool.kill_all()
+        server.kill()
