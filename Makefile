@@ -36,7 +36,7 @@ run: $(VENV)/.installed
 test: lint test-engine test-app test-postgres test-browser
 
 lint: $(VENV)/.installed-dev
-	$(BIN)/ruff check dedup searchapp tests bench
+	$(BIN)/ruff check config dedup searchapp tests bench
 	$(BIN)/mypy
 
 test-engine: $(VENV)/.installed-dev

@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "searchapp"))
 os.environ.setdefault("DEBUG", "1")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 SIZES = {"small": 2 << 20, "medium": 20 << 20, "large": 100 << 20, "1gb": (1 << 30) // 10}
 WORDS = ["the", "harbour", "authority", "confirmed", "dredging", "eastern", "channel", "begin", "may", "after", "two", "years", "delays", "disputes", "removed", "silt", "dumped", "fishing", "crews", "welcomed", "decision", "larger", "boats", "unable", "land", "catch", "low", "tide", "winter", "storms", "moved", "sandbank", "approach", "quay", "work", "expected", "take", "eleven", "weeks", "paid", "regional", "infrastructure", "grant", "authority", "contributing", "remaining", "percent", "maintenance", "reserve"]

@@ -167,7 +167,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="ingest-cpu-"))
     env = dict(os.environ)
     env.update({
-        "DJANGO_SETTINGS_MODULE": "searchapp.settings", "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(32),
+        "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(32),
         "VAR_DIR": str(tmp), "SEARCH_INDEX_DIR": str(tmp / "search-index"), "LOG_LEVEL": "WARNING",
         "SIGNATURE_CATCHUP_SECONDS": "0", "DATABASE_URL": f"sqlite:///{tmp / 'db.sqlite3'}",
     })

@@ -38,7 +38,7 @@ def main() -> int:
     tmp = Path(tempfile.mkdtemp(prefix="ingest-updates-"))
     env = dict(
         os.environ,
-        DJANGO_SETTINGS_MODULE="searchapp.settings",
+        DJANGO_SETTINGS_MODULE="config.settings",
         DEBUG="0",
         SECRET_KEY=secrets.token_urlsafe(20),
         DATABASE_URL=ADMIN.rpartition("/")[0].replace("postgresql://", "postgres://")

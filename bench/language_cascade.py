@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import django
 import language_texts
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 django.setup()
 from searchapp import languages  # noqa: E402 - after django.setup()
 

@@ -330,7 +330,7 @@ def setup_django(tmp: Path) -> None:
     os.environ["DEBUG"] = "0"
     os.environ["SECRET_KEY"] = secrets.token_urlsafe(32)
     os.environ["CELERY_TASK_ALWAYS_EAGER"] = "0"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
     django.setup()
@@ -341,8 +341,8 @@ def setup_django(tmp: Path) -> None:
 
 def ingest(corpora: list[LanguageCorpus], tmp: Path) -> float:
     from searchapp.readers import read_path
-    from searchapp.services import ingest as ingest_service
-    from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+    from searchapp.services.ingest import ingest as ingest_service
+    from searchapp.services.ingest.ingest import corpus_get_or_create, documents_ingest
 
     path = tmp / "multilingual.jsonl"
     with path.open("w", encoding="utf-8") as fh:
@@ -366,7 +366,7 @@ def search_top(query: str) -> list[str]:
 
 
 def app_defaults() -> tuple[ShingleSpec, float, int, str]:
-    from searchapp.services.signature_sets import signature_params_default
+    from searchapp.services.signatures.sets import signature_params_default
 
     params = signature_params_default("minhash")
     return ShingleSpec.parse(params["shingle"]), float(params["threshold"]), int(params["num_perm"]), params["shingle"]

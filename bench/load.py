@@ -161,7 +161,7 @@ def main() -> int:
             time.sleep(1)
         port = free_port()
         server = subprocess.Popen(
-            [str(Path(PY).with_name("gunicorn")), "searchapp.wsgi", "--bind", f"127.0.0.1:{port}",
+            [str(Path(PY).with_name("gunicorn")), "config.wsgi", "--bind", f"127.0.0.1:{port}",
              "--workers", str(args.web_workers), "--limit-request-line", "8190", "--log-level", "warning"],
             cwd=ROOT, env=stack.env,
         )

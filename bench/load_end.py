@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ.setdefault("DEBUG", "1")
 
 
@@ -43,7 +43,8 @@ def main() -> None:
     from django.db import connection, transaction
 
     from searchapp.models import Signature
-    from searchapp.services import band_index, signature_keys
+    from searchapp.services.signatures import band_index
+    from searchapp.services.signatures import keys as signature_keys
 
     if connection.vendor != "postgresql":
         sys.exit("set DATABASE_URL to the PostgreSQL database a --keep run of bench/scale.py left")

@@ -6,8 +6,9 @@ Usage:  .venv/bin/python bench/partial_app_scale.py --jsonl FILE [--docs 1000000
 1. A fresh database (SQLite file by default; ``--database-url`` for PostgreSQL), migrated, with
    the first --docs documents of FILE (searchapp.demo's generator, as bench/scale.py makes it)
    stored by bulk inserts (no search index, no signing: only the partial copies are measured).
-2. ``services.partial_copies.partial_copies_rebuild()``: every document stale, so the one-pass
-   update (``services.partial_bulk``: the corpus read once, candidates from every fingerprint,
+2. ``services.partial_copies.jobs.partial_copies_rebuild()``: every document stale, so the one-pass
+   update (``services.partial_copies.bulk``: the corpus read once, candidates from every
+   fingerprint,
    verified a block at a time by ``PARTIAL_COPY_THREADS`` threads), what the first update after
    a bulk load does. CPU time and wall time (the script prints "under load" whatever the
    machine's load: read the load average), peak RSS, the tables' rows.
@@ -46,7 +47,7 @@ def main() -> int:
     db = args.db or str(Path(tempfile.mkdtemp(prefix="partial-scale-")) / "db.sqlite3")
     os.environ["DATABASE_URL"] = args.database_url or f"sqlite:///{db}"
     os.environ.setdefault("DEBUG", "1")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     os.environ["SEARCH_INDEX_DIR"] = tempfile.mkdtemp(prefix="partial-scale-index-")
     import django
 
@@ -56,7 +57,7 @@ def main() -> int:
 
     from searchapp.models import Corpus, Document, PartialCopy, PartialFingerprint
     from searchapp.selectors.partial_copies import document_partial_copies
-    from searchapp.services.partial_copies import partial_copies_rebuild, partial_copies_update
+    from searchapp.services.partial_copies.jobs import partial_copies_rebuild, partial_copies_update
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()

@@ -56,7 +56,7 @@ DATA = ROOT.parent / "shared" / "data"
 MIN_SOURCE = 20
 PASSAGE = 50
 CONTAINMENT = 0.5
-EDIT_GAP = 5  # as the app (searchapp/services/partial_index.py)
+EDIT_GAP = 5  # as the app (searchapp/services/partial_copies/index.py)
 
 
 def load(path: Path) -> list[dict]:
@@ -293,7 +293,7 @@ def scale(args: argparse.Namespace) -> None:
         sys.path.insert(0, str(ROOT))
         import os
 
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
         os.environ.setdefault("DEBUG", "1")
         from searchapp.demo import write_jsonl  # the generator bench/scale.py uses
 

@@ -2,7 +2,7 @@
 
 Creates (and at the end drops) a dedicated PostgreSQL database, ingests N generated documents
 with the project's ingest service, then for each worker count starts that many real
-``celery -A searchapp worker -c 1`` processes, runs ``signature_set_rebuild`` and measures the time
+``celery -A config worker -c 1`` processes, runs ``signature_set_rebuild`` and measures the time
 from the job's creation to its DONE state (the atomic switch). Prints docs/s, seconds, the
 speed-up and each worker's peak RSS (VmHWM of the worker and its pool child, from /proc).
 
@@ -174,7 +174,7 @@ def main() -> int:
     env = dict(os.environ)
     env.update(
         {
-            "DJANGO_SETTINGS_MODULE": "searchapp.settings",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
             "DEBUG": "1",
             "DATABASE_URL": f"{base}/{args.database}",
             "CELERY_BROKER_URL": REDIS_URL,
@@ -201,7 +201,7 @@ def main() -> int:
 
     from searchapp.models import Job, Signature
     from searchapp.readers import read_path
-    from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+    from searchapp.services.ingest.ingest import corpus_get_or_create, documents_ingest
 
     source = tmp / "corpus.jsonl"
     t0 = time.perf_counter()
@@ -222,7 +222,7 @@ def main() -> int:
     )
     broker = redis.Redis.from_url(REDIS_URL)
 
-    from searchapp.services.jobs import signature_set_rebuild
+    from searchapp.services.signatures.rebuild import signature_set_rebuild
 
     with open("/proc/loadavg") as f:
         print(f"load average at the start: {f.read().split()[:3]} on {os.cpu_count()} cores")
@@ -240,7 +240,7 @@ def main() -> int:
                         "-m",
                         "celery",
                         "-A",
-                        "searchapp",
+                        "config",
                         "worker",
                         "-c",
                         "1",

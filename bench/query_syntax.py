@@ -78,7 +78,7 @@ def main() -> None:
     os.environ["DEBUG"] = "0"
     os.environ["SECRET_KEY"] = secrets.token_urlsafe(32)
     os.environ["CELERY_TASK_ALWAYS_EAGER"] = "0"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
 
     django.setup()
@@ -86,9 +86,9 @@ def main() -> None:
     from django.test import Client
 
     from searchapp.readers import read_path
-    from searchapp.services import ingest as ingest_service
-    from searchapp.services.ingest import corpus_get_or_create, documents_ingest
-    from searchapp.services.signature_sets import signature_set_build_inline
+    from searchapp.services.ingest import ingest as ingest_service
+    from searchapp.services.ingest.ingest import corpus_get_or_create, documents_ingest
+    from searchapp.services.signatures.sets import signature_set_build_inline
 
     call_command("migrate", verbosity=0)
     ingest_service._schedule_signatures = lambda ids, **kw: None  # type: ignore[assignment]

@@ -44,7 +44,7 @@ def _child(backend: str, data: Path, database_url: str, out: Path) -> None:
     os.environ["DATABASE_URL"] = database_url
     os.environ["SEARCH_INDEX_DIR"] = tempfile.mkdtemp(prefix="cranfield-index-")
     os.environ.setdefault("DEBUG", "1")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     sys.path.insert(0, str(ROOT))
     import django
 
@@ -55,7 +55,7 @@ def _child(backend: str, data: Path, database_url: str, out: Path) -> None:
     from searchapp.readers import read_path
     from searchapp.search import get_backend, tantivy_backend
     from searchapp.search.text_index import analyze
-    from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+    from searchapp.services.ingest.ingest import corpus_get_or_create, documents_ingest
 
     call_command("migrate", verbosity=0)
     started = time.perf_counter()

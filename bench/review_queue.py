@@ -25,7 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 _TMP = Path(tempfile.mkdtemp(prefix="review-queue-"))
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 os.environ["DEBUG"] = "1"
 os.environ["VAR_DIR"] = str(_TMP)
 os.environ["DATABASE_URL"] = (

@@ -6,7 +6,7 @@ Every phase runs through the real doors, as separate processes, on a fresh datab
 
 1. generate: N documents of the project's generator (searchapp.demo.write_jsonl: news stories
    with syndicated copies and edits), written once to --jsonl and reused.
-2. migrate, start --workers real Celery workers (``celery -A searchapp worker -c 1``), create
+2. migrate, start --workers real Celery workers (``celery -A config worker -c 1``), create
    the active MinHash set (``manage.py rebuild_signatures --method minhash --wait``).
 3. ingest: ``manage.py ingest FILE`` (documents and the search index, batch by batch), while
    the workers sign the batches it queues. "ingest + sign" runs until no document is pending.
@@ -182,7 +182,7 @@ class Stack:
         self.env = dict(os.environ)
         self.env.update(
             {
-                "DJANGO_SETTINGS_MODULE": "searchapp.settings",
+                "DJANGO_SETTINGS_MODULE": "config.settings",
                 "DEBUG": "0",
                 "SECRET_KEY": secrets.token_urlsafe(32),
                 "ALLOWED_HOSTS": "testserver,localhost,127.0.0.1",
@@ -250,7 +250,7 @@ class Stack:
         for i in range(self.args.workers):
             self.workers.append(
                 subprocess.Popen(
-                    [str(Path(PY).with_name("celery")), "-A", "searchapp", "worker", "-c", "1", "-n", f"scale{i}@%h", "--loglevel=WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+                    [str(Path(PY).with_name("celery")), "-A", "config", "worker", "-c", "1", "-n", f"scale{i}@%h", "--loglevel=WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
                     cwd=ROOT, env=self.env,
                 )
             )
@@ -401,7 +401,7 @@ def search_only(args: argparse.Namespace, jsonl: Path) -> int:
     folder = args.search_only.resolve()
     env = dict(os.environ)
     env.update({
-        "DJANGO_SETTINGS_MODULE": "searchapp.settings", "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(32),
+        "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(32),
         "ALLOWED_HOSTS": "testserver,localhost,127.0.0.1", "VAR_DIR": str(folder),
         "SEARCH_INDEX_DIR": str(folder / "search-index"), "LOG_LEVEL": "WARNING", "SIGNATURE_CATCHUP_SECONDS": "0",
     })

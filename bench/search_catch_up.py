@@ -101,7 +101,7 @@ class Site:
         self.tmp = Path(tempfile.mkdtemp(prefix="catchup-"))
         self.env = dict(
             os.environ,
-            DJANGO_SETTINGS_MODULE="searchapp.settings",
+            DJANGO_SETTINGS_MODULE="config.settings",
             DEBUG="0",
             SECRET_KEY=secrets.token_urlsafe(32),
             ALLOWED_HOSTS="127.0.0.1,localhost",
@@ -174,7 +174,7 @@ def one_mode(
         SEARCH_WRITER_APPLY_DOCUMENTS=str(writers),
     )
     server = subprocess.Popen(
-        [str(Path(PY).with_name("gunicorn")), "searchapp.wsgi", "-b", f"127.0.0.1:{port}", "-w", str(args.web_workers), "--log-level", "warning"],
+        [str(Path(PY).with_name("gunicorn")), "config.wsgi", "-b", f"127.0.0.1:{port}", "-w", str(args.web_workers), "--log-level", "warning"],
         cwd=ROOT, env=env,
     )
     helpers: list[subprocess.Popen[bytes]] = []

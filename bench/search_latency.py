@@ -95,7 +95,7 @@ def main() -> None:
     os.environ["DEBUG"] = "0"  # no query log: measure what production runs
     os.environ["SECRET_KEY"] = secrets.token_urlsafe(32)
     os.environ["CELERY_TASK_ALWAYS_EAGER"] = "0"
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     sys.path.insert(0, str(ROOT))
     import django
 
@@ -104,9 +104,9 @@ def main() -> None:
     from django.test import Client
 
     from searchapp.readers import read_path
-    from searchapp.services import ingest as ingest_service
-    from searchapp.services.ingest import corpus_get_or_create, documents_ingest
-    from searchapp.services.signature_sets import signature_set_build_inline
+    from searchapp.services.ingest import ingest as ingest_service
+    from searchapp.services.ingest.ingest import corpus_get_or_create, documents_ingest
+    from searchapp.services.signatures.sets import signature_set_build_inline
 
     call_command("migrate", verbosity=0)
     if reuse:

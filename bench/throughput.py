@@ -238,17 +238,17 @@ def one_pass(port: int, kind: str, queries: list[str], clients: int, seconds: fl
 # Stages of a request, by the code a sample is in: the first pattern found walking the stack
 # from its leaf (innermost) to its root names the stage; a sample under none is "other".
 STAGES: list[tuple[str, tuple[str, ...]]] = [
-    ("topics: clustering (k-means)", ("searchapp/topics.py",)),
-    ("topics: labels", ("topic_words.py",)),
-    ("topics: facet", ("topic_facet.py",)),
-    ("topic map (SVG)", ("topic_map.py", "treemap.py", "label_fit.py")),
+    ("topics: clustering (k-means)", ("searchapp/topics/clustering.py",)),
+    ("topics: labels", ("topics/words.py", "topics/labels.py")),
+    ("topics: facet", ("selectors/topics/facet.py",)),
+    ("topic map (SVG)", ("result_map.py", "treemap.py", "label_fit.py")),
     ("snippets", ("highlight.py", "query_highlight.py", "TantivyRanked.snippets")),
-    ("folding (reads + fold)", ("fold_stream.py", "fold_inputs.py", "folding.py", "/dedup/")),
+    ("folding (reads + fold)", ("folding/stream.py", "folding/inputs.py", "folding/pools.py", "/dedup/")),
     ("index search", ("tantivy_backend.py", "text_index.py", "ranked.py", "search/query.py", "search/analysis.py", "search/sync.py")),
-    ("page rows (titles, scores)", ("folded_hits.py",)),
+    ("page rows (titles, scores)", ("folding/hits.py",)),
     ("signature set, settings", ("selectors/signatures.py", "selectors/dedup_settings.py")),
-    ("forms (validation, widgets)", ("searchapp/forms.py", "django/forms/")),
-    ("view, selector glue", ("searchapp/api.py", "searchapp/views.py", "selectors/search.py")),
+    ("forms (validation, widgets)", ("searchapp/web/forms.py", "django/forms/")),
+    ("view, selector glue", ("searchapp/web/api.py", "searchapp/web/views.py", "selectors/search.py")),
     ("templates", ("django/template/", "templatetags/")),
     ("API serialisation", ("ninja/", "serializers.py", "pydantic")),
 ]
@@ -304,7 +304,7 @@ def run(args: argparse.Namespace) -> int:
     queries = make_queries(Path(meta["jsonl"]), 500, meta["seed"])
     env = dict(os.environ)
     env.update({
-        "DJANGO_SETTINGS_MODULE": "searchapp.settings", "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(32),
+        "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(32),
         "ALLOWED_HOSTS": "localhost,127.0.0.1", "VAR_DIR": str(folder), "SEARCH_INDEX_DIR": str(folder / "search-index"),
         "LOG_LEVEL": "WARNING", "SIGNATURE_CATCHUP_SECONDS": "0", "DATABASE_URL": meta["DATABASE_URL"],
         "DATABASE_CONN_MAX_AGE": str(args.conn_max_age), "CELERY_BROKER_URL": REDIS_URL,
@@ -323,7 +323,7 @@ def run(args: argparse.Namespace) -> int:
         key, _, value = pair.partition("=")
         env[key] = value
     port = free_port()
-    command = [str(Path(PY).with_name("gunicorn")), "searchapp.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(args.web_workers),
+    command = [str(Path(PY).with_name("gunicorn")), "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(args.web_workers),
                "--limit-request-line", "8190", "--log-level", "warning"]
     if args.threads > 1:
         command += ["--threads", str(args.threads)]

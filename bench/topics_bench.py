@@ -1,4 +1,5 @@
-"""Time of searchapp.topics.topic_clusters for 100 and 1,000 hits on one core, against the goals.
+"""Time of searchapp.topics.clustering.topic_clusters for 100 and 1,000 hits on one core, against
+the goals.
 
     .venv/bin/python bench/topics_bench.py [--source reuters|demo] [--data PATH] [--sizes 100 1000]
         [--lists 20] [--repeat 5] [--cpu N] [--snippet-words 40] [--knob NAME=VALUE ...]
@@ -30,9 +31,10 @@ import os
 
 for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"
-# Importing searchapp.topics imports the searchapp package, which configures Django and Celery.
+# Importing searchapp.topics.clustering imports the searchapp package, which configures Django and
+# Celery.
 os.environ.setdefault("DEBUG", "1")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 
 import argparse  # noqa: E402
 import functools  # noqa: E402
@@ -97,14 +99,14 @@ def result_lists(
 
 
 def corpus_sample(docs: list[tuple[str, str, str]]) -> object:
-    """The background the app would use for this corpus (selectors.topic_background): every
+    """The background the app would use for this corpus (selectors.topics.background): every
     stride-th document, at most SAMPLE_DOCUMENTS of them."""
     # Function-local: only the background needs Django set up (the selector's module imports
     # the models); --no-background runs without it.
     import django
 
     django.setup()
-    from searchapp.selectors.topic_background import SAMPLE_DOCUMENTS, word_shares
+    from searchapp.selectors.topics.background import SAMPLE_DOCUMENTS, word_shares
 
     stride = max(1, -(-len(docs) // SAMPLE_DOCUMENTS))
     return word_shares(((t, x) for _, t, x in docs[::stride])).share
@@ -131,12 +133,12 @@ def anchored_reader(
     base: Sequence[Any], changed: Sequence[Any], query: str, knobs: dict[str, Any]
 ) -> Callable[[], list[Any] | None]:
     """How the app reads the topics of the result list ``changed`` (TopicDocs) from the anchor
-    that the list ``base`` left (searchapp.topic_memory), one result a group. The anchor is
+    that the list ``base`` left (searchapp.topics.memory), one result a group. The anchor is
     made here, once; each call of the reader is one read, what ``--anchored`` times: the
     topics of ``changed`` by its own ids, or None when it is too far from the anchor (the app
     then clusters it afresh). Shared by topics_quality.py and topics_semeval.py."""
-    from searchapp import topic_memory
-    from searchapp.topics import Topic, TopicDoc, topic_clusters
+    from searchapp.topics import memory as topic_memory
+    from searchapp.topics.clustering import Topic, TopicDoc, topic_clusters
 
     number = {d.id: n for n, d in enumerate([*base, *changed])}  # one group id per result
 
@@ -188,7 +190,7 @@ def main() -> None:
         os.sched_setaffinity(0, {cpu})
     else:  # pragma: no cover - not Linux
         cpu = -1
-    from searchapp.topics import TopicDoc, topic_clusters
+    from searchapp.topics.clustering import TopicDoc, topic_clusters
 
     knobs: dict[str, object] = dict(_knob(k) for k in args.knob)
     docs = load_docs(args.source, args.data, args.snippet_words)

@@ -1,11 +1,11 @@
-"""Label quality and stability of searchapp.topics.topic_clusters on the shared corpora.
+"""Label quality and stability of searchapp.topics.clustering.topic_clusters on the shared corpora.
 
     .venv/bin/python bench/topics_quality.py [--source reuters|demo] [--data PATH] [--lists 20]
         [--size 100] [--added 4] [--show 3] [--no-background] [--anchored]
 
 Result lists are those of bench/topics_bench.py (the first ``--size`` documents holding a query
 word, title + leading words), clustered with the app's background (a sample of the corpus,
-``selectors.topic_background``) unless ``--no-background``. Printed:
+``selectors.topics.background``) unless ``--no-background``. Printed:
 
 * **Labels**: the share of labels that are noun phrases without defects
   (bench/topic_metrics.label_defects: no stop word, number, date, by-line or lower-case
@@ -34,7 +34,7 @@ from collections.abc import Hashable, Sequence
 from pathlib import Path
 
 os.environ.setdefault("DEBUG", "1")
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
@@ -108,14 +108,14 @@ def main() -> None:
         "--anchored",
         action="store_true",
         help="the changed lists' topics read from the first list's as the app's anchor does "
-        "(searchapp/topic_memory.py) instead of clustered afresh",
+        "(searchapp/topics/memory.py) instead of clustered afresh",
     )
     parser.add_argument(
         "--module", type=Path, help="take topic_clusters from this file (e.g. an older topics.py)"
     )
     args = parser.parse_args()
 
-    from searchapp.topics import TopicDoc, topic_clusters
+    from searchapp.topics.clustering import TopicDoc, topic_clusters
 
     if args.module:
         import importlib.util

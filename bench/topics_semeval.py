@@ -1,4 +1,5 @@
-"""Quality of searchapp.topics.topic_clusters on result-clustering collections with gold subtopics.
+"""Quality of searchapp.topics.clustering.topic_clusters on result-clustering collections with gold
+subtopics.
 
     .venv/bin/python bench/topics_semeval.py --data PATH [--data PATH ...] [--knob NAME=VALUE ...]
         [--versus NAME=VALUE ...] [--other-as-singletons] [--no-background] [--show N]
@@ -254,7 +255,7 @@ def collection_background(queries: list[Query]) -> Callable[[Sequence[str]], obj
     background corpus of the benchmark, standing in for the app's index (which holds the
     results of every query too). Add-one smoothed: an unseen word has 1 / (n + 1)."""
     # Imported here: importing searchapp configures Django, which evaluate() prepares first.
-    from searchapp import topic_words
+    from searchapp.topics import words as topic_words
 
     counts: dict[str, int] = defaultdict(int)
     n = 0
@@ -279,10 +280,11 @@ def evaluate(
     background: bool = True,
     anchored_from: int | None = None,
 ) -> tuple[list[dict[str, str | float]], list[dict[str, object]]]:
-    # Importing searchapp.topics imports the searchapp package, which configures Django and Celery.
+    # Importing searchapp.topics.clustering imports the searchapp package, which configures Django
+    # and Celery.
     os.environ.setdefault("DEBUG", "1")
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "searchapp.settings")
-    from searchapp.topics import TopicDoc, topic_clusters
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+    from searchapp.topics.clustering import TopicDoc, topic_clusters
 
     ours, one, alone = Scores(), Scores(), Scores()
     if background:
@@ -355,11 +357,11 @@ def evaluate(
 def _anchored(
     docs: list[object], first: int, query: str, knobs: dict[str, int | float | str]
 ) -> list[object]:
-    """The app's anchored topics (searchapp.topic_memory) of all ``docs`` when the search's
+    """The app's anchored topics (searchapp.topics.memory) of all ``docs`` when the search's
     anchor was made from its ``first`` results: the later results placed, not clustered."""
     import topics_bench  # bench/: topics_bench.anchored_reader reads as the app does
 
-    from searchapp.topics import topic_clusters
+    from searchapp.topics.clustering import topic_clusters
 
     placed = topics_bench.anchored_reader(docs[:first], docs, query, knobs)()  # type: ignore[arg-type]
     if placed is None:  # too far from the anchor: the app clusters afresh
@@ -420,7 +422,7 @@ def main() -> None:
         "--anchored-from",
         type=int,
         help="N: the app's anchored topics: anchor made from each query's first N results, "
-        "the rest placed in it (searchapp/topic_memory.py), paired against a fresh clustering",
+        "the rest placed in it (searchapp/topics/memory.py), paired against a fresh clustering",
     )
     parser.add_argument(
         "--versus",

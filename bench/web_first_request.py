@@ -1,11 +1,11 @@
-"""What a new web process's first requests cost, with and without the warm-up of searchapp/wsgi.py.
+"""What a new web process's first requests cost, with and without the warm-up of config/wsgi.py.
 
     .venv/bin/python bench/web_first_request.py [--docs 300] [--runs 3] [--dir /tmp/first-request]
 
 Builds a demo corpus (``--docs`` documents) in a SQLite database of its own under ``--dir``, then
 starts fresh processes that each ask for the API search, the search page (with its topic facet)
 twice, and another query's page; once as ``django.setup()`` alone (what a web process did
-before the warm-up) and once importing ``searchapp.wsgi`` (which warms up). Prints the CPU
+before the warm-up) and once importing ``config.wsgi`` (which warms up). Prints the CPU
 time (``time.process_time``: meaningful on a loaded machine) and the wall clock of each step,
 the median over ``--runs`` processes.
 """
@@ -35,8 +35,8 @@ def mark(what):
     steps.append((what, 1000 * (c - cpu), 1000 * (w - wall)))
     wall, cpu = w, c
 if sys.argv[1] == "warm":
-    import searchapp.wsgi  # noqa: F401 - warms up
-    mark("start (import searchapp.wsgi)")
+    import config.wsgi  # noqa: F401 - warms up
+    mark("start (import config.wsgi)")
 else:
     import django
     django.setup()
@@ -62,7 +62,7 @@ def main() -> None:
     var.mkdir(parents=True, exist_ok=True)
     env = dict(
         os.environ,
-        DJANGO_SETTINGS_MODULE="searchapp.settings",
+        DJANGO_SETTINGS_MODULE="config.settings",
         DEBUG="0",
         SECRET_KEY=secrets.token_urlsafe(32),
         ALLOWED_HOSTS="127.0.0.1",
@@ -94,7 +94,7 @@ def main() -> None:
                 cwd=ROOT, env=env, check=True, capture_output=True, text=True,
             )
             runs.append(json.loads(out.stdout.strip().splitlines()[-1]))
-        print(f"\n{'warm-up (searchapp.wsgi)' if mode == 'warm' else 'no warm-up'}")
+        print(f"\n{'warm-up (config.wsgi)' if mode == 'warm' else 'no warm-up'}")
         print(f"  {'step':38s} {'CPU ms':>8s} {'wall ms':>8s}")
         for i, (what, _cpu, _wall) in enumerate(runs[0]):
             cpu = statistics.median(r[i][1] for r in runs)

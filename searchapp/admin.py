@@ -31,9 +31,9 @@ from searchapp.models import (
 from searchapp.selectors.reports import corpora_with_counts
 from searchapp.services import corpus_admin
 from searchapp.services.decisions import decision_record
-from searchapp.services.jobs import job_cancel
 from searchapp.services.languages import document_language_fill
-from searchapp.services.pending import pending_drop
+from searchapp.services.signatures.pending import pending_drop
+from searchapp.services.signatures.rebuild import job_cancel
 
 admin.site.site_header = "Near-duplicate search administration"
 admin.site.site_title = "Near-duplicate search admin"

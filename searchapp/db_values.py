@@ -1,5 +1,5 @@
 """Values as a raw cursor hands them back, made what the ORM would give: the hot reads of the
-search (selectors/fold_inputs.py, search/sync.py) skip the ORM and its converters."""
+search (selectors/folding/inputs.py, search/sync.py) skip the ORM and its converters."""
 
 from __future__ import annotations
 

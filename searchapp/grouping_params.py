@@ -134,7 +134,8 @@ PER_PAGE_MAX = 100
 PAGE_MAX = 10_000
 # Longer queries are refused: nobody types more, and every page and response echoes the query.
 QUERY_MAX_LENGTH = 1000
-# Topic clusters of a result list (searchapp/topics.py): how many a page may ask for (more
+# Topic clusters of a result list (searchapp/topics/clustering.py): how many a page may ask for
+# (more
 # than 20 is a list nobody scans), and the longest ``topic`` filter value (a label is a phrase
 # of at most four words; a longer value cannot name one).
 TOPICS_MIN = 2

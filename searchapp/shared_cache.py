@@ -2,7 +2,7 @@
 that are pure functions of their key: what one process computed, the others take as it is.
 
 Used by ``search.shared_lists`` (a query's ranked list on one index state),
-``selectors.topic_facet`` (the topics of one exact result list), ``selectors.fold_memo`` (a
+``selectors.topics.facet`` (the topics of one exact result list), ``selectors.folding.memo`` (a
 fold's groups) and ``topic_map`` (a map's markup). Values are bytes in a layout their user
 defines and checks (no pickle: a cache is not a place to run code from). Markup that a page
 shows as it is (HTML marked safe) is shared only signed (``get_signed``/``put_signed``, an

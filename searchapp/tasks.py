@@ -24,10 +24,14 @@ from searchapp.services.catchup import (
     catch_up_on_worker_start,
     pending_documents_sign,
 )
-from searchapp.services.clusters import job_clusters_run
-from searchapp.services.jobs import job_chunk_fail, job_chunk_run, jobs_resume_unfinished
-from searchapp.services.partial_copies import job_partial_copies_run
-from searchapp.services.signature_sets import signature_sets_prune
+from searchapp.services.clusters.jobs import job_clusters_run
+from searchapp.services.partial_copies.jobs import job_partial_copies_run
+from searchapp.services.signatures.rebuild import (
+    job_chunk_fail,
+    job_chunk_run,
+    jobs_resume_unfinished,
+)
+from searchapp.services.signatures.sets import signature_sets_prune
 
 logger = logging.getLogger(__name__)
 

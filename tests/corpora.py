@@ -29,7 +29,7 @@ from django.db import transaction
 
 from searchapp.demo import generate_documents
 from searchapp.models import Corpus, Document, SignatureSet
-from searchapp.services.signature_sets import signature_set_build_inline
+from searchapp.services.signatures.sets import signature_set_build_inline
 
 # --- the one way to add a document ----------------------------------------------------------
 

@@ -142,7 +142,7 @@ class PendingSignature(models.Model):
     """A document that some ACTIVE signature set lacks a current signature of: a row from the
     moment its text changes (or it is created, or staff ask for it) until it is signed in every
     active set; the background pipeline picks these up and catches up after a broker outage
-    (``services/signing.py`` keeps the rows true).
+    (``services/signatures/signing.py`` keeps the rows true).
 
     A narrow table of its own rather than a flag on the document: clearing a flag after signing
     rewrote each document's whole row (an UPDATE writes a new version of the row and of every

@@ -1,5 +1,5 @@
 """Partial copies: pairs of documents where one holds a large share of the other, or that share a
-passage (dedup.partial), computed in the background by ``services.partial_copies``."""
+passage (dedup.partial), computed in the background by ``services.partial_copies.jobs``."""
 
 from __future__ import annotations
 
@@ -43,7 +43,7 @@ class PartialCopy(models.Model):
 
 class PartialFingerprint(models.Model):
     """One winnowing fingerprint of a document (``dedup.partial.Winnower``), the index that the
-    incremental update looks new documents up in (``services.partial_copies``).
+    incremental update looks new documents up in (``services.partial_copies.jobs``).
 
     ``hash`` is the fingerprint's 64 bits read as a signed integer (what both databases store).
     A fingerprint is stored for at most ``dedup.partial.DEFAULT_MAX_DF + 1`` documents: past
@@ -65,7 +65,7 @@ class PartialFingerprint(models.Model):
 
 class PartialIndexed(models.Model):
     """A document whose fingerprints and partial copies are up to date: made from the text with
-    ``content_hash`` under the settings ``params`` (``services.partial_copies.index_params``).
+    ``content_hash`` under the settings ``params`` (``services.partial_copies.jobs.index_params``).
     A document without a row, or with another hash or params, is looked at by the next update;
     deleting every row (``manage.py rebuild_partial_copies``) redoes the whole corpus."""
 

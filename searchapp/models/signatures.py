@@ -159,7 +159,7 @@ class Cluster(models.Model):
     size = models.PositiveIntegerField()
     # The lowest similarity of a member to the representative (the cluster's weakest pair; 1.0
     # for exact copies): the duplicates report's "least / most similar first" orders by it.
-    # Kept by every writer of members (services.cluster_rows.clusters_weakest_refresh).
+    # Kept by every writer of members (services.clusters.rows.clusters_weakest_refresh).
     weakest = models.FloatField(default=1.0)
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -1,5 +1,5 @@
 """Topic anchors: the first clustering of a search's result list, remembered so that a later
-list of the same search keeps its topics (searchapp.topic_memory says how it is read)."""
+list of the same search keeps its topics (searchapp.topics.memory says how it is read)."""
 
 from __future__ import annotations
 

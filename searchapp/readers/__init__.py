@@ -1,7 +1,8 @@
 """Readers that turn files into records, with no database access.
 
 Nothing in this package imports Django or the rest of searchapp: records go out, and what
-becomes of them is the write service's business (``searchapp.services.ingest``). Each format is
+becomes of them is the write service's business (``searchapp.services.ingest.ingest``). Each format
+is
 one module (``jsonl``, ``csv_rows``, ``documents``), listed once in ``formats.FORMATS``; a zip
 (``archives``) or a folder (``folders``) holds files of those formats. ``records`` holds what
 every reader yields and the checks each record passes before it is yielded.

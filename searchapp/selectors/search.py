@@ -2,7 +2,7 @@
 
 Every door ends up here, so the parameters are checked here whatever a door checked before: a
 value out of range is one SearchParameterError naming its field. The search and the fold are
-selectors/folded_hits.py and selectors/fold_stream.py: the whole ranked list is folded, as far
+selectors/folding/hits.py and selectors/folding/stream.py: the whole ranked list is folded, as far
 down as the page asked for, so every match can be reached by paging and each appears once
 (shown, or folded under the representative of its group, on the page of that group). Pages are
 cut over groups, so a group never straddles two pages. Every number a page shows about itself
@@ -22,9 +22,9 @@ from searchapp import grouping_params as gp
 from searchapp.languages import LANGUAGE_NAMES
 from searchapp.models import Corpus
 from searchapp.search import SORT_ORDERS, SortOrder
-from searchapp.selectors.fold_stream import StreamGroup
-from searchapp.selectors.folded_hits import FoldedSearch, open_folded
-from searchapp.selectors.folding import FoldedGroup
+from searchapp.selectors.folding.hits import FoldedSearch, open_folded
+from searchapp.selectors.folding.pools import FoldedGroup
+from searchapp.selectors.folding.stream import StreamGroup
 from searchapp.selectors.partial_copies import partial_marks_among
 from searchapp.selectors.search_results import (
     Comparison,
@@ -36,7 +36,7 @@ from searchapp.selectors.search_results import (
     TopicEntry,
     TopicFacet,
 )
-from searchapp.selectors.topic_facet import (
+from searchapp.selectors.topics.facet import (
     GroupTopics,
     check_topic_params,
     topic_anchor_key,
@@ -370,7 +370,7 @@ def search_grouped(
     """Search, fold the ranked list into near-duplicate groups, and return one page of groups.
 
     Every match is reachable: page ``page`` of ``per_page`` groups of the whole list, folded
-    as far down as that page needs (selectors/fold_stream.py says how groups across pages are
+    as far down as that page needs (selectors/folding/stream.py says how groups across pages are
     made). ``sort`` is "relevance" (best first) or "date" (newest first). ``corpus_id``
     searches one corpus only. ``all_groups`` returns the groups of the first ``limit`` matches
     (of the ``topic`` when one is given) on one page (the downloads), whatever ``page`` and

@@ -209,7 +209,8 @@ class TopicEntry:
     other: bool  # the "Other topics" bucket
     selected: bool
     groups: tuple[TopicGroup, ...] = ()  # every group of the topic, in rank order
-    # A large topic's sub-topics (searchapp.topics, ``subtopics``), the same way made; the
+    # A large topic's sub-topics (searchapp.topics.clustering, ``subtopics``), the same way made;
+    # the
     # "Other topics" bucket among them holds the groups none of them took.
     children: tuple[TopicEntry, ...] = ()
 
@@ -240,7 +241,7 @@ class Comparison:
     ungrouped: SearchPage
     distinct_top10_grouped: int
     distinct_top10_ungrouped: int
-    # Distinct topics (searchapp/topics.py) among the first 10 entries of each list; the
+    # Distinct topics (searchapp/topics/clustering.py) among the first 10 entries of each list; the
     # "Other topics" bucket counts as one.
     distinct_topics_top10_grouped: int | None = None
     distinct_topics_top10_ungrouped: int | None = None

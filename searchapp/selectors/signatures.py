@@ -13,7 +13,7 @@ from django.db.models import F
 from dedup.shingle import CURRENT_TOKENS, ShingleSpec
 from searchapp import grouping_params as gp
 from searchapp.models import Signature, SignatureSet
-from searchapp.selectors import fold_memo
+from searchapp.selectors.folding import memo as fold_memo
 
 __all__ = [
     "StoredSignature",
@@ -91,7 +91,7 @@ def search_set(method: str) -> SignatureSet | None:
 
 def search_set_and_version(method: str) -> tuple[SignatureSet | None, Hashable | None]:
     """``search_set(method)`` and, in the same statement, the database's version
-    (selectors/fold_memo.py: it changes with every commit); None when no set is active or no
+    (selectors/folding/memo.py: it changes with every commit); None when no set is active or no
     version can be read (inside a transaction, or another vendor)."""
     gp.check_method(method)
     version = fold_memo.version_columns()

@@ -31,25 +31,25 @@ from django.utils import timezone
 
 from searchapp.models import SignatureSet
 from searchapp.search.sync import search_index_apply_pending
-from searchapp.services.band_index import band_index_restore_quietly
-from searchapp.services.bulk_load import load_lock_held
-from searchapp.services.clusters import (
+from searchapp.services.clusters.jobs import (
     clusters_after_signing,
     clusters_fail_stalled,
     clusters_republish_queued,
     clusters_schedule,
 )
-from searchapp.services.jobs import (
-    jobs_publish_unpublished,
-    jobs_republish_stalled,
-    jobs_resume_unfinished,
-)
-from searchapp.services.partial_copies import (
+from searchapp.services.ingest.bulk_load import load_lock_held
+from searchapp.services.partial_copies.jobs import (
     partial_copies_after_signing,
     partial_copies_fail_stalled,
     partial_copies_republish_queued,
 )
-from searchapp.services.signing import (
+from searchapp.services.signatures.band_index import band_index_restore_quietly
+from searchapp.services.signatures.rebuild import (
+    jobs_publish_unpublished,
+    jobs_republish_stalled,
+    jobs_resume_unfinished,
+)
+from searchapp.services.signatures.signing import (
     signatures_schedule_pending,
     signatures_sign_documents,
     signatures_sign_pending,

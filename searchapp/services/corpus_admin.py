@@ -14,10 +14,10 @@ from typing import Any
 from django.db import transaction
 
 from searchapp.models import Corpus, Document, Job, SignatureSet
-from searchapp.services.clusters import clusters_remove_documents, clusters_schedule
-from searchapp.services.jobs import signature_set_rebuild
-from searchapp.services.pending import pending_mark
-from searchapp.services.signing import signatures_schedule_pending
+from searchapp.services.clusters.jobs import clusters_remove_documents, clusters_schedule
+from searchapp.services.signatures.pending import pending_mark
+from searchapp.services.signatures.rebuild import signature_set_rebuild
+from searchapp.services.signatures.signing import signatures_schedule_pending
 from searchapp.services.sql_rows import ID_BATCH
 
 logger = logging.getLogger(__name__)

@@ -1,7 +1,7 @@
 """Languages of stored documents: detected for those stored before languages existed, or for
 a document edited by hand.
 
-Ingest sets each new document's language itself (``services.ingest``); this module covers
+Ingest sets each new document's language itself (``services.ingest.ingest``); this module covers
 the rest. ``documents_detect_languages`` walks the documents whose language is NULL in id
 order, a batch at a time, each batch in its own transaction with its outbox rows, so it can be
 stopped and started again (it resumes where it stopped) and runs while the site serves.

@@ -17,8 +17,8 @@ from django.utils.safestring import SafeString
 from dedup import ShingleSpec, optimal_params
 from searchapp import grouping_params as gp
 from searchapp.models import DedupSettings, Job
-from searchapp.services.jobs import signature_set_rebuild
-from searchapp.svg import s_curve_svg
+from searchapp.services.signatures.rebuild import signature_set_rebuild
+from searchapp.topics.svg import s_curve_svg
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class LSHPreview:
 
     @property
     def knee_label(self) -> str:
-        # Formatted as the curve's own label (searchapp/svg.py): Django's floatformat rounds
+        # Formatted as the curve's own label (searchapp/topics/svg.py): Django's floatformat rounds
         # half up on the decimal text, so a knee of 0.125 read 0.13 beside the curve's 0.12.
         return f"{self.knee:.2f}"
 

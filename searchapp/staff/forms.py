@@ -7,9 +7,9 @@ from typing import Any
 from django import forms
 
 from searchapp import grouping_params as gp
-from searchapp.converters import MAX_ID
 from searchapp.models import DuplicateDecision
 from searchapp.readers import ACCEPTED_SUFFIXES
+from searchapp.web.converters import MAX_ID
 
 __all__ = [
     "ClusterDecisionForm",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from celery import shared_task
 
 from searchapp import publishing
-from searchapp.services.uploads import upload_import_by_id
+from searchapp.services.ingest.uploads import upload_import_by_id
 
 
 @shared_task(name=publishing.TASK_UPLOAD_IMPORT, acks_late=True)

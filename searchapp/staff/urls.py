@@ -1,4 +1,4 @@
-"""Staff URLs, mounted at /staff/ by searchapp/urls.py (which registers the ``id`` converter)."""
+"""Staff URLs, mounted at /staff/ by config/urls.py (which registers the ``id`` converter)."""
 
 from __future__ import annotations
 

@@ -16,17 +16,18 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from searchapp.access import staff_required
 from searchapp.grouping_params import REPRESENTATIVE_RULES
 from searchapp.models import Job
 from searchapp.selectors import reports
 from searchapp.selectors.dedup_settings import SettingsState, settings_in_force, settings_state
-from searchapp.services import settings_change, uploads
+from searchapp.services import settings_change
+from searchapp.services.ingest import uploads
 from searchapp.staff.forms import (
     DedupSettingsForm,
     RepresentativeRuleForm,
     UploadForm,
 )
+from searchapp.web.access import staff_required
 
 
 @staff_required

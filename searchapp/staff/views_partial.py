@@ -12,8 +12,8 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from searchapp.access import staff_required
 from searchapp.selectors.partial_copies import latest_partial_job, partial_copies_report
+from searchapp.web.access import staff_required
 
 PER_PAGE = 50
 

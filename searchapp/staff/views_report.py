@@ -20,8 +20,6 @@ from django.urls import reverse
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
-from searchapp.access import staff_required
-from searchapp.csv_safety import csv_cell
 from searchapp.models import Cluster, Document, DuplicateDecision
 from searchapp.selectors import reports
 from searchapp.selectors.documents import explain_pair
@@ -34,6 +32,8 @@ from searchapp.selectors.review_queue import (
 )
 from searchapp.services import decisions as decision_services
 from searchapp.staff.forms import ClusterDecisionForm, DecisionForm
+from searchapp.web.access import staff_required
+from searchapp.web.csv_safety import csv_cell
 
 _VERDICT_WORDS = {
     DuplicateDecision.Verdict.SAME_AS: "“same as”",

@@ -11,7 +11,7 @@ from django.http import QueryDict
 from django.shortcuts import resolve_url
 
 from searchapp import grouping_params as gp
-from searchapp.forms import SearchForm
+from searchapp.web.forms import SearchForm
 
 register = template.Library()
 

@@ -1,4 +1,5 @@
-"""``{% topic_map result %}``: the map of a results page's topics (searchapp/topic_map.py draws
+"""``{% topic_map result %}``: the map of a results page's topics (searchapp/topics/result_map.py
+draws
 it); this door only builds its links: a topic's is the same search filtered to it (as the topic
 list's), a sub-topic's the same search filtered to its topic and to it, a group's is its
 representative's page."""
@@ -13,7 +14,7 @@ from django.utils.safestring import SafeString
 
 from searchapp.selectors.search_results import SearchPage
 from searchapp.templatetags.search_ui import query_with
-from searchapp.topic_map import MapGroup, MapSubtopic, MapTopic, topic_map_svg
+from searchapp.topics.result_map import MapGroup, MapSubtopic, MapTopic, topic_map_svg
 
 register = template.Library()
 

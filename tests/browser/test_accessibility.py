@@ -24,9 +24,9 @@ def site(volcano_corpus, settings, tmp_path):  # type: ignore[no-untyped-def]
 
     from searchapp.models import Job
     from searchapp.selectors.signatures import active_signature_set
-    from searchapp.services.clusters_recompute import clusters_recompute
+    from searchapp.services.clusters.recompute import clusters_recompute
     from searchapp.services.decisions import decision_record
-    from searchapp.services.partial_copies import partial_copies_rebuild
+    from searchapp.services.partial_copies.jobs import partial_copies_rebuild
 
     settings.MEDIA_ROOT = tmp_path / "media"
     active = active_signature_set("minhash")

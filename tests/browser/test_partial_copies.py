@@ -8,7 +8,7 @@ import pytest
 from corpora import make_document
 from playwright.sync_api import expect
 
-from searchapp.services.partial_copies import partial_copies_rebuild
+from searchapp.services.partial_copies.jobs import partial_copies_rebuild
 
 pytestmark = pytest.mark.browser
 

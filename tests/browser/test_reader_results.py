@@ -28,7 +28,7 @@ def demo(transactional_db, settings) -> None:  # type: ignore[no-untyped-def]
 
     from searchapp.demo import generate_documents
     from searchapp.readers import Record, parse_date
-    from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+    from searchapp.services.ingest.ingest import corpus_get_or_create, documents_ingest
 
     settings.CELERY_TASK_ALWAYS_EAGER = True  # no broker here: signing runs inline
     cache.clear()  # the empty page's corpus line is cached per process

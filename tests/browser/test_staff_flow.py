@@ -64,8 +64,8 @@ def zip_upload(path) -> None:  # type: ignore[no-untyped-def]
 def staff_setup(transactional_db, settings, tmp_path):  # type: ignore[no-untyped-def]
     from django.contrib.auth.models import User
 
-    from searchapp.celery import app
-    from searchapp.services.signature_sets import signature_set_build_inline
+    from config.celery import app
+    from searchapp.services.signatures.sets import signature_set_build_inline
 
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.CELERY_TASK_ALWAYS_EAGER = True
@@ -304,7 +304,7 @@ def test_keyboard_shortcuts_move_and_decide_but_never_while_typing_a_note(
 def test_the_settings_page_updates_as_one_when_the_rebuild_completes(page, live_server, reviewer, monkeypatch):  # type: ignore[no-untyped-def]
     from searchapp import publishing
     from searchapp.models import Job, JobChunk, SignatureSet
-    from searchapp.services.jobs import job_chunk_run
+    from searchapp.services.signatures.rebuild import job_chunk_run
 
     # No worker: the rebuild waits until this test runs its chunks, and the recompute that
     # follows stays queued.

@@ -170,8 +170,8 @@ def test_axe_finds_nothing_in_the_map_in_either_scheme(new_page, live_server, ja
 def test_a_sub_topic_tile_filters_to_its_results_in_place(new_page, live_server, jaguar_corpus, monkeypatch):  # type: ignore[no-untyped-def]
     # The JAGUAR corpus is too small for sub-topics of its own: the cats' topic is made to split
     # into the fact sheet's group and the rest (the live server runs in this process).
-    from searchapp.selectors import topic_facet
-    from searchapp.topics import Topic
+    from searchapp.selectors.topics import facet as topic_facet
+    from searchapp.topics.clustering import Topic
 
     real = topic_facet.topic_clusters
 

@@ -18,7 +18,7 @@ PASSWORD = "a long staff password 2024"
 def staff(transactional_db, settings, tmp_path):  # type: ignore[no-untyped-def]
     from django.contrib.auth.models import User
 
-    from searchapp.celery import app
+    from config.celery import app
 
     settings.MEDIA_ROOT = tmp_path / "media"
     settings.CELERY_TASK_ALWAYS_EAGER = True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from searchapp import api
+from searchapp.web import api
 
 __all__ = ["as_validated"]
 

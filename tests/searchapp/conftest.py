@@ -9,9 +9,10 @@ import pytest
 import redis
 from api_checks import as_validated
 
-from searchapp import api, shared_cache
+from searchapp import shared_cache
 from searchapp.search import ranked as ranked_module
-from searchapp.selectors import topic_background
+from searchapp.selectors.topics import background as topic_background
+from searchapp.web import api
 
 
 @pytest.fixture(autouse=True)
@@ -29,7 +30,7 @@ def _api_search_checked(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture(autouse=True)
 def _fresh_topic_background() -> Iterator[None]:
-    # The topics' background sample is process-wide (selectors.topic_background): each test
+    # The topics' background sample is process-wide (selectors.topics.background): each test
     # starts from its own database's documents, never from a sample of an earlier test's.
     topic_background.forget()
     yield
@@ -38,9 +39,9 @@ def _fresh_topic_background() -> Iterator[None]:
 
 @pytest.fixture(autouse=True)
 def _no_bulk_load_remembered() -> Iterator[None]:
-    # A bulk load a worker saw is remembered for seconds (services.clusters): each test starts
+    # A bulk load a worker saw is remembered for seconds (services.clusters.jobs): each test starts
     # from its own database's backlog, never from one an earlier test made.
-    from searchapp.services import clusters
+    from searchapp.services.clusters import jobs as clusters
 
     clusters.bulk_load_forget()
     yield

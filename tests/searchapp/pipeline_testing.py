@@ -59,7 +59,7 @@ def database_url() -> str:
 
 
 class Workers:
-    """Starts and kills `celery -A searchapp worker` processes bound to the test database."""
+    """Starts and kills `celery -A config worker` processes bound to the test database."""
 
     def __init__(self, tmp: Path, queue: str, broker: str) -> None:
         self.tmp = tmp
@@ -72,7 +72,7 @@ class Workers:
         env = dict(os.environ)
         env.update(
             {
-                "DJANGO_SETTINGS_MODULE": "searchapp.settings",
+                "DJANGO_SETTINGS_MODULE": "config.settings",
                 "DEBUG": "1",
                 "DATABASE_URL": database_url(),
                 "CELERY_BROKER_URL": self.broker,
@@ -99,7 +99,7 @@ class Workers:
                 "-m",
                 "celery",
                 "-A",
-                "searchapp",
+                "config",
                 "worker",
                 "--loglevel=INFO",
                 "--concurrency=1",
@@ -149,7 +149,7 @@ def worker_pool(settings: Any, tmp_path: Path) -> Iterator[Workers]:
         pytest.skip(reason)
     import redis
 
-    from searchapp.celery import app
+    from config.celery import app
 
     queue = f"pipeline-test-{os.getpid()}-{random.randrange(10**9)}"
     settings.CELERY_TASK_ALWAYS_EAGER = False

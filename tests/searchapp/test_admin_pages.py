@@ -21,7 +21,7 @@ from searchapp.models import (
     Signature,
 )
 from searchapp.selectors.reports import corpora_with_counts
-from searchapp.services.clusters_recompute import clusters_recompute
+from searchapp.services.clusters.recompute import clusters_recompute
 
 pytestmark = pytest.mark.django_db
 

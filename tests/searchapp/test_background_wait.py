@@ -57,7 +57,7 @@ def test_background_process_waits_out_a_lock_the_web_gives_up_on(tmp_path: Path)
     holder.execute("CREATE TABLE t (label TEXT NOT NULL)")
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "searchapp.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
         "DEBUG": "1",
         "DATABASE_URL": f"sqlite:///{db}",
         "VAR_DIR": str(tmp_path),

@@ -10,8 +10,8 @@ from django.db.migrations.executor import MigrationExecutor
 
 from searchapp.models import BandKey, Document
 from searchapp.services.corpus_admin import documents_delete
-from searchapp.services.signature_sets import signature_set_create
-from searchapp.services.signing import documents_sign
+from searchapp.services.signatures.sets import signature_set_create
+from searchapp.services.signatures.signing import documents_sign
 
 BEFORE = ("searchapp", "0018_pending_signatures")
 AFTER = ("searchapp", "0019_bandkey_composite_key")

@@ -30,25 +30,28 @@ from searchapp.models import (
     SignatureSet,
 )
 from searchapp.readers import Record
-from searchapp.selectors.fold_inputs import stored_partners
-from searchapp.services import band_index, bulk_load, clusters, clusters_incremental
-from searchapp.services import ingest as ingest_service
-from searchapp.services.band_index import (
+from searchapp.selectors.folding.inputs import stored_partners
+from searchapp.services.catchup import batch_documents_sign, catch_up
+from searchapp.services.clusters import incremental as clusters_incremental
+from searchapp.services.clusters import jobs as clusters
+from searchapp.services.clusters.recompute import clusters_recompute
+from searchapp.services.ingest import bulk_load
+from searchapp.services.ingest import ingest as ingest_service
+from searchapp.services.ingest.bulk_load import BulkLoad, load_lock_held
+from searchapp.services.ingest.ingest import IngestReport, documents_ingest
+from searchapp.services.signatures import band_index
+from searchapp.services.signatures.band_index import (
     band_index_present,
     band_index_restore,
     band_index_set_aside,
 )
-from searchapp.services.bulk_load import BulkLoad, load_lock_held
-from searchapp.services.catchup import batch_documents_sign, catch_up
-from searchapp.services.clusters_recompute import clusters_recompute
-from searchapp.services.ingest import IngestReport, documents_ingest
-from searchapp.services.signature_keys import (
+from searchapp.services.signatures.keys import (
     signature_keys_present,
     signature_keys_restore,
     signature_keys_set_aside,
 )
-from searchapp.services.signature_store import signatures_compute, signatures_store
-from searchapp.services.signing import documents_sign
+from searchapp.services.signatures.signing import documents_sign
+from searchapp.services.signatures.store import signatures_compute, signatures_store
 
 # DDL and the load lock act outside a test's transaction: these tests commit for real.
 pytestmark = pytest.mark.django_db(transaction=True)

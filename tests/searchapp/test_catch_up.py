@@ -45,7 +45,7 @@ def test_dedup_settings_saved_during_an_outage_are_rebuilt_when_the_broker_retur
 def test_a_cluster_recompute_asked_for_during_an_outage_is_kept_until_it_can_run(
     monkeypatch,
 ) -> None:
-    from searchapp.services.clusters import clusters_schedule
+    from searchapp.services.clusters.jobs import clusters_schedule
 
     make_news()
     sign_all("minhash")

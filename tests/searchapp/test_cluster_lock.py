@@ -9,7 +9,7 @@ import pytest
 from corpora import make_document, sign_all
 from django.db import connection, transaction
 
-from searchapp.services.cluster_rows import lock_clusters
+from searchapp.services.clusters.rows import lock_clusters
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 

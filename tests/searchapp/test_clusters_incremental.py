@@ -30,12 +30,13 @@ from searchapp.models import (
     Signature,
     SignatureSet,
 )
-from searchapp.services import cluster_pairs, clusters
-from searchapp.services.clusters import clusters_after_signing
-from searchapp.services.clusters_incremental import clusters_add_documents
-from searchapp.services.clusters_recompute import clusters_recompute
-from searchapp.services.signature_sets import signature_set_activate, signature_set_create
-from searchapp.services.signing import documents_sign
+from searchapp.services.clusters import jobs as clusters
+from searchapp.services.clusters import pairs as cluster_pairs
+from searchapp.services.clusters.incremental import clusters_add_documents
+from searchapp.services.clusters.jobs import clusters_after_signing
+from searchapp.services.clusters.recompute import clusters_recompute
+from searchapp.services.signatures.sets import signature_set_activate, signature_set_create
+from searchapp.services.signatures.signing import documents_sign
 
 pytestmark = pytest.mark.django_db
 
@@ -340,7 +341,7 @@ def test_edits_after_arrival_end_where_the_full_recompute_does(db, method: str) 
         documents_sign(signature_set=sset, document_ids=batch)
         clusters_add_documents(signature_set=sset, document_ids=batch)
     # Exactness for re-signed documents holds while no bucket exceeds MAX_BUCKET (see the
-    # module docstring of searchapp.services.clusters_incremental): true for this corpus.
+    # module docstring of searchapp.services.clusters.incremental): true for this corpus.
     assert _largest_bucket(sset) <= cluster_pairs.MAX_BUCKET
     for _ in range(5):
         edited = rng.sample(docs, rng.randint(1, 4))

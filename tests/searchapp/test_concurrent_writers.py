@@ -3,7 +3,7 @@
 The `make run` set-up has several processes writing one SQLite file: the Celery worker (signature
 batches, rebuild chunks, clusters), `manage.py ingest` (a transaction per batch) and the web
 server (staff decisions). Each of them must wait for the others' short write transactions instead
-of failing with "database is locked" (see the SQLite OPTIONS in searchapp/settings.py). The same
+of failing with "database is locked" (see the SQLite OPTIONS in config/settings.py). The same
 scenario runs against PostgreSQL + Redis with a real worker (marked ``services``).
 
 Every process is started in its own process group and killed in teardown.
@@ -195,7 +195,7 @@ django.setup()
 from django.contrib.auth.models import User
 from django.test import Client
 from pipeline_testing import make_documents
-from searchapp.services.signature_sets import signature_set_build_inline
+from searchapp.services.signatures.sets import signature_set_build_inline
 ids = make_documents({seed_docs}, corpus_name="seed")
 for method in ("minhash", "simhash"):
     signature_set_build_inline(method=method)
@@ -241,7 +241,7 @@ def processes(tmp_path: Path) -> Iterator[Processes]:
     }
     env.update(
         {
-            "DJANGO_SETTINGS_MODULE": "searchapp.settings",
+            "DJANGO_SETTINGS_MODULE": "config.settings",
             "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "tests" / "searchapp")]),
             "PYTHONUNBUFFERED": "1",
             "DEBUG": "1",
@@ -291,7 +291,7 @@ def test_sqlite_ingest_worker_rebuild_and_staff_decisions_all_write_without_lock
     worker = processes.start(
         "worker",
         [
-            "-m", "celery", "-A", "searchapp", "worker", "--loglevel=INFO", "--concurrency=1",
+            "-m", "celery", "-A", "config", "worker", "--loglevel=INFO", "--concurrency=1",
             "--without-gossip", "--without-mingle", "--without-heartbeat",
         ],
     )  # fmt: skip
@@ -404,8 +404,8 @@ def test_postgresql_ingest_worker_rebuild_and_staff_decisions_all_write_without_
     from django.test import Client
 
     from searchapp.models import Corpus, Document, DuplicateDecision, Job, JobChunk
-    from searchapp.services.jobs import signature_set_rebuild
-    from searchapp.services.signature_sets import signature_set_build_inline
+    from searchapp.services.signatures.rebuild import signature_set_rebuild
+    from searchapp.services.signatures.sets import signature_set_build_inline
 
     ids = make_documents(SEED_DOCS, corpus_name="seed")
     for method in ("minhash", "simhash"):

@@ -108,7 +108,7 @@ def test_a_database_restart_gives_503s_with_retry_after_never_a_500(
 ) -> None:
     env = dict(
         os.environ,
-        DJANGO_SETTINGS_MODULE="searchapp.settings",
+        DJANGO_SETTINGS_MODULE="config.settings",
         DEBUG="0",
         SECRET_KEY=secrets.token_urlsafe(32),
         ALLOWED_HOSTS="127.0.0.1",
@@ -131,7 +131,7 @@ def test_a_database_restart_gives_503s_with_retry_after_never_a_500(
     port = _free_port()
     log = (tmp_path / "gunicorn.log").open("w")
     server = subprocess.Popen(
-        [str(GUNICORN), "searchapp.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
+        [str(GUNICORN), "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", "2"],
         cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
     )
     try:

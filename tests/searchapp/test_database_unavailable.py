@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from django.db import InterfaceError, OperationalError
 
-from searchapp import api, views
+from searchapp.web import api, views
 
 pytestmark = pytest.mark.django_db
 

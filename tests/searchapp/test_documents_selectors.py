@@ -51,7 +51,7 @@ def test_a_document_not_signed_yet_says_so() -> None:
 
 
 def test_cluster_membership_is_shown_once_clusters_exist() -> None:
-    from searchapp.services.clusters_recompute import clusters_recompute
+    from searchapp.services.clusters.recompute import clusters_recompute
 
     docs = make_news()
     signature_set = sign_all("minhash")

@@ -1,5 +1,5 @@
 """Folded lists a web process remembers while the database has not changed
-(selectors/fold_memo.py, SEARCH_FOLD_CACHE): a repeated search reads none of the fold's rows
+(selectors/folding/memo.py, SEARCH_FOLD_CACHE): a repeated search reads none of the fold's rows
 again and shows the same groups; anything committed in between (a staff decision, a document
 signed, the representative rule changed, a write from another connection) is seen by the very
 next search; inside a transaction nothing is kept. The tests commit (transaction=True), as a
@@ -16,11 +16,11 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from searchapp.models import Document
-from searchapp.selectors import fold_memo
+from searchapp.selectors.folding import memo as fold_memo
 from searchapp.selectors.search import SearchPage, search_grouped
 from searchapp.services.decisions import decision_delete, decision_record
 from searchapp.services.settings_change import representative_rule_update
-from searchapp.services.signing import signatures_sign_documents
+from searchapp.services.signatures.signing import signatures_sign_documents
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -160,7 +160,7 @@ def test_a_stream_melted_again_takes_over_every_part_of_a_fresh_one() -> None:
     # that list would be left from the frozen state.
     from dataclasses import fields
 
-    from searchapp.selectors.fold_stream import _STATE, FoldStream
+    from searchapp.selectors.folding.stream import _STATE, FoldStream
 
     parameters = {"ranked", "method", "signature_set", "threshold", "max_distance"}
     kept = {"groups", "fold_seconds", "_lock"}  # refilled in place, summed, its own
@@ -229,7 +229,7 @@ def test_a_commit_leaves_the_shared_fold_unused(
 
 
 def test_a_shared_fold_comes_back_as_it_was_and_nothing_else_is_taken_for_one() -> None:
-    from searchapp.selectors.fold_stream import FrozenFold, StreamGroup
+    from searchapp.selectors.folding.stream import FrozenFold, StreamGroup
 
     frozen = FrozenFold(
         block=2, loaded=150, exhausted=False, ended=False,

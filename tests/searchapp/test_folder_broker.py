@@ -2,7 +2,7 @@
 
 kombu's own filesystem transport created a message's file before writing it, and a worker that
 listed the folder in between read an empty payload and died of a JSONDecodeError; two 1M-document
-loads on SQLite met it. ``searchapp.folder_broker`` writes under a name the readers skip, then
+loads on SQLite met it. ``config.folder_broker`` writes under a name the readers skip, then
 renames.
 """
 
@@ -20,7 +20,7 @@ from typing import Any
 from kombu import Connection
 
 ROOT = Path(__file__).resolve().parents[2]
-OURS = "searchapp.folder_broker:Transport"
+OURS = "config.folder_broker:Transport"
 
 
 def _connection(transport: str, folder: Path) -> Connection:
@@ -86,10 +86,10 @@ def test_a_consumer_polling_during_the_writes_gets_every_message_whole(tmp_path:
 
 def test_the_apps_embedded_broker_is_this_transport(tmp_path: Path) -> None:
     # A task the app publishes with the default broker URL lands in CELERY_BROKER_FOLDER whole,
-    # through searchapp.folder_broker (not kombu's own channel).
+    # through config.folder_broker (not kombu's own channel).
     folder = tmp_path / "broker"
     script = (
-        "from searchapp.celery import app\n"
+        "from config.celery import app\n"
         "with app.connection_for_write() as conn:\n"
         "    print(type(conn.default_channel).__module__)\n"
         "app.send_task('searchapp.catch_up')\n"
@@ -99,7 +99,7 @@ def test_the_apps_embedded_broker_is_this_transport(tmp_path: Path) -> None:
         "DEBUG": "1",
         "CELERY_BROKER_URL": "filesystem://",
         "CELERY_BROKER_FOLDER": str(folder),
-        "DJANGO_SETTINGS_MODULE": "searchapp.settings",
+        "DJANGO_SETTINGS_MODULE": "config.settings",
     }
     done = subprocess.run(
         [sys.executable, "-c", script],
@@ -110,7 +110,7 @@ def test_the_apps_embedded_broker_is_this_transport(tmp_path: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["searchapp.folder_broker"]
+    assert done.stdout.split() == ["config.folder_broker"]
     messages = sorted((folder / "out").iterdir())
     assert [m.name.split(".", 1)[1] for m in messages] == ["celery.msg"]
     assert json.loads(messages[0].read_bytes())["headers"]["task"] == "searchapp.catch_up"
@@ -119,7 +119,7 @@ def test_the_apps_embedded_broker_is_this_transport(tmp_path: Path) -> None:
 def test_a_partial_message_left_by_a_writer_that_died_is_removed_when_a_worker_opens(
     tmp_path: Path,
 ) -> None:
-    from searchapp.folder_broker import PARTIAL_MAX_AGE
+    from config.folder_broker import PARTIAL_MAX_AGE
 
     (tmp_path / "control").mkdir()
     stale = tmp_path / f"1_{uuid.uuid4()}.celery.msg.partial"

@@ -20,8 +20,8 @@ from searchapp.selectors.documents import document_detail, explain_pair
 from searchapp.selectors.search import search_grouped
 from searchapp.selectors.signatures import active_signature_set, signatures_for_documents
 from searchapp.services.decisions import decision_record
-from searchapp.services.jobs import job_cancel
 from searchapp.services.settings_change import dedup_settings_update, representative_rule_update
+from searchapp.services.signatures.rebuild import job_cancel
 from searchapp.templatetags.search_ui import percent
 
 pytestmark = pytest.mark.django_db

@@ -17,7 +17,7 @@ from searchapp.models import Job, Signature, SignatureSet
 from searchapp.selectors.dedup_settings import settings_in_force
 from searchapp.selectors.documents import explain_pair
 from searchapp.selectors.search import search_grouped
-from searchapp.services.signing import signatures_sign_pending
+from searchapp.services.signatures.signing import signatures_sign_pending
 
 pytestmark = pytest.mark.django_db
 

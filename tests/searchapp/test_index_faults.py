@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from searchapp.models import Document, SearchIndexChange
 from searchapp.readers import Record
-from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+from searchapp.services.ingest.ingest import corpus_get_or_create, documents_ingest
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 

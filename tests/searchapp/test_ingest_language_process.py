@@ -21,11 +21,11 @@ from corpora import sign_all
 from searchapp.languages import DETECT_CHARS, detect_languages
 from searchapp.readers import IngestFileError, Record
 from searchapp.search import get_backend
-from searchapp.services import ingest as ingest_service
-from searchapp.services.batch_writer import BatchWriter
-from searchapp.services.ingest import IngestReport, IngestWriteError, documents_ingest
-from searchapp.services.language_process import LanguageProcess, detection_sample
-from searchapp.services.read_ahead import read_ahead
+from searchapp.services.ingest import ingest as ingest_service
+from searchapp.services.ingest.batch_writer import BatchWriter
+from searchapp.services.ingest.ingest import IngestReport, IngestWriteError, documents_ingest
+from searchapp.services.ingest.language_process import LanguageProcess, detection_sample
+from searchapp.services.ingest.read_ahead import read_ahead
 
 # Outside a test transaction: an ingest inside a caller's transaction never starts the helper.
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -122,7 +122,7 @@ def test_the_helper_stores_the_same_documents_and_languages_as_one_process(
     helpers, writer_thread, monkeypatch, settings
 ) -> None:
     settings.INGEST_READ_AHEAD = True  # the default with PostgreSQL, not with SQLite
-    ahead: list[int] = []  # records read ahead in the thread (services.read_ahead)
+    ahead: list[int] = []  # records read ahead in the thread (services.ingest.read_ahead)
 
     def counted(items, transform):  # type: ignore[no-untyped-def]
         for item in read_ahead(items, transform):
@@ -204,7 +204,7 @@ def test_a_helper_that_dies_is_replaced_by_the_ingests_own_process(caplog) -> No
         for process in list(pool._processes.values()):  # type: ignore[attr-defined]
             os.kill(process.pid, signal.SIGKILL)
             process.join(10)
-        with caplog.at_level(logging.WARNING, logger="searchapp.services.language_process"):
+        with caplog.at_level(logging.WARNING, logger="searchapp.services.ingest.language_process"):
             assert helper.submit(texts)() == ["fr", "ru"]
             assert helper.submit([TEXTS["de"]])() == ["de"]
     assert "own process" in caplog.text and helper.answered == 1
@@ -228,7 +228,7 @@ def test_a_reader_failure_writes_every_batch_read_before_it(writer_thread) -> No
 
 _STARTS_A_HELPER_AND_WAITS = """
 import sys, time
-from searchapp.services.language_process import LanguageProcess
+from searchapp.services.ingest.language_process import LanguageProcess
 helper = LanguageProcess()
 assert helper.submit(["Le conseil municipal a approuvé le nouveau pont."])() == ["fr"]
 print(next(iter(helper._pool._processes)), flush=True)

@@ -11,8 +11,8 @@ from searchapp.models import Document, PendingSignature
 from searchapp.readers import IngestFileError, Record, RecordError
 from searchapp.readers.records import make_record
 from searchapp.search import get_backend
-from searchapp.services import ingest as ingest_service
-from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+from searchapp.services.ingest import ingest as ingest_service
+from searchapp.services.ingest.ingest import corpus_get_or_create, documents_ingest
 
 pytestmark = pytest.mark.django_db
 
@@ -83,7 +83,7 @@ def test_committed_batches_stay_and_the_failing_batch_leaves_nothing_half_writte
 
 
 def test_an_id_read_twice_in_a_batch_is_counted_once_that_batch_is_written() -> None:
-    from searchapp.services.ingest import IngestReport
+    from searchapp.services.ingest.ingest import IngestReport
 
     corpus = corpus_get_or_create(name="news")
     records = [rec("a", "one"), rec("a", "one"), rec("b", "two"), rec("b", "two, revised")]
@@ -192,7 +192,7 @@ def test_a_batch_the_database_refuses_is_reported_with_its_file_and_lines(
     from django.db import DataError
 
     from searchapp.models import Corpus
-    from searchapp.services.ingest import IngestWriteError
+    from searchapp.services.ingest.ingest import IngestWriteError
 
     def refuse(corpus, batch, *rest):  # type: ignore[no-untyped-def]
         raise DataError("value too long")

@@ -14,11 +14,11 @@ from django.db import connection, transaction
 from searchapp.models import BandKey, Document, PendingSignature, Signature, SignatureSet
 from searchapp.readers import Record
 from searchapp.selectors.search import search_grouped
-from searchapp.services import signing
 from searchapp.services.catchup import batch_documents_sign
-from searchapp.services.ingest import documents_ingest
-from searchapp.services.signature_sets import signature_set_create
-from searchapp.services.signature_store import signatures_compute
+from searchapp.services.ingest.ingest import documents_ingest
+from searchapp.services.signatures import signing
+from searchapp.services.signatures.sets import signature_set_create
+from searchapp.services.signatures.store import signatures_compute
 
 pytestmark = pytest.mark.django_db
 
@@ -149,7 +149,7 @@ def test_a_signing_failure_leaves_the_batch_written_and_pending(monkeypatch, cap
         raise RuntimeError("signing broke")
 
     monkeypatch.setattr(signing, "signatures_compute", broken)
-    with caplog.at_level(logging.ERROR, logger="searchapp.services.signing"):
+    with caplog.at_level(logging.ERROR, logger="searchapp.services.signatures.signing"):
         report = documents_ingest(corpus="news", records=_stories())
     assert report.created == 3 and Document.objects.count() == 3
     assert PendingSignature.objects.count() == 3
@@ -177,7 +177,7 @@ def test_the_batch_commit_stays_synchronous_on_postgresql() -> None:
 def test_rows_of_uneven_widths_are_not_packed_into_one_binary_copy() -> None:
     """The binary COPY packs fixed-width rows; a hash or a signature of another length (never
     made by the app, but a row is not trusted to be) takes the per-row path instead."""
-    from searchapp.services.signature_store import SignedBatch, _signature_copy_binary
+    from searchapp.services.signatures.store import SignedBatch, _signature_copy_binary
 
     def batch(hashes: list[str], data: list[bytes]) -> SignedBatch:
         n = len(hashes)

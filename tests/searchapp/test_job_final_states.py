@@ -18,10 +18,11 @@ from django.utils import timezone
 from searchapp import publishing
 from searchapp.models import BandKey, Job, JobChunk, SignatureSet
 from searchapp.selectors.signatures import active_signature_set
-from searchapp.services import cluster_rows, clusters
 from searchapp.services.catchup import catch_up
-from searchapp.services.clusters import job_clusters_run
-from searchapp.services.jobs import signature_set_rebuild
+from searchapp.services.clusters import jobs as clusters
+from searchapp.services.clusters import rows as cluster_rows
+from searchapp.services.clusters.jobs import job_clusters_run
+from searchapp.services.signatures.rebuild import signature_set_rebuild
 
 pytestmark = pytest.mark.django_db
 
@@ -90,7 +91,7 @@ def test_a_recompute_for_a_set_replaced_while_it_runs_stops_and_says_why(monkeyp
 
     monkeypatch.setattr(clusters, "_HEARTBEAT_SECONDS", 0.0)
     monkeypatch.setattr(
-        "searchapp.services.clusters_recompute.colliding_rows", replaced_after_the_first_band
+        "searchapp.services.clusters.recompute.colliding_rows", replaced_after_the_first_band
     )
     assert job_clusters_run(job_id=job.pk) == 0
     job.refresh_from_db()
@@ -113,7 +114,7 @@ def test_a_recompute_cancelled_while_it_runs_stops_at_its_next_band(monkeypatch)
 
     monkeypatch.setattr(clusters, "_HEARTBEAT_SECONDS", 0.0)
     monkeypatch.setattr(
-        "searchapp.services.clusters_recompute.colliding_rows", cancelled_after_the_first_band
+        "searchapp.services.clusters.recompute.colliding_rows", cancelled_after_the_first_band
     )
     before = list(active.clusters.values_list("pk", flat=True))
     assert job_clusters_run(job_id=job.pk) == 0

@@ -15,7 +15,7 @@ from multilingual import CROSS_LANGUAGE_QUERIES, MULTILINGUAL, QUERIES, families
 
 from searchapp.models import Document
 from searchapp.readers import read_path
-from searchapp.services.ingest import documents_ingest
+from searchapp.services.ingest.ingest import documents_ingest
 from searchapp.services.settings_change import representative_rule_update
 
 pytestmark = pytest.mark.django_db

@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 
 from dedup import ShingleSpec, find_near_duplicates
-from searchapp.services.signature_sets import signature_params_default
+from searchapp.services.signatures.sets import signature_params_default
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from multilingual_corpus import (

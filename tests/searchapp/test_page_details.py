@@ -19,7 +19,7 @@ from staff_testing import fast_password_hashing, staff_client, staff_user  # noq
 from dedup import LSHParams
 from searchapp.models import Job
 from searchapp.services import settings_change
-from searchapp.services.signature_sets import signature_set_build_inline
+from searchapp.services.signatures.sets import signature_set_build_inline
 
 pytestmark = pytest.mark.django_db
 

@@ -14,7 +14,7 @@ from searchapp.selectors.search_results import SearchPage
 
 pytestmark = pytest.mark.django_db
 
-# selectors/fold_stream.py's BLOCK: hits this close in the ranking are always compared exactly.
+# selectors/folding/stream.py's BLOCK: hits this close in the ranking are always compared exactly.
 BLOCK = 50
 
 
@@ -137,7 +137,7 @@ def test_a_copy_ranked_far_below_is_folded_under_its_original_on_the_first_page(
 def test_a_huge_family_is_not_pulled_forward_but_each_copy_still_appears_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # Over MAX_SHARED documents in one cluster and bucket (boilerplate-like families) are not
     # read to pull copies forward: a far copy is folded where it ranks instead. Lowered here.
-    monkeypatch.setattr("searchapp.selectors.fold_inputs.MAX_SHARED", 2)
+    monkeypatch.setattr("searchapp.selectors.folding.inputs.MAX_SHARED", 2)
     docs = make_far_copy(copies=3)
     first = search_grouped(query="harbour", group="minhash", per_page=10)
     (group,) = [g for g in first.groups if g.representative.id == docs["story"].id]

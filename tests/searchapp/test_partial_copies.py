@@ -17,7 +17,7 @@ from staff_testing import fast_password_hashing, staff_client, staff_user  # noq
 from dedup.partial import compare
 from searchapp.models import Document, Job, PartialCopy
 from searchapp.selectors.partial_copies import document_partial_copies, partial_copies_report
-from searchapp.services.partial_copies import (
+from searchapp.services.partial_copies.jobs import (
     partial_copies_fail_stalled,
     partial_copies_rebuild,
     partial_copies_schedule,
@@ -190,7 +190,7 @@ def test_the_background_rebuild_reaches_done_with_its_count(quoted) -> None:
 
 
 def test_a_failing_rebuild_ends_failed_with_the_error(quoted, monkeypatch) -> None:
-    import searchapp.services.partial_copies as service
+    import searchapp.services.partial_copies.jobs as service
 
     def boom(**_: object) -> int:
         raise RuntimeError("disk full")

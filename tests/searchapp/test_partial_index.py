@@ -12,7 +12,7 @@ import pytest
 from corpora import make_document, sign_all
 from django.core.management import call_command
 
-import searchapp.services.partial_index as partial_index
+import searchapp.services.partial_copies.index as partial_index
 from dedup.partial import containment_candidates
 from searchapp.models import (
     Document,
@@ -22,7 +22,7 @@ from searchapp.models import (
     PartialIndexed,
     PendingSignature,
 )
-from searchapp.services.partial_copies import (
+from searchapp.services.partial_copies.jobs import (
     partial_copies_rebuild,
     partial_copies_schedule,
     partial_copies_update,
@@ -174,10 +174,10 @@ def test_batch_by_batch_finds_exactly_what_the_whole_corpus_method_finds(setting
 
 def test_a_large_update_in_one_pass_finds_the_same(settings, monkeypatch) -> None:
     """Past BULK_MIN documents and BULK_SHARE of the corpus an update reads the corpus once
-    (services.partial_bulk): the same pairs and shares, first with every document stale, then
+    (services.partial_copies.bulk): the same pairs and shares, first with every document stale, then
     with a third of them added to those already looked at."""
-    import searchapp.services.partial_bulk as bulk
-    import searchapp.services.partial_copies as service
+    import searchapp.services.partial_copies.bulk as bulk
+    import searchapp.services.partial_copies.jobs as service
 
     monkeypatch.setattr(service, "BULK_MIN", 10)
     monkeypatch.setattr(bulk, "_BLOCK_SHINGLES", 3_000)  # many verification blocks

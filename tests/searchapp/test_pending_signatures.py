@@ -16,8 +16,8 @@ from staff_testing import fast_password_hashing, staff_client, staff_user  # noq
 
 from searchapp.models import Document, PendingSignature
 from searchapp.readers import Record
-from searchapp.services.ingest import documents_ingest
-from searchapp.services.signing import documents_refresh_pending, signatures_sign_pending
+from searchapp.services.ingest.ingest import documents_ingest
+from searchapp.services.signatures.signing import documents_refresh_pending, signatures_sign_pending
 
 
 def _record(external_id: str, text: str) -> Record:
@@ -53,7 +53,7 @@ def test_a_text_changed_while_its_old_version_is_signed_stays_pending(  # type: 
     the worker clears the pending row. The clear (at version 1's hash) must leave version 2
     waiting: without the hash on the row, version 2 would never be signed by its worker. (An
     ingest that signs inline signs version 2 in its own transaction: nothing waits then.)"""
-    from searchapp.services import signing
+    from searchapp.services.signatures import signing
 
     settings.INGEST_SIGN_INLINE = False
     sign_all("minhash")
@@ -82,7 +82,7 @@ def test_a_text_changed_while_its_old_version_is_signed_stays_pending(  # type: 
 
 @pytest.mark.django_db
 def test_a_mark_that_read_an_older_text_never_replaces_a_newer_one_and_heals() -> None:
-    from searchapp.services.pending import pending_mark
+    from searchapp.services.signatures.pending import pending_mark
 
     docs = make_news()
     sign_all("minhash")

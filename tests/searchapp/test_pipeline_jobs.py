@@ -10,8 +10,13 @@ from pipeline_testing import make_documents
 
 from searchapp.models import Job, JobChunk, Signature, SignatureSet
 from searchapp.selectors.signatures import active_signature_set
-from searchapp.services.jobs import job_cancel, job_chunk_fail, job_chunk_run, signature_set_rebuild
-from searchapp.services.signature_sets import signature_set_build_inline
+from searchapp.services.signatures.rebuild import (
+    job_cancel,
+    job_chunk_fail,
+    job_chunk_run,
+    signature_set_rebuild,
+)
+from searchapp.services.signatures.sets import signature_set_build_inline
 
 pytestmark = pytest.mark.django_db
 

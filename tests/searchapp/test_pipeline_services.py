@@ -12,8 +12,8 @@ from pipeline_testing import CLOSED_BROKER_URL, ROOT, Workers, make_documents, w
 
 from searchapp.models import Document, Job, JobChunk, Signature, SignatureSet
 from searchapp.selectors.signatures import active_signature_set
-from searchapp.services.jobs import job_cancel, signature_set_rebuild
-from searchapp.services.signature_sets import signature_set_build_inline
+from searchapp.services.signatures.rebuild import job_cancel, signature_set_rebuild
+from searchapp.services.signatures.sets import signature_set_build_inline
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -106,7 +106,7 @@ def test_ingested_documents_are_signed_in_the_background(workers, tmp_path: Path
         )
     )
     from searchapp.readers import read_path
-    from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+    from searchapp.services.ingest.ingest import corpus_get_or_create, documents_ingest
 
     documents_ingest(corpus=corpus_get_or_create(name="pipeline"), records=read_path(source))
     new = Document.objects.filter(external_id__startswith="new-")

@@ -50,7 +50,7 @@ def _free_port() -> int:
 def production_env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _INHERITED_NOT}
     env.update(
-        DJANGO_SETTINGS_MODULE="searchapp.settings",
+        DJANGO_SETTINGS_MODULE="config.settings",
         PYTHONPATH=str(ROOT),
         SECRET_KEY="a-long-random-production-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz",
         DEBUG="0",
@@ -82,7 +82,7 @@ def gunicorn(production_env: dict[str, str], tmp_path: Path) -> Iterator[int]:
     process = subprocess.Popen(
         [
             str(GUNICORN),
-            "searchapp.wsgi",
+            "config.wsgi",
             "--bind",
             f"127.0.0.1:{port}",
             "--workers",

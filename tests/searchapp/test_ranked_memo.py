@@ -15,7 +15,7 @@ from searchapp.readers import Record
 from searchapp.search import get_backend
 from searchapp.search import ranked as ranked_module
 from searchapp.services.corpus_admin import documents_delete
-from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+from searchapp.services.ingest.ingest import corpus_get_or_create, documents_ingest
 
 pytestmark = pytest.mark.django_db
 

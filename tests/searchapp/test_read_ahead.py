@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from searchapp.services import read_ahead as module
-from searchapp.services.read_ahead import read_ahead
+from searchapp.services.ingest import read_ahead as module
+from searchapp.services.ingest.read_ahead import read_ahead
 
 
 def test_every_item_comes_out_once_in_order_and_transformed() -> None:

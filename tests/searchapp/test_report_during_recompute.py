@@ -19,10 +19,10 @@ from pipeline_testing import Workers, make_documents, wait_for, worker_pool
 from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
 from searchapp.models import Cluster, Job, Signature, SignatureSet
-from searchapp.services import clusters as clusters_service
-from searchapp.services.clusters import job_clusters_run
-from searchapp.services.clusters_recompute import clusters_recompute
-from searchapp.services.signature_sets import signature_set_build_inline, signature_sets_prune
+from searchapp.services.clusters import jobs as clusters_service
+from searchapp.services.clusters.jobs import job_clusters_run
+from searchapp.services.clusters.recompute import clusters_recompute
+from searchapp.services.signatures.sets import signature_set_build_inline, signature_sets_prune
 
 
 def report_titles(html: str) -> list[str]:
@@ -39,7 +39,7 @@ def test_the_report_lists_the_last_complete_clusters_while_the_new_version_is_cl
     assert report_titles(before) == ["City approves solar farm on old airfield"]
     # A rebuild activates a new version; its clusters are computed by a job that follows, and
     # the old version's rows are pruned meanwhile (a worker does both at once).
-    monkeypatch.setattr("searchapp.services.signature_sets.clusters_recompute", lambda **kw: 0)
+    monkeypatch.setattr("searchapp.services.signatures.sets.clusters_recompute", lambda **kw: 0)
     new = signature_set_build_inline(method="minhash", params={"num_perm": 64})
     monkeypatch.undo()
     signature_sets_prune()
@@ -81,7 +81,7 @@ def test_the_report_lists_the_last_complete_clusters_while_the_new_version_is_cl
 def test_the_prune_keeps_the_old_clusters_only_until_the_new_version_has_its_own(monkeypatch):
     make_news()
     old = sign_all("minhash")
-    monkeypatch.setattr("searchapp.services.signature_sets.clusters_recompute", lambda **kw: 0)
+    monkeypatch.setattr("searchapp.services.signatures.sets.clusters_recompute", lambda **kw: 0)
     new = signature_set_build_inline(method="minhash", params={"num_perm": 64})
     monkeypatch.undo()
     signature_sets_prune()
@@ -116,7 +116,7 @@ def test_with_a_real_worker_the_report_never_goes_empty_during_a_rebuild_and_rec
     client.force_login(User.objects.create_user("editor", is_staff=True))
     # Each band of the recompute takes a while: long enough to look at the report meanwhile.
     workers.start(CLUSTERS_TEST_BAND_DELAY_MS=300)
-    from searchapp.services.jobs import signature_set_rebuild
+    from searchapp.services.signatures.rebuild import signature_set_rebuild
 
     rebuild = signature_set_rebuild(method="minhash", params={"num_perm": 64})
     seen_notice = False

@@ -27,7 +27,7 @@ from searchapp.search.text_index import IndexedDocument, open_index
 from searchapp.services import search_index
 from searchapp.services.catchup import catch_up
 from searchapp.services.corpus_admin import corpus_delete, documents_delete
-from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+from searchapp.services.ingest.ingest import corpus_get_or_create, documents_ingest
 
 pytestmark = pytest.mark.django_db
 

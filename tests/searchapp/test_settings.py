@@ -12,7 +12,7 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from searchapp.env import env_bool, env_choice, env_float, env_int, env_list
+from config.env import env_bool, env_choice, env_float, env_int, env_list
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -64,7 +64,7 @@ PRODUCTION_SECRET_KEY = "a-long-random-production-secret-key-0123456789-abcdefgh
 
 def _django(args: list[str], **env: str) -> subprocess.CompletedProcess[str]:
     clean = {k: v for k, v in os.environ.items() if k not in _SECURITY_VARIABLES}
-    clean.update(env, DJANGO_SETTINGS_MODULE="searchapp.settings")
+    clean.update(env, DJANGO_SETTINGS_MODULE="config.settings")
     return subprocess.run(
         [sys.executable, *args],
         cwd=ROOT,

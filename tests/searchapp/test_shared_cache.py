@@ -1,7 +1,7 @@
 """What the web processes share through Redis (searchapp/shared_cache.py,
 SEARCH_SHARED_CACHE_URL): a query one process read is not scored again by another and shows
 the same, and a changed index is read afresh (search/shared_lists.py); topics one process
-clustered are not clustered again by another (selectors/topic_facet.py); an unreachable Redis
+clustered are not clustered again by another (selectors/topics/facet.py); an unreachable Redis
 or a value that does not check costs nothing but the work itself."""
 
 from __future__ import annotations
@@ -18,14 +18,15 @@ import pytest
 import redis
 from corpora import make_jaguar, sign_all
 
-from searchapp import shared_cache, topics
+from searchapp import shared_cache
 from searchapp.models import Document
 from searchapp.readers import Record
 from searchapp.search import get_backend, shared_lists
 from searchapp.search import ranked as ranked_module
-from searchapp.selectors import topic_facet
 from searchapp.selectors.search import search_grouped
-from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+from searchapp.selectors.topics import facet as topic_facet
+from searchapp.services.ingest.ingest import corpus_get_or_create, documents_ingest
+from searchapp.topics import clustering as topics
 
 pytestmark = pytest.mark.django_db
 
@@ -95,7 +96,7 @@ def test_every_process_makes_the_same_key_of_a_search(monkeypatch: pytest.Monkey
     other = subprocess.run(
         [sys.executable, "-c", script],
         cwd=ROOT,
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "searchapp.settings", "DEBUG": "1"},
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "1"},
         capture_output=True,
         text=True,
         timeout=60,
@@ -174,7 +175,8 @@ def test_searches_go_on_without_an_unreachable_shared_cache(
 
 @pytest.fixture
 def clusterings(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """How many result lists were clustered (searchapp.topics), each process's memory empty."""
+    """How many result lists were clustered (searchapp.topics.clustering), each process's memory
+    empty."""
     calls: list[int] = []
     original = topics._topic_clusters
 
@@ -253,7 +255,7 @@ def test_shared_topics_that_do_not_check_are_clustered_again(
 
 
 def test_a_background_sample_is_known_by_its_words_in_every_process() -> None:
-    from searchapp.selectors.topic_background import background_digest, word_shares
+    from searchapp.selectors.topics.background import background_digest, word_shares
 
     one = word_shares([("Jaguar cars", "a sedan"), ("Jaguar cats", "in the rainforest")])
     same = word_shares([("Jaguar cars", "a sedan"), ("Jaguar cats", "in the rainforest")])

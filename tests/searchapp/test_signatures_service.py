@@ -19,14 +19,14 @@ from searchapp.models import (
     SignatureSet,
 )
 from searchapp.selectors.signatures import active_signature_set, signatures_for_documents
-from searchapp.services.clusters_recompute import clusters_recompute
-from searchapp.services.pending import pending_mark
-from searchapp.services.signature_sets import (
+from searchapp.services.clusters.recompute import clusters_recompute
+from searchapp.services.signatures.pending import pending_mark
+from searchapp.services.signatures.sets import (
     signature_params_default,
     signature_set_build_inline,
     signature_set_create,
 )
-from searchapp.services.signing import documents_sign, signatures_sign_pending
+from searchapp.services.signatures.signing import documents_sign, signatures_sign_pending
 
 pytestmark = pytest.mark.django_db
 
@@ -268,7 +268,7 @@ def test_signing_pending_reports_its_progress_up_to_the_total(corpus_with_family
 
 
 def test_simhash_sets_index_tables_for_at_most_three_bits_whatever_their_distance() -> None:
-    from searchapp.services.signature_sets import signature_params_check
+    from searchapp.services.signatures.sets import signature_params_check
 
     wide = signature_params_check("simhash", {"max_distance": 8})
     # Folding honours 8 bits; the stored tables stay the 10 of 26 bits that scale to 1M.

@@ -27,7 +27,7 @@ from staff_testing import fast_password_hashing, staff_client, staff_user  # noq
 
 from searchapp.models import Cluster, DuplicateDecision
 from searchapp.selectors.reports import decision_metrics, duplicates_report
-from searchapp.services.clusters_recompute import clusters_recompute
+from searchapp.services.clusters.recompute import clusters_recompute
 from searchapp.services.decisions import decision_record
 
 pytestmark = pytest.mark.django_db

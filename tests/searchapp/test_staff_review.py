@@ -17,7 +17,7 @@ from django.urls import reverse
 from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
 from searchapp.models import Cluster, ClusterMember, Corpus, Document, DuplicateDecision, Job
-from searchapp.services.clusters_recompute import clusters_recompute
+from searchapp.services.clusters.recompute import clusters_recompute
 from searchapp.services.corpus_admin import documents_delete
 from searchapp.services.decisions import decision_record
 

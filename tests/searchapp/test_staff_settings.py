@@ -15,7 +15,7 @@ from staff_testing import fast_password_hashing, staff_client, staff_user  # noq
 
 from dedup import LSHParams, optimal_params
 from searchapp.models import DedupSettings, Job, SignatureSet
-from searchapp.svg import s_curve_svg
+from searchapp.topics.svg import s_curve_svg
 
 pytestmark = pytest.mark.django_db
 

@@ -20,10 +20,10 @@ import pytest
 from corpora import make_demo
 from django.test import Client
 
-from searchapp.selectors import topic_facet as topic_facet_module
 from searchapp.selectors.search import search_grouped
 from searchapp.selectors.search_results import TopicEntry
-from searchapp.topics import Topic
+from searchapp.selectors.topics import facet as topic_facet_module
+from searchapp.topics.clustering import Topic
 
 pytestmark = pytest.mark.django_db
 
@@ -76,7 +76,7 @@ def test_a_large_topic_is_split_and_its_sub_topics_partition_its_results(demo: N
     assert all(c.label.casefold() != topic.label.casefold() for c in real)
     page = search_grouped(query=QUERY, topics=True)
     assert page.topics is not None
-    # Only a large topic splits: a quarter of the groups and at least 20 (searchapp.topics).
+    # Only a large topic splits: a quarter of the groups and at least 20 (searchapp.topics.clustering).
     small = [t for t in page.topics.topics if t.n_groups < 20]
     assert small and all(not t.children for t in small)
 

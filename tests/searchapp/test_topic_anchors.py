@@ -13,9 +13,9 @@ from django.db import OperationalError, connection
 from django.test import Client
 
 from searchapp.models import TopicAnchor
-from searchapp.selectors import topic_facet
 from searchapp.selectors.search import search_grouped
 from searchapp.selectors.search_results import TopicFacet
+from searchapp.selectors.topics import facet as topic_facet
 
 pytestmark = pytest.mark.django_db
 
@@ -184,7 +184,7 @@ def test_the_anchors_short_wait_on_sqlite_does_not_outlast_its_write(
 def test_a_changed_list_viewed_again_places_its_new_results_only_once(
     jaguar: dict[str, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from searchapp import topic_memory
+    from searchapp.topics import memory as topic_memory
 
     placed: list[int] = []
     real = topic_memory.place_results

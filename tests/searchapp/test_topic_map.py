@@ -1,4 +1,4 @@
-"""The topic map's drawing (searchapp/topic_map.py, searchapp/label_fit.py): real links with
+"""The topic map's drawing (searchapp/topics/result_map.py, searchapp/topics/label_fit.py): real links with
 spoken names, labels that never leave their area, hostile text escaped, caps that keep a map
 of many topics readable, and the same picture for the same results."""
 # ruff: noqa: E501 - descriptive test names; the labels use typographic quotes
@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from searchapp.label_fit import ELLIPSIS, fit_label, fit_text, text_width, wrap
-from searchapp.topic_map import (
+from searchapp.topics.label_fit import ELLIPSIS, fit_label, fit_text, text_width, wrap
+from searchapp.topics.result_map import (
     FONT_SIZE,
     HEIGHT,
     MAX_GROUPS_PER_TOPIC,
@@ -355,7 +355,7 @@ def test_a_label_keeps_its_count_when_it_still_reads() -> None:
 @pytest.fixture
 def drawn(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """One entry per map drawn (its layout computed), from no map kept."""
-    import searchapp.topic_map as topic_map_module
+    import searchapp.topics.result_map as topic_map_module
 
     counts: list[int] = []
     original = topic_map_module.nested_treemap
@@ -372,7 +372,7 @@ def drawn(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
 
 def another_process() -> None:
     """What another web process starts with: no map kept of its own."""
-    import searchapp.topic_map as topic_map_module
+    import searchapp.topics.result_map as topic_map_module
 
     topic_map_module._kept.cache_clear()
 

@@ -17,8 +17,8 @@ import pytest
 from corpora import JAGUAR, make_document, make_jaguar, sign_all
 from django.test import Client
 
-from searchapp.selectors import topic_facet as topic_facet_module
-from searchapp.topics import Topic
+from searchapp.selectors.topics import facet as topic_facet_module
+from searchapp.topics.clustering import Topic
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,4 @@
-"""Anchored topics (searchapp/topic_memory.py): a list's first topics remembered, and a changed
+"""Anchored topics (searchapp/topics/memory.py): a list's first topics remembered, and a changed
 list's topics read from them, so that only the topics a change touches move (issue 19)."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from searchapp import topic_memory
-from searchapp.topics import Topic, TopicDoc, place_results, topic_clusters
+from searchapp.topics import memory as topic_memory
+from searchapp.topics.clustering import Topic, TopicDoc, place_results, topic_clusters
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 

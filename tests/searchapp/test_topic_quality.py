@@ -1,5 +1,6 @@
 """Issue 19: topic labels that read as topics, topics that stay put, sub-topics, and the
-background corpus (searchapp.topics, searchapp.topic_labels, selectors.topic_background).
+background corpus (searchapp.topics.clustering, searchapp.topics.labels,
+selectors.topics.background).
 
 The collection checks read AMBIENT from the shared corpora (../shared/data/ambient, research use,
 never copied here) and are skipped where it is absent; their bounds sit below the measured
@@ -20,8 +21,8 @@ import pytest
 from corpora import make_corpus
 
 from searchapp.models import Document
-from searchapp.selectors import topic_background
-from searchapp.topics import TopicDoc, topic_clusters
+from searchapp.selectors.topics import background as topic_background
+from searchapp.topics.clustering import TopicDoc, topic_clusters
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 tm: ModuleType = importlib.import_module("topic_metrics")
@@ -182,7 +183,7 @@ def test_on_the_demo_corpus_labels_have_no_defects_and_no_bare_first_names() -> 
     # The demo corpus (searchapp.demo, generated: always present) with the background the app
     # takes from it; its result lists are the first 100 results holding a query word.
     from searchapp.demo import FIRST, generate_documents
-    from searchapp.selectors.topic_background import word_shares
+    from searchapp.selectors.topics.background import word_shares
 
     rows = list(generate_documents(4000, seed=42))
     background = word_shares((r["title"], r["text"]) for r in rows).share
@@ -341,7 +342,7 @@ def test_a_sub_topic_split_reads_its_results_as_if_they_were_clustered_alone() -
     # The split reuses its list's tokens (no second reading of the texts): the stream of a
     # topic's results, with the topic's label added to the query, is what reading those
     # results alone gives, in every script (glue of Chinese and Japanese bigrams included).
-    from searchapp import topics
+    from searchapp.topics import clustering as topics
 
     docs = [
         TopicDoc(id=0, title="Jaguar cars", text="The Jaguar XJ saloon's engine. Dealers' prices"),
@@ -371,7 +372,7 @@ def test_a_topic_too_large_to_split_whole_still_places_every_result() -> None:
     # clustering its 400 best-ranked results and placing the rest by the nearest sub-topic
     # (topics.SUBTOPIC_LINK_MAX): every result is in exactly one child, each sub-topic is of
     # one side only, and the results ranked past 400 are in sub-topics, not left over.
-    from searchapp import topics
+    from searchapp.topics import clustering as topics
 
     rng = np.random.default_rng(23)
     engine = ["piston", "gearbox", "cylinder", "turbo", "crankshaft"]
@@ -405,7 +406,7 @@ def test_a_topic_too_large_to_split_whole_still_places_every_result() -> None:
 def test_a_results_row_does_not_move_when_another_result_brings_a_plural() -> None:
     # A word's weight is its stem's share of the corpus, counted over its forms whether or not
     # the list has them: "banks" in another result does not reweigh "bank" in this one.
-    from searchapp import topics
+    from searchapp.topics import clustering as topics
 
     shares = {"bank": 0.02, "banks": 0.01, "river": 0.004, "loan": 0.006}
 

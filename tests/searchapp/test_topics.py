@@ -1,4 +1,4 @@
-"""searchapp.topics: a result list clustered into labelled topics (no database involved)."""
+"""searchapp.topics.clustering: a result list clustered into labelled topics (no database involved)."""
 # ruff: noqa: E501 - descriptive test names read better unwrapped
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from corpora import JAGUAR
 
-from searchapp.topics import OTHER_LABEL, Topic, TopicDoc, topic_clusters
+from searchapp.topics.clustering import OTHER_LABEL, Topic, TopicDoc, topic_clusters
 
 CARS = {key for key in JAGUAR if key.startswith("car-")}
 CATS = {key for key in JAGUAR if key.startswith("cat-")}
@@ -53,7 +53,7 @@ def test_two_processes_with_different_hash_seeds_give_the_same_topics() -> None:
     # on Python's per-process string hashing.
     script = (
         "import json, sys\n"
-        "from searchapp.topics import TopicDoc, topic_clusters\n"
+        "from searchapp.topics.clustering import TopicDoc, topic_clusters\n"
         "docs = [TopicDoc(id=k, title=t, text=x) for k, t, x in json.load(sys.stdin)]\n"
         "print(json.dumps([[t.label, list(t.member_ids)] for t in topic_clusters(docs, query='jaguar')]))\n"
     )

@@ -9,7 +9,7 @@ import re
 import pytest
 import stopwordsiso
 
-from searchapp.topics import TopicDoc, topic_clusters
+from searchapp.topics.clustering import TopicDoc, topic_clusters
 
 ZH = [
     ("亚洲杯：中国队二比一战胜日本队", "中国国家足球队在亚洲杯小组赛中以二比一战胜日本队，主教练赛后表示球员表现出色。"),

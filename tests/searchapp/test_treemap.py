@@ -1,4 +1,4 @@
-"""The squarified treemap under the topic map (searchapp/treemap.py): areas in proportion to the
+"""The squarified treemap under the topic map (searchapp/topics/treemap.py): areas in proportion to the
 sizes, inside the bounds, never overlapping, the same every time, and close to square.
 
 Tolerances: areas are exact up to floating-point rounding, checked to 1e-9 of the bounds' area;
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from searchapp.treemap import NestedArea, Rect, nested_treemap, squarify
+from searchapp.topics.treemap import NestedArea, Rect, nested_treemap, squarify
 
 EPS = 1e-9
 BOUNDS = Rect(0, 0, 240, 280)
@@ -194,7 +194,7 @@ def test_parts_adding_up_to_more_than_their_area_are_refused() -> None:
 def test_the_layout_and_the_label_fitting_are_pure(module: str) -> None:
     # Geometry and text measures only: no Django, nothing else of the app, so they can be
     # reused and tested alone.
-    source = Path(__file__).resolve().parents[2] / "searchapp" / f"{module}.py"
+    source = Path(__file__).resolve().parents[2] / "searchapp" / "topics" / f"{module}.py"
     imported = set()
     for node in ast.walk(ast.parse(source.read_text())):
         if isinstance(node, ast.Import):

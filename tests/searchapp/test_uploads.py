@@ -18,7 +18,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
-from searchapp.celery import app as celery_app
+from config.celery import app as celery_app
 from searchapp.models import Corpus, Document, Job
 
 pytestmark = pytest.mark.django_db
@@ -298,7 +298,7 @@ def test_a_zip_expanding_past_the_uncompressed_limit_is_refused(
 def test_a_failure_while_writing_rolls_back_every_record(
     staff_client, existing_corpus, monkeypatch, settings, django_capture_on_commit_callbacks
 ):
-    from searchapp.services import ingest as ingest_service
+    from searchapp.services.ingest import ingest as ingest_service
 
     real_write = ingest_service.ingest_batch_write
     calls = []
@@ -326,8 +326,8 @@ def test_a_failure_while_writing_rolls_back_every_record(
 def test_an_import_cancelled_while_it_writes_stops_and_keeps_nothing(
     staff_client, existing_corpus, monkeypatch, settings, django_capture_on_commit_callbacks
 ):
-    from searchapp.services import ingest as ingest_service
-    from searchapp.services.jobs import job_cancel
+    from searchapp.services.ingest import ingest as ingest_service
+    from searchapp.services.signatures.rebuild import job_cancel
 
     real_write = ingest_service.ingest_batch_write
     calls = []
@@ -551,7 +551,7 @@ def test_an_over_long_line_is_skipped_and_the_rest_imported(
 def test_a_record_the_writer_refuses_still_means_nothing_is_imported_without_skipping(
     staff_client, existing_corpus, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from searchapp.services import ingest as ingest_service
+    from searchapp.services.ingest import ingest as ingest_service
 
     # A record the readers passed but the write service's own check refuses.
     monkeypatch.setattr(

@@ -12,9 +12,9 @@ from django.urls import reverse
 from format_fixtures import MEMO, html_page, mail, make_docx, make_pdf, write_warc
 from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
-from searchapp.celery import app as celery_app
+from config.celery import app as celery_app
 from searchapp.models import Document, Job
-from searchapp.services import uploads
+from searchapp.services.ingest import uploads
 
 
 @pytest.fixture(autouse=True)
@@ -106,7 +106,7 @@ def test_a_single_large_file_shows_its_bytes_read_before_any_record_comes_out(st
 
 
 def test_a_cancel_stops_the_reading_of_one_large_file_and_keeps_nothing(staff_client, tmp_path: Path, django_capture_on_commit_callbacks, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from searchapp.services.jobs import job_cancel
+    from searchapp.services.signatures.rebuild import job_cancel
 
     monkeypatch.setattr(uploads, "_PROGRESS_SECONDS", 0.0)
     reports: list[int] = []

@@ -18,7 +18,7 @@ from django.urls import reverse
 
 from searchapp.models import Corpus, Document, SignatureSet
 from searchapp.selectors.search_results import Hit, Member, ResultGroup, SearchPage
-from searchapp.services.clusters_recompute import clusters_recompute
+from searchapp.services.clusters.recompute import clusters_recompute
 
 pytestmark = pytest.mark.django_db
 
@@ -717,7 +717,7 @@ def test_the_fixed_selects_show_what_was_chosen_as_django_writes_them_every_time
     # afresh, and forms that no longer copy the choices still never share one form's change.
     from django.http import QueryDict
 
-    from searchapp.forms import PlainSelect, SearchForm
+    from searchapp.web.forms import PlainSelect, SearchForm
 
     def field_html(query: str, name: str) -> str:
         form = SearchForm(QueryDict(query))
@@ -753,7 +753,7 @@ def test_the_plain_inputs_write_what_django_writes() -> None:
     from django import forms
     from django.http import QueryDict
 
-    from searchapp.forms import PlainInput, SearchForm
+    from searchapp.web.forms import PlainInput, SearchForm
 
     query = QueryDict(mutable=True)
     query.update({"q": 'a "quoted" <b>&amp; query', "threshold": "0.7", "max_distance": "5",

@@ -1,4 +1,4 @@
-"""The web process warms up as it starts (searchapp/wsgi.py): what its first search page would
+"""The web process warms up as it starts (config/wsgi.py): what its first search page would
 load, it loads before serving, and without the database, so a worker starts while the database
 is down. (What it saves is measured by bench/web_first_request.py, not timed here.)"""
 
@@ -14,12 +14,12 @@ ROOT = Path(__file__).resolve().parents[2]
 
 _PROBE = """
 import sys
-import searchapp.wsgi
+import config.wsgi
 from django.db import connection
 from searchapp import topic_labels
 loaded = topic_labels._parts_of_speech.cache_info().currsize >= 1
 print("lexicon", loaded and "lemminflect" in sys.modules)
-print("views", "searchapp.views" in sys.modules and "searchapp.api" in sys.modules)
+print("views", "searchapp.web.views" in sys.modules and "searchapp.web.api" in sys.modules)
 print("connection", connection.connection is not None)
 """
 
@@ -27,7 +27,7 @@ print("connection", connection.connection is not None)
 def test_a_web_process_warms_up_without_the_database(tmp_path: Path) -> None:
     env = dict(
         os.environ,
-        DJANGO_SETTINGS_MODULE="searchapp.settings",
+        DJANGO_SETTINGS_MODULE="config.settings",
         DEBUG="0",
         SECRET_KEY=secrets.token_urlsafe(32),
         ALLOWED_HOSTS="127.0.0.1",

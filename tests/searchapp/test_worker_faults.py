@@ -25,9 +25,9 @@ from pipeline_testing import (
 from searchapp.models import BandKey, Job, JobChunk, Signature, SignatureSet
 from searchapp.selectors.signatures import active_signature_set
 from searchapp.services.catchup import catch_up
-from searchapp.services.clusters import clusters_schedule
-from searchapp.services.jobs import signature_set_rebuild
-from searchapp.services.signature_sets import signature_set_build_inline
+from searchapp.services.clusters.jobs import clusters_schedule
+from searchapp.services.signatures.rebuild import signature_set_rebuild
+from searchapp.services.signatures.sets import signature_set_build_inline
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
 
@@ -174,7 +174,7 @@ def test_a_rebuild_whose_queued_chunks_a_redis_restart_lost_is_finished_by_the_c
         # on a slow machine; at 100 ms CI once saw all six finish first.
         pool.start(SIGNATURE_CHUNK_DELAY_MS=1000)
         job_id = int(django(
-            "from searchapp.services.jobs import signature_set_rebuild as r; "
+            "from searchapp.services.signatures.rebuild import signature_set_rebuild as r; "
             "print(r(method='minhash', params={'num_perm': 64}, chunk_size=100).pk)"
         ))
         wait_for(
@@ -279,7 +279,7 @@ def test_a_partial_copies_update_whose_message_a_redis_restart_lost_runs_after_t
         return done.stdout.strip().splitlines()[-1]
 
     schedule = (
-        "from searchapp.services.partial_copies import partial_copies_schedule as s; "
+        "from searchapp.services.partial_copies.jobs import partial_copies_schedule as s; "
         "print(s(countdown=0))"
     )
     try:

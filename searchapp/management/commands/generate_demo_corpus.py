@@ -12,7 +12,7 @@ from tqdm import tqdm
 from searchapp.demo import DEFAULT_DOCS, DEFAULT_SEED, generate_documents, write_jsonl
 from searchapp.models import Document
 from searchapp.readers import Record, parse_date
-from searchapp.services.ingest import corpus_get_or_create, documents_ingest
+from searchapp.services.ingest.ingest import corpus_get_or_create, documents_ingest
 
 DEMO_CORPUS = "demo"
 

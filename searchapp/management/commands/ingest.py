@@ -1,4 +1,5 @@
-"""`manage.py ingest PATH [--corpus NAME]`: load documents; a thin door onto services.ingest."""
+"""`manage.py ingest PATH [--corpus NAME]`: load documents; a thin door onto
+services.ingest.ingest."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from tqdm import tqdm
 
 from searchapp.background import lower_priority, wait_longer_for_writes
 from searchapp.readers import IngestFileError, read_path
-from searchapp.services.ingest import IngestReport, IngestWriteError, documents_ingest
+from searchapp.services.ingest.ingest import IngestReport, IngestWriteError, documents_ingest
 
 
 class Command(BaseCommand):
@@ -90,7 +91,7 @@ class Command(BaseCommand):
         except ValueError as exc:  # a bad corpus name
             raise CommandError(str(exc)) from None
         except KeyboardInterrupt:
-            # Ctrl-C: the batch being written is finished and counted (services/ctrl_c.py),
+            # Ctrl-C: the batch being written is finished and counted (services/ingest/ctrl_c.py),
             # the ones committed before stay.
             if report.processed:
                 self._summarise(options["corpus"], report)

@@ -11,7 +11,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from searchapp.services.partial_copies import (
+from searchapp.services.partial_copies.jobs import (
     partial_copies_rebuild,
     partial_copies_reset,
     partial_copies_schedule,

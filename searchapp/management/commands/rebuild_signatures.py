@@ -11,8 +11,8 @@ from tqdm import tqdm
 from searchapp.grouping_params import METHODS
 from searchapp.models import Document, Job
 from searchapp.selectors.signatures import active_signature_set, signature_set_outdated
-from searchapp.services.jobs import job_cancel, signature_set_rebuild
-from searchapp.services.signature_sets import signature_set_build_inline
+from searchapp.services.signatures.rebuild import job_cancel, signature_set_rebuild
+from searchapp.services.signatures.sets import signature_set_build_inline
 
 
 class Command(BaseCommand):

@@ -9,8 +9,11 @@ from django.core.management.base import BaseCommand, CommandParser
 from tqdm import tqdm
 
 from searchapp.selectors.signatures import active_signature_sets
-from searchapp.services.clusters_recompute import clusters_recompute
-from searchapp.services.signing import signatures_schedule_pending, signatures_sign_pending
+from searchapp.services.clusters.recompute import clusters_recompute
+from searchapp.services.signatures.signing import (
+    signatures_schedule_pending,
+    signatures_sign_pending,
+)
 
 
 class Command(BaseCommand):

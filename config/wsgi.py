@@ -1,0 +1,58 @@
+"""WSGI entry point: the web process (gunicorn's workers, ``manage.py runserver``).
+
+Before it serves, each web process loads what its first requests would otherwise load one at a
+time (``warm_up``): the URL configuration with every view and the libraries they import
+(scikit-learn, scipy, the search index's), LemmInflect's lexicon for the topics' labels, and
+one small clustering (scikit-learn's and scipy's first calls). A new worker's first search page
+cost about 1.1 s of CPU more than the next one, which a loaded machine stretched to several
+seconds (BENCHMARKS.md, "A web process's first requests"); a restart of the database during
+such a request turned it into a 503 long after the database was back. The warm-up reads no
+database: the topics' background sample (``selectors.topics.background``) is still built by the
+first search that shows topics. Celery workers and management commands never load this module,
+so they never pay for it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+
+from django.core.wsgi import get_wsgi_application
+from django.urls import get_resolver
+
+from searchapp.topics import labels as topic_labels
+from searchapp.topics.clustering import TopicDoc, topic_clusters
+
+logger = logging.getLogger(__name__)
+
+# A result list with two plain topics, so the clustering and the labelling run end to end.
+_WARM_UP_DOCS = [
+    TopicDoc(id=n, title=f"{kind} report {n}", text=f"The {kind} {word} of the week.", lang="en")
+    for n, (kind, word) in enumerate(
+        [
+            ("harbour", "ferry timetable"),
+            ("harbour", "ferry strike"),
+            ("harbour", "ferry fares"),
+            ("energy", "solar farm"),
+            ("energy", "solar panels"),
+            ("energy", "solar prices"),
+        ]
+    )
+]
+
+
+def warm_up() -> float:
+    """Load the URL configuration (every view and what it imports), the topics' lexicon and the
+    clustering's first calls; returns the CPU seconds spent."""
+    started = time.process_time()
+    # Django imports the URL configuration on the first request; the API's schema is built then.
+    get_resolver().url_patterns  # noqa: B018 - the property imports and caches them
+    topic_labels.load_lexicon()
+    topic_clusters(_WARM_UP_DOCS, query="report", max_topics=2, subtopics=True)
+    return time.process_time() - started
+
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+application = get_wsgi_application()
+logger.info("web process warmed up in %.2f s of CPU", warm_up())

@@ -1,0 +1,1 @@
+"""Reads behind the topics: the corpus background and the topic facet."""

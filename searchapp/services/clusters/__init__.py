@@ -1,0 +1,1 @@
+"""Corpus-wide near-duplicate clusters: jobs, the recompute, incremental updates, rows."""

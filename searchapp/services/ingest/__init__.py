@@ -1,0 +1,1 @@
+"""Ingest: reading records, writing them in batches, bulk loads, uploads."""

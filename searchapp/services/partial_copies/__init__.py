@@ -1,0 +1,1 @@
+"""Partial copies: winnowing fingerprints, updates batch by batch or in bulk, jobs."""

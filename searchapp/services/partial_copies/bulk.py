@@ -1,0 +1,231 @@
+"""A partial-copies update of a large share of the corpus in one pass (issue 20).
+
+The batch-by-batch update (``services.partial_copies.index``) re-reads and re-shingles each batch's
+candidates: cheap when a few thousand documents arrive, but when most of the corpus is stale
+(the first update after a bulk load, ``manage.py rebuild_partial_copies``) every document is
+read again for each batch that pairs with it, about ten times over at 1M documents. Here
+instead every document is read once, in id order: its word shingles are written to a
+temporary file (8 bytes a shingle, read back through the page cache, not held in the
+process), the stale ones' fingerprints stored as in phase 1; then the candidate pairs of the
+whole corpus come from the fingerprints (``dedup.partial.candidate_pairs``), and are decided
+exactly a block at a time (``dedup.partial.verify_pairs`` on the block's documents, gathered
+from the file). The pairs touching stale documents are replaced, and their records made
+current, in one transaction at the end.
+
+Memory grows with the fingerprints and the candidate pairs (about 4% of the shingles and
+16 bytes a pair), not with the texts. The result is the batch-by-batch update's (both are
+the whole-corpus method; tested against each other).
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from dedup.partial import (
+    DEFAULT_MAX_DF,
+    Fingerprints,
+    Winnower,
+    candidate_pairs,
+    concat_fingerprints,
+    pair_blocks,
+    verify_pairs,
+)
+from dedup.shingle import ShingleBatch, shingle_batch, take_docs
+from searchapp.models import Document, PartialCopy, PartialFingerprint, PartialIndexed
+from searchapp.services.partial_copies.index import (
+    EDIT_GAP,
+    PENDING,
+    UpdateCounts,
+    in_list,
+    read_texts,
+    store_fingerprints,
+    table_name,
+)
+from searchapp.services.planner_stats import planner_stats_refresh
+
+__all__ = ["bulk_update"]
+
+_READ = 5_000
+# Shingles gathered per verification block (two documents' worth per pair).
+_BLOCK_SHINGLES = 8_000_000
+_INSERT = 10_000
+
+
+def bulk_update(
+    stale: np.ndarray,
+    win: Winnower,
+    params: str,
+    progress: Callable[[str, int, int, int], None] | None = None,
+) -> UpdateCounts:
+    """Look at the ``stale`` documents (sorted ids) against the whole corpus in one pass."""
+    with tempfile.TemporaryDirectory(prefix="partial-copies-") as tmp:
+        ids, offsets, content, fps = _spill(stale, win, Path(tmp) / "shingles", progress)
+        n_shingles = int(offsets[-1])
+        hashes: np.ndarray
+        if n_shingles:
+            hashes = np.memmap(
+                Path(tmp) / "shingles", dtype=np.uint64, mode="r", shape=(n_shingles,)
+            )
+        else:
+            hashes = np.zeros(0, dtype=np.uint64)
+        is_stale = np.isin(ids, stale)
+        # Every fingerprint of the corpus, uncapped (the stored ones are capped): the
+        # whole-corpus method's candidates.
+        pairs, _ = candidate_pairs(fps, max_df=DEFAULT_MAX_DF)
+        pairs = pairs[is_stale[pairs[:, 0]] | is_stale[pairs[:, 1]]]
+        found = _verify(hashes, offsets, pairs, win, progress, int(is_stale.sum()))
+        _write(found, ids, content, stale, params)
+        # Every search page looks its results' pairs up (selectors.partial_copies): without
+        # statistics PostgreSQL planned that look-up as a parallel scan of the pairs.
+        for model in (PartialCopy, PartialFingerprint, PartialIndexed):
+            planner_stats_refresh(model._meta.db_table)
+    return UpdateCounts(documents=int(is_stale.sum()), pairs_found=len(found[0]))
+
+
+def _spill(
+    stale: np.ndarray,
+    win: Winnower,
+    path: Path,
+    progress: Callable[[str, int, int, int], None] | None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, Fingerprints]:
+    """Every document's shingles, in id order, to ``path``; the stale ones' fingerprints
+    stored (phase 1). Returns (ids, shingle offsets, content hashes as bytes, every
+    document's fingerprints)."""
+    doc = table_name(Document)
+    ids: list[np.ndarray] = []
+    sizes: list[np.ndarray] = []
+    content: list[str] = []
+    fingerprints: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+    after, done = 0, 0
+    with path.open("wb") as out:
+        while True:
+            with connection.cursor() as cur:
+                cur.execute(
+                    f"SELECT id FROM {doc} WHERE id > %s ORDER BY id LIMIT %s", [after, _READ]
+                )
+                batch = [r[0] for r in cur.fetchall()]
+            if not batch:
+                break
+            after = batch[-1]
+            batch_ids, texts, hashes = read_texts(batch)
+            shingles = shingle_batch(texts, win.shingle)
+            mine = np.flatnonzero(np.isin(batch_ids, stale))
+            if mine.shape[0]:
+                read = batch_ids[mine], take_docs(shingles, mine), [hashes[i] for i in mine]
+                store_fingerprints(batch_ids[mine].tolist(), win, read)
+                done += int(mine.shape[0])
+            fingerprints.append(win.winnow(shingles.hashes, shingles.offsets))
+            out.write(np.ascontiguousarray(shingles.hashes, dtype=np.uint64).tobytes())
+            ids.append(batch_ids)
+            sizes.append(shingles.sizes())
+            content.extend(hashes)
+            if progress is not None:
+                progress("fingerprints", done, int(stale.shape[0]), 0)
+    all_sizes = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
+    offsets = np.zeros(all_sizes.shape[0] + 1, dtype=np.int64)
+    np.cumsum(all_sizes, out=offsets[1:])
+    all_ids = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+    fps = concat_fingerprints(fingerprints) if fingerprints else win.fingerprints([])
+    return all_ids, offsets, np.array(content, dtype="S64"), fps
+
+
+def _verify(
+    hashes: np.ndarray,
+    offsets: np.ndarray,
+    pairs: np.ndarray,
+    win: Winnower,
+    progress: Callable[[str, int, int, int], None] | None,
+    n_stale: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The candidate pairs decided a block at a time: (pairs, a_in_b, b_in_a, passage).
+
+    Blocks are decided by ``PARTIAL_COPY_THREADS`` threads: numpy's sorts and searches, most
+    of the work, run without the GIL, so two threads use both cores of a worker's machine.
+    """
+    sizes = np.diff(offsets)
+    ranges = pair_blocks(sizes[pairs[:, 0]] + sizes[pairs[:, 1]], _BLOCK_SHINGLES)
+    corpus = ShingleBatch(hashes, offsets)  # read through the page cache, a block at a time
+    min_share = float(settings.PARTIAL_COPY_MIN_SHARE)
+    min_words = int(settings.PARTIAL_COPY_MIN_WORDS)
+
+    def decide(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        docs, inverse = np.unique(pairs[span[0] : span[1]], return_inverse=True)
+        raw = take_docs(corpus, docs)
+        found = verify_pairs(
+            raw,
+            raw.unique(),
+            Fingerprints(*win.winnow(raw.hashes, raw.offsets)),
+            inverse.reshape(-1, 2),
+            min_containment=min_share,
+            min_words=min_words,
+            k=win.shingle.k,
+            gap=EDIT_GAP,
+        )
+        return docs[found.pairs], found.a_in_b, found.b_in_a, found.verbatim
+
+    out_p, out_ab, out_ba, out_v = [], [], [], []
+    with ThreadPoolExecutor(max_workers=int(settings.PARTIAL_COPY_THREADS)) as pool:
+        for (_lo, hi), (p, ab, ba, v) in zip(ranges, pool.map(decide, ranges), strict=True):
+            out_p.append(p)
+            out_ab.append(ab)
+            out_ba.append(ba)
+            out_v.append(v)
+            if progress is not None:
+                found_so_far = sum(len(x) for x in out_p)
+                progress("pairs", n_stale * hi // pairs.shape[0], n_stale, found_so_far)
+    if not out_p:
+        empty = np.zeros(0)
+        return np.zeros((0, 2), np.int64), empty, empty, np.zeros(0, np.bool_)
+    return (
+        np.concatenate(out_p),
+        np.concatenate(out_ab),
+        np.concatenate(out_ba),
+        np.concatenate(out_v),
+    )
+
+
+def _write(
+    found: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    ids: np.ndarray,
+    content: np.ndarray,
+    stale: np.ndarray,
+    params: str,
+) -> None:
+    """The stale documents' pairs replaced and their records made current, in one transaction
+    (pages read the old pairs or the new ones)."""
+    pairs, ab, ba, passage = found
+    pc, rec = table_name(PartialCopy), table_name(PartialIndexed)
+    rows = [
+        (int(ids[a]), int(ids[b]), x, y, bool(v), content[a].decode(), content[b].decode())
+        for (a, b), x, y, v in zip(
+            pairs.tolist(), ab.tolist(), ba.tolist(), passage.tolist(), strict=True
+        )
+    ]
+    with transaction.atomic(), connection.cursor() as cur:
+        for lo in range(0, stale.shape[0], 50_000):
+            chunk = stale[lo : lo + 50_000].tolist()
+            for column in ("doc_a_id", "doc_b_id"):
+                where, args = in_list(column, chunk)
+                cur.execute(f"DELETE FROM {pc} WHERE {where}", args)
+        now = connection.ops.adapt_datetimefield_value(timezone.now())
+        for lo in range(0, len(rows), _INSERT):
+            cur.executemany(
+                f"INSERT INTO {pc} (doc_a_id, doc_b_id, share_a_in_b, share_b_in_a, "
+                "shares_passage, content_hash_a, content_hash_b, created_at) "
+                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                [(*r, now) for r in rows[lo : lo + _INSERT]],
+            )
+        for lo in range(0, stale.shape[0], 50_000):
+            where, args = in_list("doc_id", stale[lo : lo + 50_000].tolist())
+            cur.execute(
+                f"UPDATE {rec} SET params = %s WHERE params = %s AND {where}",
+                [params, PENDING, *args],
+            )

@@ -1,0 +1,1 @@
+"""Signatures: versioned sets, signing, band keys, rebuild jobs."""

@@ -1,0 +1,1 @@
+"""Topics of a result list: clustering, labels, words per language, memory, the map."""

@@ -1,0 +1,165 @@
+"""Fitting a label into a box of a server-drawn picture: estimated widths, cutting with "…",
+wrapping over lines, and placing a count beside or under the label.
+
+The server does not know the reader's font, so widths are estimated from the widest font of the
+page's stack (system-ui, …, DejaVu Sans), measured in Chromium: DejaVu Sans's own advance widths
+for printable ASCII, normal and bold (the larger of DejaVu Sans and Liberation Sans, the common
+Linux fallbacks, plus 5%), an accented letter as its base letter, the ellipsis and East Asian
+wide characters a full em, anything else 0.75 em (0.85 in bold: above the means of DejaVu's
+Greek and Cyrillic, 0.64 and 0.71 for lower case). System fonts elsewhere (Segoe UI, San
+Francisco, Roboto) set Latin text narrower, so a label estimated to fit does; for the rare wide
+Greek or Cyrillic capital the drawing clips each label to its area as well.
+Pure functions: no Django. ``searchapp.topics.result_map`` uses them for its areas.
+"""
+
+from __future__ import annotations
+
+import functools
+import unicodedata
+from dataclasses import dataclass
+
+__all__ = ["ELLIPSIS", "FittedLabel", "fit_label", "fit_text", "text_width", "wrap"]
+
+ELLIPSIS = "…"
+_MARGIN = 1.05
+# Advance widths of " " (32) to "~" (126), in thousandths of an em: DejaVu Sans Book and Bold
+# (Liberation Sans where wider), measured with a canvas in Chromium at 100 px.
+_NORMAL = (
+    318, 401, 460, 838, 636, 950, 780, 275, 390, 390, 500, 838, 318, 361, 318, 337, 636, 636, 636,
+    636, 636, 636, 636, 636, 636, 636, 337, 337, 838, 838, 838, 556, 1015, 684, 686, 722, 770, 667,
+    611, 778, 752, 295, 500, 667, 557, 863, 748, 787, 667, 787, 722, 667, 611, 732, 684, 989, 685,
+    667, 685, 390, 337, 390, 838, 556, 500, 613, 635, 550, 635, 615, 352, 635, 634, 278, 278, 579,
+    278, 974, 634, 612, 635, 635, 411, 521, 392, 634, 592, 818, 592, 592, 525, 636, 337, 636, 838,
+)  # fmt: skip
+_BOLD = (
+    348, 456, 521, 838, 696, 1002, 872, 306, 457, 457, 523, 838, 380, 415, 380, 365, 696, 696, 696,
+    696, 696, 696, 696, 696, 696, 696, 400, 400, 838, 838, 838, 611, 1000, 774, 762, 734, 830, 683,
+    683, 821, 837, 372, 556, 775, 637, 995, 837, 850, 733, 850, 770, 720, 682, 812, 774, 1103, 771,
+    724, 725, 457, 365, 457, 838, 556, 500, 675, 716, 593, 716, 678, 435, 716, 712, 343, 343, 665,
+    343, 1042, 712, 687, 716, 716, 493, 595, 478, 712, 652, 924, 645, 652, 582, 712, 365, 712, 838,
+)  # fmt: skip
+_OTHER, _OTHER_BOLD = 0.75, 0.85
+_WIDE = 1.0  # the ellipsis, East Asian wide and full-width characters
+
+
+@functools.lru_cache(maxsize=4096)
+def _char_em(char: str, bold: bool) -> float:
+    if unicodedata.combining(char):
+        return 0.0
+    if char == ELLIPSIS or unicodedata.east_asian_width(char) in ("W", "F"):
+        return _WIDE
+    base = unicodedata.normalize("NFD", char)[0]  # "é" is as wide as "e"
+    if " " <= base <= "~":
+        return (_BOLD if bold else _NORMAL)[ord(base) - 32] / 1000 * _MARGIN
+    return _OTHER_BOLD if bold else _OTHER
+
+
+def text_width(text: str, font_size: float, *, bold: bool = False) -> float:
+    """The estimated width of ``text`` set at ``font_size`` (never less than the real width in
+    the page's fonts, for the Latin, Greek, Cyrillic and CJK text the corpus holds)."""
+    return sum(_char_em(c, bold) for c in text) * font_size
+
+
+def fit_text(text: str, width: float, font_size: float, *, bold: bool = False) -> str:
+    """``text`` (its runs of white space made one space) if it fits ``width``, else its longest
+    prefix that fits with "…" after it, else "" (not even a character and the ellipsis fit)."""
+    text = " ".join(text.split())
+    if text_width(text, font_size, bold=bold) <= width:
+        return text
+    room = width - text_width(ELLIPSIS, font_size, bold=bold)
+    used, cut = 0.0, 0
+    for i, char in enumerate(text):
+        used += _char_em(char, bold) * font_size
+        if used > room:
+            break
+        cut = i + 1
+    prefix = text[:cut].rstrip()
+    return prefix + ELLIPSIS if prefix else ""
+
+
+def wrap(text: str, widths: list[float], font_size: float, *, bold: bool = False) -> list[str]:
+    """``text``'s words on lines of the given widths, as many on each as fit. When words are
+    left over the last line ends with "…"; a word too long for its line is cut there with "…"
+    and the text ends with it. Returns the lines used (none when ``widths`` is empty)."""
+    words = text.split()
+    lines: list[str] = []
+    i = 0
+    for n, width in enumerate(widths):
+        if i >= len(words):
+            break
+        line = ""
+        while i < len(words):
+            candidate = f"{line} {words[i]}" if line else words[i]
+            if text_width(candidate, font_size, bold=bold) > width:
+                break
+            line, i = candidate, i + 1
+        if not line or (n == len(widths) - 1 and i < len(words)):
+            # The next word does not fit, or this is the last line and words are left over.
+            cut = fit_text(" ".join([line, *words[i:]]), width, font_size, bold=bold)
+            if cut:
+                lines.append(cut)
+            return lines
+        lines.append(line)
+    return lines
+
+
+def _shown(lines: list[str]) -> int:
+    """Characters of the label the lines show (an ellipsis is not one of them)."""
+    return sum(len(line) - line.endswith(ELLIPSIS) for line in lines)
+
+
+@dataclass(frozen=True)
+class FittedLabel:
+    """A label fitted into a box: its lines, and the count on the first line's right end
+    (``count_beside``), on a line of its own under the label, or nowhere (``count`` "")."""
+
+    lines: tuple[str, ...]
+    count: str
+    count_beside: bool
+    shown: int  # characters of the label shown
+
+
+_NOTHING = FittedLabel((), "", False, 0)
+
+
+def fit_label(
+    label: str,
+    count: str,
+    width: float,
+    n_lines: int,
+    font_size: float,
+    *,
+    bold: bool = False,
+    min_chars: int = 4,
+    chars_beside_count: int = 8,
+) -> FittedLabel:
+    """``label`` and ``count`` in a box ``width`` wide with room for ``n_lines`` lines.
+
+    The count goes beside the label's first line when the label still shows
+    ``chars_beside_count`` characters (all of a shorter label) or as many as without it, else
+    on a line under the label, else it is left out. A label cut to fewer than ``min_chars``
+    characters says nothing and is left out, the count shown alone if it fits.
+    """
+    label = " ".join(label.split())
+    if n_lines < 1 or width <= 0:
+        return _NOTHING
+    enough = min(len(label), min_chars)
+    count_width = text_width(count, font_size, bold=bold)
+    alone = wrap(label, [width] * n_lines, font_size, bold=bold)
+    plenty = min(_shown(alone), chars_beside_count)
+    beside = wrap(
+        label,
+        [width - count_width - 0.4 * font_size] + [width] * (n_lines - 1),
+        font_size,
+        bold=bold,
+    )
+    if beside and _shown(beside) >= max(enough, plenty):
+        return FittedLabel(tuple(beside), count, True, _shown(beside))
+    under = wrap(label, [width] * (n_lines - 1), font_size, bold=bold)
+    if under and _shown(under) >= max(enough, plenty) and count_width <= width:
+        return FittedLabel(tuple(under), count, False, _shown(under))
+    if alone and _shown(alone) >= enough:
+        return FittedLabel(tuple(alone), "", False, _shown(alone))
+    if count_width <= width:
+        return FittedLabel((), count, True, 0)
+    return _NOTHING

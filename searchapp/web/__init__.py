@@ -1,0 +1,1 @@
+"""The web's doors: pages, the API, their forms, guards and middleware."""

@@ -1,0 +1,498 @@
+"""JSON API (django-ninja): a thin door onto the search and document selectors.
+
+OpenAPI schema at /api/openapi.json, interactive docs at /api/docs. Every bad parameter is a
+422 naming the parameter; an unknown document a 404; nothing a client sends is a 500.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Literal
+
+from django.http import HttpRequest, HttpResponse
+from ninja import Field, NinjaAPI, Path, Query, Schema
+
+try:  # django-ninja >= 1.5 wants an explicit Status; older versions take a tuple
+    from ninja import Status
+except ImportError:  # pragma: no cover - depends on the installed django-ninja
+
+    def Status(status_code: int, value: object) -> tuple[int, object]:  # type: ignore[no-redef]
+        return status_code, value
+
+
+from searchapp import grouping_params as gp
+from searchapp.grouping_params import GroupMethod, Method
+from searchapp.languages import LANGUAGE_NAMES
+from searchapp.models import Document
+from searchapp.search import SortOrder
+from searchapp.selectors.documents import document_detail
+from searchapp.selectors.search import MAX_QUERY_LENGTH, SearchParameterError, search_grouped
+from searchapp.web.access import may_search
+from searchapp.web.converters import MAX_ID
+from searchapp.web.serializers import search_page_data
+
+__all__ = ["api"]
+
+api = NinjaAPI(
+    title="Near-duplicate folding search API",
+    version="1.0",
+    description="Full-text search whose results fold near-duplicates (MinHash/LSH or SimHash).",
+    urls_namespace="api",
+    openapi_url="/openapi.json",
+    docs_url="/docs",
+)
+
+
+class ErrorOut(Schema):
+    detail: str | list[dict[str, object]]
+
+
+class HitPartialOut(Schema):
+    id: int = Field(description="the other result's document id (it is on this page)")
+    relation: Literal["contains", "appears", "passage"] = Field(
+        description="contains: this result holds `share` of the other's text; appears: `share` "
+        "of this result's text appears in the other; passage: they share a passage of "
+        "PARTIAL_COPY_MIN_WORDS words or more"
+    )
+    share: float = Field(description="the share (0..1); for passage, the larger of the two")
+
+
+class HitOut(Schema):
+    id: int
+    external_id: str
+    title: str
+    url: str
+    snippet: str = Field(description="HTML: the escaped text with matches in <mark> tags")
+    score: float = Field(description="BM25 score (in either sort order)")
+    rank: int | None = Field(
+        description="1-based position in the ranking; null for a similar result folded from "
+        "further down the ranking than this page read"
+    )
+    date: datetime | None = Field(description="the document's date, if its source gave one")
+    corpus: str = Field(description="the name of the document's corpus")
+    host: str = Field(description="the host of the document's http(s) url, else empty")
+    lang: str = Field(
+        "", description="the document's language, an ISO 639-1 code (zh, ja, de…); empty: unknown"
+    )
+    partial_copies: list[HitPartialOut] = Field(
+        default_factory=list,
+        description="other results of this page that this one quotes or is quoted in (not "
+        "folded: folding is by Jaccard similarity); largest share first, at most 3",
+    )
+
+
+class MemberOut(HitOut):
+    similarity: float = Field(
+        description="estimated similarity to the group's representative (0..1)"
+    )
+
+
+class GroupOut(Schema):
+    representative: HitOut
+    members: list[MemberOut]
+    representative_reason: str = Field(
+        "", description="why this member represents the group (empty for a group of one)"
+    )
+
+
+class SubtopicOut(Schema):
+    label: str = Field(description='a phrase from the topic\'s results ("Other topics": the rest)')
+    size: int = Field(description="results in the sub-topic (every member of its groups)")
+    n_groups: int = Field(description="near-duplicate groups in the sub-topic")
+    other: bool = Field(description='the "Other topics" bucket of the topic (always last)')
+    member_ids: list[int] = Field(description="document ids of its results, rank order")
+
+
+class TopicOut(Schema):
+    label: str = Field(description='a phrase from the results ("Other topics" for the rest)')
+    size: int = Field(description="results in the topic (every member of its groups)")
+    n_groups: int = Field(description="near-duplicate groups in the topic")
+    other: bool = Field(description='the "Other topics" bucket (always last)')
+    member_ids: list[int] = Field(description="document ids of the topic's results, rank order")
+    children: list[SubtopicOut] = Field(
+        description="a large topic's sub-topics, the same way made and ordered (\"Other "
+        "topics\" among them: the topic's groups none of them took); empty for the others"
+    )
+
+
+class SearchOut(Schema):
+    query: str
+    total_matches: int = Field(description="every document matching the query (all pages)")
+    took_ms: float
+    grouping_ms: float
+    group: GroupMethod
+    threshold: float | None
+    max_distance: int | None
+    page: int = Field(description="this page (of `per_page` groups)")
+    per_page: int
+    num_pages: int | None = Field(
+        description="how many pages there are, once known: when the fold reached the last "
+        "match (or a topic is selected); null before"
+    )
+    max_pages: int = Field(
+        description="at most this many pages (each group holds at least one match); equals "
+        "`num_pages` once that is known"
+    )
+    has_next: bool = Field(description="a next page exists")
+    n_results: int = Field(description="results on this page: representatives and members")
+    n_groups: int = Field(description="groups on this page")
+    n_folded: int = Field(description="similar results folded under this page's groups")
+    topic_results: int | None = Field(
+        None, description="with `topic`: results in the topic, on all its pages"
+    )
+    topic_groups: int | None = Field(
+        None, description="with `topic`: groups in the topic, on all its pages"
+    )
+    limit: int = Field(description="topics cover the groups of the first `limit` matches")
+    pending: int = Field(description="results on this page without a signature yet (alone)")
+    message: str | None
+    sort: SortOrder = Field(
+        description="the order applied; `relevance` when `date` was asked of an index "
+        "built before dates (message says to reindex)"
+    )
+    corpus: int | None = Field(description="the corpus searched (null: every corpus)")
+    suggestion: str | None = Field(
+        description="the query respelled from the index's vocabulary when one of its words "
+        "is in no document (\"Did you mean …?\")"
+    )
+    groups: list[GroupOut]
+    topics: list[TopicOut] | None = Field(
+        None,
+        description="topic clusters of the groups of the first `limit` matches, largest first "
+        "(with topics=1)",
+    )
+    topic: str | None = Field(
+        None,
+        description=(
+            "the topic the groups are filtered to; null when none was asked for or the asked "
+            "one is not among these results (then every group is returned)"
+        ),
+    )
+    subtopic: str | None = Field(
+        None,
+        description=(
+            "the sub-topic of `topic` the groups are filtered to; null when none was asked for "
+            "or the topic has no such sub-topic (then the whole topic's groups are returned)"
+        ),
+    )
+    topics_ms: float | None = Field(None, description="time spent clustering into topics")
+
+
+# The ISO 639-1 codes as an enum, so the schema lists every value the filter accepts (a
+# well-formed string that names no language was a 422 the schema did not announce).
+LanguageCode = StrEnum(  # type: ignore[misc]
+    "LanguageCode", {code: code for code in sorted(LANGUAGE_NAMES)}
+)
+
+
+class SearchParams(Schema):
+    q: str = Field(
+        "",
+        max_length=MAX_QUERY_LENGTH,
+        description=(
+            'the query (at most 1000 characters): words (any of them, best matches first), '
+            '"phrases", prefix* (3+ letters), AND, OR, NOT or -word, parentheses; operators '
+            "in capitals only. Unreadable operators (an unmatched quote or parenthesis) are "
+            "searched as plain words, with a message"
+        ),
+    )
+    sort: SortOrder = Field(
+        "relevance", description="relevance (best first) or date (newest first, undated last)"
+    )
+    corpus: int | None = Field(
+        None, ge=1, le=MAX_ID, description="search only this corpus (its id); default: all"
+    )
+    lang: LanguageCode | None = Field(
+        None,
+        description=(
+            "search only documents in this language, an ISO 639-1 code (en, zh, ja, ko, th, "
+            "ar, ru, de…; the language detected at ingest or given by the record); default: all"
+        ),
+    )
+    group: GroupMethod = Field(
+        "minhash", description="how to fold near-duplicates (none: every group has no members)"
+    )
+    threshold: float | None = Field(
+        None,
+        ge=gp.THRESHOLD_MIN,
+        le=gp.THRESHOLD_MAX,
+        allow_inf_nan=False,
+        description=(
+            f"MinHash similarity threshold ({gp.THRESHOLD_MIN:g} to {gp.THRESHOLD_MAX:g}); "
+            "default: the active signature set's"
+        ),
+    )
+    max_distance: int | None = Field(
+        None,
+        ge=gp.MAX_DISTANCE_MIN,
+        le=gp.MAX_DISTANCE_MAX,
+        description="SimHash: max Hamming distance in bits; default: the active set's",
+    )
+    limit: int = Field(
+        100,
+        ge=gp.LIMIT_MIN,
+        le=gp.LIMIT_MAX,
+        description="topics (topics=1) cluster the groups of the first `limit` matches",
+    )
+    page: int = Field(
+        1,
+        ge=1,
+        le=gp.PAGE_MAX,
+        description=(
+            "page of groups: every match is on some page, shown or folded under the group of "
+            "its best-ranked near-duplicate (a result folded on one page never appears on "
+            "another). Past the last page: 404"
+        ),
+    )
+    per_page: int = Field(10, ge=1, le=gp.PER_PAGE_MAX, description="groups per page")
+    topics: bool = Field(
+        False, description="also cluster the hits into labelled topics (returned in `topics`)"
+    )
+    topic: str | None = Field(
+        None,
+        max_length=gp.TOPIC_MAX_LENGTH,
+        description="only the groups of the topic with this label (implies topics=1)",
+    )
+    subtopic: str | None = Field(
+        None,
+        max_length=gp.TOPIC_MAX_LENGTH,
+        description="with `topic`: only the groups of its sub-topic with this label "
+        "(a label among the topic's `children`; without `topic`, or not among them: ignored, "
+        "and `subtopic` is null)",
+    )
+    max_topics: int = Field(
+        gp.DEFAULT_TOPICS,
+        ge=gp.TOPICS_MIN,
+        le=gp.TOPICS_MAX,
+        description='at most this many topics, besides "Other topics"',
+    )
+
+
+class DuplicateOut(Schema):
+    id: int
+    external_id: str
+    title: str
+    url: str
+    similarity: float
+
+
+class ClusterOut(Schema):
+    id: int
+    size: int
+    representative_id: int
+
+
+class PassageOut(Schema):
+    here: tuple[int, int] = Field(description="[start, end) character offsets in this text")
+    other: tuple[int, int] = Field(description="[start, end) character offsets in the other's")
+    words: int = Field(description="words of the passage (in this text)")
+    verbatim: bool = Field(description="word for word; false: lightly edited")
+
+
+class PartialCopyOut(Schema):
+    id: int
+    external_id: str
+    title: str
+    url: str
+    share_here_in_other: float = Field(
+        description="share of this text's word 5-shingles found in the other (containment)"
+    )
+    share_other_in_here: float = Field(description="share of the other's found in this text")
+    shares_passage: bool = Field(
+        description="kept for a verbatim passage of PARTIAL_COPY_MIN_WORDS words or more"
+    )
+    longest_passage: int = Field(description="words of the longest shared passage")
+    passages: list[PassageOut] = Field(
+        description="the shared passages, longest first (aligned for the first 10 documents)"
+    )
+
+
+class SourceOut(Schema):
+    name: str = Field(description="the original file's name (in its folder, zip or upload)")
+    type: str = Field(description='its type as read ("PDF", "email", "web archive"…), or empty')
+    position: str = Field(description='where in it ("pages 1-12", "message 3", "line 7"…)')
+    parent: str = Field(
+        description="external id of the document this one is attached to (a mail), or empty"
+    )
+    details: dict[str, str] = Field(
+        description="what the file says besides the text: a mail's from, to, cc, message_id, "
+        "in_reply_to, thread and quoted text; a crawled page's crawl date"
+    )
+
+
+class DocumentOut(Schema):
+    id: int
+    external_id: str
+    corpus: str
+    title: str
+    url: str
+    text: str
+    source: SourceOut | None = Field(description="where the document was read from, if known")
+    method: Method
+    threshold: float | None
+    max_distance: int | None
+    signature_pending: bool
+    near_duplicates: list[DuplicateOut]
+    cluster: ClusterOut | None
+    cluster_members: list[DuplicateOut]
+    partial_copies: list[PartialCopyOut] = Field(
+        description="documents holding a share of this one, held by it, or sharing a passage"
+    )
+
+
+class DocumentParams(Schema):
+    method: Method = "minhash"
+    threshold: float | None = Field(
+        None, ge=gp.THRESHOLD_MIN, le=gp.THRESHOLD_MAX, allow_inf_nan=False
+    )
+
+
+def _unprocessable(field: str, message: str) -> Status:
+    return Status(
+        422, {"detail": [{"loc": ["query", field], "msg": message, "type": "value_error"}]}
+    )
+
+
+@api.get(
+    "/search",
+    response={200: SearchOut, 401: ErrorOut, 404: ErrorOut, 422: ErrorOut},
+    summary="Search, folding near-duplicate results into groups",
+    description=(
+        "Pages through every match: `page` and `per_page` (groups per page); `total_matches`, "
+        "`num_pages` (once known), `max_pages` and `has_next` say how far the list goes. "
+        "404 when `corpus` names no corpus or `page` is past the last page; 422 for a "
+        "parameter out of range."
+    ),
+)
+def search(request: HttpRequest, params: Query[SearchParams]) -> Status | HttpResponse:
+    if not may_search(request.user):
+        return Status(401, {"detail": "Log in to search."})
+    try:
+        page = search_grouped(
+            query=params.q,
+            group=params.group,
+            threshold=params.threshold,
+            max_distance=params.max_distance,
+            limit=params.limit,
+            page=params.page,
+            per_page=params.per_page,
+            sort=params.sort,
+            corpus_id=params.corpus,
+            topics=params.topics,
+            topic=params.topic,
+            subtopic=params.subtopic,
+            max_topics=params.max_topics,
+            lang=params.lang.value if params.lang else None,
+        )
+    except SearchParameterError as exc:
+        if exc.field == "corpus":  # a well-formed id of no corpus: a missing resource
+            return Status(404, {"detail": f"Corpus {params.corpus} not found."})
+        return _unprocessable(exc.field, exc.message)
+    if page.past_last_page:
+        return Status(
+            404,
+            {
+                "detail": f"Page {page.page} is past the last page: there are "
+                f"{page.num_pages} page{'s' if page.num_pages != 1 else ''} of results."
+            },
+        )
+    # Rendered as ninja renders a validated SearchOut, without the validation: building the
+    # model from the dict and dumping it again was a tenth of a search's CPU at 1M documents
+    # (issue 23). search_page_data builds exactly SearchOut's fields, in its order, with its
+    # types; the test suite checks every /api/search response it makes against the validated
+    # model (tests/searchapp/api_checks.py).
+    return api.create_response(request, search_page_data(page), status=200)
+
+
+def _duplicate(doc: Document, similarity: float) -> dict[str, object]:
+    return {
+        "id": doc.id,
+        "external_id": doc.external_id,
+        "title": doc.title,
+        "url": doc.url,
+        "similarity": similarity,
+    }
+
+
+@api.get(
+    "/documents/{document_id}",
+    response={200: DocumentOut, 401: ErrorOut, 404: ErrorOut, 422: ErrorOut},
+    summary="A document with its near-duplicates across the corpus",
+)
+def document(
+    request: HttpRequest,
+    params: Query[DocumentParams],
+    document_id: int = Path(..., ge=1, le=MAX_ID),
+) -> Status:
+    if not may_search(request.user):
+        return Status(401, {"detail": "Log in to read documents."})
+    method, threshold = params.method, params.threshold
+    try:
+        detail = document_detail(document_id=document_id, method=method, threshold=threshold)
+    except Document.DoesNotExist:
+        return Status(404, {"detail": f"Document {document_id} not found."})
+    except gp.ParameterError as exc:
+        return _unprocessable(exc.field, exc.message)
+    doc = detail.document
+    cluster = detail.cluster
+    return Status(
+        200,
+        {
+            "id": doc.id,
+            "external_id": doc.external_id,
+            "corpus": doc.corpus.name,
+            "title": doc.title,
+            "url": doc.url,
+            "text": doc.text,
+            "source": (
+                {
+                    "name": doc.source_name,
+                    "type": doc.source_type,
+                    "position": doc.source_position,
+                    "parent": doc.source_parent,
+                    "details": doc.source_details_map,
+                }
+                if doc.source_name
+                else None
+            ),
+            "method": detail.method,
+            "threshold": detail.threshold,
+            "max_distance": detail.max_distance,
+            "signature_pending": detail.signature_pending,
+            "near_duplicates": [_duplicate(d, s) for d, s in detail.near_duplicates],
+            "cluster": (
+                {
+                    "id": cluster.id,
+                    "size": cluster.size,
+                    "representative_id": cluster.representative_id,
+                }
+                if cluster is not None
+                else None
+            ),
+            "cluster_members": [_duplicate(d, s) for d, s in detail.cluster_members],
+            "partial_copies": [
+                {
+                    **_duplicate(r.other, 0.0),
+                    "share_here_in_other": r.share_here_in_other,
+                    "share_other_in_here": r.share_other_in_here,
+                    "shares_passage": r.shares_passage,
+                    "longest_passage": r.longest_passage,
+                    "passages": [
+                        {"here": p.here, "other": p.other, "words": p.words, "verbatim": p.verbatim}
+                        for p in r.passages
+                    ],
+                }
+                for r in detail.partial_copies
+            ],
+        },
+    )
+
+
+@api.exception_handler(SearchParameterError)
+def _search_parameter_error(request: HttpRequest, exc: SearchParameterError) -> HttpResponse:
+    return api.create_response(
+        request,
+        {"detail": [{"loc": ["query", exc.field], "msg": exc.message, "type": "value_error"}]},
+        status=422,
+    )
