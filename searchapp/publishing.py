@@ -15,6 +15,7 @@ at start-up and by celery beat every ``SIGNATURE_CATCHUP_SECONDS``). With
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from collections.abc import Sequence
@@ -24,7 +25,7 @@ from celery import group
 from django.conf import settings
 from kombu.exceptions import OperationalError as KombuOperationalError
 
-from searchapp.celery import app
+from config.celery import app
 
 logger = logging.getLogger(__name__)
 
@@ -63,8 +64,24 @@ _PUBLISH_ERRORS: tuple[type[BaseException], ...] = (
 
 _BROKER_CHECK_TTL = 5.0
 _broker_cache: dict[str, tuple[float, bool, str]] = {}
-_broker_refreshing: set[str] = set()
+# When each broker's background probe started. A probe that has not ended well past its
+# connect timeout (stuck in a connect the timeout does not cover, or started in a parent
+# process before a fork, so that no thread of this process will ever end it) no longer blocks
+# the next one: the pages would show its last answer for ever, "unreachable" minutes after the
+# broker is back.
+_broker_refreshing: dict[str, float] = {}
 _broker_lock = threading.Lock()
+
+
+def _forget_probes_in_child() -> None:
+    _broker_refreshing.clear()
+
+
+os.register_at_fork(after_in_child=_forget_probes_in_child)
+
+
+def _probe_overdue(started: float) -> bool:
+    return time.monotonic() - started > 2 * settings.CELERY_BROKER_CONNECT_TIMEOUT + 1.0
 
 
 def broker_label(url: str) -> str:
@@ -96,7 +113,7 @@ def _refresh(url: str) -> None:
             _broker_cache[url] = (time.monotonic(), ok, error)
     finally:
         with _broker_lock:
-            _broker_refreshing.discard(url)
+            _broker_refreshing.pop(url, None)
 
 
 def broker_reachable() -> tuple[bool, str]:
@@ -111,9 +128,10 @@ def broker_reachable() -> tuple[bool, str]:
     with _broker_lock:
         cached = _broker_cache.get(url)
         stale = cached is None or time.monotonic() - cached[0] >= _BROKER_CHECK_TTL
-        start = cached is not None and stale and url not in _broker_refreshing
+        running = _broker_refreshing.get(url)
+        start = cached is not None and stale and (running is None or _probe_overdue(running))
         if start:
-            _broker_refreshing.add(url)
+            _broker_refreshing[url] = time.monotonic()
     if cached is None:
         ok, error = _probe_broker(url)
         with _broker_lock:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 
@@ -17,7 +18,7 @@ def probes(monkeypatch: pytest.MonkeyPatch, settings) -> list[threading.Event]: 
     """A fake probe: the first answers "down" at once, later ones "up" once released."""
     settings.CELERY_BROKER_URL = URL
     monkeypatch.setattr(publishing, "_broker_cache", {})
-    monkeypatch.setattr(publishing, "_broker_refreshing", set())
+    monkeypatch.setattr(publishing, "_broker_refreshing", {})
     released: list[threading.Event] = []
 
     def probe(url: str) -> tuple[bool, str]:
@@ -62,3 +63,38 @@ def test_the_first_answer_for_a_broker_is_probed_then_cached(
     assert publishing.broker_reachable() == (False, "ConnectionError: refused")
     assert publishing.broker_reachable() == (False, "ConnectionError: refused")
     assert len(probes) == 1  # fresh: no second probe
+
+
+def test_a_probe_that_never_ends_does_not_keep_the_broker_down_on_the_pages(
+    probes: list[threading.Event], settings
+) -> None:  # type: ignore[no-untyped-def]
+    """A probe stuck past its connect timeout (or one a parent process started before it
+    forked, which no thread here will ever end) must not pin "unreachable" on /status/ once
+    the broker is back: the next poll after it is overdue starts another."""
+    settings.CELERY_BROKER_CONNECT_TIMEOUT = 0.1
+    assert publishing.broker_reachable() == (False, "ConnectionError: refused")
+    _age_the_answer()
+    # Inherited from a parent process: marked as running, with no thread behind it.
+    publishing._broker_refreshing[URL] = time.monotonic()
+    assert publishing.broker_reachable() == (False, "ConnectionError: refused")
+    assert len(probes) == 1  # not overdue yet: no second probe
+    publishing._broker_refreshing[URL] = time.monotonic() - 5  # well past 2 x 0.1 s + 1 s
+    assert publishing.broker_reachable() == (False, "ConnectionError: refused")
+    assert len(probes) == 2, "an overdue probe blocked the next one"
+    probes[1].set()
+    deadline = time.monotonic() + 10
+    while publishing._broker_refreshing and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert publishing.broker_reachable() == (True, "")
+
+
+def test_a_forked_child_forgets_the_probes_its_parent_had_running() -> None:
+    publishing._broker_refreshing["redis://example.invalid/0"] = time.monotonic()
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: exit 0 only if it forgot the parent's probe
+            os._exit(0 if not publishing._broker_refreshing else 1)
+        _, status = os.waitpid(pid, 0)
+        assert os.waitstatus_to_exitcode(status) == 0
+    finally:
+        publishing._broker_refreshing.pop("redis://example.invalid/0", None)
