@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
+
+from searchapp.db_values import database_now
 
 
 class JobQuerySet(models.QuerySet["Job"]):
@@ -64,7 +68,10 @@ class Job(models.Model):
     published_at = models.DateTimeField(null=True, blank=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    # The heartbeat the stall checks read: stamped by the database's clock on every save (and
+    # by every progress update), so a worker whose own clock is off never makes a live job look
+    # stalled, nor a stalled one live.
+    updated_at = models.DateTimeField(default=timezone.now)
 
     objects = JobQuerySet.as_manager()
 
@@ -73,6 +80,12 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return f"{self.label} ({self.get_state_display().lower()})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        fields = kwargs.get("update_fields")
+        if fields is None or "updated_at" in fields:
+            self.updated_at = database_now()
+        super().save(*args, **kwargs)
 
     @property
     def label(self) -> str:

@@ -20,9 +20,9 @@ from typing import Any
 
 from django.conf import settings
 from django.db.models import Q
-from django.utils import timezone
 
 from searchapp import publishing
+from searchapp.db_values import database_now
 from searchapp.models import Job
 
 __all__ = ["job_done", "job_failed", "job_publish", "job_started", "jobs_queued_republish"]
@@ -33,14 +33,14 @@ def job_publish(task: str, job_id: int, *, countdown: float | None = None) -> bo
     stamp is left as it was, so the catch-up publishes the job once the broker is back)."""
     if not publishing.publish(task, job_id, countdown=countdown):
         return False
-    Job.objects.filter(pk=job_id).update(published_at=timezone.now())
+    Job.objects.filter(pk=job_id).update(published_at=database_now())
     return True
 
 
 def jobs_queued_republish(kind: str, task: str) -> int:
     """Publish again every QUEUED job of ``kind`` whose task never reached the broker or whose
     message has not been seen for ``JOB_STALL_SECONDS``; returns how many were published."""
-    cutoff = timezone.now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
+    cutoff = database_now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
     lost = Job.objects.filter(kind=kind, state=Job.State.QUEUED).filter(
         Q(published_at__isnull=True) | Q(published_at__lt=cutoff)
     )
@@ -54,7 +54,7 @@ def jobs_queued_republish(kind: str, task: str) -> int:
 
 def job_started(job_id: int) -> bool:
     """QUEUED → RUNNING; False when the job was not queued (already run, cancelled)."""
-    now = timezone.now()
+    now = database_now()
     return bool(
         Job.objects.filter(pk=job_id, state=Job.State.QUEUED).update(
             state=Job.State.RUNNING, started_at=now, updated_at=now
@@ -67,7 +67,7 @@ def job_failed(job_id: int, exc: BaseException) -> None:
     characters) as the error shown on the job's page."""
     Job.objects.filter(pk=job_id).update(
         state=Job.State.FAILED,
-        finished_at=timezone.now(),
+        finished_at=database_now(),
         message=f"Failed: {type(exc).__name__}",
         errors=[{"error": str(exc)[:500]}],
     )
@@ -76,5 +76,5 @@ def job_failed(job_id: int, exc: BaseException) -> None:
 def job_done(job_id: int, *, message: str, report: dict[str, Any]) -> None:
     """RUNNING → DONE (a job cancelled while it ran stays CANCELLED)."""
     Job.objects.filter(pk=job_id, state=Job.State.RUNNING).update(
-        state=Job.State.DONE, done=1, finished_at=timezone.now(), message=message, report=report
+        state=Job.State.DONE, done=1, finished_at=database_now(), message=message, report=report
     )

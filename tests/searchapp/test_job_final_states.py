@@ -8,7 +8,7 @@ broker is back" means the catch-up's publish runs the chunks at once.
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import numpy as np
 import pytest
@@ -16,6 +16,7 @@ from corpora import make_news, sign_all
 from django.utils import timezone
 
 from searchapp import publishing
+from searchapp.db_values import database_now
 from searchapp.models import BandKey, Job, JobChunk, SignatureSet
 from searchapp.selectors.signatures import active_signature_set
 from searchapp.services.catchup import catch_up
@@ -162,3 +163,41 @@ def test_the_recompute_plans_its_band_queries_on_fresh_statistics() -> None:
     assert estimated_rows() == 0
     clusters.clusters_recompute(signature_set=active)
     assert estimated_rows() == BandKey.objects.count() > 0
+
+
+@pytest.fixture
+def clock_ahead(monkeypatch):  # type: ignore[no-untyped-def]
+    """This process's clock runs 15 minutes ahead of the database's (a worker's skewed clock)."""
+    real_now = timezone.now
+
+    def ahead() -> datetime:
+        return real_now() + timedelta(minutes=15)
+
+    monkeypatch.setattr(timezone, "now", ahead)
+    return timedelta(minutes=15)
+
+
+def test_a_worker_whose_clock_runs_ahead_neither_fails_live_jobs_nor_stamps_the_future(
+    clock_ahead, django_capture_on_commit_callbacks
+) -> None:  # type: ignore[no-untyped-def]
+    make_news()
+    sign_all("minhash")
+    # A live recompute and a live partial-copies update, their heartbeats just written by a
+    # worker with a good clock.
+    live = [
+        Job.objects.create(kind=kind, state=Job.State.RUNNING, total=1)
+        for kind in (Job.Kind.CLUSTERS, Job.Kind.PARTIAL)
+    ]
+    catch_up()  # run by the worker whose clock is ahead (its embedded beat)
+    for job in live:
+        job.refresh_from_db()
+        assert job.state == Job.State.RUNNING, f"{job.label} was failed: {job.message}"
+    # A job the skewed worker runs is stamped by the database's clock, not its own.
+    Job.objects.filter(pk__in=[j.pk for j in live]).update(state=Job.State.DONE)
+    with django_capture_on_commit_callbacks(execute=True):
+        rebuild = signature_set_rebuild(method="minhash", params={"threshold": 0.9})
+    rebuild.refresh_from_db()
+    assert rebuild.state == Job.State.DONE
+    database_time = database_now()
+    for stamp in (rebuild.finished_at, rebuild.started_at, rebuild.updated_at):
+        assert stamp is not None and abs(stamp - database_time) < timedelta(minutes=1), stamp

@@ -30,9 +30,9 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db.models import Count, Min
-from django.utils import timezone
 
 from searchapp import publishing
+from searchapp.db_values import database_now
 from searchapp.models import Cluster, ClusterMember, Job, SignatureSet
 from searchapp.services.clusters.incremental import clusters_add_documents
 from searchapp.services.clusters.recompute import clusters_recompute
@@ -282,7 +282,7 @@ def _job_check(job_id: int, signature_set_id: int) -> Callable[[], None]:
         if now - last[0] < _HEARTBEAT_SECONDS:
             return
         last[0] = now
-        Job.objects.filter(pk=job_id).update(updated_at=timezone.now())
+        Job.objects.filter(pk=job_id).update(updated_at=database_now())
         if Job.objects.stopped(job_id):
             raise _NoLongerWanted("cancelled")
         if not SignatureSet.objects.active().filter(pk=signature_set_id).exists():
@@ -334,7 +334,7 @@ def job_clusters_run(*, job_id: int) -> int:
             )
     except _NoLongerWanted as stop:
         Job.objects.filter(pk=job_id, state=Job.State.RUNNING).update(
-            state=Job.State.CANCELLED, finished_at=timezone.now(), message=f"Stopped: {stop}"
+            state=Job.State.CANCELLED, finished_at=database_now(), message=f"Stopped: {stop}"
         )
         return 0
     except Exception as exc:
@@ -349,7 +349,7 @@ def clusters_fail_stalled() -> int:
     was killed, or lost its database while recording the outcome) end FAILED with that reason,
     and a new recompute is queued for each set still active. Run by the periodic catch-up;
     returns how many were failed."""
-    cutoff = timezone.now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
+    cutoff = database_now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
     stalled = list(
         Job.objects.filter(
             kind=Job.Kind.CLUSTERS, state=Job.State.RUNNING, updated_at__lt=cutoff
@@ -359,7 +359,7 @@ def clusters_fail_stalled() -> int:
     for job_id, set_id in stalled:
         failed += Job.objects.filter(pk=job_id, state=Job.State.RUNNING).update(
             state=Job.State.FAILED,
-            finished_at=timezone.now(),
+            finished_at=database_now(),
             message=(
                 f"Failed: no progress for {settings.JOB_STALL_SECONDS} s "
                 "(its worker stopped); a new recompute was queued"

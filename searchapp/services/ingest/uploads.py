@@ -30,9 +30,9 @@ from typing import IO, Any, BinaryIO, cast
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
-from django.utils import timezone
 
 from searchapp import publishing
+from searchapp.db_values import database_now
 from searchapp.models import Job
 from searchapp.readers import ACCEPTED_SUFFIXES, IngestFileError, Record, read_upload, suffix_of
 from searchapp.services.ingest.ingest import documents_ingest
@@ -130,7 +130,7 @@ def _queue_import(job_id: int) -> None:
             message=(
                 "The background queue is unavailable; nothing was imported. Upload again later."
             ),
-            finished_at=timezone.now(),
+            finished_at=database_now(),
         )
 
 
@@ -139,7 +139,7 @@ def _fail(job: Job, message: str, errors: list[dict[str, Any]] | None = None) ->
     job.message = message[:500]
     job.errors = (errors or [])[:_MAX_REPORTED_ERRORS]
     job.report = {"created": 0, "updated": 0, "unchanged": 0, "skipped": [], "failed": message}
-    job.finished_at = timezone.now()
+    job.finished_at = database_now()
     job.save()
     return job
 
@@ -292,7 +292,7 @@ def upload_import(*, job: Job) -> Job:
     name = params["name"]
     path = _uploads_dir() / params["file"]
     job.state = Job.State.RUNNING
-    job.started_at = timezone.now()
+    job.started_at = database_now()
     job.message = f"Reading {name}"
     job.total, job.done = int(params.get("size") or 0), 0
     job.report = {"phase": "reading"}
@@ -383,7 +383,7 @@ def upload_import(*, job: Job) -> Job:
         # write (a cancel inside this very transaction is rolled back with the import).
         Job.objects.filter(pk=job.pk, state=Job.State.RUNNING).update(
             state=Job.State.CANCELLED,
-            finished_at=timezone.now(),
+            finished_at=database_now(),
             message="cancelled; nothing was imported",
         )
         # The cancel's own words are a rebuild's ("the active version is unchanged").
@@ -416,6 +416,6 @@ def upload_import(*, job: Job) -> Job:
         f"Imported {name} into {corpus.name}: {report.created} new, {report.updated} updated, "
         f"{report.unchanged} unchanged, {len(skipped)} skipped."
     )
-    job.finished_at = timezone.now()
+    job.finished_at = database_now()
     job.save()
     return job

@@ -21,9 +21,9 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from searchapp import publishing
+from searchapp.db_values import database_now
 from searchapp.models import (
     Document,
     Job,
@@ -114,7 +114,7 @@ def partial_copies_update(*, job_id: int | None = None) -> UpdateCounts:
         )
         # The stall check (partial_copies_fail_stalled) tells a live job by its touched row.
         Job.objects.filter(pk=job_id, state=Job.State.RUNNING).update(
-            updated_at=timezone.now(), message=message
+            updated_at=database_now(), message=message
         )
 
     todo = stale_documents()
@@ -173,7 +173,7 @@ def job_partial_copies_run(*, job_id: int) -> int:
 
 
 def _another_running(job_id: int) -> bool:
-    cutoff = timezone.now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
+    cutoff = database_now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
     return (
         Job.objects.filter(kind=Job.Kind.PARTIAL, state=Job.State.RUNNING, updated_at__gte=cutoff)
         .exclude(pk=job_id)
@@ -184,12 +184,12 @@ def _another_running(job_id: int) -> bool:
 def partial_copies_fail_stalled() -> int:
     """RUNNING updates untouched for JOB_STALL_SECONDS (their worker died) end FAILED, and a
     new one is queued; returns how many were failed."""
-    cutoff = timezone.now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
+    cutoff = database_now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
     failed = Job.objects.filter(
         kind=Job.Kind.PARTIAL, state=Job.State.RUNNING, updated_at__lt=cutoff
     ).update(
         state=Job.State.FAILED,
-        finished_at=timezone.now(),
+        finished_at=database_now(),
         message=f"Failed: no progress for {settings.JOB_STALL_SECONDS} s (its worker stopped)",
     )
     if failed:

@@ -57,9 +57,9 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F, Max
-from django.utils import timezone
 
 from searchapp import publishing
+from searchapp.db_values import database_now
 from searchapp.models import Document, Job, JobChunk, SignatureSet
 from searchapp.services.clusters.jobs import clusters_schedule
 from searchapp.services.signatures.sets import (
@@ -173,7 +173,7 @@ def _rebuilds_supersede(*, method: str, by: Job) -> int:
         Job.objects.filter(pk=job_id, state__in=_RUNNING_STATES).update(
             state=Job.State.CANCELLED,
             cancel_requested=True,
-            finished_at=timezone.now(),
+            finished_at=database_now(),
             message=f"cancelled: superseded by {by.label}",
         )
         SignatureSet.objects.filter(pk=set_id, state=SignatureSet.State.BUILDING).update(
@@ -193,7 +193,7 @@ def _dispatch_chunks(job_id: int, *, only_unfinished: bool = False) -> int:
         publishing.TASK_REBUILD_CHUNK, [(chunk_id,) for chunk_id in ids]
     ):
         return 0
-    Job.objects.filter(pk=job_id, published_at__isnull=True).update(published_at=timezone.now())
+    Job.objects.filter(pk=job_id, published_at__isnull=True).update(published_at=database_now())
     return len(ids)
 
 
@@ -233,10 +233,10 @@ def job_chunk_run(*, chunk_id: int) -> str:
             return "job-finished"
         chunk.state = JobChunk.State.RUNNING
         chunk.attempts += 1
-        chunk.started_at = timezone.now()
+        chunk.started_at = database_now()
         chunk.save(update_fields=["state", "attempts", "started_at"])
         Job.objects.filter(pk=job.pk, state=Job.State.QUEUED).update(
-            state=Job.State.RUNNING, started_at=timezone.now()
+            state=Job.State.RUNNING, started_at=database_now()
         )
     signature_set = SignatureSet.objects.get(pk=_rebuild_set_id(job))
     _fault_hook(chunk)
@@ -264,7 +264,7 @@ def _chunk_finish(*, chunk_id: int) -> str:
         if job.state not in _RUNNING_STATES:
             return "job-finished"
         chunk.state = JobChunk.State.DONE
-        chunk.finished_at = timezone.now()
+        chunk.finished_at = database_now()
         chunk.error = ""
         chunk.save(update_fields=["state", "finished_at", "error"])
         Job.objects.filter(pk=job.pk).update(done=F("done") + chunk.size)
@@ -290,7 +290,7 @@ def _job_finish(*, job: Job) -> None:
     )
     if signature_set.state != SignatureSet.State.BUILDING or newer is not None:
         job.state = Job.State.CANCELLED
-        job.finished_at = timezone.now()
+        job.finished_at = database_now()
         job.message = (
             f"cancelled: {newer.label} is in force" if newer else "cancelled: superseded"
         )
@@ -301,7 +301,7 @@ def _job_finish(*, job: Job) -> None:
         return
     signature_set_activate(signature_set=signature_set)
     job.state = Job.State.DONE
-    job.finished_at = timezone.now()
+    job.finished_at = database_now()
     job.started_at = job.started_at or job.finished_at
     job.message = f"{signature_set.label} is now in force"
     job.save(update_fields=["state", "finished_at", "started_at", "message"])
@@ -328,7 +328,7 @@ def job_chunk_fail(*, chunk_id: int, error: str) -> None:
             return
         chunk.state = JobChunk.State.FAILED
         chunk.error = error[:2000]
-        chunk.finished_at = timezone.now()
+        chunk.finished_at = database_now()
         chunk.save(update_fields=["state", "error", "finished_at"])
         job.errors = [
             *job.errors,
@@ -343,7 +343,7 @@ def job_chunk_fail(*, chunk_id: int, error: str) -> None:
         fields = ["errors"]
         if job.state in _RUNNING_STATES:
             job.state = Job.State.FAILED
-            job.finished_at = timezone.now()
+            job.finished_at = database_now()
             job.message = (
                 f"chunk {chunk.index} failed after {chunk.attempts} attempts; "
                 "the active version is unchanged"
@@ -365,7 +365,7 @@ def job_cancel(*, job: Job) -> Job:
         if locked.state in _RUNNING_STATES:
             locked.cancel_requested = True
             locked.state = Job.State.CANCELLED
-            locked.finished_at = timezone.now()
+            locked.finished_at = database_now()
             locked.message = "cancelled; the active version is unchanged"
             locked.save(update_fields=["cancel_requested", "state", "finished_at", "message"])
             if locked.signature_set_id:
@@ -403,7 +403,7 @@ def jobs_republish_stalled() -> int:
     A chunk that is merely slow is run twice at worst, which is harmless (module docstring);
     publishing stamps ``published_at``, so a stalled job is re-published once per stall period.
     """
-    cutoff = timezone.now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
+    cutoff = database_now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
     published = 0
     jobs = Job.objects.filter(
         kind=Job.Kind.REBUILD,
@@ -419,7 +419,7 @@ def jobs_republish_stalled() -> int:
             continue  # chunks are moving
         count = _dispatch_chunks(job_id, only_unfinished=True)
         if count:
-            Job.objects.filter(pk=job_id).update(published_at=timezone.now())
+            Job.objects.filter(pk=job_id).update(published_at=database_now())
             logger.warning("rebuild job %s: no progress; re-published %d chunks", job_id, count)
         published += count
     return published
