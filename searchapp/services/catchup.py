@@ -38,6 +38,7 @@ from searchapp.services.clusters.jobs import (
     clusters_schedule,
 )
 from searchapp.services.ingest.bulk_load import load_lock_held
+from searchapp.services.ingest.uploads import uploads_recover_stalled, uploads_republish_queued
 from searchapp.services.partial_copies.jobs import (
     partial_copies_after_signing,
     partial_copies_fail_stalled,
@@ -105,6 +106,8 @@ def catch_up() -> CatchUp:
     partial_copies_fail_stalled()
     cluster_jobs = clusters_republish_queued()
     partial_copies_republish_queued()
+    uploads_recover_stalled()
+    uploads_republish_queued()
     if not load_lock_held():  # set aside by a bulk load that died (band_index)
         band_index_restore_quietly(unless=load_lock_held)  # asked again once none can start
     grace = timezone.now() - timedelta(seconds=settings.SIGNATURE_CATCHUP_SECONDS)
@@ -117,5 +120,6 @@ def catch_up_on_worker_start() -> int:
     resumed = jobs_resume_unfinished()
     clusters_republish_queued()
     partial_copies_republish_queued()
+    uploads_republish_queued()
     signatures_schedule_pending()
     return resumed

@@ -8,6 +8,7 @@ The Celery task runs eagerly here (the same code path a worker runs, in-process)
 # ruff: noqa: F811
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import zipfile
@@ -568,3 +569,99 @@ def test_a_record_the_writer_refuses_still_means_nothing_is_imported_without_ski
     assert Job.objects.get().state == Job.State.FAILED
     assert "ok.jsonl:2: refused" in html and "Nothing was imported" in html
     assert corpus_state() == before
+
+
+def test_an_import_whose_message_was_lost_is_published_again_and_imported(
+    staff_client, existing_corpus, monkeypatch, settings, django_capture_on_commit_callbacks
+):  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from searchapp import publishing
+    from searchapp.services.catchup import catch_up
+
+    with monkeypatch.context() as lost:
+        lost.setattr(publishing, "publish", lambda *args, **kwargs: True)  # said yes, then lost
+        upload(staff_client, "late.jsonl", jsonl({"id": "late", "text": STORY}),
+               capture=django_capture_on_commit_callbacks)
+    job = Job.objects.get(kind=Job.Kind.IMPORT)
+    assert job.state == Job.State.QUEUED
+    catch_up()  # too early to call it lost
+    assert Job.objects.get(pk=job.pk).state == Job.State.QUEUED
+    Job.objects.filter(pk=job.pk).update(
+        published_at=job.published_at - timedelta(seconds=settings.JOB_STALL_SECONDS + 1)
+    )
+    catch_up()
+    job.refresh_from_db()
+    assert job.state == Job.State.DONE, job.message
+    assert Document.objects.filter(external_id="late").exists()
+
+
+def test_a_duplicate_import_message_imports_once(
+    staff_client, existing_corpus, django_capture_on_commit_callbacks
+):  # type: ignore[no-untyped-def]
+    from searchapp.services.ingest.uploads import upload_import_by_id
+
+    upload(staff_client, "once.jsonl", jsonl({"id": "once", "text": STORY}),
+           capture=django_capture_on_commit_callbacks)
+    job = Job.objects.get(kind=Job.Kind.IMPORT)
+    finished = job.finished_at
+    # The broker delivers the message again (a visibility timeout): nothing runs twice.
+    again = upload_import_by_id(job_id=job.pk)
+    assert again is not None and again.state == Job.State.DONE and again.finished_at == finished
+
+
+def test_an_import_whose_worker_died_runs_again_then_fails_plainly(
+    staff_client, existing_corpus, monkeypatch, settings, django_capture_on_commit_callbacks
+):  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from searchapp.db_values import database_now
+    from searchapp.services.catchup import catch_up
+    from searchapp.services.ingest import uploads
+
+    # The worker is killed once it has marked the job running: the import never ends.
+    real_ingest = uploads.documents_ingest
+
+    def killed(**kwargs):  # type: ignore[no-untyped-def]
+        raise SystemExit("worker killed")
+
+    monkeypatch.setattr(uploads, "documents_ingest", killed)
+    with pytest.raises(SystemExit):
+        upload(staff_client, "big.jsonl", jsonl({"id": "big", "text": STORY}),
+               capture=django_capture_on_commit_callbacks)
+    job = Job.objects.get(kind=Job.Kind.IMPORT)
+    assert job.state == Job.State.RUNNING
+    monkeypatch.setattr(uploads, "documents_ingest", real_ingest)
+    # A SIGKILL runs no finally: the stored file is still there, as it would be.
+    stored = settings.MEDIA_ROOT / "uploads" / job.params["file"]
+    stored.write_bytes(jsonl({"id": "big", "text": STORY}))
+
+    def stall() -> None:
+        Job.objects.filter(pk=job.pk).update(
+            updated_at=database_now() - timedelta(seconds=settings.JOB_STALL_SECONDS + 1)
+        )
+
+    catch_up()  # a live import is left alone
+    assert Job.objects.get(pk=job.pk).state == Job.State.RUNNING
+    stall()
+    catch_up()  # queued again and, tasks being inline here, imported
+    job.refresh_from_db()
+    assert job.state == Job.State.DONE, job.message
+    assert Document.objects.filter(external_id="big").exists()
+
+    # A file that kills its worker every time ends FAILED after its second run, plainly.
+    monkeypatch.setattr(uploads, "documents_ingest", killed)
+    with pytest.raises(SystemExit):
+        upload(staff_client, "bomb.jsonl", jsonl({"id": "bomb", "text": STORY}),
+               capture=django_capture_on_commit_callbacks)
+    job = Job.objects.filter(kind=Job.Kind.IMPORT).order_by("-pk").first()
+    stored = settings.MEDIA_ROOT / "uploads" / job.params["file"]
+    for _ in range(2):
+        stored.write_bytes(jsonl({"id": "bomb", "text": STORY}))
+        stall()
+        with contextlib.suppress(SystemExit):  # the second run's worker is killed too
+            catch_up()
+    job.refresh_from_db()
+    assert job.state == Job.State.FAILED
+    assert "Nothing was imported" in job.message and "bomb.jsonl" in job.message
+    assert not Document.objects.filter(external_id="bomb").exists()

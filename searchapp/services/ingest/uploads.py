@@ -25,17 +25,20 @@ import time
 import uuid
 import zipfile
 from collections.abc import Callable
+from datetime import timedelta
 from pathlib import Path, PurePath
 from typing import IO, Any, BinaryIO, cast
 
 from django.conf import settings
 from django.db import DatabaseError, transaction
+from django.db.models.functions import Now
 
 from searchapp import publishing
 from searchapp.db_values import database_now
 from searchapp.models import Job
 from searchapp.readers import ACCEPTED_SUFFIXES, IngestFileError, Record, read_upload, suffix_of
 from searchapp.services.ingest.ingest import documents_ingest
+from searchapp.services.job_states import job_publish, job_started, jobs_queued_republish
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +124,7 @@ def upload_store(
 
 
 def _queue_import(job_id: int) -> None:
-    if not publishing.publish(publishing.TASK_UPLOAD_IMPORT, job_id):
+    if not job_publish(publishing.TASK_UPLOAD_IMPORT, job_id):
         # Broker down: the job says so at once instead of waiting forever; the file goes.
         job = Job.objects.get(pk=job_id)
         (_uploads_dir() / job.params["file"]).unlink(missing_ok=True)
@@ -132,6 +135,53 @@ def _queue_import(job_id: int) -> None:
             ),
             finished_at=database_now(),
         )
+
+
+# An import whose worker died is run again this many times in all, then failed: a file that
+# kills its worker every time (memory) must not take one worker after another for ever.
+_IMPORT_RUNS = 2
+
+
+def uploads_republish_queued() -> int:
+    """Publish again the QUEUED imports whose message was lost (``job_states``); returns how
+    many went."""
+    return jobs_queued_republish(Job.Kind.IMPORT, publishing.TASK_UPLOAD_IMPORT)
+
+
+def uploads_recover_stalled() -> int:
+    """RUNNING imports untouched for JOB_STALL_SECONDS: their worker died, and their import,
+    written in one transaction, was rolled back with it. One whose stored file is still there
+    is queued again (up to ``_IMPORT_RUNS`` runs), else it ends FAILED saying nothing was
+    imported. Run by the periodic catch-up; returns how many were recovered or failed."""
+    cutoff = database_now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
+    stalled = Job.objects.filter(
+        kind=Job.Kind.IMPORT, state=Job.State.RUNNING, updated_at__lt=cutoff
+    )
+    handled = 0
+    for job in stalled:
+        runs = int(job.params.get("runs", 1))
+        stored = _uploads_dir() / str(job.params.get("file", ""))
+        if runs < _IMPORT_RUNS and stored.is_file():
+            params = {**job.params, "runs": runs + 1}
+            handled += Job.objects.filter(pk=job.pk, state=Job.State.RUNNING).update(
+                state=Job.State.QUEUED,
+                params=params,
+                published_at=None,
+                message=f"Queued again: its worker stopped while importing {job.params['name']}",
+            )
+            continue
+        stored.unlink(missing_ok=True)
+        handled += Job.objects.filter(pk=job.pk, state=Job.State.RUNNING).update(
+            state=Job.State.FAILED,
+            finished_at=database_now(),
+            message=(
+                f"Import of {job.params.get('name', 'the upload')} stopped: its worker stopped "
+                f"{runs} time(s) while importing it. Nothing was imported."
+            ),
+        )
+    if handled:
+        uploads_republish_queued()
+    return handled
 
 
 def _fail(job: Job, message: str, errors: list[dict[str, Any]] | None = None) -> Job:
@@ -268,7 +318,9 @@ def _reading_progress(job_id: int, name: str, size: int) -> Callable[[int, int],
                 Job.objects.filter(
                     pk=job_id, state=Job.State.RUNNING, cancel_requested=False
                 ).update(
-                    done=done, message=f"Reading {name}: {shown} read, {records:,} records so far"
+                    done=done,
+                    message=f"Reading {name}: {shown} read, {records:,} records so far",
+                    updated_at=Now(),  # the heartbeat the stall check reads (the database's clock)
                 )
             )
         except DatabaseError:
@@ -286,18 +338,17 @@ def upload_import(*, job: Job) -> Job:
     A cancel (``jobs.job_cancel``) is honoured while reading and between written batches: the
     import stops and its transaction is rolled back, so nothing of the file is kept.
     """
-    if job.is_finished:
-        return job
+    if job.is_finished or not job_started(job.pk):
+        return job  # run already, or running: a duplicate message changes nothing
+    job.refresh_from_db()
     params = job.params
     name = params["name"]
     path = _uploads_dir() / params["file"]
-    job.state = Job.State.RUNNING
-    job.started_at = database_now()
     job.message = f"Reading {name}"
     job.total, job.done = int(params.get("size") or 0), 0
     job.report = {"phase": "reading"}
     job.save(
-        update_fields=["state", "started_at", "message", "total", "done", "report", "updated_at"]
+        update_fields=["message", "total", "done", "report", "updated_at"]
     )
     records: list[Any] = []
     errors: list[dict[str, Any]] = []
