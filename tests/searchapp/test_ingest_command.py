@@ -32,6 +32,24 @@ def test_it_ingests_a_file_and_lists_each_skipped_record(tmp_path: Path) -> None
     assert Document.objects.filter(corpus__name="wire").count() == 3
 
 
+def test_a_record_with_an_unreadable_date_is_kept_undated_and_listed_as_a_warning(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "wire.jsonl"
+    lines = [
+        {"id": "r1", "text": "cocoa", "date": "26-FEB-1987 15:01:01.79"},
+        {"id": "r2", "text": "sugar", "date": "27-MAR-1987 14:01:56.71C M"},
+        {"id": "r3", "text": "grain", "date": "31-MAR-1987 605:12:19.12"},
+    ]
+    path.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
+    out, _ = run(str(path), "--corpus", "wire", "--no-progress")
+    assert "3 created, 0 updated, 0 unchanged, 0 skipped, 2 kept with a warning" in out
+    assert f"warning {path}:2: unreadable 'date' '27-MAR-1987 14:01:56.71C M'" in out
+    assert f"warning {path}:3: unreadable 'date' '31-MAR-1987 605:12:19.12'" in out
+    dates = dict(Document.objects.values_list("external_id", "date"))
+    assert dates["r1"] is not None and dates["r2"] is None and dates["r3"] is None
+
+
 def test_running_it_twice_does_not_duplicate(tmp_path: Path) -> None:
     path = tmp_path / "docs.jsonl"
     path.write_text(json.dumps({"id": "x", "text": "hello"}), encoding="utf-8")
