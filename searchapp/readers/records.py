@@ -41,11 +41,12 @@ MAX_TITLE_CHARS = 1000
 MAX_URL_CHARS = 2000
 MAX_SOURCE_NAME_CHARS = 500
 MAX_POSITION_CHARS = 100
-# Longer texts are refused: nothing a person reads in a result list is that long, and one such
-# document would dominate memory while a batch is signed and indexed.
-MAX_TEXT_CHARS = 2_000_000
-# The longest JSON line, CSV row or single document read. MAX_TEXT_CHARS of text written with
-# JSON's \uXXXX escapes (json.dumps' default) takes 12 MB, so 16 MiB leaves room for the rest.
+# The longest text kept: as many characters as the longest file read has bytes, so any text
+# file within that limit (a whole book) is kept whole, and every word of it indexed and signed.
+# It also bounds what a PDF or office file may expand to. What is shown of such a text (a
+# snippet, the document page, "why?") is bounded where it is shown.
+MAX_TEXT_CHARS = 16 * 1024 * 1024
+# The longest JSON line, CSV row or single document read (INGEST_MAX_RECORD_BYTES).
 DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024
 # The rest of an over-long line is read and dropped in pieces of this size.
 DISCARD_PIECE = 64 * 1024
