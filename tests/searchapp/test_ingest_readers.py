@@ -200,6 +200,34 @@ def test_a_zip_of_documents_is_read_and_unsafe_entries_are_rejected(tmp_path: Pa
     assert "binary" in reasons["bin.txt"]
 
 
+def test_a_zip_in_a_folder_is_read_like_the_same_zip_given_alone(tmp_path: Path) -> None:
+    entries = {
+        "ok/one.txt": b"One\nfirst document",
+        "ok/two.jsonl": b'{"id": "j1", "text": "from json lines"}\n',
+        "inner.zip": make_zip({"deep.txt": b"Deep\nnot read"}),
+    }
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "note.txt").write_text("Note\na note beside the zip", encoding="utf-8")
+    (folder / "docs.zip").write_bytes(make_zip(entries))
+    (folder / "broken.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    alone = tmp_path / "docs.zip"
+    alone.write_bytes(make_zip(entries))
+
+    records, errors = collect(read_path(folder))
+    alone_records, alone_errors = collect(read_path(alone))
+    assert sorted(r.external_id for r in records) == ["j1", "note.txt", "ok/one.txt"]
+    assert sorted((r.external_id, r.text) for r in alone_records) == sorted(
+        (r.external_id, r.text) for r in records if r.external_id != "note.txt"
+    )
+    reasons = {e.source: e.reason for e in errors}
+    # An archive inside an archive stays unread, and says so; so does a zip that is no zip.
+    assert reasons[f"{folder / 'docs.zip'}!inner.zip"] == "a zip inside a zip is not read; skipped"
+    assert [e.reason for e in alone_errors] == ["a zip inside a zip is not read; skipped"]
+    assert "not a readable zip archive" in reasons[str(folder / "broken.zip")]
+    assert not any("unsupported file type" in reason for reason in reasons.values())
+
+
 def test_a_zip_bomb_entry_is_rejected_by_its_compression_ratio() -> None:
     bomb = make_zip({"bomb.txt": b"a" * 5_000_000, "fine.txt": b"Fine\nreal words here"})
     records, errors = collect(read_upload("up.zip", io.BytesIO(bomb), max_uncompressed=50_000_000))
