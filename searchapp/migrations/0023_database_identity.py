@@ -13,7 +13,7 @@ def _identify(apps, schema_editor):  # type: ignore[no-untyped-def]
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('searchapp', '0021_topic_anchor'),
+        ('searchapp', '0022_job_updated_at_database_clock'),
     ]
 
     operations = [
