@@ -10,6 +10,8 @@ leaves the row to be applied again, never a change lost.
 
 from __future__ import annotations
 
+import uuid
+
 from django.db import models
 
 
@@ -29,3 +31,14 @@ class SearchIndexChange(models.Model):
 
     def __str__(self) -> str:
         return f"documents {self.first_id}..{self.last_id}"
+
+
+class DatabaseIdentity(models.Model):
+    """One row: this database's id, written beside the search index it fills
+    (searchapp.search.sync), so an index left by another database is never served as this one's."""
+
+    database_id = models.UUIDField(default=uuid.uuid4, unique=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return str(self.database_id)

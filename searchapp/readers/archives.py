@@ -21,7 +21,14 @@ from pathlib import Path
 from typing import IO, BinaryIO
 
 from searchapp.readers.documents import document_record, too_large
-from searchapp.readers.formats import DocumentFormat, FileFormat, format_for, suffix_of, unsupported
+from searchapp.readers.formats import (
+    ZIP_SUFFIX,
+    DocumentFormat,
+    FileFormat,
+    format_for,
+    suffix_of,
+    unsupported,
+)
 from searchapp.readers.records import SYMLINK_SKIPPED, IngestFileError, Record, RecordError
 
 __all__ = [
@@ -158,6 +165,10 @@ def _read_entry(
         return
     suffix = suffix_of(name)
     fmt = format_for(suffix)
+    if suffix == ZIP_SUFFIX:
+        # Each level would multiply what a bomb may expand to; one level is what people send.
+        yield RecordError(source, None, "a zip inside a zip is not read; skipped")
+        return
     if fmt is None:
         yield RecordError(source, None, unsupported(suffix))
         return

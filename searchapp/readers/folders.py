@@ -1,5 +1,6 @@
 """A folder of documents (``.txt``, ``.md``, ``.html``...): each file's id is its path relative
-to the folder; hidden files and folders (``.git``) are left out.
+to the folder; hidden files and folders (``.git``) are left out. A ``.zip`` in it is read as
+the same zip given alone.
 
 Nothing outside the given folder is ever read: symbolic links are skipped, never followed, and
 every file and subfolder is opened relative to its parent folder's descriptor with
@@ -13,9 +14,18 @@ import os
 import stat
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
+from searchapp.readers.archives import DEFAULT_MAX_UNCOMPRESSED, read_zip
 from searchapp.readers.documents import read_document
-from searchapp.readers.formats import DocumentFormat, FileFormat, format_for, suffix_of, unsupported
+from searchapp.readers.formats import (
+    ZIP_SUFFIX,
+    DocumentFormat,
+    FileFormat,
+    format_for,
+    suffix_of,
+    unsupported,
+)
 from searchapp.readers.records import SYMLINK_SKIPPED, IngestFileError, Record, RecordError
 
 __all__ = ["read_folder"]
@@ -81,7 +91,7 @@ def _folder_file(
 ) -> Iterator[Record | RecordError]:
     suffix = suffix_of(name)
     fmt = format_for(suffix)
-    if not isinstance(fmt, DocumentFormat | FileFormat):
+    if suffix != ZIP_SUFFIX and not isinstance(fmt, DocumentFormat | FileFormat):
         yield RecordError(source, None, unsupported(suffix))
         return
     try:
@@ -90,13 +100,28 @@ def _folder_file(
         yield _open_error(source, exc)
         return
     with os.fdopen(fd, "rb") as handle:
-        if isinstance(fmt, FileFormat):
+        if suffix == ZIP_SUFFIX:
+            yield from _folder_zip(handle, source, limit)
+        elif isinstance(fmt, FileFormat):
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # a FIFO swapped in
                 yield RecordError(source, None, "not a regular file; skipped")
                 return
             yield from fmt.read(handle, (rel / name).as_posix(), source, limit)
-        else:
+        elif isinstance(fmt, DocumentFormat):
             yield read_document(handle, (rel / name).as_posix(), source, limit, fmt.extract)
+
+
+def _folder_zip(handle: BinaryIO, source: str, limit: int) -> Iterator[Record | RecordError]:
+    """A zip in the folder, read as it is given alone (its entries' ids are their names in it).
+    One that cannot be read, or is refused whole (a zip bomb), is a skip of that file only:
+    the rest of the folder is read."""
+    if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # a FIFO swapped in
+        yield RecordError(source, None, "not a regular file; skipped")
+        return
+    try:
+        yield from read_zip(handle, source, DEFAULT_MAX_UNCOMPRESSED, limit)
+    except IngestFileError as exc:
+        yield RecordError(source, None, f"{str(exc).removeprefix(f'{source}: ')}; skipped")
 
 
 def _open_error(source: str, exc: OSError) -> RecordError:

@@ -30,6 +30,7 @@ __all__ = [
     "IngestFileError",
     "Record",
     "RecordError",
+    "RecordWarning",
     "make_record",
     "parse_date",
     "record_problem",
@@ -40,11 +41,12 @@ MAX_TITLE_CHARS = 1000
 MAX_URL_CHARS = 2000
 MAX_SOURCE_NAME_CHARS = 500
 MAX_POSITION_CHARS = 100
-# Longer texts are refused: nothing a person reads in a result list is that long, and one such
-# document would dominate memory while a batch is signed and indexed.
-MAX_TEXT_CHARS = 2_000_000
-# The longest JSON line, CSV row or single document read. MAX_TEXT_CHARS of text written with
-# JSON's \uXXXX escapes (json.dumps' default) takes 12 MB, so 16 MiB leaves room for the rest.
+# The longest text kept: as many characters as the longest file read has bytes, so any text
+# file within that limit (a whole book) is kept whole, and every word of it indexed and signed.
+# It also bounds what a PDF or office file may expand to. What is shown of such a text (a
+# snippet, the document page, "why?") is bounded where it is shown.
+MAX_TEXT_CHARS = 16 * 1024 * 1024
+# The longest JSON line, CSV row or single document read (INGEST_MAX_RECORD_BYTES).
 DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024
 # The rest of an over-long line is read and dropped in pieces of this size.
 DISCARD_PIECE = 64 * 1024
@@ -75,6 +77,9 @@ class Record:
     # What else the source says, shown on the document's page: a message's sender,
     # recipients, message-id, thread and the quoted text of earlier messages; a page's crawl.
     details: dict[str, str] = field(default_factory=dict)
+    # Why an optional field (title, url, date, lang) was left empty: the record is kept all the
+    # same, since its text and id are what make it a document, and the ingest lists these.
+    warnings: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -86,6 +91,19 @@ class RecordError:
     # web archive's requests, images and scripts, a mail's photo attachment. It is reported
     # like any skip, but does not make an all-or-nothing upload refuse the file.
     notice: bool = False
+
+    def __str__(self) -> str:
+        where = f"{self.source}:{self.line}" if self.line is not None else self.source
+        return f"{where}: {self.reason}"
+
+
+@dataclass(frozen=True)
+class RecordWarning:
+    """A record that was kept, with an optional field left empty, and why."""
+
+    source: str
+    line: int | None
+    reason: str
 
     def __str__(self) -> str:
         where = f"{self.source}:{self.line}" if self.line is not None else self.source
@@ -225,6 +243,25 @@ def _record_lang(value: object, raw_id: object) -> str | tuple[str]:
     return code
 
 
+def _optional_text(name: str, value: object, warnings: list[str]) -> str:
+    """An optional text field as stored: "" when absent, or when unreadable (then said in
+    ``warnings``)."""
+    if value is None:
+        return ""
+    if not isinstance(value, str):
+        warnings.append(
+            f"invalid {name!r} (a string is required, not {type(value).__name__}); "
+            f"kept without a {name}"
+        )
+        return ""
+    cleaned = _clean(value)
+    problem = _field_problem(name, cleaned)
+    if problem:
+        warnings.append(f"{problem}; kept without a {name}")
+        return ""
+    return cleaned
+
+
 def make_record(
     *,
     raw_id: object,
@@ -241,7 +278,9 @@ def make_record(
     """The record for one set of fields as a reader found them, or the reason there is none.
 
     The fields are taken as found (JSON gives any type) so that the type checks, the clean-up
-    and :func:`record_problem` are the same for every format. ``origin`` is the record's
+    and :func:`record_problem` are the same for every format. Only a missing or unusable id or
+    text refuses the record; an unreadable title, url, date or lang is left empty and said in
+    the record's ``warnings``. ``origin`` is the record's
     (source_name, source_type, source_position, parent_id), written by the reader itself.
     """
     if raw_id is None or isinstance(raw_id, bool) or not isinstance(raw_id, int | str):
@@ -250,25 +289,27 @@ def make_record(
         )
     if not isinstance(text, str):
         return RecordError(source, line, "missing or invalid 'text' (a string is required)")
-    if title is None:
-        title = ""
-    if not isinstance(title, str):
-        return RecordError(source, line, "invalid 'title' (a string is required)")
-    if url is None:
-        url = ""
-    if not isinstance(url, str):
-        return RecordError(source, line, "invalid 'url' (a string is required)")
+    # An optional field that cannot be read is left empty and said, never a reason to lose the
+    # document: its text and id are what make it one.
+    warnings: list[str] = []
+    title_text = _optional_text("title", title, warnings)
+    url_text = _optional_text("url", url, warnings).strip()
+    if len(url_text) > MAX_URL_CHARS:
+        warnings.append(f"'url' is longer than {MAX_URL_CHARS} characters; kept without a url")
+        url_text = ""
     when = _record_date(date)
     if isinstance(when, str):
-        return RecordError(source, line, when)
+        warnings.append(f"{when}; kept without a date")
+        when = None
     code = _record_lang(lang, raw_id)
     if isinstance(code, tuple):
-        return RecordError(source, line, code[0])
+        warnings.append(f"{code[0]}; kept, its language detected from its text")
+        code = ""
     record = Record(
         external_id=_clean(str(raw_id)).strip(),
-        title=" ".join(_clean(title).split())[:MAX_TITLE_CHARS],
+        title=" ".join(title_text.split())[:MAX_TITLE_CHARS],
         text=_clean(text),
-        url=_clean(url).strip(),
+        url=url_text,
         source=source,
         line=line,
         date=when,
@@ -283,6 +324,7 @@ def make_record(
             for key, value in (details or {}).items()
             if value
         },
+        warnings=tuple(warnings),
     )
     problem = record_problem(record)
     if problem:

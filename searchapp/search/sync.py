@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -40,7 +41,7 @@ from django.db import connection
 from django.utils import timezone
 
 from searchapp.db_values import aware_datetime
-from searchapp.models import Document, SearchIndexChange
+from searchapp.models import DatabaseIdentity, Document, SearchIndexChange
 from searchapp.search.text_index import (
     WRITER_HEAP_BYTES,
     WRITER_THREADS,
@@ -61,6 +62,7 @@ __all__ = [
     "search_index_before_search",
     "search_index_catch_up",
     "search_index_here",
+    "search_index_open",
     "search_index_pending",
     "search_index_rebuild",
     "search_index_session",
@@ -83,7 +85,82 @@ class SyncReport:
 
 
 def _index() -> TextIndex:
-    return open_index(settings.SEARCH_INDEX_DIR)
+    return search_index_open()
+
+
+# The index directories this process found (or made) to be this database's: checked once each.
+_owned: set[tuple[Path, str]] = set()
+
+
+def _database_id() -> str:
+    """This database's id, made at migrate time (and here for a database made without it)."""
+    identity = DatabaseIdentity.objects.order_by("id").first()
+    if identity is None:
+        identity = DatabaseIdentity.objects.create()
+    return str(identity.database_id)
+
+
+def _index_owner(index: TextIndex) -> str | None:
+    """The id of the database whose documents the index holds (None when not recorded)."""
+    try:
+        return (index.root / "DATABASE").read_text().strip() or None
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+
+
+def _record_owner(index: TextIndex, database_id: str) -> None:
+    try:
+        index.root.mkdir(parents=True, exist_ok=True)
+        temporary = index.root / f".DATABASE.{os.getpid()}"
+        temporary.write_text(database_id + "\n")
+        os.replace(temporary, index.root / "DATABASE")
+    except OSError as exc:
+        raise IndexWriteError(
+            f"the search index at {index.root} could not be written: {exc.strerror or exc}"
+        ) from exc
+
+
+def _built(index: TextIndex) -> bool:
+    """Whether an index was ever built there (its CURRENT names a generation)."""
+    return (index.root / "CURRENT").is_file()
+
+
+def _foreign(index: TextIndex, owner: str | None) -> bool:
+    """Whether an index not recorded as this database's holds another's documents: one that
+    names another database does; one built before databases were recorded is taken as this
+    one's (an upgrade keeps its index), unless it holds documents while this database has none."""
+    if owner is not None:
+        return True
+    return index.searcher().num_docs > 0 and not Document.objects.exists()
+
+
+def search_index_open() -> TextIndex:
+    """The search index, made sure to hold this database's documents and no other's.
+
+    An index directory records the database it was built from (``DATABASE`` beside it). One
+    left by another database (two runs sharing one ``var/``) is rebuilt from this database
+    before anything reads it, and the log says so; an empty one, or one built before databases
+    were recorded (see ``_foreign``), is claimed. Raises IndexWriteError when that cannot be
+    written (never serving the other database's documents instead).
+    """
+    index = open_index(settings.SEARCH_INDEX_DIR)
+    database_id = _database_id()
+    if (index.root, database_id) in _owned:
+        return index
+    owner = _index_owner(index)
+    if owner != database_id and _built(index) and _foreign(index, owner):
+        logger.warning(
+            "the search index at %s %s; rebuilding it from this database (%s)",
+            index.root,
+            f"belongs to another database ({owner})" if owner else "records no database",
+            database_id,
+        )
+        indexed = search_index_rebuild(index=index)
+        logger.warning("the search index at %s was rebuilt: %d documents", index.root, indexed)
+    if owner != database_id:
+        _record_owner(index, database_id)
+    _owned.add((index.root, database_id))
+    return index
 
 
 def search_index_here() -> bool:
@@ -397,7 +474,9 @@ def search_index_catch_up() -> SyncReport | None:
     )
 
 
-def search_index_rebuild(*, progress: Callable[[int], object] | None = None) -> int:
+def search_index_rebuild(
+    *, progress: Callable[[int], object] | None = None, index: TextIndex | None = None
+) -> int:
     """Build the whole index anew from the database and switch it in; returns documents indexed.
 
     The old index serves searches until the new one is complete; a failure or a kill leaves
@@ -408,7 +487,7 @@ def search_index_rebuild(*, progress: Callable[[int], object] | None = None) -> 
     bounds = Document.objects.order_by("id").values_list("id", flat=True)
     first, last = bounds.first(), bounds.last()
     indexed = 0
-    with _index().rebuild() as writer:
+    with (index or _index()).rebuild() as writer:
         if first is not None and last is not None:
             for chunk in _documents_between(first, last):
                 indexed += writer.add(chunk)

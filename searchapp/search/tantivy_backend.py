@@ -34,7 +34,6 @@ import re
 from dataclasses import dataclass, field
 
 import tantivy
-from django.conf import settings
 from django.db.models.functions import Substr
 from django.utils.safestring import mark_safe
 
@@ -69,14 +68,13 @@ from searchapp.search.query import (
     parse_query,
 )
 from searchapp.search.ranked import SNIPPET_SOURCE_CHARS, NoMatches, TantivyRanked
-from searchapp.search.sync import search_index_before_search
+from searchapp.search.sync import search_index_before_search, search_index_open
 from searchapp.search.text_index import (
     CORPUS,
     LANG,
     SCHEMA,
     UNSPACED_BY_SCRIPT,
     IndexWriteError,
-    open_index,
 )
 from searchapp.search.types import BackendHit, BackendResult, RankedSearch, SortOrder
 
@@ -399,8 +397,8 @@ class TantivyBackend:
         # Whether the index is behind the database (and, if searches may write, a bounded
         # catch-up first): one query in the steady state, nothing pending.
         behind = search_index_before_search()
-        text_index = open_index(settings.SEARCH_INDEX_DIR)
         try:
+            text_index = search_index_open()
             searcher, version = text_index.versioned_searcher()
         except IndexWriteError as exc:  # no index yet, and none can be made here
             logger.error("%s", exc)

@@ -7,6 +7,7 @@ ts_rank 4-6 s (BENCHMARKS.md, "Search at 1M documents").
 
 Layout of ``root``:
     CURRENT      the name of the generation directory in use (replaced atomically)
+    DATABASE     the id of the database whose documents it holds (searchapp.search.sync)
     <gen>/       a tantivy index (meta.json, segments)
     write.lock   held (fcntl) by whoever writes: a sync, an ingest, a reindex
 

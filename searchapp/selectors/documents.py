@@ -39,8 +39,10 @@ from searchapp.selectors.signatures import (
 )
 
 __all__ = [
+    "MAX_COMPARED_CHARS",
     "DocumentDetail",
     "PairExplanation",
+    "compared_text",
     "document_detail",
     "exact_spec",
     "explain_pair",
@@ -54,6 +56,10 @@ MAX_CLUSTER_MEMBERS = 200
 # Up to this many signed documents in the set, the document page compares its document with all
 # of them (about 10 ms per thousand on SQLite): exact, like a search's folding.
 EXHAUSTIVE_MAX_DOCUMENTS = 5000
+# What "why?" reads of each text for the exact figure and the shared passages: about 300 pages,
+# a second or so of work. A book-sized text (up to the 16 MiB a file may hold) took 7-19 s a
+# page read whole; its signatures, and so its folding, still cover all of it.
+MAX_COMPARED_CHARS = 1_000_000
 
 
 @dataclass
@@ -81,6 +87,13 @@ class PairExplanation:
     method: str = "minhash"
     spec: ShingleSpec = field(default_factory=ShingleSpec)  # what a shingle is for ``jaccard``
     num_perm: int | None = None  # MinHash values behind the estimate
+    # False when a text is longer than MAX_COMPARED_CHARS: ``jaccard`` and the shared passages
+    # are then those of the two texts' first MAX_COMPARED_CHARS characters.
+    compared_whole: bool = True
+
+    @property
+    def compared_chars(self) -> int:
+        return MAX_COMPARED_CHARS
 
 
 def _similarities(
@@ -265,18 +278,25 @@ def explain_pair(
             )
         if method == "minhash":
             num_perm = int(signature_set.params.get("num_perm", gp.DEFAULT_NUM_PERM))
+    text_a, text_b = compared_text(doc_a.text), compared_text(doc_b.text)
     html_a = html_b = mark_safe("")  # nothing to escape: empty
     if passages:
-        spans_a, spans_b = shared_passages(doc_a.text, doc_b.text, spec)
-        html_a, html_b = highlight_spans(doc_a.text, spans_a), highlight_spans(doc_b.text, spans_b)
+        spans_a, spans_b = shared_passages(text_a, text_b, spec)
+        html_a, html_b = highlight_spans(text_a, spans_a), highlight_spans(text_b, spans_b)
     return PairExplanation(
         doc_a=doc_a,
         doc_b=doc_b,
         similarity=similarity,
-        jaccard=float(jaccard(shingle_set(doc_a.text, spec), shingle_set(doc_b.text, spec))),
+        jaccard=float(jaccard(shingle_set(text_a, spec), shingle_set(text_b, spec))),
         html_a=html_a,
         html_b=html_b,
         method=method,
         spec=spec,
         num_perm=num_perm,
+        compared_whole=max(len(doc_a.text), len(doc_b.text)) <= MAX_COMPARED_CHARS,
     )
+
+
+def compared_text(text: str) -> str:
+    """What "why?" compares of a text: at most its first MAX_COMPARED_CHARS characters."""
+    return text[:MAX_COMPARED_CHARS]

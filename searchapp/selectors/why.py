@@ -23,7 +23,7 @@ from django.utils.safestring import SafeString, mark_safe
 from dedup import DiffPiece, ShingleSpec, TextDiff, diff_texts
 from dedup.diff import DEFAULT_MAX_UNITS, unspaced_share
 from dedup.partial import PartialMatch, compare
-from searchapp.selectors.documents import PairExplanation, explain_pair
+from searchapp.selectors.documents import PairExplanation, compared_text, explain_pair
 
 __all__ = [
     "DEFAULT_VIEW",
@@ -277,7 +277,12 @@ def why_pair(*, a_id: int, b_id: int, method: str = "minhash", view: str = DEFAU
     if view == "shared":
         title, lead = title_and_lead(explanation.jaccard, text_a.split() == text_b.split())
         partial = (
-            compare(text_a, text_b, explanation.spec, min_passage=ALIGNED_MIN_WORDS)
+            compare(
+                compared_text(text_a),
+                compared_text(text_b),
+                explanation.spec,
+                min_passage=ALIGNED_MIN_WORDS,
+            )
             if explanation.spec.kind == "word"
             else None
         )

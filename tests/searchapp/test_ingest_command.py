@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.test import Client
 
 from searchapp.models import Corpus, Document
 
@@ -30,6 +31,54 @@ def test_it_ingests_a_file_and_lists_each_skipped_record(tmp_path: Path) -> None
     assert "corpus 'wire': 3 created, 0 updated, 0 unchanged, 1 skipped" in out
     assert f"skipped {path}:4: invalid JSON" in out
     assert Document.objects.filter(corpus__name="wire").count() == 3
+
+
+def test_a_record_with_an_unreadable_date_is_kept_undated_and_listed_as_a_warning(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "wire.jsonl"
+    lines = [
+        {"id": "r1", "text": "cocoa", "date": "26-FEB-1987 15:01:01.79"},
+        {"id": "r2", "text": "sugar", "date": "27-MAR-1987 14:01:56.71C M"},
+        {"id": "r3", "text": "grain", "date": "31-MAR-1987 605:12:19.12"},
+    ]
+    path.write_text("\n".join(json.dumps(line) for line in lines), encoding="utf-8")
+    out, _ = run(str(path), "--corpus", "wire", "--no-progress")
+    assert "3 created, 0 updated, 0 unchanged, 0 skipped, 2 kept with a warning" in out
+    assert f"warning {path}:2: unreadable 'date' '27-MAR-1987 14:01:56.71C M'" in out
+    assert f"warning {path}:3: unreadable 'date' '31-MAR-1987 605:12:19.12'" in out
+    dates = dict(Document.objects.values_list("external_id", "date"))
+    assert dates["r1"] is not None and dates["r2"] is None and dates["r3"] is None
+
+
+def _book(chars: int, last_line: str) -> str:
+    """A book-sized plain text of varied sentences, ``last_line`` its last line."""
+    words = [f"{stem}{n}" for n in range(400) for stem in ("harbour", "river", "ledger")]
+    lines, size, n = [], 0, 0
+    while size < chars:
+        line = " ".join(words[(n * 7 + k * 13) % len(words)] for k in range(12)) + ".\n"
+        if n % 9 == 8:
+            line += "\n"
+        lines.append(line)
+        size += len(line)
+        n += 1
+    return "".join(lines) + last_line + "\n"
+
+
+def test_a_book_sized_text_is_kept_whole_and_a_word_near_its_end_is_found(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "book.txt"
+    book = _book(4_000_000, "The ferryman's zyxquorbel closes the last chapter.")
+    path.write_text(book, encoding="utf-8")
+    out, _ = run(str(path), "--corpus", "books", "--no-progress")
+    assert "1 created, 0 updated, 0 unchanged, 0 skipped" in out
+    document = Document.objects.get(external_id="book.txt")
+    assert document.text.split() == book.split()  # whole, to its last word
+    groups = Client().get("/api/search", {"q": "zyxquorbel"}).json()["groups"]
+    assert [group["representative"]["id"] for group in groups] == [document.pk]
+    page = Client().get(f"/documents/{document.pk}/", {"q": "zyxquorbel"})
+    assert page.status_code == 200 and "closes the last chapter" in page.content.decode()
 
 
 def test_running_it_twice_does_not_duplicate(tmp_path: Path) -> None:

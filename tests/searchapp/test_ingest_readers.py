@@ -200,6 +200,34 @@ def test_a_zip_of_documents_is_read_and_unsafe_entries_are_rejected(tmp_path: Pa
     assert "binary" in reasons["bin.txt"]
 
 
+def test_a_zip_in_a_folder_is_read_like_the_same_zip_given_alone(tmp_path: Path) -> None:
+    entries = {
+        "ok/one.txt": b"One\nfirst document",
+        "ok/two.jsonl": b'{"id": "j1", "text": "from json lines"}\n',
+        "inner.zip": make_zip({"deep.txt": b"Deep\nnot read"}),
+    }
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "note.txt").write_text("Note\na note beside the zip", encoding="utf-8")
+    (folder / "docs.zip").write_bytes(make_zip(entries))
+    (folder / "broken.zip").write_bytes(b"PK\x03\x04 not really a zip")
+    alone = tmp_path / "docs.zip"
+    alone.write_bytes(make_zip(entries))
+
+    records, errors = collect(read_path(folder))
+    alone_records, alone_errors = collect(read_path(alone))
+    assert sorted(r.external_id for r in records) == ["j1", "note.txt", "ok/one.txt"]
+    assert sorted((r.external_id, r.text) for r in alone_records) == sorted(
+        (r.external_id, r.text) for r in records if r.external_id != "note.txt"
+    )
+    reasons = {e.source: e.reason for e in errors}
+    # An archive inside an archive stays unread, and says so; so does a zip that is no zip.
+    assert reasons[f"{folder / 'docs.zip'}!inner.zip"] == "a zip inside a zip is not read; skipped"
+    assert [e.reason for e in alone_errors] == ["a zip inside a zip is not read; skipped"]
+    assert "not a readable zip archive" in reasons[str(folder / "broken.zip")]
+    assert not any("unsupported file type" in reason for reason in reasons.values())
+
+
 def test_a_zip_bomb_entry_is_rejected_by_its_compression_ratio() -> None:
     bomb = make_zip({"bomb.txt": b"a" * 5_000_000, "fine.txt": b"Fine\nreal words here"})
     records, errors = collect(read_upload("up.zip", io.BytesIO(bomb), max_uncompressed=50_000_000))
@@ -258,7 +286,7 @@ def test_json_lines_read_as_the_standard_library_reads_them_and_deep_nesting_is_
     assert errors[1].reason.startswith("invalid JSON: ") and "depth" in errors[1].reason
 
 
-def test_a_json_line_with_a_lone_surrogate_is_a_bad_record_naming_its_line(tmp_path: Path) -> None:
+def test_a_lone_surrogate_skips_a_text_and_empties_a_title_naming_its_line(tmp_path: Path) -> None:
     path = tmp_path / "surrogate.jsonl"
     # The JSON escape is valid JSON, but "\ud800" alone is not a character any database stores.
     path.write_bytes(
@@ -268,11 +296,13 @@ def test_a_json_line_with_a_lone_surrogate_is_a_bad_record_naming_its_line(tmp_p
         b'{"id": 4, "text": "pair \\ud83d\\ude00 is fine"}\n'
     )
     records, errors = collect(read_path(path))
-    assert [r.external_id for r in records] == ["1", "4"]
-    assert records[1].text == "pair \U0001f600 is fine"
-    assert [(e.source, e.line) for e in errors] == [(str(path), 2), (str(path), 3)]
+    # A bad title is only a title: the record is kept without it, and that is said.
+    assert [r.external_id for r in records] == ["1", "3", "4"]
+    assert records[1].title == "" and records[1].text == "bad title"
+    assert "'title'" in records[1].warnings[0] and "lone surrogate" in records[1].warnings[0]
+    assert records[2].text == "pair \U0001f600 is fine"
+    assert [(e.source, e.line) for e in errors] == [(str(path), 2)]
     assert "'text'" in errors[0].reason and "lone surrogate" in errors[0].reason
-    assert "'title'" in errors[1].reason
 
 
 def test_symlinks_in_a_folder_are_skipped_and_nothing_outside_the_folder_is_read(
@@ -448,21 +478,59 @@ def test_json_lines_and_csv_read_an_optional_date(tmp_path: Path) -> None:
     assert [r.date for r in records] == [datetime(2023, 1, 15, tzinfo=UTC), None]
 
 
-def test_an_unreadable_date_is_a_bad_record_naming_the_value_and_the_formats(tmp_path: Path) -> None:
+def test_an_unreadable_date_keeps_the_record_undated_with_a_warning_naming_the_value(
+    tmp_path: Path,
+) -> None:
     path = tmp_path / "docs.jsonl"
     path.write_text(
-        json.dumps({"id": "a", "text": "x", "date": "last Tuesday"})
-        + "\n"
-        + json.dumps({"id": "b", "text": "y", "date": 1987})
-        + "\n"
-        + json.dumps({"id": "c", "text": "z", "date": "2024-02-30"})
+        "\n".join(
+            json.dumps(line)
+            for line in [
+                {"id": "a", "text": "x", "date": "last Tuesday"},
+                {"id": "b", "text": "y", "date": 1987},
+                {"id": "c", "text": "z", "date": "2024-02-30"},
+                # Reuters-21578's own, with junk after the time and an hour of 605.
+                {"id": "d", "text": "w", "date": "27-MAR-1987 14:01:56.71C M"},
+                {"id": "e", "text": "v", "date": "31-MAR-1987 605:12:19.12"},
+            ]
+        )
     )
     records, errors = collect(read_path(path))
-    assert records == []
-    assert [e.line for e in errors] == [1, 2, 3]
-    assert "unreadable 'date' 'last Tuesday'" in errors[0].reason and "ISO 8601" in errors[0].reason
-    assert "invalid 'date' (a string is required, not int)" in errors[1].reason
-    assert "unreadable 'date' '2024-02-30'" in errors[2].reason
+    assert errors == []
+    assert [(r.external_id, r.date) for r in records] == [(i, None) for i in "abcde"]
+    warnings = [w for r in records for w in r.warnings]
+    assert "unreadable 'date' 'last Tuesday'" in warnings[0] and "ISO 8601" in warnings[0]
+    assert "invalid 'date' (a string is required, not int)" in warnings[1]
+    assert "unreadable 'date' '2024-02-30'" in warnings[2]
+    assert "unreadable 'date' '27-MAR-1987 14:01:56.71C M'" in warnings[3]
+    assert "unreadable 'date' '31-MAR-1987 605:12:19.12'" in warnings[4]
+    assert all(w.endswith("kept without a date") for w in warnings)
+
+
+def test_an_unreadable_title_or_url_is_left_empty_and_the_record_kept(tmp_path: Path) -> None:
+    path = tmp_path / "docs.jsonl"
+    path.write_text(
+        "\n".join(
+            json.dumps(line)
+            for line in [
+                {"id": "a", "text": "alpha", "title": ["a", "list"], "url": "https://e.org/a"},
+                {"id": "b", "text": "beta", "title": "Beta", "url": 7},
+                {"id": "c", "text": "gamma", "title": "Gamma", "url": "https://e.org/" + "x" * 2001},
+            ]
+        )
+    )
+    records, errors = collect(read_path(path))
+    assert errors == []
+    assert [(r.title, r.url) for r in records] == [
+        ("", "https://e.org/a"),
+        ("Beta", ""),
+        ("Gamma", ""),
+    ]
+    assert records[0].warnings == (
+        "invalid 'title' (a string is required, not list); kept without a title",
+    )
+    assert records[1].warnings == ("invalid 'url' (a string is required, not int); kept without a url",)
+    assert records[2].warnings == ("'url' is longer than 2000 characters; kept without a url",)
 
 
 def test_reuters_dates_are_read_from_the_shared_corpus() -> None:

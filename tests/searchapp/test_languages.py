@@ -255,7 +255,7 @@ def test_a_records_lang_overrides_detection(db: None, tmp_path: Path) -> None:
     }
 
 
-def test_a_bad_lang_is_a_clear_error_naming_the_record_and_field(
+def test_a_bad_lang_is_a_warning_naming_the_record_and_field_and_the_record_kept(
     db: None, tmp_path: Path
 ) -> None:
     output = _ingest(
@@ -266,10 +266,11 @@ def test_a_bad_lang_is_a_clear_error_naming_the_record_and_field(
             {"id": "worse", "text": "Der Hund bellt.", "lang": 7},
         ],
     )
-    assert "mixed.jsonl:2: unknown 'lang' 'deutsch' for id 'bad'" in output
+    assert "warning " in output and "mixed.jsonl:2: unknown 'lang' 'deutsch' for id 'bad'" in output
     assert "ISO 639-1" in output
     assert "mixed.jsonl:3: invalid 'lang' for id 'worse'" in output
-    assert list(Document.objects.values_list("external_id", flat=True)) == ["ok"]
+    assert "0 skipped, 2 kept with a warning" in output
+    assert sorted(Document.objects.values_list("external_id", flat=True)) == ["bad", "ok", "worse"]
 
 
 def test_a_csv_lang_column_is_read(db: None, tmp_path: Path) -> None:

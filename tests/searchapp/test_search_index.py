@@ -494,3 +494,27 @@ def test_an_edit_made_between_an_ingest_batch_and_its_sync_is_indexed_as_edited(
     assert found("zebra") == ["b"]
     assert sorted(found("okapi")) == ["a", "c"]
     assert not SearchIndexChange.objects.exists()
+
+
+def test_an_index_left_by_another_database_is_rebuilt_from_this_one_and_never_served(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    import uuid
+
+    from searchapp.models import DatabaseIdentity
+
+    make_document(external_id="theirs", text="lighthouse keeper's logbook")
+    assert found("lighthouse") == ["theirs"]  # the index now holds the first database's
+    # A fresh database started on the same index directory (two runs sharing one var/): its
+    # own id, none of the first one's documents, nothing in its outbox.
+    DatabaseIdentity.objects.all().delete()
+    DatabaseIdentity.objects.create(database_id=uuid.uuid4())
+    Document.objects.all().delete()
+    SearchIndexChange.objects.all().delete()
+    make_document(external_id="ours", text="lighthouse restoration appeal")
+    with caplog.at_level("WARNING", logger="searchapp.search.sync"):
+        assert found("lighthouse") == ["ours"]
+        assert found("logbook") == []
+    assert "belongs to another database" in caplog.text and "rebuilding it" in caplog.text
+    identity = str(DatabaseIdentity.objects.get().database_id)
+    assert (Path(settings.SEARCH_INDEX_DIR) / "DATABASE").read_text().strip() == identity

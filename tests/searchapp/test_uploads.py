@@ -174,6 +174,27 @@ def test_skipping_bad_records_imports_the_rest_and_lists_each_skip_with_its_reas
     assert "mixed.jsonl:2" in html and "expected a JSON object" in html
 
 
+def test_a_record_with_an_unreadable_date_is_imported_undated_and_the_warning_shown(
+    staff_client, existing_corpus, django_capture_on_commit_callbacks
+):
+    # All or nothing ("skip bad records" not ticked): a bad date is no bad record.
+    data = jsonl(
+        {"id": "s1", "title": "Flood", "text": STORY, "date": "26-FEB-1987 15:01:01.79"},
+        {"id": "s2", "title": "Rain", "text": "More rain.", "date": "27-MAR-1987 14:01:56.71C M"},
+    )
+    response = upload(staff_client, "wire.jsonl", data, capture=django_capture_on_commit_callbacks)
+    html = job_page(staff_client, response)
+    job = Job.objects.get(kind=Job.Kind.IMPORT)
+    assert job.state == Job.State.DONE, job.message
+    assert (job.report["created"], job.report["skipped_count"]) == (2, 0)
+    assert Document.objects.get(external_id="s2").date is None
+    ((warning,),) = [job.report["warnings"]]
+    assert (warning["source"], warning["line"]) == ("wire.jsonl", 2)
+    assert "unreadable 'date' '27-MAR-1987 14:01:56.71C M'" in warning["reason"]
+    assert "1 kept with a warning" in job.message
+    assert "wire.jsonl:2" in html and "kept without a date" in html
+
+
 # --- bad uploads: nothing changes, and the message says what and where -------------------------
 
 BOMB = zip_bytes({"bomb.txt": b"0" * 3_000_000})

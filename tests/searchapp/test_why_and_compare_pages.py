@@ -388,3 +388,22 @@ def test_compare_says_when_grouping_changes_nothing(client: Client) -> None:
     html = _html(client.get("/compare/", {"q": "harbour"}))
     assert "Grouping changes nothing among the first 5 results" in html
     assert 'class="is-folded"' not in html
+
+
+def test_why_on_two_book_sized_texts_compares_their_first_part_and_says_so(
+    client: Client,
+) -> None:
+    # Two books the same for their first million characters, then each its own ending.
+    common = " ".join(f"harbour{n % 997} ledger{n % 389} river{n % 211}" for n in range(45_000))
+    a = make_document(
+        external_id="book-a", title="Book A", text=common + " alpha ending " * 20_000
+    )
+    b = make_document(
+        external_id="book-b", title="Book B", text=common + " omega closing " * 20_000
+    )
+    assert len(common) > 1_000_000
+    for view in ("changes", "shared"):
+        html = _html(client.get(f"/documents/{a.pk}/why/{b.pk}/", {"view": view}))
+        assert "These documents are long" in html
+        assert "first 1,000,000 characters of each text" in html
+        assert _exact_figure(html) == "100.0%"  # what was compared is the same

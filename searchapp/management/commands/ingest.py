@@ -22,7 +22,9 @@ class Command(BaseCommand):
         "Ingest documents from JSON lines (id, title, text, url), CSV, a folder of .txt/.md/.html "
         "files or a .zip of those. Re-ingesting an id updates it. A bad record (invalid JSON, "
         "text that cannot be stored, a line, row or file longer than INGEST_MAX_RECORD_BYTES) is "
-        "skipped and listed with its file and line; symbolic links are skipped, never followed. "
+        "skipped and listed with its file and line; a record whose title, url, date or lang cannot "
+        "be read is kept without it and listed as a warning; symbolic links are skipped, never "
+        "followed. "
         "The corpus is created with its first document. Exit status: 0 when at least one record "
         "was imported (even if others were skipped); 1 when nothing was imported (every record "
         "bad, or none at all) or a whole file was unusable (missing, unsupported, a bad CSV "
@@ -116,7 +118,10 @@ class Command(BaseCommand):
         name = report.corpus.name if report.corpus is not None else corpus_name.strip()
         self.stdout.write(
             f"corpus {name!r}: {report.created} created, {report.updated} updated, "
-            f"{report.unchanged} unchanged, {len(report.skipped)} skipped"
+            f"{report.unchanged} unchanged, {len(report.skipped)} skipped, "
+            f"{len(report.warnings)} kept with a warning"
         )
         for error in report.skipped:
             self.stdout.write(f"  skipped {error}")
+        for warning in report.warnings:
+            self.stdout.write(f"  warning {warning}")

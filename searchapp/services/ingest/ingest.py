@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
 from searchapp.models import Corpus
-from searchapp.readers import Record, RecordError, record_problem
+from searchapp.readers import Record, RecordError, RecordWarning, record_problem
 from searchapp.search.sync import IndexSession, search_index_session, search_index_sync
 from searchapp.search.text_index import IndexedDocument, IndexWriteError
 from searchapp.services.clusters.jobs import clusters_schedule
@@ -43,6 +43,9 @@ class IngestReport:
     updated: int = 0
     unchanged: int = 0
     skipped: list[RecordError] = field(default_factory=list)
+    # Records kept with an optional field (title, url, date, lang) left empty, and why; they
+    # are counted with what was written, not with the skipped.
+    warnings: list[RecordWarning] = field(default_factory=list)
     # The corpus written to; None while nothing has been written into a corpus given by name.
     corpus: Corpus | None = None
     # Set when the search index could not be written (its directory read-only or full): the
@@ -328,6 +331,9 @@ def documents_ingest(
                 if isinstance(item, RecordError):
                     report.skipped.append(item)
                 else:
+                    report.warnings.extend(
+                        RecordWarning(item.source, item.line, reason) for reason in item.warnings
+                    )
                     if item.external_id in batch:
                         # The earlier copy is superseded: an update of the same document, unless
                         # it is the same read twice (one message in two mailboxes of a folder).

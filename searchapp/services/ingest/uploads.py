@@ -8,7 +8,7 @@ nothing and a corpus it names is created only with its first document. A bad rec
 cannot be parsed or stored) fails the whole upload with every error listed, unless "skip bad
 records" was ticked: then the good records are imported and the bad ones listed. The job's
 report lists created / updated / unchanged counts and every skipped record with its file, line
-and reason.
+and reason, and every record kept with an unreadable optional field (a date, say) left empty.
 
 Progress: while the file is read, the job counts bytes (``total`` the file's size, ``done`` the
 bytes the reader has read, through :class:`_CountingReader`), so one large PDF, mailbox or web
@@ -452,6 +452,7 @@ def upload_import(*, job: Job) -> Job:
         path.unlink(missing_ok=True)
 
     skipped = [*errors, *refused]
+    warnings = [_error_dict(w) for w in report.warnings]
     job.corpus = corpus
     job.state = Job.State.DONE
     job.done = job.total
@@ -461,11 +462,14 @@ def upload_import(*, job: Job) -> Job:
         "unchanged": report.unchanged,
         "skipped": skipped[:_MAX_REPORTED_ERRORS],
         "skipped_count": len(skipped),
+        "warnings": warnings[:_MAX_REPORTED_ERRORS],
+        "warnings_count": len(warnings),
     }
     job.errors = []
+    kept_with_warning = f", {len(warnings)} kept with a warning" if warnings else ""
     job.message = (
         f"Imported {name} into {corpus.name}: {report.created} new, {report.updated} updated, "
-        f"{report.unchanged} unchanged, {len(skipped)} skipped."
+        f"{report.unchanged} unchanged, {len(skipped)} skipped{kept_with_warning}."
     )
     job.finished_at = database_now()
     job.save()
