@@ -94,7 +94,8 @@ call_command("rebuild_signatures", "--method", "minhash", "--inline", verbosity=
 from searchapp.management.commands import ingest as ingest_command
 from searchapp.models import Document, PendingSignature
 from searchapp.search import sync, text_index
-from searchapp.services import ingest, signing
+from searchapp.services.ingest import ingest
+from searchapp.services.signatures import signing
 
 timed_iterator(ingest_command, "read_path", "ingest: read + check records")
 timed(ingest, "detect_languages", "ingest: language detection")

@@ -368,13 +368,11 @@ SIGNATURE_CHUNK_SIZE = env_int("SIGNATURE_CHUNK_SIZE", 2000, minimum=10)
 SEARCH_INDEX_DIR = Path(env_str("SEARCH_INDEX_DIR", str(VAR_DIR / "search-index")))
 # Who applies the index's pending changes (searchapp.search.sync): the writers, once their
 # transaction commits, at most SEARCH_WRITER_APPLY_DOCUMENTS document ids of changed ranges
-# each time (the periodic catch-up applies the rest). Searches apply nothing unless
-# SEARCH_CATCH_UP_DOCUMENTS is above 0: measured in BENCHMARKS.md ("Who applies the index's
-# pending changes"), searches that wrote served fewer requests and made edits searchable later.
-# Either looks at no more than SEARCH_CATCH_UP_ROWS outbox rows and waits at most
+# each time (the periodic catch-up applies the rest). Searches apply nothing: measured, searches
+# that wrote served fewer requests and made edits searchable later (the writers' apply won).
+# A writer looks at no more than SEARCH_CATCH_UP_ROWS outbox rows and waits at most
 # SEARCH_CATCH_UP_PATIENCE seconds for another short writer (never for an ingest).
 SEARCH_WRITER_APPLY_DOCUMENTS = env_int("SEARCH_WRITER_APPLY_DOCUMENTS", 5000, minimum=0)
-SEARCH_CATCH_UP_DOCUMENTS = env_int("SEARCH_CATCH_UP_DOCUMENTS", 0, minimum=0)
 SEARCH_CATCH_UP_ROWS = env_int("SEARCH_CATCH_UP_ROWS", 1000, minimum=1)
 SEARCH_CATCH_UP_PATIENCE = env_float("SEARCH_CATCH_UP_PATIENCE", 2.0, minimum=0.0, maximum=30.0)
 # Records per ingest transaction; each batch then queues one worker task (its clusters, and

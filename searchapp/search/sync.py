@@ -21,9 +21,7 @@ clients and 10 edits a second on PostgreSQL (BENCHMARKS.md, "Who applies the ind
 changes"), searches that applied the outbox themselves served 97 requests/s against 131, at a
 p95 of 234 ms against 152, and made an edit searchable after 3.3 s (p50) against 0.13 s: the
 web workers queued on the index's one write lock and each paid for a commit. The writer pays
-instead, about 0.1 s per committed change. ``SEARCH_CATCH_UP_DOCUMENTS`` above 0 turns the
-search-time catch-up back on (``search_index_catch_up``), strictly bounded: at most that many
-ids of outbox ranges, never a range wider than that, never waiting on an ingest.
+instead, about 0.1 s per committed change, and a search writes nothing.
 """
 
 from __future__ import annotations
@@ -60,7 +58,6 @@ __all__ = [
     "search_index_apply_pending",
     "search_index_apply_written",
     "search_index_before_search",
-    "search_index_catch_up",
     "search_index_here",
     "search_index_open",
     "search_index_pending",
@@ -92,11 +89,24 @@ def _index() -> TextIndex:
 _owned: set[tuple[Path, str]] = set()
 
 
+# This process's databases' ids, read once each: an id never changes once made, and every
+# search asks (a query each time was one more round trip on every request).
+_database_ids: dict[tuple[str, str, str], str] = {}
+
+
 def _database_id() -> str:
     """This database's id, made at migrate time (and here for a database made without it)."""
+    where = connection.settings_dict
+    key = (str(where.get("NAME")), str(where.get("HOST")), str(where.get("PORT")))
+    known = _database_ids.get(key)
+    if known is not None:
+        return known
     identity = DatabaseIdentity.objects.order_by("id").first()
     if identity is None:
         identity = DatabaseIdentity.objects.create()
+        if connection.in_atomic_block:  # made inside a transaction: it may yet roll back
+            return str(identity.database_id)
+    _database_ids[key] = str(identity.database_id)
     return str(identity.database_id)
 
 
@@ -190,18 +200,11 @@ def search_index_before_search() -> datetime | None:
     searchable was made if that is more than BEHIND_AFTER_SECONDS ago (the index cannot be
     written, or no writer ran), else None.
 
-    One query when nothing is pending, which is the steady state. With SEARCH_CATCH_UP_DOCUMENTS
-    above 0, pending changes are first caught up (``search_index_catch_up``).
+    One query when nothing is pending, which is the steady state; a search writes nothing.
     """
     oldest = _oldest_pending()
     if oldest is None:
         return None
-    if settings.SEARCH_CATCH_UP_DOCUMENTS > 0:
-        report = search_index_catch_up()
-        if report is not None and report.changes:
-            oldest = _oldest_pending()
-            if oldest is None:
-                return None
     if timezone.now() - oldest < timedelta(seconds=BEHIND_AFTER_SECONDS):
         return None
     return oldest
@@ -454,24 +457,6 @@ def search_index_apply_pending() -> SyncReport | None:
     if not search_index_here():
         return None
     return _apply_quietly(max_documents=None, patience=0.0, leaving="the changes stay pending")
-
-
-def search_index_catch_up() -> SyncReport | None:
-    """Before a search: apply a bounded amount of pending changes, if nobody else is writing.
-
-    Bounded three ways: ``SEARCH_CATCH_UP_DOCUMENTS`` ids of outbox ranges at most, the first
-    ``SEARCH_CATCH_UP_ROWS`` outbox rows looked at, and no waiting beyond
-    ``SEARCH_CATCH_UP_PATIENCE`` seconds for another writer (a long writer, an ingest, is never
-    waited for): a search never does unbounded writing, and never fails for the index's sake.
-    """
-    budget = settings.SEARCH_CATCH_UP_DOCUMENTS
-    if budget <= 0:
-        return None
-    return _apply_quietly(
-        max_documents=budget,
-        patience=settings.SEARCH_CATCH_UP_PATIENCE,
-        leaving="searching the index as it is",
-    )
 
 
 def search_index_rebuild(

@@ -394,8 +394,8 @@ class TantivyBackend:
         parsed = parse_query(query, mode=mode or "or")
         if parsed.is_empty:
             return NoMatches(message=parsed.message)
-        # Whether the index is behind the database (and, if searches may write, a bounded
-        # catch-up first): one query in the steady state, nothing pending.
+        # Whether the index is behind the database: one query in the steady state, nothing
+        # pending.
         behind = search_index_before_search()
         try:
             text_index = search_index_open()

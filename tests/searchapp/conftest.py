@@ -60,11 +60,28 @@ def _own_search_index(
 ) -> None:
     # Every test gets an empty search index directory: the index follows the test's database.
     settings.SEARCH_INDEX_DIR = tmp_path_factory.mktemp("search-index")
-    # pytest-django runs each test in a transaction that never commits, so the writers' apply
-    # after commit (searchapp.search.sync.search_index_apply_written) never runs here: searches
-    # catch up instead, as SEARCH_CATCH_UP_DOCUMENTS allows. The default (searches write
-    # nothing) is tested on committed writes in test_search_index.py.
-    settings.SEARCH_CATCH_UP_DOCUMENTS = 5000
+
+
+@pytest.fixture(autouse=True)
+def _writes_searchable(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """pytest-django runs each test in a transaction that never commits, so the writers' apply
+    after commit (``search_index_apply_written``) never runs here: the pending changes are
+    applied before each search instead, as a committed writer would have applied them. Tests
+    of the writers' own apply (where searches write nothing) are marked ``writers_apply``."""
+    if request.node.get_closest_marker("writers_apply"):
+        return
+    from searchapp.search import sync, tantivy_backend
+
+    before = tantivy_backend.search_index_before_search
+
+    def applied_then_checked() -> object:
+        # The same one query as production's check when nothing is pending.
+        if sync._oldest_pending() is None:
+            return None
+        sync.search_index_apply_pending()
+        return before()
+
+    monkeypatch.setattr(tantivy_backend, "search_index_before_search", applied_then_checked)
 
 
 @pytest.fixture

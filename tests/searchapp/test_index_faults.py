@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from searchapp.models import Document, SearchIndexChange
 from searchapp.readers import Record
+from searchapp.search import sync, tantivy_backend
 from searchapp.services.ingest.ingest import corpus_get_or_create, documents_ingest
 
 pytestmark = [pytest.mark.services, pytest.mark.django_db(transaction=True)]
@@ -38,12 +39,15 @@ def _mount(path: Path, size: str) -> None:
 
 
 @pytest.fixture
-def disk(tmp_path: Path, settings) -> Iterator[Path]:  # type: ignore[no-untyped-def]
+def disk(tmp_path: Path, settings, monkeypatch) -> Iterator[Path]:  # type: ignore[no-untyped-def]
     """A 4 MB tmpfs holding the search index; unmounted afterwards."""
     mount = tmp_path / "disk"
     _mount(mount, "4m")
     settings.SEARCH_INDEX_DIR = mount / "index"
-    settings.SEARCH_CATCH_UP_DOCUMENTS = 0  # the default: only writers write
+    # As in production: only writers write the index, never a search.
+    monkeypatch.setattr(
+        tantivy_backend, "search_index_before_search", sync.search_index_before_search
+    )
     try:
         yield mount
     finally:

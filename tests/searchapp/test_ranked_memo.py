@@ -12,7 +12,7 @@ from django.core.management import call_command
 
 from searchapp.models import Document
 from searchapp.readers import Record
-from searchapp.search import get_backend
+from searchapp.search import get_backend, sync, tantivy_backend
 from searchapp.search import ranked as ranked_module
 from searchapp.services.corpus_admin import documents_delete
 from searchapp.services.ingest.ingest import corpus_get_or_create, documents_ingest
@@ -202,7 +202,9 @@ def test_snippets_are_cut_once_per_list_and_again_for_a_document_edited_since(
     assert snippets() == first and sum(map(len, cut)) == 4  # the same list: none cut again
     # The database changes while the index is behind (searches may not write it here): the
     # list is the same, but the edited document's snippet is cut again, from its new text.
-    settings.SEARCH_CATCH_UP_DOCUMENTS = 0  # type: ignore[attr-defined]
+    monkeypatch.setattr(
+        tantivy_backend, "search_index_before_search", sync.search_index_before_search
+    )
     documents_ingest(corpus=corpus, records=[rec("d2", "the zeppelin was renamed airship")])
     again = snippets()
     assert cut[-1] == [Document.objects.get(external_id="d2").pk]

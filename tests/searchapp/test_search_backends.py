@@ -192,10 +192,10 @@ def test_a_deleted_document_leaves_the_index() -> None:
     assert get_backend().search("ephemeral", limit=10).hits == []
 
 
+@pytest.mark.writers_apply
 def test_equal_scores_rank_the_older_document_first_however_the_index_was_written(
     settings,
 ) -> None:  # type: ignore[no-untyped-def]
-    settings.SEARCH_CATCH_UP_DOCUMENTS = 0
     corpus = make_corpus()
     older = make_document(corpus=corpus, external_id="older", text="harbour pilot strike")
     newer = make_document(corpus=corpus, external_id="newer", text="harbour pilot strike")

@@ -89,35 +89,6 @@ def test_deleting_a_corpus_removes_its_documents_from_search() -> None:
     assert found("orchard") == ["k"]
 
 
-def test_a_search_catches_up_a_bounded_amount_and_the_next_ones_finish(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.SEARCH_CATCH_UP_DOCUMENTS = 10
-    corpus = make_corpus()
-    for i in range(25):  # one outbox row per saved document
-        make_document(corpus=corpus, external_id=f"d{i}", text=f"meadow {i}")
-    counts = [len(found("meadow")) for _ in range(4)]
-    assert counts[0] < 25 and counts[-1] == 25  # never a long wait, never a lost document
-    assert counts == sorted(counts)
-
-
-def test_a_search_never_reindexes_a_range_wider_than_its_budget(settings) -> None:  # type: ignore[no-untyped-def]
-    # A killed ingest leaves one outbox row over all its documents: a search must not re-index
-    # them all inside one request; the periodic catch-up applies the row instead.
-    settings.SEARCH_CATCH_UP_DOCUMENTS = 10
-    documents_ingest(
-        corpus=corpus_get_or_create(name="c"),
-        records=[rec(f"w{i}", f"wetland {i}") for i in range(40)],
-    )
-    SearchIndexChange.objects.all().delete()
-    ids = list(Document.objects.values_list("id", flat=True))
-    Document.objects.filter(pk__in=ids).update(text="marsh")  # no signal: as a raw bulk write
-    search_index.search_index_changed(first_id=min(ids), last_id=max(ids))
-    make_document(external_id="small", text="marsh edge")  # a one-document change after it
-    assert found("marsh") == ["small"]  # the narrow row was applied, the wide one left
-    assert SearchIndexChange.objects.count() == 1
-    catch_up()
-    assert len(found("marsh")) == 41 and SearchIndexChange.objects.count() == 0
-
-
 def test_the_periodic_catch_up_builds_no_index_on_a_machine_without_one(settings, tmp_path) -> None:  # type: ignore[no-untyped-def]
     # A worker machine of its own: the deployment's index is on the web machine, not here.
     settings.SEARCH_INDEX_DIR = tmp_path / "no-index-here"
@@ -127,10 +98,10 @@ def test_the_periodic_catch_up_builds_no_index_on_a_machine_without_one(settings
     assert not (tmp_path / "no-index-here" / "CURRENT").exists()
 
 
-def test_by_default_the_writer_makes_its_change_searchable_once_it_commits(
+@pytest.mark.writers_apply
+def test_the_writer_makes_its_change_searchable_once_it_commits(
     settings, django_capture_on_commit_callbacks
 ) -> None:  # type: ignore[no-untyped-def]
-    settings.SEARCH_CATCH_UP_DOCUMENTS = 0  # the default: searches write nothing
     with django_capture_on_commit_callbacks(execute=True):
         doc = make_document(external_id="a", text="caldera rim")
     assert SearchIndexChange.objects.count() == 0  # applied by the writer, after its commit
@@ -141,10 +112,10 @@ def test_by_default_the_writer_makes_its_change_searchable_once_it_commits(
     assert found("caldera") == [] and found("crater") == ["a"]
 
 
+@pytest.mark.writers_apply
 def test_a_transaction_of_many_writes_applies_the_index_once(
     settings, django_capture_on_commit_callbacks
 ) -> None:  # type: ignore[no-untyped-def]
-    settings.SEARCH_CATCH_UP_DOCUMENTS = 0
     corpus = make_corpus()
     with django_capture_on_commit_callbacks(execute=True) as callbacks:
         for i in range(30):
@@ -155,8 +126,8 @@ def test_a_transaction_of_many_writes_applies_the_index_once(
     assert len(callbacks) == 1 and len(found("scree")) == 20
 
 
-def test_searches_write_nothing_when_their_catch_up_is_off(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.SEARCH_CATCH_UP_DOCUMENTS = 0
+@pytest.mark.writers_apply
+def test_searches_write_nothing(settings) -> None:  # type: ignore[no-untyped-def]
     make_document(external_id="a", text="tundra")
     assert found("tundra") == [] and SearchIndexChange.objects.count() == 1
     call_command("reindex", "--pending")
@@ -497,7 +468,7 @@ def test_an_edit_made_between_an_ingest_batch_and_its_sync_is_indexed_as_edited(
 
 
 def test_an_index_left_by_another_database_is_rebuilt_from_this_one_and_never_served(
-    caplog: pytest.LogCaptureFixture,
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import uuid
 
@@ -509,6 +480,8 @@ def test_an_index_left_by_another_database_is_rebuilt_from_this_one_and_never_se
     # own id, none of the first one's documents, nothing in its outbox.
     DatabaseIdentity.objects.all().delete()
     DatabaseIdentity.objects.create(database_id=uuid.uuid4())
+    # A process started on the new database: it knows none of the old one's ids.
+    monkeypatch.setattr(sync, "_database_ids", {})
     Document.objects.all().delete()
     SearchIndexChange.objects.all().delete()
     make_document(external_id="ours", text="lighthouse restoration appeal")

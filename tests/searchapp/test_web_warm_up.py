@@ -16,7 +16,7 @@ _PROBE = """
 import sys
 import config.wsgi
 from django.db import connection
-from searchapp import topic_labels
+from searchapp.topics import labels as topic_labels
 loaded = topic_labels._parts_of_speech.cache_info().currsize >= 1
 print("lexicon", loaded and "lemminflect" in sys.modules)
 print("views", "searchapp.web.views" in sys.modules and "searchapp.web.api" in sys.modules)
