@@ -110,12 +110,27 @@ class Script:
         spaced: whether the script puts spaces between words.
         family: for an unspaced script, how ``dedup`` tokens read its runs (CJK or SEA: the
             m-gram size in :data:`NGRAM`); WORD for a spaced script.
+        leading: vowels written before the consonant they are read after (Unicode's
+            Logical_Order_Exception): a syllable starts with them.
+        following: letters (not marks) that never start a syllable: vowels written after
+            their consonant, repetition marks.
+        stackers: a virama or coeng: the letter after it is stacked into the same syllable.
+        finals: a killer (asat, bantoc): the letter before it closes the syllable before.
+        finals_marked: every final consonant carries a killer (Myanmar's asat), so a bare
+            letter starts a syllable; elsewhere a bare letter after a vowel closes it.
+        The last five are read by whoever cuts a run into syllable-like units without a
+        dictionary (the topic words); combining marks always stay with their letter.
     """
 
     name: str
     ranges: tuple[tuple[int, int], ...]
     spaced: bool = False
     family: int = WORD
+    leading: str = ""
+    following: str = ""
+    stackers: str = ""
+    finals: str = ""
+    finals_marked: bool = False
 
 
 # The one table of the scripts written without spaces between words, read by dedup's tokens
@@ -159,18 +174,49 @@ SCRIPTS: tuple[Script, ...] = (
         ),
         family=CJK,
     ),
-    Script("Thai", ((0x0E00, 0x0E7F),), family=SEA),
-    Script("Lao", ((0x0E80, 0x0EFF),), family=SEA),
+    Script(
+        "Thai",
+        ((0x0E00, 0x0E7F),),
+        family=SEA,
+        leading="\u0e40\u0e41\u0e42\u0e43\u0e44",  # เ แ โ ใ ไ
+        following="\u0e30\u0e32\u0e33\u0e45\u0e46",  # ะ า ำ ๅ ๆ
+    ),
+    Script(
+        "Lao",
+        ((0x0E80, 0x0EFF),),
+        family=SEA,
+        leading="\u0ec0\u0ec1\u0ec2\u0ec3\u0ec4",  # ເ ແ ໂ ໃ ໄ
+        following="\u0eb0\u0eb2\u0eb3\u0ebd\u0ec6",  # ະ າ ຳ ຽ ໆ
+    ),
     Script(
         "Myanmar",
         ((0x1000, 0x109F), (0xA9E0, 0xA9FF), (0xAA60, 0xAA7F)),  # with extended-B, extended-A
         family=SEA,
+        stackers="\u1039",  # virama: the consonant after it is stacked below
+        finals="\u103a",  # asat: the consonant before it ends the syllable before
+        finals_marked=True,
     ),
-    Script("Khmer", ((0x1780, 0x17FF), (0x19E0, 0x19FF)), family=SEA),  # with Khmer symbols
-    Script("Tai Tham", ((0x1A20, 0x1AAF),), family=SEA),
+    Script(
+        "Khmer",
+        ((0x1780, 0x17FF), (0x19E0, 0x19FF)),  # with Khmer symbols
+        family=SEA,
+        stackers="\u17d2",  # coeng: the consonant after it is a subscript
+        finals="\u17cb\u17cd",  # bantoc, toandakhiat: the consonant before them is a final
+    ),
+    Script("Tai Tham", ((0x1A20, 0x1AAF),), family=SEA, stackers="\u1a60"),  # sakot
     Script("Tai Le", ((0x1950, 0x197F),), family=SEA),
-    Script("New Tai Lue", ((0x1980, 0x19DF),), family=SEA),
-    Script("Tai Viet", ((0xAA80, 0xAADF),), family=SEA),
+    Script(
+        "New Tai Lue",
+        ((0x1980, 0x19DF),),
+        family=SEA,
+        leading="\u19b5\u19b6\u19b7\u19ba",
+    ),
+    Script(
+        "Tai Viet",
+        ((0xAA80, 0xAADF),),
+        family=SEA,
+        leading="\uaab5\uaab6\uaab9\uaabb\uaabc",
+    ),
     Script(
         "Hangul",
         (
@@ -226,14 +272,15 @@ def letter_ranges(scripts: tuple[Script, ...]) -> tuple[tuple[int, int], ...]:
         if lo > 0xFFFF:
             out.append((lo, hi))
             continue
-        start = -1
-        for code in range(lo, hi + 2):
-            word = code <= hi and is_word_char(chr(code))
-            if word and start < 0:
-                start = code
-            elif not word and start >= 0:
-                out.append((start, code - 1))
-                start = -1
+        chars = list(map(chr, range(lo, hi + 1)))
+        word = np.fromiter(map(str.isalnum, chars), dtype=np.bool_, count=len(chars))
+        word |= np.fromiter(
+            (c[0] == "M" for c in map(unicodedata.category, chars)), np.bool_, len(chars)
+        )
+        edges = np.flatnonzero(np.diff(np.concatenate(([False], word, [False])).astype(np.int8)))
+        out.extend(
+            (lo + int(s), lo + int(e) - 1) for s, e in zip(edges[::2], edges[1::2], strict=True)
+        )
     return tuple(out)
 
 
