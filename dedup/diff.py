@@ -10,7 +10,8 @@ the documents' own wording; nothing here produces markup.
 Units. Texts are compared unit by unit (``diff_units``): a word of a spaced script (a run of
 letters, digits, ``_`` and combining marks), one punctuation or symbol character, or one
 character (with its combining marks) of a script written without spaces (Chinese, Japanese,
-Thai, Lao, Khmer, Myanmar), so a one-character edit in Chinese marks one character. Whitespace
+Thai, Lao, Khmer, Myanmar and the others of ``dedup.tokens.UNSPACED_SCRIPTS``; Korean is
+spaced), so a one-character edit in Chinese marks one character. Whitespace
 is not a unit: re-spacing or re-wrapping a text changes nothing. Any other tokenizer (a
 language's word segmenter) can be passed as ``tokenizer``: a function returning the start and
 end offsets of a text's units. Units are compared exactly (after Unicode NFC, which changes no
@@ -50,6 +51,8 @@ from typing import Literal
 
 import numpy as np
 
+from dedup.tokens import UNSPACED_SCRIPTS, code_ranges
+
 __all__ = [
     "DEFAULT_MAX_UNITS",
     "MIN_SKIP",
@@ -81,33 +84,8 @@ ANCHOR_WIDTHS = (1, 2, 4, 8, 16)
 # ``TextDiff.collapsed`` hides an unchanged run only if it hides at least this many units.
 MIN_SKIP = 5
 
-# Scripts written without spaces between words: each character is a unit. Han (with its
-# radicals, symbols and compatibility ideographs), Hiragana, Katakana (and half-width), Thai,
-# Lao, Myanmar, Khmer, Tai Tham, New Tai Lue, Tai Viet.
-_UNSPACED_RANGES = np.array(
-    [
-        (0x0E00, 0x0EFF),  # Thai, Lao
-        (0x1000, 0x109F),  # Myanmar
-        (0x1780, 0x17FF),  # Khmer
-        (0x1980, 0x19FF),  # New Tai Lue, Khmer symbols
-        (0x1A20, 0x1AAF),  # Tai Tham
-        (0x2E80, 0x2FDF),  # CJK radicals, Kangxi radicals
-        (0x3005, 0x3007),  # iteration mark, closing mark, ideographic zero
-        (0x3021, 0x3029),  # Hangzhou numerals
-        (0x3031, 0x3035),  # kana repeat marks
-        (0x3038, 0x303C),
-        (0x3040, 0x30FF),  # Hiragana, Katakana
-        (0x31F0, 0x31FF),  # Katakana phonetic extensions
-        (0x3400, 0x4DBF),  # CJK extension A
-        (0x4E00, 0x9FFF),  # CJK unified ideographs
-        (0xA9E0, 0xA9FF),  # Myanmar extended-B
-        (0xAA60, 0xAADF),  # Myanmar extended-A, Tai Viet
-        (0xF900, 0xFAFF),  # CJK compatibility ideographs
-        (0xFF66, 0xFF9F),  # half-width Katakana
-        (0x20000, 0x3134F),  # CJK extensions B..G
-    ],
-    dtype=np.uint32,
-)
+# Scripts written without spaces between words (dedup.tokens' table): each character is a unit.
+_UNSPACED_RANGES = np.array(code_ranges(UNSPACED_SCRIPTS), dtype=np.uint32)
 _ASCII_SPACE = np.zeros(128, dtype=bool)
 _ASCII_SPACE[[9, 10, 11, 12, 13, 28, 29, 30, 31, 32]] = True  # str.isspace on ASCII
 _ASCII_WORD = np.array([chr(c).isalnum() or c == 95 for c in range(128)], dtype=bool)
@@ -148,7 +126,8 @@ def diff_units(text: str) -> tuple[np.ndarray, np.ndarray]:
 
     A unit is a word of a spaced script (letters, digits, ``_``; combining marks stay with their
     letter), one punctuation or symbol character, or one character of an unspaced script
-    (Chinese, Japanese kana, Thai, Lao, Khmer, Myanmar) with its combining marks. Whitespace
+    (``dedup.tokens.UNSPACED_SCRIPTS``: Chinese, Japanese kana, Thai, Lao, Khmer, Myanmar ...)
+    with its combining marks. Whitespace
     separates units and belongs to none. Vectorised: one pass of numpy over the characters (and
     one C-level ``unicodedata`` call per character for non-ASCII text).
     """

@@ -1,26 +1,34 @@
-"""What a token is, in every script (private; used by ``dedup.shingle`` and ``dedup.explain``).
+"""What a token is, in every script, and the one table of the scripts written without spaces.
 
-Two tokenisations, named by ``ShingleSpec.tokens``:
+The table (:data:`SCRIPTS`, :class:`Script`) says which scripts put no spaces between words:
+Han and kana, and the scripts of Unicode's line-breaking class SA (Thai, Lao, Khmer, Myanmar,
+Tai Tham, Tai Le, New Tai Lue, Tai Viet; UAX #14, "Unicode Line Breaking Algorithm"), with
+Hangul listed as spaced. It is read here, by ``dedup.diff`` (a character of an unspaced script
+is a unit of its own) and by the application's search analyzers and topic words, so every part
+cuts a script the same way; :func:`letter_ranges` and :func:`re_class` give a reader its letters
+as a regular expression's character class.
 
-* ``"words"`` (before issue 16; still read so stored signatures made with it stay valid): runs of
+Two tokenisations, named by ``ShingleSpec.tokens`` (used by ``dedup.shingle`` and
+``dedup.explain``):
+
+* ``"words"`` (the first one; still read so stored signatures made with it stay valid): runs of
   ``\\w`` in the NFKC + casefolded text. An unspaced run of Chinese, Japanese or Thai is then one
   giant token (two stories differing in one character share no word shingle), and a combining
   mark (Thai vowel signs, Devanagari matras) is not ``\\w``, so it splits the word it is in.
 * ``"scripts"`` (the default): in scripts written with spaces between words, a token is a run of
   word characters (``\\w`` or a combining mark, so a Hindi or Thai word stays whole); in the
-  scripts written without spaces (Han, Hiragana, Katakana with the iteration and prolonged-sound
-  marks; Thai, Lao, Khmer, Myanmar) a run of letters is read in overlapping character m-grams
-  (``NGRAM``: 4 characters of Chinese or Japanese, 10 code points of Thai and its neighbours; a
-  shorter run is one token). Word k-shingles over them span k + m - 1 characters, which makes
-  an edit cost about the similarity it costs in English: chosen by measurement on parallel real
-  text against one character a token and longer or shorter spans (bench/fold_scripts.py,
-  BENCHMARKS.md "Folding in every script"). Korean, which puts spaces between words, keeps word
-  tokens (measured: as close to English as Russian or German). Two more rules make a token mean
-  the same thing whichever way it was typed or linked: the optional vowel marks of Arabic and
-  Hebrew (harakat, niqqud) and the Arabic tatweel are dropped, so a word with and without them
-  is one token; and URLs (``scheme://...``) are addresses, not text, so they are removed before
-  tokenising (a document that is only a URL has no shingles, and two copies of a story whose
-  links differ stay copies).
+  scripts of the table written without spaces a run of letters is read in overlapping
+  character m-grams (``NGRAM``: 4 characters of Han and kana, 10 code points of Thai and the
+  other SA scripts; a shorter run is one token). Word k-shingles over them span k + m - 1
+  characters, which makes an edit cost about the similarity it costs in English: chosen by
+  measurement on parallel real text against one character a token and longer or shorter spans
+  (bench/fold_scripts.py, BENCHMARKS.md "Folding in every script"). Korean, which puts spaces
+  between words, keeps word tokens (measured: as close to English as Russian or German). Two
+  more rules make a token mean the same thing whichever way it was typed or linked: the
+  optional vowel marks of Arabic and Hebrew (harakat, niqqud) and the Arabic tatweel are
+  dropped, so a word with and without them is one token; and URLs (``scheme://...``) are
+  addresses, not text, so they are removed before tokenising (a document that is only a URL
+  has no shingles, and two copies of a story whose links differ stay copies).
 
 Character classes come from ``unicodedata`` (the Unicode version of the running Python, as NFKC
 and ``\\w`` already do) through a lookup table of the Basic Multilingual Plane built once on the
@@ -37,6 +45,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from dataclasses import dataclass
 from typing import Final, Literal
 
 import numpy as np
@@ -46,10 +55,18 @@ from dedup._hashing import combine_runs
 __all__ = [
     "CURRENT_TOKENS",
     "LEGACY_TOKENS",
+    "SCRIPTS",
     "TOKENIZATIONS",
+    "UNSPACED_SCRIPTS",
+    "Script",
     "TokenKind",
+    "code_ranges",
     "has_word",
+    "is_word_char",
+    "letter_ranges",
+    "re_class",
     "remove_urls",
+    "script",
     "script_layout",
     "url_spans",
 ]
@@ -68,7 +85,7 @@ _SCHEME_CHARS: Final = _SCHEME_LETTERS | frozenset("0123456789+.-")
 _NON_SPACE_RUN = re.compile(r"\S*")
 
 # Classes of a code point: a separator, a letter of a spaced script (or a mark), a letter of
-# an unspaced script (Chinese and Japanese; Thai and its neighbours), an optional mark.
+# an unspaced script (Han and kana; Thai and the other SA scripts), an optional mark.
 SEP, WORD, CJK, DROP, SEA = 0, 1, 2, 3, 4
 SINGLE = (CJK, SEA)
 # How many characters of an unspaced script make one token (overlapping character m-grams).
@@ -80,33 +97,201 @@ SINGLE = (CJK, SEA)
 # character a token).
 NGRAM: dict[int, int] = {CJK: 4, SEA: 10}
 
-# Scripts written without spaces between words (their letters are CJK or SEA).
-_SEA_RANGES: tuple[tuple[int, int], ...] = (
-    (0x0E00, 0x0E7F),  # Thai
-    (0x0E80, 0x0EFF),  # Lao
-    (0x1000, 0x109F),  # Myanmar
-    (0x1780, 0x17FF),  # Khmer
-    (0x19E0, 0x19FF),  # Khmer symbols
-    (0xA9E0, 0xA9FF),  # Myanmar extended-B
-    (0xAA60, 0xAA7F),  # Myanmar extended-A
+
+@dataclass(frozen=True)
+class Script:
+    """One script of the table every reader of "which scripts have no spaces" reads.
+
+    Attributes:
+        name: the script's name in Unicode's Scripts.txt ("Han", "Tai Tham").
+        ranges: its blocks, inclusive code-point ranges; only the word characters in them
+            (letters, digits, combining marks: :func:`is_word_char`) are letters of the
+            script, so its punctuation and symbols stay separators.
+        spaced: whether the script puts spaces between words.
+        family: for an unspaced script, how ``dedup`` tokens read its runs (CJK or SEA: the
+            m-gram size in :data:`NGRAM`); WORD for a spaced script.
+        leading: vowels written before the consonant they are read after (Unicode's
+            Logical_Order_Exception): a syllable starts with them.
+        following: letters (not marks) that never start a syllable: vowels written after
+            their consonant, repetition marks.
+        stackers: a virama or coeng: the letter after it is stacked into the same syllable.
+        finals: a killer (asat, bantoc): the letter before it closes the syllable before.
+        finals_marked: every final consonant carries a killer (Myanmar's asat), so a bare
+            letter starts a syllable; elsewhere a bare letter after a vowel closes it.
+        The last five are read by whoever cuts a run into syllable-like units without a
+        dictionary (the topic words); combining marks always stay with their letter.
+    """
+
+    name: str
+    ranges: tuple[tuple[int, int], ...]
+    spaced: bool = False
+    family: int = WORD
+    leading: str = ""
+    following: str = ""
+    stackers: str = ""
+    finals: str = ""
+    finals_marked: bool = False
+
+
+# The one table of the scripts written without spaces between words, read by dedup's tokens
+# and diff, by the search index's analyzers and by the topics' words. The unspaced ones are
+# Han and kana, and the scripts Unicode's line breaking puts in class SA (South East Asian:
+# words are found by a dictionary, never by spaces; UAX #14). Hangul is listed, spaced, because
+# two readers ask for its ranges: Korean puts spaces between words, so tokens and diff keep
+# its words whole (measured as close to English as Russian or German, bench/fold_scripts.py),
+# while search and topics read its words by the character because their particles are glued
+# to them (서울에서, "in Seoul").
+SCRIPTS: tuple[Script, ...] = (
+    Script(
+        "Han",
+        (
+            (0x2E80, 0x2FDF),  # CJK radicals, Kangxi radicals
+            (0x3005, 0x3007),  # iteration mark, closing mark, ideographic zero
+            (0x3021, 0x3029),  # Hangzhou numerals
+            (0x3038, 0x303C),  # Hangzhou numerals ten to thirty, vertical iteration mark
+            (0x3400, 0x4DBF),  # CJK extension A
+            (0x4E00, 0x9FFF),  # CJK unified ideographs
+            (0xF900, 0xFAFF),  # CJK compatibility ideographs
+            (0x20000, 0x3FFFF),  # CJK extensions B-H, compatibility supplement
+        ),
+        family=CJK,
+    ),
+    Script(
+        "Hiragana",
+        (
+            (0x3031, 0x3035),  # vertical kana repeat marks
+            (0x3040, 0x309F),  # Hiragana (ゝ, ゞ included)
+            (0x1B000, 0x1B16F),  # Kana supplement and extensions (both kanas)
+        ),
+        family=CJK,
+    ),
+    Script(
+        "Katakana",
+        (
+            (0x30A0, 0x30FF),  # Katakana (ー, ヽ included)
+            (0x31F0, 0x31FF),  # Katakana phonetic extensions
+            (0xFF66, 0xFF9F),  # half-width Katakana (NFKC maps it to full width anyway)
+        ),
+        family=CJK,
+    ),
+    Script(
+        "Thai",
+        ((0x0E00, 0x0E7F),),
+        family=SEA,
+        leading="\u0e40\u0e41\u0e42\u0e43\u0e44",  # เ แ โ ใ ไ
+        following="\u0e30\u0e32\u0e33\u0e45\u0e46",  # ะ า ำ ๅ ๆ
+    ),
+    Script(
+        "Lao",
+        ((0x0E80, 0x0EFF),),
+        family=SEA,
+        leading="\u0ec0\u0ec1\u0ec2\u0ec3\u0ec4",  # ເ ແ ໂ ໃ ໄ
+        following="\u0eb0\u0eb2\u0eb3\u0ebd\u0ec6",  # ະ າ ຳ ຽ ໆ
+    ),
+    Script(
+        "Myanmar",
+        ((0x1000, 0x109F), (0xA9E0, 0xA9FF), (0xAA60, 0xAA7F)),  # with extended-B, extended-A
+        family=SEA,
+        stackers="\u1039",  # virama: the consonant after it is stacked below
+        finals="\u103a",  # asat: the consonant before it ends the syllable before
+        finals_marked=True,
+    ),
+    Script(
+        "Khmer",
+        ((0x1780, 0x17FF), (0x19E0, 0x19FF)),  # with Khmer symbols
+        family=SEA,
+        stackers="\u17d2",  # coeng: the consonant after it is a subscript
+        finals="\u17cb\u17cd",  # bantoc, toandakhiat: the consonant before them is a final
+    ),
+    Script("Tai Tham", ((0x1A20, 0x1AAF),), family=SEA, stackers="\u1a60"),  # sakot
+    Script("Tai Le", ((0x1950, 0x197F),), family=SEA),
+    Script(
+        "New Tai Lue",
+        ((0x1980, 0x19DF),),
+        family=SEA,
+        leading="\u19b5\u19b6\u19b7\u19ba",
+    ),
+    Script(
+        "Tai Viet",
+        ((0xAA80, 0xAADF),),
+        family=SEA,
+        leading="\uaab5\uaab6\uaab9\uaabb\uaabc",
+    ),
+    Script(
+        "Hangul",
+        (
+            (0x1100, 0x11FF),  # jamo
+            (0x3130, 0x318F),  # compatibility jamo
+            (0xA960, 0xA97F),  # jamo extended-A
+            (0xAC00, 0xD7AF),  # syllables
+            (0xD7B0, 0xD7FF),  # jamo extended-B
+            (0xFFA0, 0xFFDC),  # half-width jamo
+        ),
+        spaced=True,
+    ),
 )
-_CJK_RANGES: tuple[tuple[int, int], ...] = (
-    (0x2E80, 0x2FDF),  # CJK radicals, Kangxi radicals
-    (0x3005, 0x3007),  # iteration mark, closing mark, ideographic zero
-    (0x3021, 0x3029),  # Hangzhou numerals
-    (0x3031, 0x3035),  # vertical kana repeat marks
-    (0x3038, 0x303C),
-    (0x3040, 0x30FF),  # Hiragana, Katakana (ー, ゝ, ヽ included)
-    (0x31F0, 0x31FF),  # Katakana phonetic extensions
-    (0x3400, 0x4DBF),  # CJK extension A
-    (0x4E00, 0x9FFF),  # CJK unified ideographs
-    (0xF900, 0xFAFF),  # CJK compatibility ideographs
-    (0xFF66, 0xFF9F),  # half-width Katakana (NFKC maps it to full width anyway)
-)
-_ASTRAL_UNSPACED: tuple[tuple[int, int], ...] = (
-    (0x1B000, 0x1B16F),  # Kana supplement and extensions
-    (0x20000, 0x3FFFF),  # CJK extensions B-H, compatibility supplement
-)
+UNSPACED_SCRIPTS: tuple[Script, ...] = tuple(s for s in SCRIPTS if not s.spaced)
+
+
+def script(name: str) -> Script:
+    """The entry of :data:`SCRIPTS` named ``name`` (Unicode's script name, e.g. "Lao").
+
+    Raises:
+        KeyError: no script of the table has that name.
+    """
+    for entry in SCRIPTS:
+        if entry.name == name:
+            return entry
+    raise KeyError(name)
+
+
+def is_word_char(char: str) -> bool:
+    """Whether ``char`` is a word character: a letter or digit (``str.isalnum``), a combining
+    mark (Unicode category M: Thai vowel signs, Devanagari matras) or ``_``."""
+    return char.isalnum() or char == "_" or unicodedata.category(char)[0] == "M"
+
+
+def code_ranges(scripts: tuple[Script, ...]) -> tuple[tuple[int, int], ...]:
+    """The blocks of ``scripts`` as sorted, merged inclusive code-point ranges."""
+    merged: list[tuple[int, int]] = []
+    for lo, hi in sorted(r for s in scripts for r in s.ranges):
+        if merged and lo <= merged[-1][1] + 1:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], hi))
+        else:
+            merged.append((lo, hi))
+    return tuple(merged)
+
+
+def letter_ranges(scripts: tuple[Script, ...]) -> tuple[tuple[int, int], ...]:
+    """The word characters (:func:`is_word_char`) of ``scripts``' blocks as sorted inclusive
+    ranges: what a regular expression's character class of their letters holds. Blocks above
+    U+FFFF (Han extensions, kana supplements: letters wherever assigned) are kept whole, so
+    only the Basic Multilingual Plane is read character by character (a few milliseconds)."""
+    out: list[tuple[int, int]] = []
+    for lo, hi in code_ranges(scripts):
+        if lo > 0xFFFF:
+            out.append((lo, hi))
+            continue
+        chars = list(map(chr, range(lo, hi + 1)))
+        word = np.fromiter(map(str.isalnum, chars), dtype=np.bool_, count=len(chars))
+        word |= np.fromiter(
+            (c[0] == "M" for c in map(unicodedata.category, chars)), np.bool_, len(chars)
+        )
+        edges = np.flatnonzero(np.diff(np.concatenate(([False], word, [False])).astype(np.int8)))
+        out.extend(
+            (lo + int(s), lo + int(e) - 1) for s, e in zip(edges[::2], edges[1::2], strict=True)
+        )
+    return tuple(out)
+
+
+def re_class(ranges: tuple[tuple[int, int], ...]) -> str:
+    """The inside of a Python ``re`` character class (``[...]``) holding ``ranges``."""
+    return "".join(
+        re.escape(chr(lo)) if lo == hi else f"{re.escape(chr(lo))}-{re.escape(chr(hi))}"
+        for lo, hi in ranges
+    )
+
+
 # Optional marks dropped from inside a word: Arabic harakat, superscript alef and tatweel,
 # Hebrew cantillation and niqqud (written in some texts, left out in most).
 _DROP_RANGES: tuple[tuple[int, int], ...] = (
@@ -129,7 +314,8 @@ _bmp_classes: np.ndarray | None = None
 
 
 def _bmp_table() -> np.ndarray:
-    """Class of every code point below U+10000 (built once)."""
+    """Class of every code point below U+10000 (built once); an unspaced script's letters
+    take their :class:`Script`'s family."""
     global _bmp_classes
     if _bmp_classes is None:
         chars = list(map(chr, range(0x10000)))
@@ -140,10 +326,11 @@ def _bmp_table() -> np.ndarray:
         word = alnum | mark
         word[ord("_")] = True
         table = np.where(word, WORD, SEP).astype(np.uint8)
-        for ranges, cls in ((_SEA_RANGES, SEA), (_CJK_RANGES, CJK)):
-            for lo, hi in ranges:
-                part = table[lo : hi + 1]
-                part[part == WORD] = cls
+        for entry in UNSPACED_SCRIPTS:
+            for lo, hi in entry.ranges:
+                if lo <= 0xFFFF:
+                    part = table[lo : min(hi, 0xFFFF) + 1]
+                    part[part == WORD] = entry.family
         for lo, hi in _DROP_RANGES:
             table[lo : hi + 1] = DROP
         _bmp_classes = table
@@ -160,16 +347,18 @@ def classes(codes: np.ndarray) -> np.ndarray:
     if astral.any():
         where = np.flatnonzero(astral)
         distinct, inverse = np.unique(codes[where], return_inverse=True)
-        single = np.zeros(distinct.shape[0], dtype=np.bool_)
-        for lo, hi in _ASTRAL_UNSPACED:
-            single |= (distinct >= lo) & (distinct <= hi)
+        family = np.full(distinct.shape[0], WORD, dtype=np.uint8)
+        for entry in UNSPACED_SCRIPTS:
+            for lo, hi in entry.ranges:
+                if hi > 0xFFFF:
+                    family[(distinct >= lo) & (distinct <= hi)] = entry.family
         # Few distinct astral characters per text (emoji, historic scripts): one call each.
         word = np.fromiter(
             (chr(c).isalnum() or unicodedata.category(chr(c))[0] == "M" for c in distinct.tolist()),
             dtype=np.bool_,
             count=distinct.shape[0],
         )
-        cls = np.where(word, np.where(single, CJK, WORD), SEP).astype(np.uint8)
+        cls = np.where(word, family, SEP).astype(np.uint8)
         out[where] = cls[inverse]
     return out
 

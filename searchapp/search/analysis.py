@@ -4,9 +4,10 @@ Words are runs of letters and digits (tantivy's simple tokenizer), lower-cased, 
 then stemmed by the Snowball stemmer of the document's language, in the title and text fields
 kept for that language (LANGUAGE_FIELDS); English, and every language without a stemmer, in the
 default fields with English's stemmer, as before languages were told apart. Chinese, Japanese,
-Korean, Thai, Lao, Khmer and Burmese documents go to the UNSPACED fields, where each character
-of those scripts is a word (TOKEN_PATTERN). The same analyzer reads the query for each field,
-so index and query always agree.
+Korean, Thai, Lao, Khmer and Burmese documents go to the UNSPACED fields, where each letter of
+the scripts of ``dedup.tokens.SCRIPTS`` is a word (TOKEN_PATTERN). Each language's stemmer and
+whether it is read by the character are its record's (``searchapp.language_components``). The
+same analyzer reads the query for each field, so index and query always agree.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ import re
 from dataclasses import dataclass
 
 import tantivy
+
+from dedup.tokens import SCRIPTS, letter_ranges, re_class
+from searchapp.language_components import LANGUAGES
 
 __all__ = [
     "ANALYZER",
@@ -40,40 +44,31 @@ TITLE, TEXT = "title", "text"
 # Words longer than this are dropped by the analyzer (identifiers, base64, URLs glued together).
 MAX_TOKEN_BYTES = 40
 
-# Scripts written without spaces between words. Each of their characters is a word of its own
-# (a unigram), and a word of several characters is searched as a phrase of them: any run of
-# characters typed finds the documents holding it, a single one (「雨」) included, with no
-# dictionary; measured against character bigrams and dictionary segmenters in BENCHMARKS.md
-# ("Searching Chinese, Japanese, Korean and Thai"). Korean is spaced, but its words carry their
-# particles (서울에서 "in Seoul"), so it is read by the character too, as Lucene's CJK
-# analyzer does.
-_UNSPACED_SCRIPTS = r"\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}\p{Lao}\p{Khmer}\p{Myanmar}"
-# The same characters for Python's re (the highlighter): the blocks of those scripts.
-UNSPACED_CHARS = (
-    "\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u0e00-\u0eff\u2e80-\u2fdf\u3005-\u3007"
-    "\u3021-\u3029\u3038-\u303b\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff\u3400-\u4dbf"
-    "\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff\uf900-\ufaff\uff66-\uffdc"
-    "\U00020000-\U0003134f"
+# The scripts read one character a word: dedup.tokens' table, the scripts written without
+# spaces and Hangul. Each of their characters is a word of its own (a unigram), and a word of
+# several characters is searched as a phrase of them: any run of characters typed finds the
+# documents holding it, a single one (「雨」) included, with no dictionary; measured against
+# character bigrams and dictionary segmenters in BENCHMARKS.md ("Searching Chinese, Japanese,
+# Korean and Thai"). Korean is spaced, but its words carry their particles (서울에서 "in
+# Seoul"), so it is read by the character too, as Lucene's CJK analyzer does.
+_BY_CHARACTER = letter_ranges(SCRIPTS)
+# The same letters for Python's re (the highlighter, the query parser).
+UNSPACED_CHARS = re_class(_BY_CHARACTER)
+_RUST_CLASS = "".join(
+    f"\\x{{{lo:X}}}" if lo == hi else f"\\x{{{lo:X}}}-\\x{{{hi:X}}}" for lo, hi in _BY_CHARACTER
 )
-# A word: one character of those scripts, or a run of letters, digits and combining marks
+# A word: one letter of those scripts, or a run of letters, digits and combining marks
 # (Rust's char::is_alphanumeric, as tantivy's simple tokenizer, plus the marks of Indic and
 # other scripts, which the simple tokenizer cut words at).
-TOKEN_PATTERN = (
-    rf"[{_UNSPACED_SCRIPTS}]|[[\p{{Alphabetic}}\p{{N}}\p{{M}}]--[{_UNSPACED_SCRIPTS}]]+"
-)
-# The languages written in those scripts: their documents go to the UNSPACED pair of fields,
-# the only one read with TOKEN_PATTERN (a regular expression, 3-5 times slower to run than the
-# simple tokenizer, which every other field keeps: English is indexed and its snippets cut at
-# the same speed as before languages were told apart).
-UNSPACED_LANGUAGES = frozenset({"zh", "ja", "ko", "th", "lo", "km", "my"})
+TOKEN_PATTERN = rf"[{_RUST_CLASS}]|[[\p{{Alphabetic}}\p{{N}}\p{{M}}]--[{_RUST_CLASS}]]+"
+# The languages read by the character (searchapp.language_components): their documents go to
+# the UNSPACED pair of fields, the only one read with TOKEN_PATTERN (a regular expression, 3-5
+# times slower to run than the simple tokenizer, which every other field keeps: English is
+# indexed and its snippets cut at the same speed as before languages were told apart).
+UNSPACED_LANGUAGES = frozenset(code for code, r in LANGUAGES.items() if r.by_character)
 # Snowball stemmers of tantivy by ISO 639-1 code. English is the default fields' stemmer; every
 # other language with a stemmer has a title and text field of its own (LANGUAGE_FIELDS).
-STEMMERS = {
-    "ar": "arabic", "da": "danish", "de": "german", "el": "greek", "es": "spanish",
-    "fi": "finnish", "fr": "french", "hu": "hungarian", "it": "italian", "nb": "norwegian",
-    "nl": "dutch", "nn": "norwegian", "no": "norwegian", "pt": "portuguese", "ro": "romanian",
-    "ru": "russian", "sv": "swedish", "ta": "tamil", "tr": "turkish",
-}  # fmt: skip
+STEMMERS = {code: r.stemmer for code, r in LANGUAGES.items() if r.stemmer and code != "en"}
 
 
 @dataclass(frozen=True)
@@ -148,5 +143,3 @@ _folder = _build_analyzer(None)
 def fold(text: str) -> list[str]:
     """The words of ``text`` as the analyzer sees them before stemming (prefixes match these)."""
     return list(_folder.analyze(text))
-
-

@@ -19,8 +19,9 @@ tree built here, so no input reaches the index as syntax.
 Why a plain space means OR: on Cranfield's natural-language queries OR-ing the words and letting
 BM25 rank documents holding more (and rarer) of them first beats AND-ing every word, which
 leaves most queries with no result at all (BENCHMARKS.md, bench/ranking_cranfield.py).
-Stopwords are dropped from OR lists (they would match nearly every document) unless the list
-has nothing else; an explicit ``AND the`` keeps its word.
+Stopwords (English's record's query stop words, ``searchapp.language_components``) are dropped
+from OR lists (they would match nearly every document) unless the list has nothing else; an
+explicit ``AND the`` keeps its word.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+from searchapp.language_components import components
 from searchapp.search.analysis import UNSPACED_CHARS
-from searchapp.search.stopwords import STOPWORDS
 
 __all__ = [
     "EMPTY_QUERY_MESSAGE",
@@ -48,6 +49,9 @@ __all__ = [
     "Term",
     "parse_query",
 ]
+
+# Queries are not told their language: English's query stop words are every query's.
+STOPWORDS = components("en").query_stop_words
 
 MAX_QUERY_CHARS = 500
 # Distinct words, phrases and prefixes in one query, at most.

@@ -38,8 +38,16 @@ _HEADER = struct.Struct("<4sqqBqq")
 _FORMAT = b"RNK1"
 
 
-# The code that compiles and ranks a query: this package's sources and the tantivy wheel.
-_CODE = shared_cache.code_digest(Path(__file__).parent.glob("*.py"), packages=("tantivy",))
+# The code that compiles and ranks a query: this package's sources, what its analyzers read
+# (the languages' records, dedup.tokens' table of scripts) and the tantivy wheel.
+_CODE = shared_cache.code_digest(
+    (
+        *Path(__file__).parent.glob("*.py"),
+        Path(__file__).parents[1] / "language_components.py",
+        Path(__file__).parents[2] / "dedup" / "tokens.py",
+    ),
+    packages=("tantivy",),
+)
 
 
 @dataclass(frozen=True)

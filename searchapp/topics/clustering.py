@@ -12,8 +12,10 @@ vocabulary, and reading them in order is how the method is reviewed. The method:
 1. Every document (title + text; the title counts ``title_weight`` times) is tokenised once into
    one stream of word ids with fragment boundaries at punctuation, so no phrase spans a clause.
    Words, stop words and a result's language in every script are ``searchapp.topics.words``
-   (Chinese, Japanese kanji, Thai and Korean read in character bigrams, each result's own
-   language's stop words); a label is written as its words were (bigrams overlapping).
+   (Chinese, Japanese kanji and Korean read in character bigrams, Thai, Lao, Khmer and Myanmar
+   in bigrams of syllable-like clusters; each result's own language's stop words, from its
+   record in ``searchapp.language_components``); a label is written as its words were
+   (bigrams overlapping).
 2. Features: TF-IDF weighted words (a light plural stem; with ``word_pairs`` also pairs of
    consecutive content words within a fragment, which measured worse on both collections: the
    phrases matter for labels, not for grouping snippets); sublinear term frequency,
@@ -66,7 +68,6 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 from scipy import sparse
-from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 from threadpoolctl import ThreadpoolController
 
 from searchapp.topics import labels as topic_labels
@@ -76,7 +77,6 @@ from searchapp.topics.spectral import spectral_clusters
 
 __all__ = [
     "OTHER_LABEL",
-    "STOP_WORDS",
     "Background",
     "Topic",
     "TopicDoc",
@@ -90,18 +90,6 @@ __all__ = [
 Background = Callable[[Sequence[str]], np.ndarray]
 
 OTHER_LABEL = "Other topics"
-
-# Snippet debris, web boilerplate and reporting verbs that are never a topic.
-_EXTRA_STOP = (
-    "http https www com org net html htm php asp aspx amp nbsp quot page pages home homepage site "
-    "website web click read view free new info information official welcome wikipedia "
-    "encyclopedia en did does just like also said says say vs ll ve re le la les de del der "
-    "die das und el los et du des il di com's inc ltd jan feb mar apr jun jul aug sep sept oct "
-    "nov dec"
-)
-STOP_WORDS = frozenset(ENGLISH_STOP_WORDS) | frozenset(_EXTRA_STOP.split())
-# Stop words that may start a label ("New York City", "New Zealand") but never be one alone.
-LEADING_WORDS = frozenset({"new", "san", "los", "las", "el", "la", "le", "de", "st"})
 
 _BOUNDARY = 0  # the word id of every fragment boundary (and of the gap between documents)
 _HASH_MULTIPLIER = np.uint64(0x9E3779B97F4A7C15)  # odd: the rolling n-gram hash is a bijection
@@ -148,7 +136,7 @@ class _Stream:
     query_like: np.ndarray
     stem: np.ndarray  # int64 per word id: the id of its stem (plural folded)
     stem_words: list[str]  # per word id: its stem
-    leading: np.ndarray  # bool per token: may start a label (content words and LEADING_WORDS)
+    leading: np.ndarray  # bool per token: may start a label (content words, leading words)
     vocab: dict[str, int]  # word -> id
     form: np.ndarray  # int64 per word id: the id of its query form (_query_form)
     form_ids: dict[str, int]  # query form -> id
@@ -215,8 +203,6 @@ def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _St
         words,
         tokens,
         doc,
-        english=STOP_WORDS,
-        leading_words=LEADING_WORDS,
     )
     stem_of = _stems(words)
     stems = {s: i for i, s in enumerate(dict.fromkeys(stem_of))}

@@ -41,7 +41,10 @@ from functools import lru_cache
 
 import numpy as np
 
-from searchapp.topics import words as topic_words
+from searchapp.language_components import components
+
+# A Turkish finite verb at a label's edge reads as a torn-out clause, like English -ing / -ed.
+_VERB_ENDINGS = components("tr").label_rules.verb_endings
 
 __all__ = [
     "EDGE_WORDS",
@@ -130,13 +133,13 @@ def edge_words(words: list[str]) -> np.ndarray:
 
 
 def verbal_words(words: list[str]) -> np.ndarray:
-    """Per distinct lower-case word: an -ing/-ed form (or a Turkish finite verb, by the
-    endings of topic_words.VERB_ENDINGS). Only at the edge of a label and only where written
-    in lower case: "Reading Festival" is a name."""
+    """Per distinct lower-case word: an -ing/-ed form (or a Turkish finite verb, by the verb
+    endings of Turkish's record in searchapp.language_components). Only at the edge of a label
+    and only where written in lower case: "Reading Festival" is a name."""
     ing = (_lengths(words) > 5) & _each(operator.methodcaller("endswith", "ing"), words)
     turkish = ~_each(str.isascii, words)
     if turkish.any():
-        turkish &= _each(operator.methodcaller("endswith", topic_words.VERB_ENDINGS), words)
+        turkish &= _each(operator.methodcaller("endswith", _VERB_ENDINGS), words)
     return ing | turkish | past_words(words)
 
 

@@ -33,6 +33,10 @@ UNSPACED_NAMES = (
     "LAO ",
     "KHMER ",
     "MYANMAR ",
+    "TAI THAM ",
+    "TAI LE ",
+    "NEW TAI LUE ",
+    "TAI VIET ",
 )
 OPTIONAL_MARKS = ["\u064e", "\u064b", "\u0650", "\u0651", "\u0652", "\u0640", "\u05b7", "\u05bc"]
 
@@ -68,7 +72,7 @@ def reference_tokens(text: str, tokens: str = "scripts") -> list[str]:
 
 def family(token: str) -> str:
     name = unicodedata.name(token, "") if len(token) == 1 else ""
-    if name.startswith(("THAI ", "LAO ", "KHMER ", "MYANMAR ")):
+    if name.startswith(UNSPACED_NAMES[4:]):
         return "sea"
     return "cjk" if name.startswith(UNSPACED_NAMES) else "word"
 

@@ -70,6 +70,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "searchapp.publishing",
             "searchapp.demo",
             "searchapp.languages",
+            # One record per language (stemmer, stop words, n-gram size, label rules).
+            "searchapp.language_components",
         ),
     ),
     (

@@ -85,3 +85,87 @@ def test_turkish_function_words_never_label_a_topic():
     for label in topics:
         words = label.casefold().split()
         assert not {"ile", "için", "bir", "ve"} & {words[0], words[-1]}, label
+
+
+# Lao, Khmer and Myanmar: two stories each (football, a flood), written without spaces.
+LO = [
+    ("ບານເຕະ ທີມຊາດລາວຊະນະ", "ທີມຊາດລາວຫຼິ້ນບານເຕະທີ່ສະໜາມກິລາແຫ່ງຊາດ ແລະ ຊະນະສອງປະຕູ"),
+    ("ບານເຕະ ທີມຊາດລາວເຂົ້າຮອບ", "ທີມຊາດລາວເຂົ້າຮອບຕໍ່ໄປຂອງການແຂ່ງຂັນບານເຕະອາຊຽນ"),
+    ("ບານເຕະ ທີມຊາດລາວຝຶກຊ້ອມ", "ນັກເຕະທີມຊາດລາວຝຶກຊ້ອມບານເຕະທຸກມື້ທີ່ສະໜາມກິລາ"),
+    ("ນ້ຳຖ້ວມ ແຂວງຈຳປາສັກ", "ນ້ຳຖ້ວມໃນແຂວງຈຳປາສັກເຮັດໃຫ້ປະຊາຊົນຫຼາຍພັນຄົນຍົກຍ້າຍ"),
+    ("ນ້ຳຖ້ວມ ແມ່ນ້ຳຂອງສູງຂຶ້ນ", "ລະດັບແມ່ນ້ຳຂອງສູງຂຶ້ນ ນ້ຳຖ້ວມຫຼາຍບ້ານໃນແຂວງຈຳປາສັກ"),
+    ("ນ້ຳຖ້ວມ ລັດຖະບານຊ່ວຍເຫຼືອ", "ລັດຖະບານສົ່ງອາຫານຊ່ວຍເຫຼືອປະຊາຊົນທີ່ຖືກນ້ຳຖ້ວມ"),
+]
+KM = [
+    ("បាល់ទាត់ ក្រុមជម្រើសជាតិកម្ពុជាឈ្នះ", "ក្រុមជម្រើសជាតិកម្ពុជាលេងបាល់ទាត់នៅពហុកីឡដ្ឋានជាតិ ហើយឈ្នះពីរគ្រាប់"),
+    ("បាល់ទាត់ ក្រុមជម្រើសជាតិកម្ពុជាឡើងវគ្គ", "ក្រុមជម្រើសជាតិកម្ពុជាឡើងវគ្គបន្ទាប់នៃការប្រកួតបាល់ទាត់អាស៊ាន"),
+    ("បាល់ទាត់ ក្រុមជម្រើសជាតិកម្ពុជាហ្វឹកហាត់", "កីឡាករក្រុមជម្រើសជាតិកម្ពុជាហ្វឹកហាត់បាល់ទាត់រាល់ថ្ងៃ"),
+    ("ទឹកជំនន់ ខេត្តបាត់ដំបង", "ទឹកជំនន់នៅខេត្តបាត់ដំបងធ្វើឱ្យប្រជាពលរដ្ឋរាប់ពាន់នាក់ត្រូវជម្លៀស"),
+    ("ទឹកជំនន់ ទន្លេមេគង្គឡើងខ្ពស់", "កម្រិតទឹកទន្លេមេគង្គឡើងខ្ពស់ ទឹកជំនន់ភូមិជាច្រើននៅខេត្តបាត់ដំបង"),
+    ("ទឹកជំនន់ រដ្ឋាភិបាលជួយ", "រដ្ឋាភិបាលបញ្ជូនស្បៀងជួយប្រជាពលរដ្ឋដែលរងទឹកជំនន់"),
+]
+MY = [
+    ("ဘောလုံး မြန်မာအသင်းအနိုင်ရ", "မြန်မာအမျိုးသားအသင်းသည် ဘောလုံးပွဲတွင် နှစ်ဂိုးဖြင့် အနိုင်ရခဲ့သည်"),
+    ("ဘောလုံး မြန်မာအသင်းနောက်တစ်ဆင့်တက်", "မြန်မာအမျိုးသားအသင်းသည် အာဆီယံဘောလုံးပြိုင်ပွဲ နောက်တစ်ဆင့်သို့ တက်ရောက်ခဲ့သည်"),
+    ("ဘောလုံး မြန်မာအသင်းလေ့ကျင့်", "မြန်မာအမျိုးသားအသင်း ကစားသမားများသည် နေ့စဉ် ဘောလုံးလေ့ကျင့်ကြသည်"),
+    ("ရေကြီး ဧရာဝတီတိုင်း", "ဧရာဝတီတိုင်းတွင် ရေကြီးမှုကြောင့် လူထောင်ချီ ရွှေ့ပြောင်းခဲ့ရသည်"),
+    ("ရေကြီး မြစ်ရေမြင့်တက်", "ဧရာဝတီမြစ်ရေ မြင့်တက်လာပြီး ရေကြီးမှုကြောင့် ရွာများစွာ ထိခိုက်သည်"),
+    ("ရေကြီး အစိုးရကူညီ", "အစိုးရသည် ရေကြီးမှုဒဏ်ခံရသူများထံ စားနပ်ရိက္ခာ ပို့ဆောင်ကူညီသည်"),
+]
+SEA_FLOODS = {"lo": "ນ້ຳຖ້ວມ", "km": "ទឹកជំនន់", "my": "ရေကြီး"}  # "flood"
+SEA_FOOTBALL = {"lo": "ບານເຕະ", "km": "បាល់ទាត់", "my": "မြန်မာ"}  # "football"; "Myanmar"
+
+
+def _clusters(text: str) -> set[int]:
+    """Where a syllable-like cluster may start in ``text``: never before a combining mark, a
+    following vowel or a stacked or final consonant, never after a leading vowel."""
+    from searchapp.topics.words import _FINALS, _FOLLOWING, _LEADING, _STACKERS
+
+    return {
+        i
+        for i, ch in enumerate(text)
+        if ch not in _FOLLOWING
+        and (i == 0 or (text[i - 1] not in _LEADING and text[i - 1] not in _STACKERS))
+        and (i + 1 >= len(text) or text[i + 1] not in _FINALS)
+    }
+
+
+@pytest.mark.parametrize("lang", ["lo", "km", "my"])
+@pytest.mark.parametrize("given", [True, False], ids=["language given", "language guessed"])
+def test_lao_khmer_and_myanmar_topics_are_labelled_with_whole_words(lang, given):
+    docs = {"lo": LO, "km": KM, "my": MY}[lang]
+    topics = labelled(docs, [lang if given else ""] * 6)
+    assert sorted(topics.values()) == [(0, 1, 2), (3, 4, 5)]
+    by_members = {members: label for label, members in topics.items()}
+    assert by_members[(3, 4, 5)].startswith(SEA_FLOODS[lang])
+    assert SEA_FOOTBALL[lang] in by_members[(0, 1, 2)]
+    for label, members in topics.items():
+        for t, x in docs[members[0] : members[-1] + 1]:
+            for text in (t, x):
+                at = text.find(label)
+                if at >= 0:  # the label cuts the text between clusters, at both ends
+                    assert at in _clusters(text) and (
+                        at + len(label) == len(text) or at + len(label) in _clusters(text)
+                    ), (label, text)
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("ພາສາລາວຂຽນຕິດກັນ", ["ພາສາ", "ສາລາວ", "ລາວຂຽນ", "ຂຽນຕິດ", "ຕິດກັນ"]),
+        ("မြန်မာဘာသာစကား", ["မြန်မာ", "မာဘာ", "ဘာသာ", "သာစ", "စကား"]),
+    ],
+)
+def test_a_lao_or_myanmar_run_is_read_in_bigrams_of_syllables(text, words):
+    from searchapp.topics.words import split_words
+
+    assert split_words(text)[0] == words
+
+
+def test_no_topic_word_of_a_south_east_asian_script_starts_with_a_mark():
+    from searchapp.topics.words import split_words
+
+    for docs in (LO, KM, MY):
+        for t, x in docs:
+            for word in split_words(f"{t} {x}")[0]:
+                assert word[0].isalnum(), word

@@ -99,16 +99,28 @@ def _content_digest(docs: Sequence[TopicDoc], *fields: str) -> bytes:
     return digest.digest()
 
 
-# The code the topics follow from (searchapp.topics.clustering and its modules, the numeric
-# libraries).
+# What the topic words read besides the topics' modules: the languages' records and the
+# table of scripts (dedup.tokens).
+_LANGUAGE_SOURCES = (
+    Path(topics_module.__file__).parents[1] / "language_components.py",
+    Path(topics_module.__file__).parents[2] / "dedup" / "tokens.py",
+)
+# The code the topics follow from (searchapp.topics.clustering and its modules, the languages'
+# records and the script table, the numeric libraries and the stop words' package).
 _TOPICS_CODE = shared_cache.code_digest(
-    (Path(topics_module.__file__).with_name(f"{m}.py") for m in _TOPIC_MODULES),
-    packages=("numpy", "scipy", "scikit-learn"),
+    (
+        *(Path(topics_module.__file__).with_name(f"{m}.py") for m in _TOPIC_MODULES),
+        *_LANGUAGE_SOURCES,
+    ),
+    packages=("numpy", "scipy", "scikit-learn", "stopwordsiso"),
 )
 # ... and an anchor's (searchapp.topics.memory reads it): other code clusters afresh.
 _ANCHOR_CODE = shared_cache.code_digest(
-    (Path(topics_module.__file__).with_name(f"{m}.py") for m in (*_TOPIC_MODULES, "memory")),
-    packages=("numpy", "scipy", "scikit-learn"),
+    (
+        *(Path(topics_module.__file__).with_name(f"{m}.py") for m in (*_TOPIC_MODULES, "memory")),
+        *_LANGUAGE_SOURCES,
+    ),
+    packages=("numpy", "scipy", "scikit-learn", "stopwordsiso"),
 )
 
 
