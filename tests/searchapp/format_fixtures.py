@@ -121,6 +121,41 @@ def mail(
     return msg
 
 
+def mailman_digest(
+    list_name: str, messages: list[EmailMessage], *, message_id: str = "", issue: int = 1
+) -> EmailMessage:
+    """A MIME digest laid out as Mailman sends one: a cover (the masthead and "Today's Topics"),
+    a ``multipart/digest`` holding each message as a ``message/rfc822`` part, then a footer."""
+    from email.mime.message import MIMEMessage
+    from email.mime.multipart import MIMEMultipart
+    from email.mime.text import MIMEText
+
+    digest = EmailMessage()
+    digest["Subject"] = f"{list_name} Digest, Vol 4, Issue {issue}"
+    digest["From"] = f"{list_name}-request@lists.example.org"
+    digest["To"] = f"{list_name}@lists.example.org"
+    digest["Date"] = "Tue, 04 Mar 2025 12:00:00 +0000"
+    if message_id:
+        digest["Message-ID"] = f"<{message_id}>"
+    digest.make_mixed()
+    topics = "\n".join(
+        f"   {number}. {msg['Subject']} ({msg['From']})"
+        for number, msg in enumerate(messages, start=1)
+    )
+    digest.attach(
+        MIMEText(
+            f"Send {list_name} mailing list submissions to\n\t{list_name}@lists.example.org\n\n"
+            f"Today's Topics:\n\n{topics}\n"
+        )
+    )
+    body = MIMEMultipart("digest")
+    for msg in messages:
+        body.attach(MIMEMessage(msg))
+    digest.attach(body)
+    digest.attach(MIMEText(f"End of {list_name} Digest, Vol 4, Issue {issue}\n"))
+    return digest
+
+
 def nested_mime(depth: int) -> bytes:
     """A message whose multiparts nest ``depth`` deep, a text part at the bottom."""
     lines = [b"From: x@example.org", b"Subject: nested", b"MIME-Version: 1.0"]
