@@ -111,6 +111,12 @@ class Document(models.Model):
         )
 
     @property
+    def source_in_digest(self) -> bool:
+        """A message of a mailing-list digest: its page says it came in the digest rather than
+        attached to it. The mail reader places such a message "digest message N of ..."."""
+        return self.source_position.startswith("digest message ")
+
+    @property
     def source_mail_links(self) -> dict[str, Document]:
         """The stored messages a mail names: the one it replies to ("in_reply_to") and the first
         of its thread ("thread"), found by their ids (a message's id is its Message-ID)."""

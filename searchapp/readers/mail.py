@@ -21,22 +21,32 @@ forwarded mail folds with its original.
 Each attachment in a format of the table (a PDF, a text or HTML file, another message) becomes
 a document of its own whose ``parent_id`` is its message, folded like any document; its id is
 its message's id and its number (``<message id>/attachment-2``), an attached message included
-(its own Message-ID is kept as a detail, not used: it belongs to the message it came with).
+(a forwarded ``message/rfc822`` part or an ``.eml`` file: its own Message-ID is kept as a
+detail, not used, as it belongs to the message it came with). Likewise each message of a
+digest (``multipart/digest``, as mailing lists send them: its parts are ``message/rfc822``
+unless they say otherwise) is a child of the digest, ``<digest id>/message-2``, with its own
+subject, sender, date, text and attachments; the digest's own text is its cover text (the
+table of contents, the list's footer). Children come in the order they appear, each followed
+by its own; a part that cannot be read is reported with its place, never dropped unsaid.
 
 A mailbox is read as a stream, one message at a time: a message longer than the record limit is
 skipped and reported without being held whole, and the rest are read. MIME nesting deeper than
-:data:`MAX_MIME_DEPTH` is not followed (the parts within are reported, not read).
+:data:`MAX_MIME_DEPTH` is not followed (the parts within are reported, not read); a message
+within a message counts on from the depth where it lies, so the bound holds for a whole file.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import email.parser
 import email.policy
 import io
 import posixpath
+import quopri
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from email.message import EmailMessage, Message
 from email.utils import parsedate_to_datetime
 from typing import BinaryIO
@@ -153,22 +163,30 @@ def _part_text(part: Message) -> str:
     return content if isinstance(content, str) else ""
 
 
-def _walk(msg: Message, source: str) -> Iterator[tuple[Message, int] | RecordError]:
-    """The parts of ``msg`` with their depth, without recursion (nesting is untrusted)."""
-    stack: list[tuple[Message, int]] = [(msg, 0)]
+def _walk(
+    msg: Message, source: str, start: int = 0
+) -> Iterator[tuple[Message, int, bool] | RecordError]:
+    """The parts of ``msg`` with their depth (counted from ``start``, the depth of ``msg`` in
+    its file) and whether they are a part of a ``multipart/digest``, in the order they appear,
+    without recursion (nesting is untrusted). A message part (``message/rfc822``) is given
+    whole, not entered: it is a message of its own."""
+    stack: list[tuple[Message, int, bool]] = [(msg, start, False)]
     while stack:
-        part, depth = stack.pop()
+        part, depth, in_digest = stack.pop()
         if depth > MAX_MIME_DEPTH:
             yield RecordError(
                 source, None, f"MIME parts nested deeper than {MAX_MIME_DEPTH} levels not read"
             )
             continue
-        yield part, depth
-        if part.is_multipart() and part.get_content_type() != "message/rfc822":
+        yield part, depth, in_digest
+        if part.is_multipart() and part.get_content_maintype() != "message":
             children = part.get_payload()
+            digest = part.get_content_type() == "multipart/digest"
             if isinstance(children, list):
                 stack.extend(
-                    (child, depth + 1) for child in reversed(children) if isinstance(child, Message)
+                    (child, depth + 1, digest)
+                    for child in reversed(children)
+                    if isinstance(child, Message)
                 )
 
 
@@ -177,28 +195,67 @@ def _is_attachment(part: Message) -> bool:
     return disposition == "attachment" or (bool(part.get_filename()) and disposition != "inline")
 
 
+# The message/* types whose body is a whole message, read as one (RFC 2046 §5.2.1; message/global
+# is RFC 6532's, with UTF-8 headers; message/news an old name for the same).
+_MESSAGE_TYPES = frozenset({"message/rfc822", "message/global", "message/news"})
+
+
+@dataclass(frozen=True)
+class _Child:
+    """A part that becomes a document of its own: an attachment, or a message of a digest."""
+
+    part: Message
+    depth: int
+    in_digest: bool
+
+
 def message_records(
-    msg: Message, doc_id: str, source: str, position: str, file_name: str, limit: int
+    msg: Message,
+    doc_id: str,
+    source: str,
+    position: str,
+    file_name: str,
+    limit: int,
+    depth: int = 0,
 ) -> Iterator[Record | RecordError]:
-    """The record of one parsed message, then one per attachment it carries."""
+    """The record of one parsed message, then, in the order they appear, one per attachment it
+    carries and per message of a digest it holds, each followed by its own children.
+
+    ``depth`` is how deep ``msg`` lies in its file: a message within a message carries on
+    counting from there, so that :data:`MAX_MIME_DEPTH` bounds the whole file, and with it
+    the recursion through attached messages.
+    """
     plain: list[str] = []
     html: list[str] = []
-    attachments: list[Message] = []
+    children: list[_Child | RecordError] = []
     deep_reported = False
-    for item in _walk(msg, source):
+    for item in _walk(msg, source, depth):
         if isinstance(item, RecordError):
             if not deep_reported:
                 deep_reported = True
                 yield RecordError(source, None, f"{position}: {item.reason}")
             continue
-        part, depth = item
-        if part.is_multipart():
+        part, level, in_digest = item
+        kind = part.get_content_type()
+        if kind in _MESSAGE_TYPES:
+            # A digest's message, or a forwarded one (also the parts of a digest that name no
+            # type: RFC 2046 §5.1.5 makes them message/rfc822, and the parser does too).
+            children.append(_Child(part, level, in_digest))
+        elif part.get_content_maintype() == "message" and part.is_multipart():
+            # A delivery report, a message in pieces (message/partial): no text of its own to
+            # read, but said rather than dropped unseen.
+            children.append(
+                RecordError(
+                    f"{source} ({position})", None, f"part of type {kind} not read", notice=True
+                )
+            )
+        elif part.is_multipart():
             continue
-        if (depth > 0 and _is_attachment(part)) or part.get_content_type() == "message/rfc822":
-            attachments.append(part)
-        elif part.get_content_type() == "text/plain":
+        elif level > depth and _is_attachment(part):
+            children.append(_Child(part, level, False))
+        elif kind == "text/plain":
             plain.append(_part_text(part))
-        elif part.get_content_type() == "text/html":
+        elif kind == "text/html":
             html.append(_part_text(part))
     body = "\n\n".join(plain) if any(p.strip() for p in plain) else ""
     if not body and html:
@@ -217,7 +274,7 @@ def message_records(
     }
     if not new and quoted:
         new, details["quoted"] = quoted, ""  # a message that only quotes: keep what it has
-    if not new and attachments:
+    if not new and any(isinstance(child, _Child) for child in children):
         new = subject or "(attachments only)"
     yield make_record(
         raw_id=doc_id,
@@ -230,22 +287,112 @@ def message_records(
         origin=(file_name, "email", position, ""),
         details=details,
     )
-    for number, part in enumerate(attachments, start=1):
-        yield from _attachment_records(part, doc_id, number, source, position, limit)
+    attachments = messages = 0
+    for child in children:
+        if isinstance(child, RecordError):
+            yield child
+        elif child.in_digest and child.part.get_content_type() in _MESSAGE_TYPES:
+            messages += 1
+            yield from _digest_message_records(
+                child, doc_id, messages, source, position, file_name, limit
+            )
+        else:
+            attachments += 1
+            yield from _attachment_records(
+                child, doc_id, attachments, source, position, file_name, limit
+            )
+
+
+def _digest_message_records(
+    child: _Child,
+    parent: str,
+    number: int,
+    source: str,
+    position: str,
+    file_name: str,
+    limit: int,
+) -> Iterator[Record | RecordError]:
+    """A message of a digest: a child of the digest (``<digest id>/message-2``), keyed by its
+    place like an attached message, its own Message-ID kept as a detail."""
+    where = f"{source} ({position}, digest message {number})"
+    inner = _enclosed_message(child.part)
+    if isinstance(inner, str):
+        yield RecordError(where, None, inner)
+        return
+    yield from _child_message_records(
+        inner,
+        f"{parent}/message-{number}",
+        parent,
+        source,
+        f"digest message {number} of {position}",
+        file_name,
+        limit,
+        child.depth + 1,
+    )
+
+
+def _child_message_records(
+    msg: Message,
+    child_id: str,
+    parent: str,
+    source: str,
+    position: str,
+    name: str,
+    limit: int,
+    depth: int,
+) -> Iterator[Record | RecordError]:
+    """The records of a message within a message: its own is made the child of ``parent``,
+    its attachments stay the children of it."""
+    for item in message_records(msg, child_id, source, position, name, limit, depth):
+        yield (
+            _as_child(item, parent)
+            if isinstance(item, Record) and item.external_id == child_id
+            else item
+        )
+
+
+def _enclosed_message(part: Message) -> Message | str:
+    """The message a message/rfc822 part holds, or why it cannot be read."""
+    payload = part.get_payload()
+    inner = payload[0] if isinstance(payload, list) and payload else None
+    if not isinstance(inner, Message):
+        return "not a readable mail message; skipped"
+    encoding = str(part.get("Content-Transfer-Encoding", "")).strip().lower()
+    body = inner.get_payload()
+    if encoding in ("base64", "quoted-printable") and not inner.keys() and isinstance(body, str):
+        # RFC 2046 forbids encoding a message/rfc822 part, but some mailers do: the parser
+        # then sees the encoded text as a message without headers. Decoded (never larger than
+        # what was read), it is parsed as the message it is.
+        try:
+            raw = (
+                base64.b64decode(body) if encoding == "base64" else quopri.decodestring(body)
+            )
+        except (binascii.Error, ValueError):
+            return f"message part in {encoding} that cannot be decoded; skipped"
+        return _parse(raw)
+    if not (inner.keys() or inner.get_payload()):
+        return "not a readable mail message; skipped"
+    return inner
 
 
 def _attachment_records(
-    part: Message, parent: str, number: int, source: str, position: str, limit: int
+    child: _Child,
+    parent: str,
+    number: int,
+    source: str,
+    position: str,
+    file_name: str,
+    limit: int,
 ) -> Iterator[Record | RecordError]:
+    part = child.part
     name = _safe(part.get_filename() or "")
     where = f"{source} ({position}, attachment {number}{' ' + name if name else ''})"
     child_id = f"{parent}/attachment-{number}"
     child_position = f"attachment {number} of {position}"
     suffix = posixpath.splitext(name)[1].lower()
     inner_msg: Message | str | None = None
-    if part.get_content_type() == "message/rfc822":
-        inner = part.get_payload()
-        inner_msg = inner[0] if isinstance(inner, list) and inner else None
+    if part.get_content_type() in _MESSAGE_TYPES:
+        inner_msg = _enclosed_message(part)
     elif suffix == ".eml":
         # Read here rather than by the table's reader, which would key it by its own
         # Message-ID: an attached message is a child of the message it came with.
@@ -254,17 +401,21 @@ def _attachment_records(
             yield too_large
             return
         inner_msg = _parse(data)
-        if isinstance(inner_msg, str):
-            yield RecordError(where, None, inner_msg)
-            return
+    if isinstance(inner_msg, str):
+        yield RecordError(where, None, inner_msg)
+        return
     if inner_msg is not None:
-        if isinstance(inner_msg, Message):
-            for item in message_records(inner_msg, child_id, source, child_position, name, limit):
-                yield (
-                    _as_child(item, parent)
-                    if isinstance(item, Record) and item.external_id == child_id
-                    else item
-                )
+        # A forwarded message has no file name of its own: it is shown as of its mail's file.
+        yield from _child_message_records(
+            inner_msg,
+            child_id,
+            parent,
+            source,
+            child_position,
+            name or file_name,
+            limit,
+            child.depth + 1,
+        )
         return
     reader = _attachment_reader[0](suffix) if _attachment_reader else None
     if reader is None:

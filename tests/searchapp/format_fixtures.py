@@ -121,6 +121,81 @@ def mail(
     return msg
 
 
+def mailman_digest(
+    list_name: str, messages: list[EmailMessage], *, message_id: str = "", issue: int = 1
+) -> EmailMessage:
+    """A MIME digest laid out as Mailman sends one: a cover (the masthead and "Today's Topics"),
+    a ``multipart/digest`` holding each message as a ``message/rfc822`` part, then a footer."""
+    from email.mime.message import MIMEMessage
+    from email.mime.multipart import MIMEMultipart
+    from email.mime.text import MIMEText
+
+    digest = EmailMessage()
+    digest["Subject"] = f"{list_name} Digest, Vol 4, Issue {issue}"
+    digest["From"] = f"{list_name}-request@lists.example.org"
+    digest["To"] = f"{list_name}@lists.example.org"
+    digest["Date"] = "Tue, 04 Mar 2025 12:00:00 +0000"
+    if message_id:
+        digest["Message-ID"] = f"<{message_id}>"
+    digest.make_mixed()
+    topics = "\n".join(
+        f"   {number}. {msg['Subject']} ({msg['From']})"
+        for number, msg in enumerate(messages, start=1)
+    )
+    digest.attach(
+        MIMEText(
+            f"Send {list_name} mailing list submissions to\n\t{list_name}@lists.example.org\n\n"
+            f"Today's Topics:\n\n{topics}\n"
+        )
+    )
+    body = MIMEMultipart("digest")
+    for msg in messages:
+        body.attach(MIMEMessage(msg))
+    digest.attach(body)
+    digest.attach(MIMEText(f"End of {list_name} Digest, Vol 4, Issue {issue}\n"))
+    return digest
+
+
+def staff_digest(issue: int = 1) -> EmailMessage:
+    """A Mailman digest of three messages, each with a word no other document holds (the second
+    one's attachment too), the second one's subject hostile markup."""
+    return mailman_digest(
+        "staff",
+        [
+            mail(
+                "Parking",
+                "The car park closes on Friday for resurfacing.",
+                message_id="p1@example.org",
+            ),
+            mail(
+                "Canteen <script>alert(1)</script>",
+                "The canteen serves kohlrabi from next week.",
+                sender="Cy Clark <cy@example.org>",
+                message_id="c2@example.org",
+                attachments=(("menu.txt", b"Menu\nLentil soup on Mondays.", "text/plain"),),
+            ),
+            mail("Bicycles", "The bicycle shed gets a new padlock.", message_id="b3@example.org"),
+        ],
+        message_id=f"digest-{issue}@lists.example.org",
+        issue=issue,
+    )
+
+
+def digest_with_an_empty_part(message_id: str) -> bytes:
+    """A digest of two parts: a message without a Content-Type of its own (a digest's parts are
+    message/rfc822 unless they say otherwise), then a message/rfc822 part holding no message."""
+    return (
+        b"From: staff-request@lists.example.org\nSubject: staff Digest\n"
+        b"Message-ID: <" + message_id.encode() + b">\nMIME-Version: 1.0\n"
+        b'Content-Type: multipart/mixed; boundary="outer"\n\n'
+        b"--outer\nContent-Type: text/plain\n\nToday's Topics: two messages\n"
+        b'--outer\nContent-Type: multipart/digest; boundary="inner"\n\n'
+        b"--inner\n\nSubject: Parking\nFrom: Ann <ann@example.org>\n\nClosed on Friday.\n"
+        b"--inner\nContent-Type: message/rfc822\n\n\n"
+        b"--inner--\n--outer--\n"
+    )
+
+
 def nested_mime(depth: int) -> bytes:
     """A message whose multiparts nest ``depth`` deep, a text part at the bottom."""
     lines = [b"From: x@example.org", b"Subject: nested", b"MIME-Version: 1.0"]

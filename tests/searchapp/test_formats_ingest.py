@@ -14,11 +14,13 @@ from django.core.management import call_command
 from django.test import Client
 from format_fixtures import (
     MEMO,
+    digest_with_an_empty_part,
     html_page,
     mail,
     make_docx,
     make_odt,
     make_pdf,
+    staff_digest,
     write_mbox,
     write_warc,
 )
@@ -225,3 +227,77 @@ def test_the_same_document_from_another_file_is_unchanged_but_names_its_new_sour
     assert "0 created, 0 updated, 1 unchanged" in out
     doc = Document.objects.get()
     assert (doc.source_name, doc.source_position) == ("second.jsonl", "line 2")
+
+
+def found_by(client: Client, word: str) -> set[str]:
+    body = client.get("/api/search", {"q": word, "group": "none"}).json()
+    return {group["representative"]["external_id"] for group in body["groups"]}
+
+
+@pytest.mark.parametrize("suffix", [".eml", ".mbox"])
+def test_a_digests_messages_are_its_children_each_found_by_its_own_words(
+    suffix: str, tmp_path: Path, admin_client: Client
+) -> None:
+    path = tmp_path / f"staff{suffix}"
+    if suffix == ".eml":
+        path.write_bytes(bytes(staff_digest()))
+    else:
+        write_mbox(path, [staff_digest()])
+    out = run(str(path), "--corpus", "lists")
+    # The digest, its three messages and the one attachment: every record read is accounted for.
+    assert "corpus 'lists': 5 created, 0 updated, 0 unchanged, 0 skipped" in out
+    digest = Document.objects.get(external_id="digest-1@lists.example.org")
+    children = list(Document.objects.filter(source_parent=digest.external_id).order_by("source_position"))
+    assert [(d.external_id, d.title) for d in children] == [
+        ("digest-1@lists.example.org/message-1", "Parking"),
+        ("digest-1@lists.example.org/message-2", "Canteen <script>alert(1)</script>"),
+        ("digest-1@lists.example.org/message-3", "Bicycles"),
+    ]
+    parking, canteen, bicycles = children
+    assert canteen.text == "The canteen serves kohlrabi from next week."
+    assert "Today's Topics" in digest.text and "kohlrabi" not in digest.text
+    menu = Document.objects.get(source_parent=canteen.external_id)
+    assert (menu.title, menu.source_name) == ("Menu", "menu.txt")
+    # Each is found by a word only it holds, and nothing else is.
+    assert found_by(admin_client, "resurfacing") == {parking.external_id}
+    assert found_by(admin_client, "kohlrabi") == {canteen.external_id}
+    assert found_by(admin_client, "padlock") == {bicycles.external_id}
+    assert found_by(admin_client, "lentil") == {menu.external_id}
+    assert found_by(admin_client, "submissions") == {digest.external_id}
+    # A message's page names the digest it came in, its own sender and Message-ID, all escaped.
+    page = admin_client.get(f"/documents/{canteen.pk}/").content.decode()
+    position = "digest message 2 of message" + ("" if suffix == ".eml" else " 1")
+    assert f"From the file <strong>staff{suffix}</strong> (email), {position}." in page
+    assert f'In the digest <a href="/documents/{digest.pk}/">staff Digest, Vol 4, Issue 1</a>' in page
+    assert "<dt>From</dt><dd>Cy Clark &lt;cy@example.org&gt;</dd>" in page
+    assert "<dt>Message-ID</dt><dd>c2@example.org</dd>" in page
+    assert "<script>alert(1)" not in page and "Canteen &lt;script&gt;" in page
+    # The attachment's page says it is attached to its message, not to the digest.
+    page = admin_client.get(f"/documents/{menu.pk}/").content.decode()
+    assert f'Attached to <a href="/documents/{canteen.pk}/">Canteen &lt;script&gt;' in page
+
+
+def test_a_forwarded_message_is_a_child_found_by_its_own_words(tmp_path: Path, admin_client: Client) -> None:
+    forward = mail("Fwd: Canteen", "Forwarding the note below.", message_id="fwd@example.org")
+    forward.add_attachment(mail("Canteen", "The canteen serves kohlrabi from next week.", message_id="c2@example.org"))
+    write_mbox(tmp_path / "inbox.mbox", [forward])
+    out = run(str(tmp_path / "inbox.mbox"))
+    assert "2 created, 0 updated, 0 unchanged, 0 skipped" in out
+    attached = Document.objects.get(external_id="fwd@example.org/attachment-1")
+    assert (attached.title, attached.text, attached.source_parent) == ("Canteen", "The canteen serves kohlrabi from next week.", "fwd@example.org")
+    assert found_by(admin_client, "kohlrabi") == {attached.external_id}
+    message = Document.objects.get(external_id="fwd@example.org")
+    page = admin_client.get(f"/documents/{attached.pk}/").content.decode()
+    assert "From the file <strong>inbox.mbox</strong> (email), attachment 1 of message 1." in page
+    assert f'Attached to <a href="/documents/{message.pk}/">Fwd: Canteen</a>' in page
+
+
+def test_a_malformed_digest_part_is_a_skip_with_its_reason_and_the_totals_add_up(tmp_path: Path) -> None:
+    digest = digest_with_an_empty_part("d9@lists.example.org")
+    write_mbox(tmp_path / "staff.mbox", [mail("Hello", "Before the digest."), digest])
+    out = run(str(tmp_path / "staff.mbox"))
+    assert "3 created, 0 updated, 0 unchanged, 1 skipped" in out
+    assert f"skipped {tmp_path / 'staff.mbox'} (message 2, digest message 2): not a readable mail message; skipped" in out
+    assert set(Document.objects.values_list("external_id", flat=True)) == {
+        "staff.mbox#1", "d9@lists.example.org", "d9@lists.example.org/message-1",
+    }

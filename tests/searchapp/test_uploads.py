@@ -17,6 +17,7 @@ import pytest
 from corpora import make_document
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
+from format_fixtures import digest_with_an_empty_part, mail, staff_digest
 from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
 from config.celery import app as celery_app
@@ -147,6 +148,56 @@ def test_a_zip_of_text_markdown_and_html_files_is_imported(
     assert job.state == Job.State.DONE, job.message
     assert job.report["created"] == 3
     assert Document.objects.filter(corpus__name="news").count() == 4
+
+
+def test_a_zip_of_mail_makes_each_digest_message_and_forwarded_message_a_document(
+    staff_client, existing_corpus, django_capture_on_commit_callbacks
+):
+    forward = mail("Fwd: Flood", "Forwarding this.", message_id="fwd@example.org")
+    forward.add_attachment(mail("Flood", STORY, message_id="flood@example.org"))
+    box = io.BytesIO()
+    for msg in (forward, staff_digest(issue=2)):
+        box.write(b"From list@example.org Tue Mar  4 12:00:00 2025\n" + bytes(msg) + b"\n")
+    data = zip_bytes(
+        {"mail/staff.eml": bytes(staff_digest(issue=1)), "mail/list.mbox": box.getvalue()}
+    )
+    response = upload(staff_client, "mail.zip", data, capture=django_capture_on_commit_callbacks)
+    job_page(staff_client, response)
+    job = Job.objects.get(kind=Job.Kind.IMPORT)
+    assert job.state == Job.State.DONE, job.message
+    # Two digests of 1 + 3 + 1, and a message with its forwarded one: each a document.
+    assert (job.report["created"], job.report["skipped_count"]) == (12, 0)
+    assert Document.objects.get(external_id="fwd@example.org/attachment-1").text == STORY
+    menu = Document.objects.get(external_id="digest-2@lists.example.org/message-2/attachment-1")
+    assert menu.source_parent == "digest-2@lists.example.org/message-2"
+    # The same again: every one read is unchanged, none lost from the totals.
+    upload(staff_client, "mail.zip", data, capture=django_capture_on_commit_callbacks)
+    job = Job.objects.filter(kind=Job.Kind.IMPORT).order_by("-id").first()
+    totals = (job.report["created"], job.report["unchanged"], job.report["skipped_count"])
+    assert totals == (0, 12, 0)
+
+
+def test_a_digest_part_that_cannot_be_read_refuses_the_upload_or_is_listed_when_skipping(
+    staff_client, existing_corpus, django_capture_on_commit_callbacks
+):
+    data = zip_bytes({"staff.eml": digest_with_an_empty_part("d9@lists.example.org")})
+    response = upload(staff_client, "mail.zip", data, capture=django_capture_on_commit_callbacks)
+    html = job_page(staff_client, response)
+    job = Job.objects.get(kind=Job.Kind.IMPORT)
+    assert job.state == Job.State.FAILED
+    assert "digest message 2" in html and "not a readable mail message" in html
+    assert not Document.objects.filter(external_id__startswith="d9@").exists()
+    response = upload(
+        staff_client, "mail.zip", data, skip_bad=True, capture=django_capture_on_commit_callbacks
+    )
+    job_page(staff_client, response)
+    job = Job.objects.filter(kind=Job.Kind.IMPORT).order_by("-id").first()
+    assert job.state == Job.State.DONE, job.message
+    assert (job.report["created"], job.report["skipped_count"]) == (2, 1)
+    ((skip,),) = [job.report["skipped"]]
+    assert skip["source"] == "mail.zip!staff.eml (message, digest message 2)"
+    assert skip["reason"] == "not a readable mail message; skipped"
+    assert Document.objects.get(external_id="d9@lists.example.org/message-1").title == "Parking"
 
 
 def test_skipping_bad_records_imports_the_rest_and_lists_each_skip_with_its_reason(
