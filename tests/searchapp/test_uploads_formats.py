@@ -74,6 +74,28 @@ def test_an_encrypted_or_corrupt_pdf_upload_changes_nothing_and_says_why(staff_c
     assert not Document.objects.exists()
 
 
+def test_a_failed_upload_says_what_failed_with_its_progress_in_units(staff_client, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    data = b"%PDF-1.4 then nothing" * 100
+    job = upload(staff_client, "broken.pdf", data, django_capture_on_commit_callbacks)
+    assert job.state == Job.State.FAILED
+    page = staff_client.get(reverse("staff:job", args=[job.pk])).content.decode()
+    # Bytes with a unit, never "0/2100"; and the line says what failed.
+    assert f"0/{len(data)}" not in page and f"/{len(data)}<" not in page
+    assert "Failed while checking its records · 2.1\xa0KB of 2.1\xa0KB read" in page
+
+
+def test_a_failed_write_counts_records_and_a_rebuild_counts_documents(staff_client) -> None:  # type: ignore[no-untyped-def]
+    failed = Job.objects.create(
+        kind=Job.Kind.IMPORT, state=Job.State.FAILED, total=300, done=0,
+        params={"name": "a.jsonl", "corpus": "files", "file": "x"}, report={"phase": "writing"},
+    )
+    page = staff_client.get(reverse("staff:job", args=[failed.pk])).content.decode()
+    assert "Failed while writing its records · 0 of 300 records written" in page
+    rebuild = Job.objects.create(kind=Job.Kind.REBUILD, state=Job.State.RUNNING, total=3000, done=1200)
+    assert rebuild.progress_text == "1,200 of 3,000 documents"
+    assert Job(kind=Job.Kind.CLUSTERS, total=1).progress_text == ""  # one step: no numbers
+
+
 def test_a_single_large_file_shows_its_bytes_read_before_any_record_comes_out(staff_client, tmp_path: Path, django_capture_on_commit_callbacks, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # One PDF is one record, given only once the whole file is read: progress must come from
     # the bytes the reader has read. Every read reports (no half-second pause between rows).

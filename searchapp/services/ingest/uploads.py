@@ -14,7 +14,8 @@ Progress: while the file is read, the job counts bytes (``total`` the file's siz
 bytes the reader has read, through :class:`_CountingReader`), so one large PDF, mailbox or web
 archive shows progress before its first record comes out; the records are then written in one
 transaction, as one step (``total`` the record count). ``job.report["phase"]`` says which
-("reading" or "writing") until the final report replaces it.
+("reading", "checking" once the whole file is read, or "writing") until the final report
+replaces it; a failed job's report keeps the phase it failed in, so its page says what failed.
 """
 
 from __future__ import annotations
@@ -125,11 +126,11 @@ def _queue_import(job_id: int) -> None:
         # Broker down: the job says so at once instead of waiting forever; the file goes.
         job = Job.objects.get(pk=job_id)
         (_uploads_dir() / job.params["file"]).unlink(missing_ok=True)
+        message = "The background queue is unavailable; nothing was imported. Upload again later."
         Job.objects.filter(pk=job_id).update(
             state=Job.State.FAILED,
-            message=(
-                "The background queue is unavailable; nothing was imported. Upload again later."
-            ),
+            message=message,
+            report={"phase": "queueing", "failed": message},
             finished_at=timezone.now(),
         )
 
@@ -138,7 +139,14 @@ def _fail(job: Job, message: str, errors: list[dict[str, Any]] | None = None) ->
     job.state = Job.State.FAILED
     job.message = message[:500]
     job.errors = (errors or [])[:_MAX_REPORTED_ERRORS]
-    job.report = {"created": 0, "updated": 0, "unchanged": 0, "skipped": [], "failed": message}
+    job.report = {
+        "created": 0,
+        "updated": 0,
+        "unchanged": 0,
+        "skipped": [],
+        "failed": message,
+        "phase": (job.report or {}).get("phase"),
+    }
     job.finished_at = timezone.now()
     job.save()
     return job
@@ -280,6 +288,11 @@ def _reading_progress(job_id: int, name: str, size: int) -> Callable[[int, int],
     return report
 
 
+def _bytes_read(fileobj: _CountingReader | None, size: int) -> int:
+    """How much of the file a reader that stopped had read (never more than the file)."""
+    return min(fileobj.bytes_read, size) if fileobj is not None else 0
+
+
 def upload_import(*, job: Job) -> Job:
     """Read, check and import the job's stored file; all or nothing. Returns the finished job.
 
@@ -302,6 +315,7 @@ def upload_import(*, job: Job) -> Job:
     records: list[Any] = []
     errors: list[dict[str, Any]] = []
     progress = _reading_progress(job.pk, name, job.total)
+    fileobj: _CountingReader | None = None
     try:
         try:
             with path.open("rb") as raw:
@@ -326,6 +340,7 @@ def upload_import(*, job: Job) -> Job:
                 if fileobj.stopped:
                     raise _ImportCancelled
         except IngestFileError as exc:
+            job.done = _bytes_read(fileobj, job.total)
             return _fail(job, f"{exc} Nothing was imported.")
         except FileNotFoundError:
             return _fail(
@@ -334,9 +349,14 @@ def upload_import(*, job: Job) -> Job:
         except (zipfile.BadZipFile, UnicodeDecodeError, ValueError, EOFError, OSError) as exc:
             # The readers should turn these into IngestFileError; this is the safety net.
             logger.warning("upload %s unreadable: %r", name, exc)
+            job.done = _bytes_read(fileobj, job.total)
             return _fail(
                 job, f"{name} could not be read ({exc.__class__.__name__}). Nothing was imported."
             )
+        # The reader got to the end of the file: all of it is read, whatever the count says (a
+        # memory map's reads are not counted), and what follows is the check of its records.
+        job.done = job.total
+        job.report = {"phase": "checking"}
 
         strict = not params.get("skip_bad_records")
         # A notice (a web archive's count of non-HTML records) is listed as skipped but is
