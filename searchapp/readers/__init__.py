@@ -48,6 +48,7 @@ from searchapp.readers.records import (
     IngestFileError,
     Record,
     RecordError,
+    exc_detail,
     parse_date,
     record_problem,
 )
@@ -62,6 +63,7 @@ __all__ = [
     "IngestFileError",
     "Record",
     "RecordError",
+    "exc_detail",
     "html_to_text",
     "parse_date",
     "read_path",

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import mailbox
+import re
 from pathlib import Path
 
 import pytest
@@ -94,6 +95,17 @@ def test_a_failed_write_counts_records_and_a_rebuild_counts_documents(staff_clie
     rebuild = Job.objects.create(kind=Job.Kind.REBUILD, state=Job.State.RUNNING, total=3000, done=1200)
     assert rebuild.progress_text == "1,200 of 3,000 documents"
     assert Job(kind=Job.Kind.CLUSTERS, total=1).progress_text == ""  # one step: no numbers
+
+
+def test_a_failed_pdf_upload_says_why_in_one_well_formed_sentence(staff_client, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    job = upload(staff_client, "broken.pdf", b"%PDF-1.4 then nothing" * 100, django_capture_on_commit_callbacks)
+    page = staff_client.get(reverse("staff:job", args=[job.pk])).content.decode()
+    message = re.search(r'<p class="job-message error"[^>]*>(.*?)</p>', page, re.S)
+    assert message is not None
+    text = message.group(1)
+    assert "not a readable PDF: failed to load document (PDFium: Data format error)." in text
+    assert "))" not in text and ".)" not in text and ").)" not in page
+    assert text.count("(") == text.count(")")
 
 
 def test_a_single_large_file_shows_its_bytes_read_before_any_record_comes_out(staff_client, tmp_path: Path, django_capture_on_commit_callbacks, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -35,7 +35,14 @@ from django.utils import timezone
 
 from searchapp import publishing
 from searchapp.models import Job
-from searchapp.readers import ACCEPTED_SUFFIXES, IngestFileError, Record, read_upload, suffix_of
+from searchapp.readers import (
+    ACCEPTED_SUFFIXES,
+    IngestFileError,
+    Record,
+    exc_detail,
+    read_upload,
+    suffix_of,
+)
 from searchapp.services.ingest.ingest import documents_ingest
 
 logger = logging.getLogger(__name__)
@@ -177,12 +184,14 @@ def _as_problems(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _bad_records_message(name: str, errors: list[dict[str, Any]]) -> str:
-    shown = "; ".join(f"{_where(e)}: {e['reason']}" for e in errors[:3])
-    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+    # The reasons are listed after the count as sentences of their own, never inside a
+    # parenthesis: a reason may hold one (a library's words), and nesting them read "error).))".
+    shown = "; ".join(f"{_where(e)}: {str(e['reason']).rstrip(' .')}" for e in errors[:3])
+    more = f"; and {len(errors) - 3} more" if len(errors) > 3 else ""
     n = len(errors)
     return (
-        f"Nothing was imported: {name} has {n} bad record{'' if n == 1 else 's'} "
-        f"({shown}{more}). Fix the file, or tick “skip bad records” to import the rest."
+        f"Nothing was imported: {name} has {n} bad record{'' if n == 1 else 's'}. "
+        f"{shown}{more}. Fix the file, or tick “skip bad records” to import the rest."
     )
 
 
@@ -415,7 +424,9 @@ def upload_import(*, job: Job) -> Job:
     except Exception as exc:
         logger.exception("import job %s failed", job.pk)
         return _fail(
-            job, f"Import of {name} failed ({exc.__class__.__name__}: {exc}). Nothing was imported."
+            job,
+            f"Import of {name} failed: {exc_detail(exc)} ({exc.__class__.__name__}). "
+            "Nothing was imported.",
         )
     finally:
         path.unlink(missing_ok=True)
