@@ -108,6 +108,24 @@ def test_a_failed_pdf_upload_says_why_in_one_well_formed_sentence(staff_client, 
     assert text.count("(") == text.count(")")
 
 
+def test_a_one_document_file_that_cannot_be_read_is_not_told_to_skip_bad_records(staff_client, tmp_path: Path, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    capture = django_capture_on_commit_callbacks
+    job = upload(staff_client, "broken.pdf", b"%PDF-1.4 then nothing" * 100, capture)
+    page = staff_client.get(reverse("staff:job", args=[job.pk])).content.decode()
+    assert job.state == Job.State.FAILED
+    assert "skip bad records" not in job.message and "skip bad records" not in page
+    assert job.message.startswith("Nothing was imported: broken.pdf: not a readable PDF")
+    assert job.message.endswith("Fix the file, or export it again, and upload it.")
+    # A file of many records, none of them good: there is no rest to import either.
+    job = upload(staff_client, "bad.jsonl", b'{"id": "a"}\n{"id": "b"}\n', capture)
+    assert job.state == Job.State.FAILED
+    assert "skip bad records" not in job.message
+    assert "has 2 bad records and no good one." in job.message
+    # With good records beside the bad one, skipping is the advice, with what it would keep.
+    job = upload(staff_client, "some.jsonl", b'{"id": "a"}\n{"id": "b", "text": "A story."}\n', capture)
+    assert job.message.endswith("tick “skip bad records” to import the other 1 record.")
+
+
 def test_a_single_large_file_shows_its_bytes_read_before_any_record_comes_out(staff_client, tmp_path: Path, django_capture_on_commit_callbacks, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     # One PDF is one record, given only once the whole file is read: progress must come from
     # the bytes the reader has read. Every read reports (no half-second pause between rows).

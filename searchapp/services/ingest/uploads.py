@@ -183,15 +183,24 @@ def _as_problems(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**e, "reason": _SKIPPED_WORDING.sub("", str(e["reason"])).strip()} for e in errors]
 
 
-def _bad_records_message(name: str, errors: list[dict[str, Any]]) -> str:
+def _bad_records_message(name: str, errors: list[dict[str, Any]], good: int) -> str:
+    """Why a strict import refused the file, with the advice that fits it: skipping bad records
+    is offered only when there is a rest to import (``good`` records read well)."""
     # The reasons are listed after the count as sentences of their own, never inside a
     # parenthesis: a reason may hold one (a library's words), and nesting them read "error).))".
     shown = "; ".join(f"{_where(e)}: {str(e['reason']).rstrip(' .')}" for e in errors[:3])
     more = f"; and {len(errors) - 3} more" if len(errors) > 3 else ""
     n = len(errors)
+    if not good and n == 1 and errors[0]["source"] == name and errors[0].get("line") is None:
+        # A one-document file (a PDF, a Word file) that could not be read: there is no other
+        # record to keep, so the only way on is a readable copy of the file.
+        return f"Nothing was imported: {shown}. Fix the file, or export it again, and upload it."
+    counted = f"Nothing was imported: {name} has {n} bad record{'' if n == 1 else 's'}"
+    if not good:
+        return f"{counted} and no good one. {shown}{more}. Fix the file and upload it again."
     return (
-        f"Nothing was imported: {name} has {n} bad record{'' if n == 1 else 's'}. "
-        f"{shown}{more}. Fix the file, or tick “skip bad records” to import the rest."
+        f"{counted}. {shown}{more}. Fix the file, or tick “skip bad records” to import "
+        f"the other {good:,} record{'' if good == 1 else 's'}."
     )
 
 
@@ -373,7 +382,7 @@ def upload_import(*, job: Job) -> Job:
         bad = [e for e in errors if not e.get("notice")]
         if bad and strict:
             problems = _as_problems(bad)
-            return _fail(job, _bad_records_message(name, problems), problems)
+            return _fail(job, _bad_records_message(name, problems, len(records)), problems)
         if not records:
             reason = "every record is bad" if errors else "it holds no records"
             return _fail(job, f"{name}: nothing to import, {reason}.", errors)
@@ -403,7 +412,8 @@ def upload_import(*, job: Job) -> Job:
                 transaction.set_rollback(True)
         if refused and strict:
             problems = _as_problems(refused)
-            return _fail(job, _bad_records_message(name, problems), problems)
+            good = len(records) - len(problems)
+            return _fail(job, _bad_records_message(name, problems, good), problems)
         corpus = report.corpus
         if corpus is None:
             return _fail(job, f"{name}: nothing to import, every record is bad.", refused)
