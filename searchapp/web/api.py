@@ -390,13 +390,7 @@ def search(request: HttpRequest, params: Query[SearchParams]) -> Status | HttpRe
             return Status(404, {"detail": f"Corpus {params.corpus} not found."})
         return _unprocessable(exc.field, exc.message)
     if page.past_last_page:
-        return Status(
-            404,
-            {
-                "detail": f"Page {page.page} is past the last page: there are "
-                f"{page.num_pages} page{'s' if page.num_pages != 1 else ''} of results."
-            },
-        )
+        return Status(404, {"detail": page.past_last_page_text})
     # Rendered as ninja renders a validated SearchOut, without the validation: building the
     # model from the dict and dumping it again was a tenth of a search's CPU at 1M documents
     # (issue 23). search_page_data builds exactly SearchOut's fields, in its order, with its

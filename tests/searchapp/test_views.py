@@ -216,8 +216,8 @@ def test_a_page_past_the_last_one_says_so_and_links_to_the_last(
     response = client.get("/", {"q": "volcano", "page": "9999"})
     assert response.status_code == 404
     html = unescape(_html(response))
-    assert "Page 9,999 is past the end: there is 1 page of results." in html
-    assert "Go to the last page" in html
+    assert "There is no page 9,999: the results fit on one page." in html
+    assert "Go to the results" in html and "page 9,999 of" not in html.lower()
 
 
 @pytest.mark.parametrize(
