@@ -358,6 +358,15 @@ class DocumentParams(Schema):
     )
 
 
+# The text parameters of /api/search, each named as its refusal names it.
+_NUL_REFUSED = (
+    ("q", "The query"),
+    ("topic", "The topic"),
+    ("subtopic", "The sub-topic"),
+    ("corpus", "The corpus"),
+)
+
+
 def _unprocessable(field: str, message: str) -> Status:
     return Status(
         422, {"detail": [{"loc": ["query", field], "msg": message, "type": "value_error"}]}
@@ -378,6 +387,10 @@ def _unprocessable(field: str, message: str) -> Status:
 def search(request: HttpRequest, params: Query[SearchParams]) -> Status | HttpResponse:
     if not may_search(request.user):
         return Status(401, {"detail": "Log in to search."})
+    # Refused as the pages refuse them (a form error there), in the same words.
+    for name, what in _NUL_REFUSED:
+        if "\x00" in (getattr(params, name) or ""):
+            return _unprocessable(name, gp.nul_refused(what))
     # An empty `corpus=` is no filter, as on the page (its "All corpora" sends one).
     handle = (params.corpus or "").strip()
     corpus_id = corpus_by_handle(handle) if handle else None
