@@ -74,6 +74,7 @@ __all__ = [
     "check_topic",
     "clamp_max_distance",
     "clamp_threshold",
+    "nul_refused",
 ]
 
 Method = Literal["minhash", "simhash"]
@@ -151,6 +152,13 @@ class ParameterError(ValueError):
         super().__init__(f"{field}: {message}")
         self.field = field
         self.message = message
+
+
+def nul_refused(what: str) -> str:
+    """Why a search parameter holding a NUL character is refused, the same words on the pages
+    (a form error, 400) and from the API (a 422 naming it): no text holds one, and a database
+    cannot store or compare one. ``what`` names the parameter ("The query")."""
+    return f"{what} holds a NUL character (U+0000), which cannot be searched: remove it."
 
 
 def _fmt(value: float) -> str:

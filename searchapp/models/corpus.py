@@ -8,9 +8,12 @@ from typing import Any
 
 from django.db import models, transaction
 
+# A corpus's name is at most this long (the API's `corpus` filter takes no longer one).
+CORPUS_NAME_MAX = 200
+
 
 class Corpus(models.Model):
-    name = models.CharField(max_length=200, unique=True)
+    name = models.CharField(max_length=CORPUS_NAME_MAX, unique=True)
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

@@ -6,6 +6,7 @@ from typing import Any
 
 from django.db import models
 from django.db.models import Q
+from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 
 from searchapp.db_values import database_now
@@ -103,6 +104,31 @@ class Job(models.Model):
         )
 
     @property
+    def progress_text(self) -> str:
+        """``done`` and ``total`` in the units a person reads ("20.0 MB of 50.0 MB read",
+        "120 of 300 records written", "1,200 of 3,000 documents"); empty for a job of one step
+        (clusters, partial copies), whose numbers mean nothing to a reader."""
+        if self.kind == self.Kind.IMPORT:
+            # An import counts the bytes of its file while it reads and checks it, then the
+            # records it writes (services.ingest.uploads); its report says which.
+            if (self.report or {}).get("phase") in _BYTE_PHASES:
+                return f"{filesizeformat(self.done)} of {filesizeformat(self.total)} read"
+            if not self.total:
+                return ""
+            return f"{self.done:,} of {self.total:,} record{'' if self.total == 1 else 's'} written"
+        if self.total <= 1:
+            return ""
+        return f"{self.done:,} of {self.total:,} documents"
+
+    @property
+    def failed_while(self) -> str:
+        """What the job was doing when it failed, in words ("reading the file"); empty when that
+        is not known or the job did not fail."""
+        if self.state != self.State.FAILED:
+            return ""
+        return _PHASE_WORDS.get(str((self.report or {}).get("phase", "")), "")
+
+    @property
     def rate(self) -> float | None:
         """Items per second since the job started (None before it starts)."""
         if not self.started_at:
@@ -120,6 +146,16 @@ _KIND_LABELS: dict[str, str] = {
     Job.Kind.CLUSTERS: "Clusters job",
     Job.Kind.IMPORT: "Import job",
     Job.Kind.PARTIAL: "Partial copies job",
+}
+
+
+# The phases of an import (``report["phase"]``) in which ``done`` and ``total`` count bytes.
+_BYTE_PHASES = frozenset({"reading", "checking"})
+_PHASE_WORDS: dict[str, str] = {
+    "queueing": "queueing the import",
+    "reading": "reading the file",
+    "checking": "checking its records",
+    "writing": "writing its records",
 }
 
 

@@ -49,6 +49,7 @@ from searchapp.readers.records import (
     Record,
     RecordError,
     RecordWarning,
+    exc_detail,
     parse_date,
     record_problem,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "Record",
     "RecordError",
     "RecordWarning",
+    "exc_detail",
     "html_to_text",
     "parse_date",
     "read_path",

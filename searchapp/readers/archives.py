@@ -29,7 +29,13 @@ from searchapp.readers.formats import (
     suffix_of,
     unsupported,
 )
-from searchapp.readers.records import SYMLINK_SKIPPED, IngestFileError, Record, RecordError
+from searchapp.readers.records import (
+    SYMLINK_SKIPPED,
+    IngestFileError,
+    Record,
+    RecordError,
+    exc_detail,
+)
 
 __all__ = [
     "DEFAULT_MAX_UNCOMPRESSED",
@@ -133,7 +139,7 @@ def read_zip(
     try:
         zf = zipfile.ZipFile(fileobj)
     except (zipfile.BadZipFile, OSError) as exc:
-        raise IngestFileError(f"{archive}: not a readable zip archive ({exc})") from None
+        raise IngestFileError(f"{archive}: not a readable zip archive: {exc_detail(exc)}") from None
     with zf:
         infos = [info for info in zf.infolist() if not info.is_dir()]
         if len(infos) > MAX_ZIP_ENTRIES:
@@ -193,7 +199,7 @@ def _read_entry(
             with zf.open(info) as stream:
                 data = budget.read(stream, info.file_size, name)
         except (*unreadable, zlib.error) as exc:
-            yield RecordError(source, None, f"unreadable entry ({exc})")
+            yield RecordError(source, None, f"unreadable entry: {exc_detail(exc)}")
             return
         yield document_record(name, data, source, fmt.extract)
         return
@@ -211,7 +217,9 @@ def _read_entry(
     except IngestFileError as exc:  # a CSV entry's header: this entry is skipped, not the zip
         yield RecordError(source, None, str(exc).removeprefix(f"{source}: "))
     except (*unreadable, zlib.error) as exc:
-        yield RecordError(source, None, f"unreadable entry ({exc}); the rest of it is skipped")
+        yield RecordError(
+            source, None, f"unreadable entry: {exc_detail(exc)}; the rest of it is skipped"
+        )
 
 
 # A binary entry (a PDF, a mailbox) needs random access: it is copied, metered, into a spooled
@@ -238,7 +246,7 @@ def _read_binary_entry(
         except _ArchiveRefused:
             raise
         except (*unreadable, zlib.error) as exc:
-            yield RecordError(source, None, f"unreadable entry ({exc})")
+            yield RecordError(source, None, f"unreadable entry: {exc_detail(exc)}")
             return
         spool.seek(0)
         yield from fmt.read(spool, info.filename, source, limit)  # type: ignore[arg-type]

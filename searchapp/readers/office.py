@@ -28,7 +28,13 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
-from searchapp.readers.records import MAX_TEXT_CHARS, Record, RecordError, make_record
+from searchapp.readers.records import (
+    MAX_TEXT_CHARS,
+    Record,
+    RecordError,
+    exc_detail,
+    make_record,
+)
 
 __all__ = ["read_docx", "read_odt", "read_pptx", "read_rtf", "read_xlsx"]
 
@@ -55,7 +61,7 @@ def _open_zip(handle: BinaryIO, kind: str) -> zipfile.ZipFile:
     try:
         zf = zipfile.ZipFile(handle)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise _Unreadable(f"not a readable {kind} file ({exc})") from None
+        raise _Unreadable(f"not a readable {kind} file: {exc_detail(exc)}") from None
     infos = zf.infolist()
     if len(infos) > MAX_OFFICE_ENTRIES:
         raise _Unreadable(f"{len(infos):,} parts is more than a {kind} file holds; refused")
@@ -213,7 +219,7 @@ def _read_xml_document(
     except _TooLong:
         return RecordError(source, None, f"text longer than {MAX_TEXT_CHARS:,} characters; skipped")
     except (*_READ_ERRORS, etree.XMLSyntaxError) as exc:
-        return RecordError(source, None, f"not a readable {kind} file ({exc}); skipped")
+        return RecordError(source, None, f"not a readable {kind} file: {exc_detail(exc)}; skipped")
     position = ""
     if separator == "\f":
         position = "slide 1" if len(sections) == 1 else f"slides 1-{len(sections)}"

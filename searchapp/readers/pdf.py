@@ -29,7 +29,13 @@ import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
 
-from searchapp.readers.records import MAX_TEXT_CHARS, Record, RecordError, make_record
+from searchapp.readers.records import (
+    MAX_TEXT_CHARS,
+    Record,
+    RecordError,
+    exc_detail,
+    make_record,
+)
 
 __all__ = ["MAX_INFLATED_BYTES", "PAGE_BREAK", "read_pdf"]
 
@@ -151,9 +157,9 @@ def _read_pdf(handle: BinaryIO, rel_id: str, source: str) -> Record | RecordErro
             return RecordError(
                 source, None, "encrypted PDF (a password is needed to open it); skipped"
             )
-        return RecordError(source, None, f"not a readable PDF ({exc}); skipped")
+        return RecordError(source, None, f"not a readable PDF: {exc_detail(exc)}; skipped")
     except (OSError, ValueError) as exc:
-        return RecordError(source, None, f"not a readable PDF ({exc}); skipped")
+        return RecordError(source, None, f"not a readable PDF: {exc_detail(exc)}; skipped")
     try:
         pages: list[str] = []
         total = 0
@@ -164,7 +170,9 @@ def _read_pdf(handle: BinaryIO, rel_id: str, source: str) -> Record | RecordErro
             except _TooLong:
                 return _too_long(source)
             except pdfium.PdfiumError as exc:
-                return RecordError(source, None, f"page {index + 1} is unreadable ({exc}); skipped")
+                return RecordError(
+                    source, None, f"page {index + 1} is unreadable: {exc_detail(exc)}; skipped"
+                )
             total += len(text) + 1
             if total > MAX_TEXT_CHARS:
                 return _too_long(source)

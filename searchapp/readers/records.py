@@ -31,6 +31,7 @@ __all__ = [
     "Record",
     "RecordError",
     "RecordWarning",
+    "exc_detail",
     "make_record",
     "parse_date",
     "record_problem",
@@ -112,6 +113,24 @@ class RecordWarning:
 
 class IngestFileError(Exception):
     """The whole file is unusable; the message names the file and what is wrong."""
+
+
+def exc_detail(exc: BaseException) -> str:
+    """What a library said went wrong, as a clause to follow a colon in a reason.
+
+    Libraries end their messages with a full stop and often a parenthesis of their own
+    ("Failed to load document (PDFium: Data format error)."): quoted inside another
+    parenthesis, then inside a sentence, that became "error).))". Here it is one line, with no
+    full stop of its own, no parenthesis left open, and a lower-case first word unless that
+    word is an acronym, so "not a readable PDF: failed to load document (PDFium: Data format
+    error)" reads as one sentence wherever it is shown.
+    """
+    text = " ".join(str(exc).split()).rstrip(" .;:,") or exc.__class__.__name__
+    if text.count("(") != text.count(")"):
+        text = text.replace("(", "").replace(")", "")
+    if len(text) > 1 and text[0].isupper() and text[1].islower():
+        text = text[0].lower() + text[1:]
+    return text
 
 
 def _clean(value: str) -> str:

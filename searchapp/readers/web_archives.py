@@ -20,7 +20,13 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from searchapp.readers.documents import html_to_text
-from searchapp.readers.records import MAX_ID_CHARS, Record, RecordError, make_record
+from searchapp.readers.records import (
+    MAX_ID_CHARS,
+    Record,
+    RecordError,
+    exc_detail,
+    make_record,
+)
 
 __all__ = ["read_warc"]
 
@@ -83,7 +89,9 @@ def read_warc(
             )
     except (ArchiveLoadFailed, OSError, EOFError, ValueError) as exc:
         yield RecordError(
-            source, None, f"unreadable after record {number} ({exc}); the rest of it is skipped"
+            source,
+            None,
+            f"unreadable after record {number}: {exc_detail(exc)}; the rest of it is skipped",
         )
     if skipped:
         yield RecordError(

@@ -17,14 +17,21 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.core.cache import cache
-from django.db.models import Max, Min
+from django.db.models import Count, Max, Min
 
 from searchapp.models import Corpus, Document
 from searchapp.search import get_backend
 from searchapp.search.query import STOPWORDS
 from searchapp.search.text_index import analyze
 
-__all__ = ["CorpusOverview", "corpus_overview", "example_queries"]
+__all__ = [
+    "CorpusListed",
+    "CorpusOverview",
+    "corpora_listed",
+    "corpus_by_handle",
+    "corpus_overview",
+    "example_queries",
+]
 
 # Titles read for the examples (the newest, through the primary key: cheap at any size).
 SAMPLE_TITLES = 2000
@@ -137,3 +144,30 @@ def corpus_overview() -> CorpusOverview:
         overview = _overview(corpora)
         cache.set(key, overview, CACHE_SECONDS)
     return overview
+
+
+@dataclass(frozen=True)
+class CorpusListed:
+    id: int
+    name: str
+    documents: int
+
+
+def corpora_listed() -> list[CorpusListed]:
+    """Every corpus with its id, its name and its number of documents, by name (the API lists
+    them, so that a client can filter by the corpus its hits name)."""
+    rows = Corpus.objects.annotate(n=Count("documents")).order_by("name")
+    return [CorpusListed(id=c.pk, name=c.name, documents=c.n) for c in rows]
+
+
+def corpus_by_handle(handle: str) -> int | None:
+    """The id of the corpus ``handle`` names: its name as the hits show it, or its id.
+
+    Digits are an id when a corpus has that id, else a name (a corpus may be named "2016"):
+    ids given by older clients keep working. None when no corpus answers to it.
+    """
+    if handle.isdigit() and len(handle) < 19:
+        by_id = Corpus.objects.filter(pk=int(handle)).values_list("pk", flat=True).first()
+        if by_id is not None:
+            return by_id
+    return Corpus.objects.filter(name=handle).values_list("pk", flat=True).first()

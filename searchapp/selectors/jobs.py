@@ -17,12 +17,16 @@ def job_progress(*, job_id: int) -> Job:
     return Job.objects.select_related("signature_set").get(pk=job_id)
 
 
-def jobs_running(*, kind: str | None = None) -> list[Job]:
+def jobs_running(*, kind: str | None = None, shown: frozenset[int] = frozenset()) -> list[Job]:
+    """The queued and running jobs, newest first, leaving out ``shown`` (the jobs the page
+    asking already shows, live, in a block of its own)."""
     qs = Job.objects.filter(state__in=[Job.State.QUEUED, Job.State.RUNNING]).select_related(
         "signature_set"
     )
     if kind:
         qs = qs.filter(kind=kind)
+    if shown:
+        qs = qs.exclude(pk__in=shown)
     return list(qs.order_by("-pk")[:20])
 
 
@@ -40,8 +44,13 @@ class PipelineStatus:
         return self.broker_ok and not any(j.state == Job.State.FAILED for j in self.running)
 
 
-def pipeline_status() -> PipelineStatus:
-    """What the pages show about background signing: pending count, broker, running jobs."""
+def pipeline_status(*, shown: frozenset[int] = frozenset()) -> PipelineStatus:
+    """What the pages show about background signing: pending count, broker, running jobs.
+
+    A job the page already shows (``shown``: a staff job page, the settings page's rebuild,
+    the staff lists) is left out, so no page shows one job twice, read at two moments, in two
+    states ("Running" above, "Queued" below).
+    """
     ok, error = broker_reachable()
     return PipelineStatus(
         pending=PendingSignature.objects.count(),
@@ -49,5 +58,5 @@ def pipeline_status() -> PipelineStatus:
         broker_error=error,
         broker=broker_label(settings.CELERY_BROKER_URL),
         active={s.method: s for s in SignatureSet.objects.active()},
-        running=jobs_running(),
+        running=jobs_running(shown=shown),
     )

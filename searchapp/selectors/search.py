@@ -60,6 +60,8 @@ MAX_QUERY_LENGTH = gp.QUERY_MAX_LENGTH
 
 
 def _check_query(query: str) -> None:
+    if "\x00" in query:
+        raise SearchParameterError("q", gp.nul_refused("The query"))
     if len(query) > MAX_QUERY_LENGTH:
         raise SearchParameterError(
             "q", f"must be at most {MAX_QUERY_LENGTH} characters, got {len(query):,}"

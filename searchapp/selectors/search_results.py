@@ -188,6 +188,20 @@ class SearchPage:
     def pages_known(self) -> bool:
         return self.num_pages is not None
 
+    @property
+    def past_last_page_text(self) -> str:
+        """What a page past the last one says, the same words on the page and in the API's 404
+        (never "page 60 of 45"); empty on any other page."""
+        if not self.past_last_page:
+            return ""
+        asked = f"There is no page {self.page:,}"
+        if not self.total_matches:
+            return f"{asked}: nothing matches this search."
+        last = self.num_pages or 1
+        if last == 1:
+            return f"{asked}: the results fit on one page."
+        return f"{asked}: the results end at page {last:,}."
+
 
 @dataclass(frozen=True)
 class TopicGroup:

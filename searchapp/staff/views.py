@@ -33,11 +33,14 @@ from searchapp.web.access import staff_required
 @staff_required
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
+    jobs = reports.recent_jobs(limit=10)
     return render(
         request,
         "staff/index.html",
         {
-            "jobs": reports.recent_jobs(limit=10),
+            "jobs": jobs,
+            # The page's list shows these jobs live: the status block above leaves them out.
+            "jobs_shown": [job.pk for job in jobs],
             "corpora": reports.corpora_with_counts(),
             "active_sets": reports.active_signature_sets(),
         },
@@ -67,13 +70,15 @@ def upload(request: HttpRequest) -> HttpResponse:
         else:
             return redirect("staff:job", job_id=job.pk)
     status = 400 if request.method == "POST" else 200
+    jobs = reports.recent_jobs(kind=Job.Kind.IMPORT, limit=10)
     return render(
         request,
         "staff/upload.html",
         {
             "form": form,
             "max_bytes": settings.UPLOAD_MAX_BYTES,
-            "jobs": reports.recent_jobs(kind=Job.Kind.IMPORT, limit=10),
+            "jobs": jobs,
+            "jobs_shown": [job.pk for job in jobs],
         },
         status=status,
     )
@@ -83,7 +88,7 @@ def upload(request: HttpRequest) -> HttpResponse:
 @require_GET
 def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     job = get_object_or_404(Job, pk=job_id)
-    context = {"job": job}
+    context = {"job": job, "jobs_shown": [job.pk]}
     if request.headers.get("HX-Request") or request.GET.get("partial"):
         return render(request, "staff/_job_status.html", context)
     return render(request, "staff/job.html", context)
@@ -166,6 +171,8 @@ def _settings_context(state: SettingsState) -> dict[str, Any]:
         "current": current,
         "state": state,
         "job": state.job,
+        # The rebuild and the recompute this page's block shows (and polls) itself.
+        "jobs_shown": [job.pk for job in (state.job, state.recompute) if job is not None],
         "rule_form": RepresentativeRuleForm(initial={"rule": current.representative_rule}),
     }
 

@@ -25,7 +25,9 @@ from searchapp import grouping_params as gp
 from searchapp.grouping_params import GroupMethod, Method
 from searchapp.languages import LANGUAGE_NAMES
 from searchapp.models import Document
+from searchapp.models.corpus import CORPUS_NAME_MAX
 from searchapp.search import SortOrder
+from searchapp.selectors.corpus_overview import corpora_listed, corpus_by_handle
 from searchapp.selectors.documents import document_detail
 from searchapp.selectors.search import MAX_QUERY_LENGTH, SearchParameterError, search_grouped
 from searchapp.web.access import may_search
@@ -151,7 +153,9 @@ class SearchOut(Schema):
         description="the order applied; `relevance` when `date` was asked of an index "
         "built before dates (message says to reindex)"
     )
-    corpus: int | None = Field(description="the corpus searched (null: every corpus)")
+    corpus: int | None = Field(
+        description="the id of the corpus searched (null: every corpus); /api/corpora names it"
+    )
     suggestion: str | None = Field(
         description="the query respelled from the index's vocabulary when one of its words "
         "is in no document (\"Did you mean …?\")"
@@ -200,8 +204,14 @@ class SearchParams(Schema):
     sort: SortOrder = Field(
         "relevance", description="relevance (best first) or date (newest first, undated last)"
     )
-    corpus: int | None = Field(
-        None, ge=1, le=MAX_ID, description="search only this corpus (its id); default: all"
+    corpus: str | None = Field(
+        None,
+        max_length=CORPUS_NAME_MAX,
+        description=(
+            "search only this corpus: its name, as hits show it in `corpus`, or its id (both "
+            "listed by /api/corpora; digits are an id when a corpus has that id); empty or "
+            "absent: every corpus. 404 when no corpus answers to it"
+        ),
     )
     lang: LanguageCode | None = Field(
         None,
@@ -348,6 +358,15 @@ class DocumentParams(Schema):
     )
 
 
+# The text parameters of /api/search, each named as its refusal names it.
+_NUL_REFUSED = (
+    ("q", "The query"),
+    ("topic", "The topic"),
+    ("subtopic", "The sub-topic"),
+    ("corpus", "The corpus"),
+)
+
+
 def _unprocessable(field: str, message: str) -> Status:
     return Status(
         422, {"detail": [{"loc": ["query", field], "msg": message, "type": "value_error"}]}
@@ -368,6 +387,17 @@ def _unprocessable(field: str, message: str) -> Status:
 def search(request: HttpRequest, params: Query[SearchParams]) -> Status | HttpResponse:
     if not may_search(request.user):
         return Status(401, {"detail": "Log in to search."})
+    # Refused as the pages refuse them (a form error there), in the same words.
+    for name, what in _NUL_REFUSED:
+        if "\x00" in (getattr(params, name) or ""):
+            return _unprocessable(name, gp.nul_refused(what))
+    # An empty `corpus=` is no filter, as on the page (its "All corpora" sends one).
+    handle = (params.corpus or "").strip()
+    corpus_id = corpus_by_handle(handle) if handle else None
+    if handle and corpus_id is None:
+        return Status(
+            404, {"detail": f"There is no corpus named {handle!r}: /api/corpora lists them."}
+        )
     try:
         page = search_grouped(
             query=params.q,
@@ -378,7 +408,7 @@ def search(request: HttpRequest, params: Query[SearchParams]) -> Status | HttpRe
             page=params.page,
             per_page=params.per_page,
             sort=params.sort,
-            corpus_id=params.corpus,
+            corpus_id=corpus_id,
             topics=params.topics,
             topic=params.topic,
             subtopic=params.subtopic,
@@ -386,17 +416,13 @@ def search(request: HttpRequest, params: Query[SearchParams]) -> Status | HttpRe
             lang=params.lang.value if params.lang else None,
         )
     except SearchParameterError as exc:
-        if exc.field == "corpus":  # a well-formed id of no corpus: a missing resource
-            return Status(404, {"detail": f"Corpus {params.corpus} not found."})
+        if exc.field == "corpus":  # deleted since it was looked up: a missing resource
+            return Status(
+                404, {"detail": f"There is no corpus named {handle!r}: /api/corpora lists them."}
+            )
         return _unprocessable(exc.field, exc.message)
     if page.past_last_page:
-        return Status(
-            404,
-            {
-                "detail": f"Page {page.page} is past the last page: there are "
-                f"{page.num_pages} page{'s' if page.num_pages != 1 else ''} of results."
-            },
-        )
+        return Status(404, {"detail": page.past_last_page_text})
     # Rendered as ninja renders a validated SearchOut, without the validation: building the
     # model from the dict and dumping it again was a tenth of a search's CPU at 1M documents
     # (issue 23). search_page_data builds exactly SearchOut's fields, in its order, with its
@@ -413,6 +439,27 @@ def _duplicate(doc: Document, similarity: float) -> dict[str, object]:
         "url": doc.url,
         "similarity": similarity,
     }
+
+
+class CorpusOut(Schema):
+    id: int = Field(description="the corpus's id (`corpus` of /api/search accepts it)")
+    name: str = Field(
+        description="the corpus's name, as hits show it (`corpus` of /api/search accepts it)"
+    )
+    documents: int = Field(description="how many documents it holds")
+
+
+@api.get(
+    "/corpora",
+    response={200: list[CorpusOut], 401: ErrorOut},
+    summary="Every corpus: its id, its name and how many documents it holds",
+)
+def corpora(request: HttpRequest) -> Status:
+    if not may_search(request.user):
+        return Status(401, {"detail": "Log in to list the corpora."})
+    return Status(
+        200, [{"id": c.id, "name": c.name, "documents": c.documents} for c in corpora_listed()]
+    )
 
 
 @api.get(

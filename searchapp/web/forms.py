@@ -33,6 +33,7 @@ from searchapp.grouping_params import (
     THRESHOLD_MIN,
     THRESHOLD_STEP,
     TOPIC_MAX_LENGTH,
+    nul_refused,
 )
 from searchapp.languages import LANGUAGE_NAMES
 from searchapp.models import Corpus
@@ -203,6 +204,7 @@ class SearchForm(forms.Form):
         required=False,
         max_length=QUERY_MAX_LENGTH,
         strip=True,
+        error_messages={"null_characters_not_allowed": nul_refused("The query")},
         widget=PlainTextInput(
             attrs={
                 "type": "search",
@@ -259,12 +261,14 @@ class SearchForm(forms.Form):
     # among the results shows them all, with a notice).
     topic = forms.CharField(
         label="Topic",
-        required=False, max_length=TOPIC_MAX_LENGTH, strip=True, widget=PlainHiddenInput()
+        required=False, max_length=TOPIC_MAX_LENGTH, strip=True, widget=PlainHiddenInput(),
+        error_messages={"null_characters_not_allowed": nul_refused("The topic")},
     )
     # One of that topic's sub-topics (a large topic's links beneath it set both).
     subtopic = forms.CharField(
         label="Sub-topic",
-        required=False, max_length=TOPIC_MAX_LENGTH, strip=True, widget=PlainHiddenInput()
+        required=False, max_length=TOPIC_MAX_LENGTH, strip=True, widget=PlainHiddenInput(),
+        error_messages={"null_characters_not_allowed": nul_refused("The sub-topic")},
     )
 
     def __init__(self, data: Any = None, *args: Any, **kwargs: Any) -> None:

@@ -30,14 +30,29 @@ def _job_or_404(job_id: int) -> Job:
 @staff_required
 @require_GET
 def job_progress_view(request: HttpRequest, job_id: int) -> HttpResponse:
-    return render(request, "jobs/progress.html", {"job": _job_or_404(job_id)})
+    """The job's progress block; with ``?badge=1`` only its state badge (the staff lists'
+    live badge, which polls itself while the job is under way)."""
+    template = "jobs/_state_badge.html" if request.GET.get("badge") else "jobs/progress.html"
+    return render(request, template, {"job": _job_or_404(job_id)})
 
 
 @search_login_required
 @require_GET
 def pipeline_status_view(request: HttpRequest) -> HttpResponse:
-    """The background-signing status fragment every page loads (empty when all is well)."""
-    return render(request, "jobs/status.html", {"pipeline": pipeline_status()})
+    """The background-signing status fragment every page loads (empty when all is well).
+
+    ``shown``, a comma-separated list of job ids, names the jobs the page shows itself: they
+    are left out here (anything that is not a job id is ignored: it only trims a list)."""
+    shown = frozenset(
+        int(part)
+        for part in request.GET.get("shown", "").split(",")[:_MAX_SHOWN]
+        if part.isdigit() and len(part) < 19
+    )
+    return render(request, "jobs/status.html", {"pipeline": pipeline_status(shown=shown)})
+
+
+# A page names at most this many jobs it shows (the staff lists show ten).
+_MAX_SHOWN = 50
 
 
 @require_POST

@@ -73,8 +73,7 @@ def test_an_empty_query_is_a_200_with_a_message(client: Client) -> None:
         ({"q": "x", "group": "lsh"}, "group"),
         ({"q": "x", "max_distance": "65"}, "max_distance"),
         ({"q": "x", "sort": "oldest"}, "sort"),
-        ({"q": "x", "corpus": "0"}, "corpus"),
-        ({"q": "x", "corpus": "abc"}, "corpus"),
+        ({"q": "x", "corpus": "c" * 201}, "corpus"),  # longer than any corpus name
     ],
 )
 def test_invalid_parameters_are_a_422_naming_the_parameter(
@@ -107,10 +106,51 @@ def test_a_document_comes_with_its_near_duplicates(client: Client) -> None:
     assert body["signature_pending"] is False
 
 
-def test_an_unknown_corpus_is_a_404_json(client: Client) -> None:
-    response = client.get("/api/search", {"q": "x", "corpus": "424242"})
+@pytest.mark.parametrize("corpus", ["424242", "0", "abc"])
+def test_an_unknown_corpus_is_a_404_json(client: Client, corpus: str) -> None:
+    response = client.get("/api/search", {"q": "x", "corpus": corpus})
     assert response.status_code == 404
-    assert response.json() == {"detail": "Corpus 424242 not found."}
+    assert response.json() == {
+        "detail": f"There is no corpus named '{corpus}': /api/corpora lists them."
+    }
+
+
+def test_the_api_filters_by_the_corpus_its_hits_name_and_lists_the_corpora(
+    client: Client,
+) -> None:
+    from corpora import make_corpus, make_document
+
+    wire = make_corpus("wire")
+    make_document(corpus=wire, external_id="a", text="glacier melt glacier")
+    make_document(corpus=wire, external_id="b", text="glacier melt")
+    numbered = make_corpus("2016")  # a name of digits, no corpus having that id
+    make_document(corpus=numbered, external_id="c", text="glacier")
+    listed = client.get("/api/corpora")
+    assert listed.status_code == 200
+    assert listed.json() == [
+        {"id": numbered.pk, "name": "2016", "documents": 1},
+        {"id": wire.pk, "name": "wire", "documents": 2},
+    ]
+    every = client.get("/api/search", {"q": "glacier", "group": "none"}).json()
+    names = {g["representative"]["corpus"] for g in every["groups"]}
+    assert names == {"wire", "2016"}
+
+    def ids(**params: object) -> set[str]:
+        body = client.get("/api/search", {"q": "glacier", "group": "none", **params}).json()
+        return {g["representative"]["external_id"] for g in body["groups"]}
+
+    # The name a hit carries filters, as does the id the list gives; digits of no corpus's
+    # id are a name.
+    assert ids(corpus="wire") == ids(corpus=str(wire.pk)) == {"a", "b"}
+    assert ids(corpus="2016") == {"c"}
+    # An empty corpus is no filter, as on the page (never a 422 about integers).
+    empty = client.get("/api/search", {"q": "glacier", "group": "none", "corpus": ""})
+    assert empty.status_code == 200 and empty.json()["corpus"] is None
+    assert ids(corpus="") == {"a", "b", "c"}
+    schema = client.get("/api/openapi.json").json()
+    assert "/api/corpora" in schema["paths"]
+    corpus = {p["name"]: p for p in schema["paths"]["/api/search"]["get"]["parameters"]}["corpus"]
+    assert "name" in corpus["description"] and "/api/corpora" in corpus["description"]
 
 
 def test_an_unknown_document_is_a_404_json(client: Client) -> None:
@@ -135,6 +175,7 @@ def test_the_openapi_schema_and_docs_are_served(client: Client) -> None:
 def test_login_is_required_when_the_setting_says_so(client: Client, settings) -> None:  # type: ignore[no-untyped-def]
     settings.SEARCH_REQUIRE_LOGIN = True
     assert client.get("/api/search", {"q": "x"}).status_code == 401
+    assert client.get("/api/corpora").status_code == 401
 
 
 def test_hits_carry_date_corpus_and_host_and_sort_by_date(client: Client) -> None:

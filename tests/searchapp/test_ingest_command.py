@@ -181,3 +181,73 @@ def test_an_over_long_line_is_skipped_and_the_lines_after_it_are_ingested(
     out, _ = run(str(path), "--no-progress")
     assert "2 created, 0 updated, 0 unchanged, 1 skipped" in out
     assert f"skipped {path}:2: line longer than 10,000 bytes" in out
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _manage_lines(text: str, prefix: str) -> list[list[str]]:
+    """The ``manage.py`` commands of ``text``'s lines starting with ``prefix``, as argv lists
+    (comments dropped; the README's PATH and [--corpus NAME] placeholders filled in)."""
+    commands = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith(prefix):
+            words = line.split("#")[0].replace("[--corpus NAME]", "--corpus wire").split()
+            commands.append(["PATH.jsonl" if w == "PATH" else w for w in words[2:]])
+    return commands
+
+
+def test_the_readme_and_make_run_load_a_corpus_with_commands_that_exist() -> None:
+    from django.core.management import load_command_class
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    loading = readme.split("## Loading a real corpus", 1)[1].split("```", 2)[1]
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
+    run_target = makefile.split("\nrun: $(VENV)/.installed\n", 1)[1].split("\n\n", 1)[0]
+    steps = _manage_lines(loading, ".venv/bin/python manage.py") + _manage_lines(
+        run_target, "$(PY) manage.py"
+    )
+    assert [s[0] for s in steps] == [
+        "ingest", "rebuild_signatures", "reindex",
+        "migrate", "generate_demo_corpus", "reindex", "rebuild_signatures",
+    ]
+    for name, *args in steps:
+        app = "django.core" if name == "migrate" else "searchapp"
+        parser = load_command_class(app, name).create_parser("manage.py", name)
+        parser.parse_args(args)  # every option as written exists
+        if name == "rebuild_signatures":
+            # An ingest signs what it adds: neither the README nor make run re-signs the corpus.
+            assert "--if-missing" in args, args
+
+
+def test_an_ingest_signs_what_it_adds_and_a_rebuild_is_only_for_a_database_without_signatures(
+    tmp_path: Path, settings, django_capture_on_commit_callbacks  # type: ignore[no-untyped-def]
+) -> None:
+    from searchapp.models import Job, PendingSignature, Signature, SignatureSet
+
+    settings.INGEST_LANGUAGE_PROCESS = False
+    first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
+    for path, word in ((first, "first"), (second, "second")):
+        rows = ({"id": f"{word}{i}", "text": f"{word} story number {i} " * 8} for i in range(20))
+        path.write_text("\n".join(json.dumps(row) for row in rows), encoding="utf-8")
+    with django_capture_on_commit_callbacks(execute=True):
+        run(str(first), "--corpus", "wire", "--no-progress")
+    # A database without signatures: nothing to add them to, so they wait...
+    assert not SignatureSet.objects.active().exists()
+    # ...for the README's one rebuild, which builds them in the foreground (no worker, no job).
+    call_command("rebuild_signatures", "--if-missing", stdout=io.StringIO())
+    sets = set(SignatureSet.objects.active())
+    assert {s.method for s in sets} == {"minhash", "simhash"}
+    assert not PendingSignature.objects.exists()
+    with django_capture_on_commit_callbacks(execute=True):
+        run(str(second), "--corpus", "wire", "--no-progress")
+    # The ingest signed what it added, into the sets in force: nothing is left to rebuild.
+    assert set(SignatureSet.objects.active()) == sets
+    assert not PendingSignature.objects.exists()
+    for s in sets:
+        assert Signature.objects.filter(signature_set=s).count() == 40
+    assert not Job.objects.filter(kind=Job.Kind.REBUILD).exists()
+    out = io.StringIO()
+    call_command("rebuild_signatures", "--if-missing", stdout=out)
+    assert "nothing to do" in out.getvalue()

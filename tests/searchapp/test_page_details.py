@@ -123,10 +123,10 @@ def test_a_strict_import_with_a_bad_entry_does_not_say_it_skipped_anything(
     html = staff_client.get(response["Location"]).content.decode()
     job = Job.objects.get(kind=Job.Kind.IMPORT)
     assert job.state == Job.State.FAILED
-    assert job.message.startswith("Nothing was imported: news.zip has 1 bad record (")
+    assert job.message.startswith("Nothing was imported: news.zip has 1 bad record. ")
     assert "news.zip/news/photo.dat" in job.message or "photo.dat" in job.message
     assert "skipped" not in job.message.lower()
-    assert "tick “skip bad records” to import the rest" in job.message
+    assert "tick “skip bad records” to import the other 1 record." in job.message
     problems = re.search(r'<table class="staff-table errors">(.*?)</table>', html, re.S)
     assert problems is not None and "skipped" not in problems.group(1)
 

@@ -3,9 +3,13 @@ progress partial and the management command."""
 
 from __future__ import annotations
 
+import re
+from html import unescape
+
 import pytest
 from django.core.management import call_command
 from django.urls import reverse
+from django.utils import timezone
 from pipeline_testing import make_documents
 
 from searchapp.models import Job, JobChunk, Signature, SignatureSet
@@ -211,3 +215,35 @@ def test_a_rebuild_finishing_after_a_newer_version_came_into_force_does_not_acti
     assert older.state == Job.State.CANCELLED and newer.label in older.message
     assert active_signature_set("minhash").pk == newer.pk
     assert SignatureSet.objects.get(pk=older.signature_set_id).state == SignatureSet.State.CANCELLED
+
+
+
+def test_a_job_shows_one_state_wherever_the_staff_pages_show_it(client, django_user_model) -> None:
+    client.force_login(django_user_model.objects.create_user("ops", is_staff=True))
+    job = Job.objects.create(kind=Job.Kind.REBUILD, state=Job.State.QUEUED, total=300)
+    for url in (
+        reverse("staff:index"),
+        f"{reverse('staff:settings')}?job={job.pk}",
+        reverse("staff:job", args=[job.pk]),
+    ):
+        page = client.get(url).content.decode()
+        assert job.label in page, url
+        # The job starts between the page and the status block the page loads above itself:
+        # that block leaves out the job the page shows (it said "Running" above "Queued").
+        Job.objects.filter(pk=job.pk).update(state=Job.State.RUNNING, started_at=timezone.now())
+        status = re.search(r'id="pipeline-status" hx-get="([^"]+)"', page)
+        assert status is not None
+        assert job.label not in client.get(unescape(status.group(1))).content.decode(), url
+        Job.objects.filter(pk=job.pk).update(state=Job.State.QUEUED, started_at=None)
+    # The staff list's state of a job under way is live: it follows the job.
+    page = client.get(reverse("staff:index")).content.decode()
+    badge = re.search(
+        r'<span class="badge state-queued" hx-get="([^"]+)" hx-trigger="every 1s"', page
+    )
+    assert badge is not None
+    Job.objects.filter(pk=job.pk).update(state=Job.State.RUNNING, started_at=timezone.now())
+    assert ">Running</span>" in client.get(unescape(badge.group(1))).content.decode()
+    # Another job the page does not show is still in the status block.
+    other = Job.objects.create(kind=Job.Kind.CLUSTERS, state=Job.State.RUNNING, total=1)
+    shown = client.get(f"{reverse('pipeline-status')}?shown={job.pk},x,").content.decode()
+    assert other.label in shown and job.label not in shown

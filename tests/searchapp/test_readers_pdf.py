@@ -84,6 +84,18 @@ def test_a_corrupt_or_misnamed_pdf_is_reported(
     assert isinstance(error, RecordError) and expected in error.reason
 
 
+def test_a_library_error_in_a_reason_reads_as_one_clause(tmp_path: Path) -> None:
+    # PDFium says "Failed to load document (PDFium: Data format error)."; quoted in parentheses
+    # that became "(... (PDFium: Data format error).)".
+    path = tmp_path / "bad.pdf"
+    path.write_bytes(b"%PDF-1.4 then nothing" * 100)
+    error = _one(list(read_path(path)))
+    assert isinstance(error, RecordError)
+    assert error.reason == (
+        "not a readable PDF: failed to load document (PDFium: Data format error); skipped"
+    )
+
+
 def test_a_pdf_bomb_is_refused_and_the_rest_of_the_folder_kept(tmp_path: Path) -> None:
     (tmp_path / "bomb.pdf").write_bytes(pdf_bomb(60 * 1024 * 1024))
     assert (tmp_path / "bomb.pdf").stat().st_size < 1024 * 1024

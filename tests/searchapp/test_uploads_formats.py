@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import mailbox
+import re
 from pathlib import Path
 
 import pytest
@@ -72,6 +73,57 @@ def test_an_encrypted_or_corrupt_pdf_upload_changes_nothing_and_says_why(staff_c
     assert job.state == Job.State.FAILED
     assert "broken.pdf" in job.message and "not a readable PDF" in str(job.report) + job.message
     assert not Document.objects.exists()
+
+
+def test_a_failed_upload_says_what_failed_with_its_progress_in_units(staff_client, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    data = b"%PDF-1.4 then nothing" * 100
+    job = upload(staff_client, "broken.pdf", data, django_capture_on_commit_callbacks)
+    assert job.state == Job.State.FAILED
+    page = staff_client.get(reverse("staff:job", args=[job.pk])).content.decode()
+    # Bytes with a unit, never "0/2100"; and the line says what failed.
+    assert f"0/{len(data)}" not in page and f"/{len(data)}<" not in page
+    assert "Failed while checking its records · 2.1\xa0KB of 2.1\xa0KB read" in page
+
+
+def test_a_failed_write_counts_records_and_a_rebuild_counts_documents(staff_client) -> None:  # type: ignore[no-untyped-def]
+    failed = Job.objects.create(
+        kind=Job.Kind.IMPORT, state=Job.State.FAILED, total=300, done=0,
+        params={"name": "a.jsonl", "corpus": "files", "file": "x"}, report={"phase": "writing"},
+    )
+    page = staff_client.get(reverse("staff:job", args=[failed.pk])).content.decode()
+    assert "Failed while writing its records · 0 of 300 records written" in page
+    rebuild = Job.objects.create(kind=Job.Kind.REBUILD, state=Job.State.RUNNING, total=3000, done=1200)
+    assert rebuild.progress_text == "1,200 of 3,000 documents"
+    assert Job(kind=Job.Kind.CLUSTERS, total=1).progress_text == ""  # one step: no numbers
+
+
+def test_a_failed_pdf_upload_says_why_in_one_well_formed_sentence(staff_client, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    job = upload(staff_client, "broken.pdf", b"%PDF-1.4 then nothing" * 100, django_capture_on_commit_callbacks)
+    page = staff_client.get(reverse("staff:job", args=[job.pk])).content.decode()
+    message = re.search(r'<p class="job-message error"[^>]*>(.*?)</p>', page, re.S)
+    assert message is not None
+    text = message.group(1)
+    assert "not a readable PDF: failed to load document (PDFium: Data format error)." in text
+    assert "))" not in text and ".)" not in text and ").)" not in page
+    assert text.count("(") == text.count(")")
+
+
+def test_a_one_document_file_that_cannot_be_read_is_not_told_to_skip_bad_records(staff_client, tmp_path: Path, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    capture = django_capture_on_commit_callbacks
+    job = upload(staff_client, "broken.pdf", b"%PDF-1.4 then nothing" * 100, capture)
+    page = staff_client.get(reverse("staff:job", args=[job.pk])).content.decode()
+    assert job.state == Job.State.FAILED
+    assert "skip bad records" not in job.message and "skip bad records" not in page
+    assert job.message.startswith("Nothing was imported: broken.pdf: not a readable PDF")
+    assert job.message.endswith("Fix the file, or export it again, and upload it.")
+    # A file of many records, none of them good: there is no rest to import either.
+    job = upload(staff_client, "bad.jsonl", b'{"id": "a"}\n{"id": "b"}\n', capture)
+    assert job.state == Job.State.FAILED
+    assert "skip bad records" not in job.message
+    assert "has 2 bad records and no good one." in job.message
+    # With good records beside the bad one, skipping is the advice, with what it would keep.
+    job = upload(staff_client, "some.jsonl", b'{"id": "a"}\n{"id": "b", "text": "A story."}\n', capture)
+    assert job.message.endswith("tick “skip bad records” to import the other 1 record.")
 
 
 def test_a_single_large_file_shows_its_bytes_read_before_any_record_comes_out(staff_client, tmp_path: Path, django_capture_on_commit_callbacks, monkeypatch) -> None:  # type: ignore[no-untyped-def]

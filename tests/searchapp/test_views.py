@@ -216,8 +216,8 @@ def test_a_page_past_the_last_one_says_so_and_links_to_the_last(
     response = client.get("/", {"q": "volcano", "page": "9999"})
     assert response.status_code == 404
     html = unescape(_html(response))
-    assert "Page 9,999 is past the end: there is 1 page of results." in html
-    assert "Go to the last page" in html
+    assert "There is no page 9,999: the results fit on one page." in html
+    assert "Go to the results" in html and "page 9,999 of" not in html.lower()
 
 
 @pytest.mark.parametrize(
@@ -775,3 +775,35 @@ def test_the_plain_inputs_write_what_django_writes() -> None:
         checked += 1
     assert checked == 7  # the query, threshold, distance, limit, page, topic, sub-topic
     assert 'value="a &quot;quoted&quot; &lt;b&gt;&amp;amp; query"' in str(form["q"])
+
+
+@pytest.mark.parametrize(
+    ("params", "field", "said"),
+    [
+        ({"q": "volcano\x00ash"}, "q", "The query holds a NUL character (U+0000)"),
+        ({"q": "volcano", "topic": "ash\x00"}, "topic", "The topic holds a NUL character"),
+        (
+            {"q": "volcano", "topic": "ash", "subtopic": "\x00"},
+            "subtopic",
+            "The sub-topic holds a NUL character",
+        ),
+    ],
+)
+def test_a_nul_is_refused_in_the_same_words_by_the_page_and_the_api(
+    client: Client, volcano_corpus: VolcanoCorpus, params: dict[str, str], field: str, said: str
+) -> None:
+    page = client.get("/", params)
+    assert page.status_code == 400
+    assert said in unescape(_html(page))
+    api = client.get("/api/search", params)
+    assert api.status_code == 422  # the API's answer to a bad parameter, naming it
+    (error,) = api.json()["detail"]
+    assert error["loc"] == ["query", field] and error["msg"].startswith(said)
+    assert error["msg"] in unescape(_html(page))  # word for word
+
+
+def test_a_nul_in_the_corpus_filter_of_the_api_is_a_422_naming_it(client: Client) -> None:
+    response = client.get("/api/search", {"q": "volcano", "corpus": "news\x00"})
+    assert response.status_code == 422
+    (error,) = response.json()["detail"]
+    assert error["loc"] == ["query", "corpus"] and "NUL character" in error["msg"]

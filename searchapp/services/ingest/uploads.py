@@ -14,7 +14,8 @@ Progress: while the file is read, the job counts bytes (``total`` the file's siz
 bytes the reader has read, through :class:`_CountingReader`), so one large PDF, mailbox or web
 archive shows progress before its first record comes out; the records are then written in one
 transaction, as one step (``total`` the record count). ``job.report["phase"]`` says which
-("reading" or "writing") until the final report replaces it.
+("reading", "checking" once the whole file is read, or "writing") until the final report
+replaces it; a failed job's report keeps the phase it failed in, so its page says what failed.
 """
 
 from __future__ import annotations
@@ -36,7 +37,14 @@ from django.db.models.functions import Now
 from searchapp import publishing
 from searchapp.db_values import database_now
 from searchapp.models import Job
-from searchapp.readers import ACCEPTED_SUFFIXES, IngestFileError, Record, read_upload, suffix_of
+from searchapp.readers import (
+    ACCEPTED_SUFFIXES,
+    IngestFileError,
+    Record,
+    exc_detail,
+    read_upload,
+    suffix_of,
+)
 from searchapp.services.ingest.ingest import documents_ingest
 from searchapp.services.job_states import job_publish, job_started, jobs_queued_republish
 
@@ -128,11 +136,11 @@ def _queue_import(job_id: int) -> None:
         # Broker down: the job says so at once instead of waiting forever; the file goes.
         job = Job.objects.get(pk=job_id)
         (_uploads_dir() / job.params["file"]).unlink(missing_ok=True)
+        message = "The background queue is unavailable; nothing was imported. Upload again later."
         Job.objects.filter(pk=job_id).update(
             state=Job.State.FAILED,
-            message=(
-                "The background queue is unavailable; nothing was imported. Upload again later."
-            ),
+            message=message,
+            report={"phase": "queueing", "failed": message},
             finished_at=database_now(),
         )
 
@@ -188,7 +196,14 @@ def _fail(job: Job, message: str, errors: list[dict[str, Any]] | None = None) ->
     job.state = Job.State.FAILED
     job.message = message[:500]
     job.errors = (errors or [])[:_MAX_REPORTED_ERRORS]
-    job.report = {"created": 0, "updated": 0, "unchanged": 0, "skipped": [], "failed": message}
+    job.report = {
+        "created": 0,
+        "updated": 0,
+        "unchanged": 0,
+        "skipped": [],
+        "failed": message,
+        "phase": (job.report or {}).get("phase"),
+    }
     job.finished_at = database_now()
     job.save()
     return job
@@ -218,13 +233,24 @@ def _as_problems(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**e, "reason": _SKIPPED_WORDING.sub("", str(e["reason"])).strip()} for e in errors]
 
 
-def _bad_records_message(name: str, errors: list[dict[str, Any]]) -> str:
-    shown = "; ".join(f"{_where(e)}: {e['reason']}" for e in errors[:3])
-    more = f" (and {len(errors) - 3} more)" if len(errors) > 3 else ""
+def _bad_records_message(name: str, errors: list[dict[str, Any]], good: int) -> str:
+    """Why a strict import refused the file, with the advice that fits it: skipping bad records
+    is offered only when there is a rest to import (``good`` records read well)."""
+    # The reasons are listed after the count as sentences of their own, never inside a
+    # parenthesis: a reason may hold one (a library's words), and nesting them read "error).))".
+    shown = "; ".join(f"{_where(e)}: {str(e['reason']).rstrip(' .')}" for e in errors[:3])
+    more = f"; and {len(errors) - 3} more" if len(errors) > 3 else ""
     n = len(errors)
+    if not good and n == 1 and errors[0]["source"] == name and errors[0].get("line") is None:
+        # A one-document file (a PDF, a Word file) that could not be read: there is no other
+        # record to keep, so the only way on is a readable copy of the file.
+        return f"Nothing was imported: {shown}. Fix the file, or export it again, and upload it."
+    counted = f"Nothing was imported: {name} has {n} bad record{'' if n == 1 else 's'}"
+    if not good:
+        return f"{counted} and no good one. {shown}{more}. Fix the file and upload it again."
     return (
-        f"Nothing was imported: {name} has {n} bad record{'' if n == 1 else 's'} "
-        f"({shown}{more}). Fix the file, or tick “skip bad records” to import the rest."
+        f"{counted}. {shown}{more}. Fix the file, or tick “skip bad records” to import "
+        f"the other {good:,} record{'' if good == 1 else 's'}."
     )
 
 
@@ -332,6 +358,11 @@ def _reading_progress(job_id: int, name: str, size: int) -> Callable[[int, int],
     return report
 
 
+def _bytes_read(fileobj: _CountingReader | None, size: int) -> int:
+    """How much of the file a reader that stopped had read (never more than the file)."""
+    return min(fileobj.bytes_read, size) if fileobj is not None else 0
+
+
 def upload_import(*, job: Job) -> Job:
     """Read, check and import the job's stored file; all or nothing. Returns the finished job.
 
@@ -353,6 +384,7 @@ def upload_import(*, job: Job) -> Job:
     records: list[Any] = []
     errors: list[dict[str, Any]] = []
     progress = _reading_progress(job.pk, name, job.total)
+    fileobj: _CountingReader | None = None
     try:
         try:
             with path.open("rb") as raw:
@@ -377,6 +409,7 @@ def upload_import(*, job: Job) -> Job:
                 if fileobj.stopped:
                     raise _ImportCancelled
         except IngestFileError as exc:
+            job.done = _bytes_read(fileobj, job.total)
             return _fail(job, f"{exc} Nothing was imported.")
         except FileNotFoundError:
             return _fail(
@@ -385,9 +418,14 @@ def upload_import(*, job: Job) -> Job:
         except (zipfile.BadZipFile, UnicodeDecodeError, ValueError, EOFError, OSError) as exc:
             # The readers should turn these into IngestFileError; this is the safety net.
             logger.warning("upload %s unreadable: %r", name, exc)
+            job.done = _bytes_read(fileobj, job.total)
             return _fail(
                 job, f"{name} could not be read ({exc.__class__.__name__}). Nothing was imported."
             )
+        # The reader got to the end of the file: all of it is read, whatever the count says (a
+        # memory map's reads are not counted), and what follows is the check of its records.
+        job.done = job.total
+        job.report = {"phase": "checking"}
 
         strict = not params.get("skip_bad_records")
         # A notice (a web archive's count of non-HTML records) is listed as skipped but is
@@ -395,7 +433,7 @@ def upload_import(*, job: Job) -> Job:
         bad = [e for e in errors if not e.get("notice")]
         if bad and strict:
             problems = _as_problems(bad)
-            return _fail(job, _bad_records_message(name, problems), problems)
+            return _fail(job, _bad_records_message(name, problems, len(records)), problems)
         if not records:
             reason = "every record is bad" if errors else "it holds no records"
             return _fail(job, f"{name}: nothing to import, {reason}.", errors)
@@ -425,7 +463,8 @@ def upload_import(*, job: Job) -> Job:
                 transaction.set_rollback(True)
         if refused and strict:
             problems = _as_problems(refused)
-            return _fail(job, _bad_records_message(name, problems), problems)
+            good = len(records) - len(problems)
+            return _fail(job, _bad_records_message(name, problems, good), problems)
         corpus = report.corpus
         if corpus is None:
             return _fail(job, f"{name}: nothing to import, every record is bad.", refused)
@@ -446,7 +485,9 @@ def upload_import(*, job: Job) -> Job:
     except Exception as exc:
         logger.exception("import job %s failed", job.pk)
         return _fail(
-            job, f"Import of {name} failed ({exc.__class__.__name__}: {exc}). Nothing was imported."
+            job,
+            f"Import of {name} failed: {exc_detail(exc)} ({exc.__class__.__name__}). "
+            "Nothing was imported.",
         )
     finally:
         path.unlink(missing_ok=True)
