@@ -48,10 +48,17 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from email.message import EmailMessage, Message
-from email.utils import parsedate_to_datetime
 from typing import BinaryIO
 
 from searchapp.readers.documents import html_to_text
+from searchapp.readers.mail_headers import (
+    header_date,
+    in_reply_to,
+    message_id,
+    normalise_message_id,
+    safe_header,
+    thread_root,
+)
 from searchapp.readers.records import DISCARD_PIECE, Record, RecordError, make_record
 
 __all__ = ["MAX_MIME_DEPTH", "normalise_message_id", "read_eml", "read_mbox", "split_quoted"]
@@ -95,61 +102,6 @@ def split_quoted(body: str) -> tuple[str, str]:
         else:
             new.append(line)
     return "\n".join(new).strip(), "\n".join(quoted).strip()
-
-
-def _safe(value: object) -> str:
-    """A header as text that any database stores (undecodable bytes become U+FFFD)."""
-    text = " ".join(str(value or "").split())
-    return text.encode("utf-8", "replace").decode("utf-8")
-
-
-_ANGLED = re.compile(r"<([^<>]*)>")
-
-
-def _message_ids(value: object) -> list[str]:
-    """The message ids of a Message-ID, In-Reply-To or References header, normalised."""
-    text = _safe(value)
-    found = _ANGLED.findall(text) or text.split()
-    ids = (normalise_message_id(one) for one in found)
-    return [one for one in ids if one]
-
-
-def normalise_message_id(raw: str) -> str:
-    """A message id as it is compared: without its angle brackets or spaces, and with the part
-    after the last ``@`` (a domain, case-insensitive) lower-cased; the part before it is kept
-    as written, as RFC 5322 allows it to be case-sensitive."""
-    value = "".join(raw.split()).strip("<>")
-    local, at, domain = value.rpartition("@")
-    return f"{local}@{domain.lower()}" if at and local else value
-
-
-def _message_id(msg: Message) -> str:
-    ids = _message_ids(msg.get("Message-ID", ""))
-    return ids[0] if ids else ""
-
-
-def _in_reply_to(msg: Message) -> str:
-    reply_to = _message_ids(msg.get("In-Reply-To", ""))
-    if reply_to:
-        return reply_to[0]
-    references = _message_ids(msg.get("References", ""))
-    return references[-1] if references else ""
-
-
-def _thread(msg: Message, own: str) -> str:
-    references = _message_ids(msg.get("References", ""))
-    return references[0] if references else (_in_reply_to(msg) or own)
-
-
-def _date(msg: Message) -> str | None:
-    raw = msg.get("Date")
-    if not raw:
-        return None
-    try:
-        when = parsedate_to_datetime(str(raw))
-    except (TypeError, ValueError, IndexError):
-        return None
-    return when.isoformat() if when.tzinfo else when.isoformat() + "+00:00"
 
 
 def _part_text(part: Message) -> str:
@@ -261,15 +213,15 @@ def message_records(
     if not body and html:
         body = "\n\n".join(html_to_text(page)[1] for page in html)
     new, quoted = split_quoted(body)
-    own_id = _message_id(msg)
-    subject = _safe(msg.get("Subject", ""))
+    own_id = message_id(msg)
+    subject = safe_header(msg.get("Subject", ""))
     details = {
-        "from": _safe(msg.get("From", "")),
-        "to": _safe(msg.get("To", "")),
-        "cc": _safe(msg.get("Cc", "")),
+        "from": safe_header(msg.get("From", "")),
+        "to": safe_header(msg.get("To", "")),
+        "cc": safe_header(msg.get("Cc", "")),
         "message_id": own_id,
-        "in_reply_to": _in_reply_to(msg),
-        "thread": _thread(msg, own_id),
+        "in_reply_to": in_reply_to(msg),
+        "thread": thread_root(msg, own_id),
         "quoted": quoted,
     }
     if not new and quoted:
@@ -283,7 +235,7 @@ def message_records(
         url="",
         source=source if position == "message" else f"{source} ({position})",
         line=None,
-        date=_date(msg),
+        date=header_date(msg),
         origin=(file_name, "email", position, ""),
         details=details,
     )
@@ -385,7 +337,7 @@ def _attachment_records(
     limit: int,
 ) -> Iterator[Record | RecordError]:
     part = child.part
-    name = _safe(part.get_filename() or "")
+    name = safe_header(part.get_filename() or "")
     where = f"{source} ({position}, attachment {number}{' ' + name if name else ''})"
     child_id = f"{parent}/attachment-{number}"
     child_position = f"attachment {number} of {position}"
@@ -495,7 +447,7 @@ def _message(
     if isinstance(msg, str):
         yield RecordError(source, None, f"{position}: {msg}")
         return
-    own = _message_id(msg)
+    own = message_id(msg)
     doc_id = fallback_id
     if own and len(own) <= MAX_MESSAGE_ID_CHARS and own not in seen:
         seen.add(own)
