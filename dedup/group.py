@@ -9,6 +9,12 @@ intermediates, so a group never drifts away from what its representative says). 
 decisions are applied on top: "same as" merges the two groups, "not a duplicate" keeps a pair
 apart; neither undoes an unrelated fold.
 
+Containment folds too: the caller may pass pairs ``(inner, outer)`` where most of ``inner``'s
+text is inside ``outer``'s (verified exactly by the caller, from the texts' shingles: a MinHash
+signature estimates Jaccard, not containment). Such a pair folds like a near-duplicate, and the
+fuller text represents it: before a hit becomes a representative, the hit holding it (not yet
+folded, not kept apart from it) is tried first, unless the hit is ``pinned`` (staff chose it).
+
 ``clusters`` is the corpus-wide view: connected components of verified pairs (union-find), where
 chaining is what one wants.
 """
@@ -46,12 +52,22 @@ class Group:
     representative and are in rank order; ``similarities[i]`` is the estimated similarity of
     ``members[i]`` to the representative. ``decided`` is True when a "same as" decision merged
     this group with another (some members may then be below the threshold).
+
+    ``kinds[i]`` says how ``members[i]`` was folded: "similar" (within the threshold),
+    "inside" (its text is inside the representative's; ``similarities[i]`` is then the share
+    of its text found there) or "holds" (it holds the representative's text; the share of the
+    representative's text found in it). Empty when every member is "similar".
     """
 
     representative: int
     members: tuple[int, ...] = ()
     similarities: tuple[float, ...] = ()
     decided: bool = False
+    kinds: tuple[str, ...] = ()
+
+    def kind(self, i: int) -> str:
+        """How ``members[i]`` was folded ("similar", "inside" or "holds")."""
+        return self.kinds[i] if self.kinds else "similar"
 
     @property
     def size(self) -> int:
@@ -101,6 +117,24 @@ def _check_prefer(prefer: Iterable[int] | np.ndarray | None, n: int) -> np.ndarr
     if not np.array_equal(np.sort(arr), np.arange(n)):
         raise ValueError(f"prefer must list every position in [0, {n}) exactly once")
     return arr
+
+
+def _check_contained(
+    contained: Iterable[tuple[int, int]] | np.ndarray,
+    shares: Iterable[float] | np.ndarray | None,
+    n: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    pairs = _check_pairs(contained, n, "contained")
+    if shares is None:
+        values = np.ones(len(pairs), dtype=np.float64)
+    else:
+        values = np.asarray(list(shares) if not isinstance(shares, np.ndarray) else shares)
+        values = values.astype(np.float64).reshape(-1)
+        if values.shape != (len(pairs),):
+            raise ValueError(f"contained_shares must hold {len(pairs)} shares, got {values.shape}")
+        if len(values) and not (np.all(values > 0.0) and np.all(values <= 1.0)):
+            raise ValueError("contained_shares must be in (0, 1]")
+    return pairs, values
 
 
 def _partners(pairs: np.ndarray) -> dict[int, set[int]]:
@@ -201,44 +235,87 @@ def _fold(
     forbid: np.ndarray,
     force: np.ndarray,
     similarity: Callable[[int, np.ndarray], np.ndarray],
+    contained: np.ndarray | None = None,
+    shares: np.ndarray | None = None,
+    pinned: frozenset[int] = frozenset(),
 ) -> list[Group]:
     """Greedy folding in ``prefer`` order, then "same as" merges.
 
     Each hit not yet folded becomes a representative and folds every unfolded valid hit ``near``
-    it, in rank order, skipping a hit forbidden with someone already in the group. Then each
-    forced pair (in order of its positions) merges the two groups holding it, unless that would
-    put a forbidden pair together; the merged group is represented by whichever of the two
-    representatives comes first in ``prefer``. Groups come back ordered by their best-ranked
-    member.
+    it (or, with ``contained``, inside it or holding it), in rank order, skipping a hit
+    forbidden with someone already in the group. A hit whose text is inside another unfolded
+    one (``contained`` pairs ``(inner, outer)``) gives way to it: the outer one is tried
+    first (and so on outward), unless the hit is ``pinned``. Then each forced pair (in order of
+    its positions) merges the two groups holding it, unless that would put a forbidden pair
+    together; the merged group is represented by whichever of the two representatives comes
+    first in ``prefer``. Groups come back ordered by their best-ranked member.
     """
     forbidden = _partners(forbid)
     assigned = np.zeros(n, dtype=bool)
+    inside: dict[int, float] = {}  # inner * n + outer -> share of inner found in outer
+    outers: dict[int, list[int]] = {}  # inner -> the hits holding it, fullest first
+    link = near
+    if contained is not None and len(contained):
+        live = ok[contained[:, 0]] & ok[contained[:, 1]]
+        contained, shares = contained[live], (shares if shares is not None else np.ones(0))[live]
+        link = near.copy()
+        link[contained[:, 0], contained[:, 1]] = True
+        link[contained[:, 1], contained[:, 0]] = True
+        for (a, b), share in zip(contained.tolist(), shares.tolist(), strict=True):
+            inside[a * n + b] = share
+            outers.setdefault(a, []).append(b)
     # Most hits of a result list have no near-duplicate: they skip the row scan below.
-    has_near = (near.any(axis=1) & ok).tolist()
+    has_near = (link.any(axis=1) & ok).tolist()
     taken = [False] * n
     reps: list[int] = []
     members: list[list[int]] = []
-    for rep in prefer.tolist():
-        if taken[rep]:
-            continue
-        taken[rep] = True
-        assigned[rep] = True
-        joined: list[int] = []
-        if has_near[rep]:
-            candidates = np.flatnonzero(near[rep] & ~assigned).tolist()
-            if forbidden:
-                in_group = {rep}
-                for j in candidates:
-                    if not forbidden.get(j, set()) & in_group:
-                        joined.append(j)
-                        in_group.add(j)
-            else:
-                joined = candidates
-            assigned[joined] = True
-            for j in joined:
-                taken[j] = True
-        reps.append(rep)
-        members.append(joined)
+    kinds: list[list[str]] = []
+
+    def outward(hit: int) -> int:
+        """The hit to try as representative instead of ``hit``: the one holding it (and the
+        one holding that...), among the unfolded hits not kept apart from it."""
+        seen = {hit}
+        while hit not in pinned:
+            holders = [
+                o
+                for o in outers.get(hit, ())
+                if not taken[o] and o not in seen and hit not in forbidden.get(o, ())
+            ]
+            if not holders:
+                break
+            hit = holders[0]
+            seen.add(hit)
+        return hit
+
+    for first in prefer.tolist():
+        while not taken[first]:
+            rep = outward(first) if outers else first
+            taken[rep] = True
+            assigned[rep] = True
+            joined: list[int] = []
+            if has_near[rep]:
+                candidates = np.flatnonzero(link[rep] & ~assigned).tolist()
+                if forbidden:
+                    in_group = {rep}
+                    for j in candidates:
+                        if not forbidden.get(j, set()) & in_group:
+                            joined.append(j)
+                            in_group.add(j)
+                else:
+                    joined = candidates
+                assigned[joined] = True
+                for j in joined:
+                    taken[j] = True
+            reps.append(rep)
+            members.append(joined)
+            kinds.append(
+                [
+                    "similar" if near[rep, j] else ("inside" if j * n + rep in inside else "holds")
+                    for j in joined
+                ]
+                if inside
+                else []
+            )
     group_of = np.empty(n, dtype=np.int64)
     for g, (rep, joined) in enumerate(zip(reps, members, strict=True)):
         group_of[rep] = g
@@ -262,17 +339,50 @@ def _fold(
                 (ga, gb) if rank_in_prefer[reps[ga]] < rank_in_prefer[reps[gb]] else (gb, ga)
             )
             members[keep] = [*members[keep], reps[gone], *members[gone]]
+            if inside:
+                # Merged by a decision: each one's own relation to the representative kept.
+                kept_rep = reps[keep]
+                kinds[keep] = [
+                    "inside"
+                    if not near[kept_rep, j] and j * n + kept_rep in inside
+                    else (
+                        "holds"
+                        if not near[kept_rep, j] and kept_rep * n + j in inside
+                        else "similar"
+                    )
+                    for j in members[keep]
+                ]
             group_of[[reps[gone], *members[gone]]] = keep
             reps[gone] = -1
             members[gone] = []
             decided[keep] = True
     groups: list[Group] = []
-    for rep, joined, was_decided in zip(reps, members, decided, strict=True):
+    for rep, joined, how, was_decided in zip(reps, members, kinds, decided, strict=True):
         if rep < 0:
             continue
-        joined = sorted(joined)
-        sims = similarity(rep, np.asarray(joined, dtype=np.int64)).tolist() if joined else []
-        groups.append(Group(rep, tuple(joined), tuple(sims), was_decided))
+        if not joined:  # most groups of a result list: one hit, nothing more to work out
+            groups.append(Group(rep, (), (), was_decided))
+            continue
+        if how:
+            order = sorted(range(len(joined)), key=joined.__getitem__)
+            joined, how = [joined[i] for i in order], [how[i] for i in order]
+        else:
+            joined = sorted(joined)
+        sims = similarity(rep, np.asarray(joined, dtype=np.int64)).tolist()
+        for i, (j, kind) in enumerate(zip(joined, how, strict=False)):
+            if kind == "inside":
+                sims[i] = inside[j * n + rep]
+            elif kind == "holds":
+                sims[i] = inside[rep * n + j]
+        groups.append(
+            Group(
+                rep,
+                tuple(joined),
+                tuple(sims),
+                was_decided,
+                tuple(how) if any(k != "similar" for k in how) else (),
+            )
+        )
     groups.sort(key=lambda g: min((g.representative, *g.members)))
     return groups
 
@@ -285,6 +395,9 @@ def group_ranked(
     forbid: Iterable[tuple[int, int]] | np.ndarray = (),
     force: Iterable[tuple[int, int]] | np.ndarray = (),
     prefer: Iterable[int] | np.ndarray | None = None,
+    contained: Iterable[tuple[int, int]] | np.ndarray = (),
+    contained_shares: Iterable[float] | np.ndarray | None = None,
+    pinned: Iterable[int] = (),
 ) -> list[Group]:
     """Fold a ranked list by MinHash signatures.
 
@@ -301,9 +414,16 @@ def group_ranked(
         prefer: optional permutation of the positions: the order in which hits are tried as
             representatives (default: rank order, so the best-ranked member represents). A
             caller preferring, say, hits with a URL puts them first.
+        contained: position pairs ``(inner, outer)``: ``inner``'s text is (almost) wholly
+            inside ``outer``'s, verified exactly by the caller; ``outer`` is the fuller one.
+            They fold like a near-duplicate, and ``outer`` is tried as representative before
+            ``inner`` (module docstring). ``contained_shares``: the share of each ``inner``
+            found in its ``outer`` (default 1.0), reported as the member's similarity.
+        pinned: positions never passed over for a hit holding their text (staff chose them).
 
     Returns groups ordered by their best-ranked member; members are in rank order. Every
-    member (other than by a "same as" merge) is within the threshold of its representative,
+    member (other than by a "same as" merge or a containment pair) is within the threshold of
+    its representative,
     and every hit within the threshold of a representative tried before it is folded (into
     that group or an earlier one; a "not a duplicate" decision may keep it out).
 
@@ -327,6 +447,7 @@ def group_ranked(
     forbid_arr = _check_pairs(forbid, n, "forbid")
     force_arr = _check_pairs(force, n, "force")
     order = _check_prefer(prefer, n)
+    inner_outer, shares = _check_contained(contained, contained_shares, n)
     # An empty document's signature is all EMPTY_VALUE: equal to every other empty one, yet
     # nothing is known about it, so it never groups.
     ok = ok & ~np.all(sig == EMPTY_VALUE, axis=1) if num_perm else np.zeros(n, dtype=bool)
@@ -338,7 +459,18 @@ def group_ranked(
         exact = np.count_nonzero(sig[js] == sig[rep], axis=1)
         return exact / num_perm
 
-    return _fold(n, ok, near, order, forbid_arr, force_arr, similarity)
+    return _fold(
+        n,
+        ok,
+        near,
+        order,
+        forbid_arr,
+        force_arr,
+        similarity,
+        inner_outer,
+        shares,
+        frozenset(int(i) for i in pinned),
+    )
 
 
 def group_ranked_simhash(
@@ -349,10 +481,14 @@ def group_ranked_simhash(
     forbid: Iterable[tuple[int, int]] | np.ndarray = (),
     force: Iterable[tuple[int, int]] | np.ndarray = (),
     prefer: Iterable[int] | np.ndarray | None = None,
+    contained: Iterable[tuple[int, int]] | np.ndarray = (),
+    contained_shares: Iterable[float] | np.ndarray | None = None,
+    pinned: Iterable[int] = (),
 ) -> list[Group]:
     """Fold a ranked list by 64-bit SimHash fingerprints.
 
-    Same rules as ``group_ranked``, with "within the threshold" meaning Hamming distance to the
+    Same rules as ``group_ranked`` (containment pairs included), with "within the threshold"
+    meaning Hamming distance to the
     representative <= ``max_distance``; similarities are ``1 - distance / 64``. Every pair is
     compared (one XOR and popcount each). A fingerprint of 0 is an empty document's
     (``SimHasher`` gives 0 to documents without shingles and never to others): it never
@@ -371,6 +507,7 @@ def group_ranked_simhash(
     forbid_arr = _check_pairs(forbid, n, "forbid")
     force_arr = _check_pairs(force, n, "force")
     order = _check_prefer(prefer, n)
+    inner_outer, shares = _check_contained(contained, contained_shares, n)
     # Documents without text all have fingerprint 0: alike, yet nothing is known about them.
     ok = ok & (fps != 0)
     near = np.zeros((n, n), dtype=bool)
@@ -385,7 +522,18 @@ def group_ranked_simhash(
     def similarity(rep: int, js: np.ndarray) -> np.ndarray:
         return 1.0 - np.asarray(hamming(fps[js], fps[rep]), dtype=np.float64) / FINGERPRINT_BITS
 
-    return _fold(n, ok, near, order, forbid_arr, force_arr, similarity)
+    return _fold(
+        n,
+        ok,
+        near,
+        order,
+        forbid_arr,
+        force_arr,
+        similarity,
+        inner_outer,
+        shares,
+        frozenset(int(i) for i in pinned),
+    )
 
 
 def clusters(n: int, pairs: np.ndarray) -> list[np.ndarray]:

@@ -660,12 +660,15 @@ class Candidates:
     ``min_containment`` of the other or that share a passage of ``min_words`` (verbatim, or
     lightly edited when asked for: :func:`verify_pairs`), with their exact containment both
     ways and ``verbatim`` (whether such a passage is shared; only decided for the pairs below
-    ``min_containment``, False for the others)."""
+    ``min_containment``, False for the others); ``size_a`` and ``size_b``: each side's distinct
+    shingles (a containment share of a very short text says little)."""
 
     pairs: np.ndarray
     a_in_b: np.ndarray
     b_in_a: np.ndarray
     verbatim: np.ndarray
+    size_a: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    size_b: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
 
 def containment_candidates(
@@ -743,7 +746,14 @@ def verify_pairs(
         ]
         verbatim[edited] = edited_passage_pairs(shingles, pairs[edited], min_words, k, gap)
     keep = found | verbatim
-    return Candidates(pairs[keep], a_in_b[keep], b_in_a[keep], verbatim[keep])
+    return Candidates(
+        pairs[keep],
+        a_in_b[keep],
+        b_in_a[keep],
+        verbatim[keep],
+        sizes[pairs[keep, 0]],
+        sizes[pairs[keep, 1]],
+    )
 
 
 # A lightly edited passage: verbatim runs of matching shingles at most ``gap`` tokens apart on

@@ -19,6 +19,14 @@ Why these ranges:
   Clough-Stevenson, recall of the J >= 0.85 pairs 0.92 / 0.97 / 0.85 / 0.5 (MinHash at 0.8:
   1.0 everywhere). The earlier 6, calibrated for agreement with MinHash's pairs (best mean
   F1, 0.79), folded pairs that are not near-duplicates: precision 0.81 on Reuters.
+* containment [0.5, 1.0], default 0.9: a result with at least this share of its word
+  5-shingles inside another result of the list folds under it (the fuller text represents
+  the pair). 0.9 folds a story whose copy added a dateline, a correction line or a paragraph
+  of background (Reuters' "ENERGY SECRETARY SEES HIGHER OIL PRICES": 100% inside its
+  re-sent version, 65% Jaccard) and leaves a text that only quotes another, as the same
+  bounds as the threshold keep it a near-duplicate's figure; 1.0 folds whole copies only.
+  Texts under ``CONTAINMENT_MIN_WORDS`` words never fold by containment alone: a share of a
+  two-line item says little (a dateline and a boilerplate sentence fill it).
 * SimHash distance [0, 16] bits of 64 (a quarter of the bits): the stored sets index every
   fingerprint in C(k + 2, 2) block tables (``dedup.block_keys``), 153 rows per document at
   k = 16 with keys of about 7 bits; beyond that the tables stop being selective and their cost
@@ -33,6 +41,10 @@ import math
 from typing import Literal, get_args
 
 __all__ = [
+    "CONTAINMENT_MAX",
+    "CONTAINMENT_MIN",
+    "CONTAINMENT_MIN_WORDS",
+    "DEFAULT_CONTAINMENT",
     "DEFAULT_MAX_DISTANCE",
     "DEFAULT_NUM_PERM",
     "DEFAULT_THRESHOLD",
@@ -65,6 +77,7 @@ __all__ = [
     "GroupMethod",
     "Method",
     "ParameterError",
+    "check_containment",
     "check_group_method",
     "check_int",
     "check_max_distance",
@@ -72,6 +85,7 @@ __all__ = [
     "check_representative_rule",
     "check_threshold",
     "check_topic",
+    "clamp_containment",
     "clamp_max_distance",
     "clamp_threshold",
     "nul_refused",
@@ -118,6 +132,11 @@ THRESHOLD_MIN = 0.5
 THRESHOLD_MAX = 1.0
 THRESHOLD_STEP = 0.01
 DEFAULT_THRESHOLD = 0.8
+
+CONTAINMENT_MIN = 0.5
+CONTAINMENT_MAX = 1.0
+DEFAULT_CONTAINMENT = 0.9
+CONTAINMENT_MIN_WORDS = 50
 
 MAX_DISTANCE_MIN = 0
 MAX_DISTANCE_MAX = 16
@@ -202,6 +221,20 @@ def check_threshold(value: object, *, field: str = "threshold") -> float:
     return number
 
 
+def check_containment(value: object, *, field: str = "containment") -> float:
+    """A containment share in [CONTAINMENT_MIN, CONTAINMENT_MAX] as a float."""
+    allowed = f"must be a number from {_fmt(CONTAINMENT_MIN)} to {_fmt(CONTAINMENT_MAX)}"
+    if isinstance(value, bool):
+        raise ParameterError(field, f"{allowed}, got {value!r}")
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ParameterError(field, f"{allowed}, got {value!r}") from None
+    if not (math.isfinite(number) and CONTAINMENT_MIN <= number <= CONTAINMENT_MAX):
+        raise ParameterError(field, f"{allowed}, got {value!r}")
+    return number
+
+
 def check_int(value: object, *, field: str, minimum: int, maximum: int) -> int:
     """A whole number in [minimum, maximum] (ints or their decimal text), else ParameterError."""
     allowed = f"must be a whole number from {minimum} to {maximum}"
@@ -233,6 +266,14 @@ def clamp_threshold(value: object, default: float = DEFAULT_THRESHOLD) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return default
     return min(THRESHOLD_MAX, max(THRESHOLD_MIN, float(value)))
+
+
+def clamp_containment(value: object, default: float = DEFAULT_CONTAINMENT) -> float:
+    """A stored containment share brought into the offered range (``default`` when not a
+    number), as ``clamp_threshold`` does for the threshold."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return default
+    return min(CONTAINMENT_MAX, max(CONTAINMENT_MIN, float(value)))
 
 
 def clamp_max_distance(value: object, default: int = DEFAULT_MAX_DISTANCE) -> int:

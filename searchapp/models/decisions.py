@@ -68,6 +68,9 @@ class DedupSettings(models.Model):
     simhash_max_distance = models.PositiveSmallIntegerField(
         default=grouping_params.DEFAULT_MAX_DISTANCE
     )
+    # Applies to search at once (no rebuild), as the rule below: the share of a result's text
+    # inside another result's at which it folds under it (grouping_params says why 0.9).
+    containment = models.FloatField(default=grouping_params.DEFAULT_CONTAINMENT)
     # Applies to search at once (no rebuild): it only picks which member of a group is shown.
     representative_rule = models.CharField(
         max_length=16,

@@ -17,7 +17,9 @@ class PartialCopy(models.Model):
     The passages themselves are aligned from the two texts when a page shows the pair
     (``selectors.partial_copies``): a few milliseconds a pair, and never stale.
     ``content_hash_a`` and ``content_hash_b`` tell a row made from an older text (pages ignore
-    it until the next update looks at that document again).
+    it until the next update looks at that document again). ``shingles_a`` and ``shingles_b``:
+    each text's distinct word shingles, so that search folding can leave out a share of a
+    very short text (None in a row made before they were kept: such a row never folds).
     """
 
     doc_a = models.ForeignKey(
@@ -27,6 +29,8 @@ class PartialCopy(models.Model):
     share_a_in_b = models.FloatField()
     share_b_in_a = models.FloatField()
     shares_passage = models.BooleanField(default=False)
+    shingles_a = models.PositiveIntegerField(null=True, blank=True)
+    shingles_b = models.PositiveIntegerField(null=True, blank=True)
     content_hash_a = models.CharField(max_length=64)
     content_hash_b = models.CharField(max_length=64)
     created_at = models.DateTimeField(auto_now_add=True)

@@ -20,6 +20,7 @@ from searchapp.selectors import signatures
 __all__ = [
     "SettingsInForce",
     "SettingsState",
+    "default_containment",
     "default_max_distance",
     "default_threshold",
     "default_threshold_and_distance",
@@ -52,6 +53,8 @@ class SettingsInForce:
     outdated: tuple[str, ...] = ()
     # The signature versions in force, by method (what "in force" is read from).
     active: dict[str, SignatureSet] = field(default_factory=dict)
+    # The share of a text inside another at which it folds under it (applies at once).
+    containment: float = gp.DEFAULT_CONTAINMENT
 
     @property
     def pending_items(self) -> list[tuple[str, object]]:
@@ -113,6 +116,7 @@ def settings_in_force() -> SettingsInForce:
         pending_job=pending_job,
         pending=pending,
         active=dict(sorted(sets.items())),
+        containment=gp.clamp_containment(saved.containment),
         outdated=tuple(
             reason
             for reason in map(signatures.signature_set_outdated, (minhash, simhash))
@@ -174,6 +178,12 @@ def default_threshold_and_distance() -> tuple[float, int]:
         signatures.default_threshold(sets.get(SignatureSet.Method.MINHASH)),
         signatures.default_max_distance(sets.get(SignatureSet.Method.SIMHASH)),
     )
+
+
+def default_containment() -> float:
+    """The containment share staff chose (the search form's default and search's)."""
+    saved = DedupSettings.objects.filter(pk=1).values_list("containment", flat=True).first()
+    return gp.clamp_containment(saved)
 
 
 def default_max_distance() -> int:

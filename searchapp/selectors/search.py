@@ -145,9 +145,9 @@ def _result_groups(groups: Sequence[StreamGroup], hits: dict[int, Hit]) -> list[
     for group in groups:
         rep = hits.get(group.representative)
         if rep is None:
-            out.extend(ResultGroup(hits[m], []) for m, _s in group.members if m in hits)
+            out.extend(ResultGroup(hits[m], []) for m, _s, _how in group.members if m in hits)
             continue
-        members = [Member(hit=hits[m], similarity=s) for m, s in group.members if m in hits]
+        members = [Member(hits[m], s, how) for m, s, how in group.members if m in hits]
         out.append(ResultGroup(representative=rep, members=members, reason=group.reason))
     return out
 
@@ -257,9 +257,13 @@ def _topics(
         if not present:
             continue
         kept.append(g)
-        sims = dict(g.members)
+        sims = {m: (sim, how) for m, sim, how in g.members}
         positional.append(
-            (position[present[0]], [(position[m], sims.get(m, 1.0)) for m in present[1:]], "")
+            (
+                position[present[0]],
+                [(position[m], *sims.get(m, (1.0, "similar"))) for m in present[1:]],
+                "",
+            )
         )
     found = topic_facet(
         ordered,
@@ -368,6 +372,7 @@ def search_grouped(
     max_topics: int | None = None,
     lang: str | None = None,
     subtopic: str | None = None,
+    containment: float | None = None,
 ) -> SearchPage:
     """Search, fold the ranked list into near-duplicate groups, and return one page of groups.
 
@@ -382,9 +387,10 @@ def search_grouped(
     and ``subtopic`` (with ``topic``) those of one of its sub-topics (``TopicEntry.children``);
     a topic or sub-topic not among the results filters nothing and is reported missing.
     A page past the last one comes back empty with ``past_last_page`` set and ``num_pages``
-    saying how many there are. Raises SearchParameterError for a parameter out of range (or an
-    unknown corpus); never for what the query says (a query whose operators cannot be read
-    falls back to plain words, with a message).
+    saying how many there are. ``containment``: the share of a result's text inside another's
+    at which it folds under it (default: staff's). Raises SearchParameterError for a parameter
+    out of range (or an unknown corpus); never for what the query says (a query whose
+    operators cannot be read falls back to plain words, with a message).
     """
     _check_query(query)
     checked_sort = _check_sort_and_corpus(sort, corpus_id)
@@ -406,6 +412,7 @@ def search_grouped(
         corpus_id=corpus_id,
         sort=checked_sort,
         lang=checked_lang,
+        containment=None if containment is None else gp.check_containment(containment),
     )
     request = _Request(query, group, limit, corpus_id, checked_lang)
     if all_groups and topic is None:
@@ -437,7 +444,7 @@ def _places(
         index = group_of.get(doc_id)
         if index is None or (rep := hits.get(groups[index].representative)) is None:
             continue
-        similarity = dict(groups[index].members).get(doc_id)
+        similarity = {m: s for m, s, _how in groups[index].members}.get(doc_id)
         places[doc_id] = GroupPlace(index + 1, rep, similarity)
     return places
 
@@ -452,6 +459,7 @@ def compare_search(
     per_page: int | None = None,
     corpus_id: int | None = None,
     sort: str = "relevance",
+    containment: float | None = None,
 ) -> Comparison:
     """The first page of the same query grouped and ungrouped (one search, one fold)."""
     if group == "none":
@@ -473,6 +481,7 @@ def compare_search(
         max_distance=max_distance,
         corpus_id=corpus_id,
         sort=checked_sort,
+        containment=None if containment is None else gp.check_containment(containment),
     )
     stream = folded.stream
     request = _Request(query, group, limit, corpus_id)

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
 from django.utils.html import escape, format_html
 from django.utils.safestring import SafeString, mark_safe
 
-from dedup import DiffPiece, ShingleSpec, TextDiff, diff_texts
+from dedup import DiffPiece, ShingleSpec, TextDiff, diff_texts, shingle_set
 from dedup.diff import DEFAULT_MAX_UNITS, unspaced_share
 from dedup.partial import PartialMatch, compare
+from searchapp import grouping_params as gp
+from searchapp.selectors.dedup_settings import default_containment
 from searchapp.selectors.documents import PairExplanation, compared_text, explain_pair
 
 __all__ = [
@@ -66,6 +69,9 @@ class WhyPage:
     difference: SafeString = field(default_factory=lambda: mark_safe(""))  # diff views only
     # The "shared" view: containment both ways and the passages aligned (dedup.partial).
     partial: PartialMatch | None = None
+    # The share of b's shingles found in a, when b is inside a as far as search folding goes
+    # (at least the containment setting, b long enough): "contained: 100% of this text is in …".
+    contained: float | None = None
 
     @property
     def aligned_passages(self) -> list[dict[str, object]]:
@@ -273,6 +279,7 @@ def why_pair(*, a_id: int, b_id: int, method: str = "minhash", view: str = DEFAU
         raise ValueError(f"view: must be one of {', '.join(VIEWS)}, not {view[:20]!r}")
     explanation = explain_pair(a_id=a_id, b_id=b_id, method=method, passages=view == "shared")
     text_a, text_b = explanation.doc_a.text, explanation.doc_b.text
+    contained = _contained(text_a, text_b, explanation.spec)
     unit = "character" if max(unspaced_share(text_a), unspaced_share(text_b)) > 0.5 else "word"
     if view == "shared":
         title, lead = title_and_lead(explanation.jaccard, text_a.split() == text_b.split())
@@ -287,7 +294,13 @@ def why_pair(*, a_id: int, b_id: int, method: str = "minhash", view: str = DEFAU
             else None
         )
         return WhyPage(
-            explanation=explanation, view=view, title=title, lead=lead, unit=unit, partial=partial
+            explanation=explanation,
+            view=view,
+            title=title,
+            lead=lead,
+            unit=unit,
+            partial=partial,
+            contained=contained,
         )
     diff = diff_texts(text_a, text_b, max_units=MAX_DIFF_UNITS)
     title, lead = title_and_lead(explanation.jaccard, diff.identical and not diff.truncated)
@@ -302,4 +315,16 @@ def why_pair(*, a_id: int, b_id: int, method: str = "minhash", view: str = DEFAU
         unit=unit,
         diff=diff,
         difference=difference_html(text_a, text_b, pieces, prefix=prefix, unit=unit),
+        contained=contained,
     )
+
+
+def _contained(text_a: str, text_b: str, spec: ShingleSpec) -> float | None:
+    """The share of ``text_b``'s shingles found in ``text_a``, exactly, when search folds b
+    under a for it (at least staff's containment share, b of ``CONTAINMENT_MIN_WORDS`` words
+    or more); else None. The same rule as the fold's (selectors/folding/pools.py)."""
+    b = shingle_set(text_b, spec)
+    if len(b) < max(1, gp.CONTAINMENT_MIN_WORDS - spec.k + 1):
+        return None
+    share = np.intersect1d(b, shingle_set(text_a, spec), assume_unique=True).size / len(b)
+    return share if share >= default_containment() - 1e-9 else None

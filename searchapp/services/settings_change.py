@@ -94,16 +94,24 @@ def dedup_settings_update(
     return obj, job
 
 
-def representative_rule_update(*, rule: str, updated_by: Any = None) -> DedupSettings:
-    """Store which member represents a folded group (``grouping_params.REPRESENTATIVE_RULES``).
+def representative_rule_update(
+    *, rule: str, containment: float | None = None, updated_by: Any = None
+) -> DedupSettings:
+    """Store which member represents a folded group (``grouping_params.REPRESENTATIVE_RULES``)
+    and, when given, the containment share at which a text inside another folds under it.
 
-    Search reads it on every request, so it applies at once; no signatures change.
+    Search reads both on every request, so they apply at once; no signatures change.
     """
     rule = gp.check_representative_rule(rule)
+    share = None if containment is None else gp.check_containment(containment)
     user = updated_by if getattr(updated_by, "is_authenticated", False) else None
     with transaction.atomic():
         obj = DedupSettings.load()
         obj.representative_rule = rule
+        fields = ["representative_rule", "updated_by", "updated_at"]
+        if share is not None:
+            obj.containment = share
+            fields.append("containment")
         obj.updated_by = user
-        obj.save(update_fields=["representative_rule", "updated_by", "updated_at"])
+        obj.save(update_fields=fields)
     return obj

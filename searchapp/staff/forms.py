@@ -88,6 +88,20 @@ class RepresentativeRuleForm(forms.Form):
         choices=list(gp.REPRESENTATIVE_RULES.items()),
         widget=forms.RadioSelect,
     )
+    containment = forms.FloatField(
+        label="Fold a result whose text is inside another's from this share",
+        required=False,  # left out: the saved share stays
+        min_value=gp.CONTAINMENT_MIN,
+        max_value=gp.CONTAINMENT_MAX,
+        help_text=(
+            f"{gp.CONTAINMENT_MIN:g} to {gp.CONTAINMENT_MAX:g}: the share of a result's 5-word "
+            f"phrases found in another result (texts of {gp.CONTAINMENT_MIN_WORDS} words or "
+            "more); 1 folds whole copies only."
+        ),
+        widget=forms.NumberInput(
+            attrs={"step": gp.THRESHOLD_STEP, "aria-describedby": "containment-help"}
+        ),
+    )
 
 
 class DecisionForm(forms.Form):

@@ -16,6 +16,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from searchapp import grouping_params as gp
 from searchapp.grouping_params import REPRESENTATIVE_RULES
 from searchapp.models import Job
 from searchapp.selectors import reports
@@ -173,7 +174,12 @@ def _settings_context(state: SettingsState) -> dict[str, Any]:
         "job": state.job,
         # The rebuild and the recompute this page's block shows (and polls) itself.
         "jobs_shown": [job.pk for job in (state.job, state.recompute) if job is not None],
-        "rule_form": RepresentativeRuleForm(initial={"rule": current.representative_rule}),
+        "rule_form": RepresentativeRuleForm(
+            initial={
+                "rule": current.representative_rule,
+                "containment": gp.clamp_containment(current.containment),
+            }
+        ),
     }
 
 
@@ -200,7 +206,9 @@ def representative_rule(request: HttpRequest) -> HttpResponse:
     form = RepresentativeRuleForm(request.POST)
     if form.is_valid():
         settings_change.representative_rule_update(
-            rule=form.cleaned_data["rule"], updated_by=request.user
+            rule=form.cleaned_data["rule"],
+            containment=form.cleaned_data["containment"],
+            updated_by=request.user,
         )
         messages.success(
             request,
@@ -208,7 +216,11 @@ def representative_rule(request: HttpRequest) -> HttpResponse:
             f"{REPRESENTATIVE_RULES[form.cleaned_data['rule']].lower()}; searches use it now.",
         )
     else:
-        messages.error(request, "Choose one of the representative rules offered.")
+        messages.error(
+            request,
+            "Choose one of the representative rules offered. A containment share is from "
+            f"{gp.CONTAINMENT_MIN:g} to {gp.CONTAINMENT_MAX:g}.",
+        )
     return redirect("staff:settings")
 
 

@@ -122,7 +122,8 @@ class _Writer:
         return (
             f'\n\n<h3 class="hit-title" id="hit-{self.prefix}{hit.id}"><a href="'
             f'{self.document_url(hit.id)}">{_title(hit)}</a></h3>\n'
-            f'{_source(hit)}\n{self.partial(hit)}{url}\n<p class="snippet">{_e(hit.snippet)}</p>\n'
+            f'{_source(hit)}\n{url}\n<p class="snippet">{_e(hit.snippet)}</p>\n'
+            f"{self.partial(hit)}\n"
         )
 
     def partial(self, hit: Hit) -> str:
@@ -137,10 +138,26 @@ class _Writer:
                 lead = "Shares a passage with"
             out.append(
                 f'<p class="hit-partial">{lead} <a href="{self.document_url(m.other_id)}">'
-                f"{_e(m.other_title)}</a>, also in these results. <a class=\"why\" "
+                f"{_e(m.other_title)}</a> · <a class=\"why\" "
                 f'href="{self.why_url(hit.id, m.other_id)}?view=shared">shared passages</a></p>\n'
             )
         return "".join(out)
+
+    @staticmethod
+    def similarity(member: Any, rep_title: str) -> str:
+        """partials/group.html's figure of a member: how it was folded under the representative."""
+        share = _e(percent(member.similarity))
+        if member.how == "inside":
+            return (
+                f'<span class="similarity">contained: {share} of this text is in '
+                f"“{rep_title}”</span>"
+            )
+        if member.how == "holds":
+            return f'<span class="similarity">holds {share} of “{rep_title}”</span>'
+        return (
+            f'<span class="similarity" title="Estimated similarity to “{rep_title}”">'
+            f"{share} similar</span>"
+        )
 
     def group(self, group: ResultGroup) -> str:
         """partials/group.html"""
@@ -179,8 +196,7 @@ class _Writer:
                     '\n      <li class="member">\n        <div class="member-head">\n'
                     f'          <a class="member-title" href="{self.document_url(hit.id)}">'
                     f"{title}</a>\n"
-                    f'          <span class="similarity" title="Estimated similarity to '
-                    f'“{rep_title}”">{_e(percent(member.similarity))} similar</span>\n'
+                    f"          {self.similarity(member, rep_title)}\n"
                     "          \n"
                     f'          <a class="why" href="{why_url}?method={self.method}" '
                     f'hx-get="{why_url}?method={self.method}" hx-target="#{panel}" '

@@ -88,6 +88,14 @@ class MemberOut(HitOut):
     similarity: float = Field(
         description="estimated similarity to the group's representative (0..1)"
     )
+    folded_as: Literal["similar", "inside", "holds"] = Field(
+        "similar",
+        description=(
+            "similar: within the threshold of the representative; inside: its text is inside "
+            "the representative's (similarity: the share of it found there, exact); holds: it "
+            "holds the representative's text (the share of the representative's found in it)"
+        ),
+    )
 
 
 class GroupOut(Schema):
@@ -238,6 +246,17 @@ class SearchParams(Schema):
         ge=gp.MAX_DISTANCE_MIN,
         le=gp.MAX_DISTANCE_MAX,
         description="SimHash: max Hamming distance in bits; default: the active set's",
+    )
+    containment: float | None = Field(
+        None,
+        ge=gp.CONTAINMENT_MIN,
+        le=gp.CONTAINMENT_MAX,
+        allow_inf_nan=False,
+        description=(
+            f"share of a result's text inside another's at which it folds under it "
+            f"({gp.CONTAINMENT_MIN:g} to {gp.CONTAINMENT_MAX:g}; texts of "
+            f"{gp.CONTAINMENT_MIN_WORDS} words or more); default: staff's"
+        ),
     )
     limit: int = Field(
         100,
@@ -404,6 +423,7 @@ def search(request: HttpRequest, params: Query[SearchParams]) -> Status | HttpRe
             group=params.group,
             threshold=params.threshold,
             max_distance=params.max_distance,
+            containment=params.containment,
             limit=params.limit,
             page=params.page,
             per_page=params.per_page,

@@ -20,6 +20,9 @@ from django.utils.html import conditional_escape
 from django.utils.safestring import SafeString, mark_safe
 
 from searchapp.grouping_params import (
+    CONTAINMENT_MAX,
+    CONTAINMENT_MIN,
+    CONTAINMENT_MIN_WORDS,
     GROUP_METHOD_CHOICES,
     LIMIT_MAX,
     LIMIT_MIN,
@@ -37,7 +40,10 @@ from searchapp.grouping_params import (
 )
 from searchapp.languages import LANGUAGE_NAMES
 from searchapp.models import Corpus
-from searchapp.selectors.dedup_settings import default_threshold_and_distance
+from searchapp.selectors.dedup_settings import (
+    default_containment,
+    default_threshold_and_distance,
+)
 from searchapp.selectors.why import DEFAULT_VIEW, VIEWS
 
 __all__ = ["CompareForm", "DocumentMethodForm", "SearchForm", "WhyForm"]
@@ -51,7 +57,16 @@ LANG_CHOICES = [
 ]
 # The search page's options (what its collapsed "Options" control holds); the others are the
 # query, the page, the topic and its sub-topic.
-OPTION_FIELDS = ("sort", "corpus", "lang", "group", "threshold", "max_distance", "limit")
+OPTION_FIELDS = (
+    "sort",
+    "corpus",
+    "lang",
+    "group",
+    "threshold",
+    "max_distance",
+    "containment",
+    "limit",
+)
 
 
 def _attrs_html(attrs: Mapping[str, Any]) -> str:
@@ -246,6 +261,19 @@ class SearchForm(forms.Form):
             attrs={"min": MAX_DISTANCE_MIN, "max": MAX_DISTANCE_MAX, "step": 1}
         ),
     )
+    containment = forms.FloatField(
+        label="Fold a text inside another from",
+        required=False,
+        min_value=CONTAINMENT_MIN,
+        max_value=CONTAINMENT_MAX,
+        help_text=(
+            "Share of a result's 5-word phrases found in another result (texts of "
+            f"{CONTAINMENT_MIN_WORDS} words or more) at which it folds under that fuller one."
+        ),
+        widget=RangeInput(
+            attrs={"min": CONTAINMENT_MIN, "max": CONTAINMENT_MAX, "step": THRESHOLD_STEP}
+        ),
+    )
     limit = forms.IntegerField(
         label="Results to group",
         required=False,
@@ -282,6 +310,7 @@ class SearchForm(forms.Form):
         threshold, distance = default_threshold_and_distance()
         self.fields["threshold"].initial = threshold
         self.fields["max_distance"].initial = distance
+        self.fields["containment"].initial = default_containment()
         self.fields["limit"].initial = settings.SEARCH_RESULT_LIMIT
         # A value missing from the query string means "the default", so the form re-renders it.
         if self.is_bound:
@@ -321,8 +350,10 @@ class SearchForm(forms.Form):
             return True
         group = self.cleaned_data.get("group")
         # A method's own setting means nothing under another method: the search ignores it.
-        if (name == "threshold" and group != "minhash") or (
-            name == "max_distance" and group != "simhash"
+        if (
+            (name == "threshold" and group != "minhash")
+            or (name == "max_distance" and group != "simhash")
+            or (name == "containment" and group == "none")
         ):
             return True
         if name == "page":
@@ -368,6 +399,8 @@ class SearchForm(forms.Form):
                 words.append(f"folds at {math.floor(value * 100 + 1e-6)}% similar")
             elif name == "max_distance":
                 words.append(f"folds at {value} bit{pluralize(value)} apart")
+            elif name == "containment":
+                words.append(f"folds a text {math.floor(value * 100 + 1e-6)}% inside another")
             elif name == "limit":
                 words.append(f"topics of the first {value:,}")
         return words
@@ -387,6 +420,8 @@ class SearchForm(forms.Form):
             kwargs["threshold"] = data.get("threshold")
         elif group == "simhash":
             kwargs["max_distance"] = data.get("max_distance")
+        if group != "none":
+            kwargs["containment"] = data.get("containment")
         if with_page:
             kwargs["page"] = data.get("page") or 1
             kwargs["topics"] = settings.SEARCH_TOPICS

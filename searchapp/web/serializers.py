@@ -102,7 +102,10 @@ def search_page_data(page: SearchPage) -> dict[str, object]:
         "groups": [
             {
                 "representative": _hit(group.representative),
-                "members": [{**_hit(m.hit), "similarity": m.similarity} for m in group.members],
+                "members": [
+                    {**_hit(m.hit), "similarity": m.similarity, "folded_as": m.how}
+                    for m in group.members
+                ],
                 "representative_reason": group.reason,
             }
             for group in page.groups

@@ -598,3 +598,82 @@ def test_many_copies_of_one_text_are_compared_pair_by_pair_and_still_all_found(m
     near = group_module._minhash_near(sig, ok, min_equal_slots(0.8, 128))
     assert fallbacks == [1]  # 30 copies in every one of 26 bands: more candidates than pairs
     assert np.array_equal(near, _brute_near(sig, ok, min_equal_slots(0.8, 128)))
+
+
+# --- containment: a text (almost) wholly inside another folds under it ----------------------
+
+
+def _unrelated_signatures(n: int, seed: int) -> np.ndarray:
+    return np.random.default_rng(seed).integers(0, EMPTY_VALUE, size=(n, P), dtype=np.uint32)
+
+
+def test_a_text_inside_another_folds_under_the_fuller_one_whichever_ranks_first():
+    sig = _unrelated_signatures(4, 1)
+    # Hit 0 (best-ranked) is inside hit 2: the fuller one represents, the group keeps hit 0's
+    # place in the list, and hit 0 is reported with its share found in hit 2.
+    groups = group_ranked(sig, threshold=0.8, contained=[(0, 2)], contained_shares=[1.0])
+    assert [(g.representative, g.members) for g in groups] == [(2, (0,)), (1, ()), (3, ())]
+    assert groups[0].kinds == ("inside",) and groups[0].similarities == (1.0,)
+
+
+def test_without_a_containment_pair_nothing_folds_and_kinds_stay_empty():
+    sig = _unrelated_signatures(4, 2)
+    groups = group_ranked(sig, threshold=0.8)
+    assert [g.members for g in groups] == [(), (), (), ()]
+    assert all(g.kinds == () for g in groups)
+
+
+def test_a_staff_choice_is_never_passed_over_for_the_fuller_text():
+    sig = _unrelated_signatures(3, 3)
+    groups = group_ranked(
+        sig, threshold=0.8, contained=[(0, 2)], contained_shares=[0.95], pinned=[0]
+    )
+    assert [(g.representative, g.members, g.kinds) for g in groups] == [
+        (0, (2,), ("holds",)),
+        (1, (), ()),
+    ]
+    assert groups[0].similarities == (0.95,)
+
+
+def test_not_a_duplicate_keeps_a_contained_pair_apart():
+    sig = _unrelated_signatures(3, 4)
+    groups = group_ranked(sig, threshold=0.8, contained=[(0, 2)], forbid=[(0, 2)])
+    assert all(g.members == () for g in groups)
+
+
+def test_containment_nests_outward_to_the_fullest_text():
+    # 0 is inside 1, 1 inside 2 (so 0 is inside 2 too): 0 gives way to 1, 1 to 2, and the
+    # fullest text represents all three.
+    sig = _unrelated_signatures(3, 5)
+    groups = group_ranked(sig, threshold=0.8, contained=[(0, 1), (1, 2), (0, 2)])
+    assert [(g.representative, g.members, g.kinds) for g in groups] == [
+        (2, (0, 1), ("inside", "inside"))
+    ]
+
+
+def test_a_near_duplicate_and_a_contained_text_join_one_group_with_their_own_figures():
+    rng = np.random.default_rng(6)
+    sig = _unrelated_signatures(3, 7)
+    sig[1] = with_exact_overlap(sig[0], 120, rng)  # 0.94 of the slots
+    groups = group_ranked(sig, threshold=0.8, contained=[(2, 0)], contained_shares=[0.92])
+    assert [(g.representative, g.members, g.kinds) for g in groups] == [
+        (0, (1, 2), ("similar", "inside"))
+    ]
+    assert groups[0].similarities == (120 / P, 0.92)
+
+
+def test_containment_shares_are_checked():
+    sig = _unrelated_signatures(3, 8)
+    with pytest.raises(ValueError, match="contained_shares"):
+        group_ranked(sig, threshold=0.8, contained=[(0, 1)], contained_shares=[1.5])
+    with pytest.raises(ValueError, match="contained"):
+        group_ranked(sig, threshold=0.8, contained=[(0, 3)])
+
+
+def test_simhash_folds_containment_pairs_the_same_way():
+    fps = np.array([0xFF, 0xFF << 20, 0xFF << 40], dtype=np.uint64)  # 16 bits apart
+    groups = group_ranked_simhash(fps, max_distance=3, contained=[(0, 2)])
+    assert [(g.representative, g.members, g.kinds) for g in groups] == [
+        (2, (0,), ("inside",)),
+        (1, (), ()),
+    ]

@@ -162,7 +162,7 @@ def test_a_stream_melted_again_takes_over_every_part_of_a_fresh_one() -> None:
 
     from searchapp.selectors.folding.stream import _STATE, FoldStream
 
-    parameters = {"ranked", "method", "signature_set", "threshold", "max_distance"}
+    parameters = {"ranked", "method", "signature_set", "threshold", "max_distance", "containment"}
     kept = {"groups", "fold_seconds", "_lock"}  # refilled in place, summed, its own
     assert {f.name for f in fields(FoldStream)} - parameters - kept == set(_STATE)
 
@@ -233,7 +233,10 @@ def test_a_shared_fold_comes_back_as_it_was_and_nothing_else_is_taken_for_one() 
 
     frozen = FrozenFold(
         block=2, loaded=150, exhausted=False, ended=False,
-        groups=(StreamGroup(7, ((9, 0.875), (2**40, 1.0)), "Best-ranked of the group.", 0),
+        groups=(
+            StreamGroup(
+                7, ((9, 0.875, "similar"), (2**40, 1.0, "inside")), "Best-ranked of the group.", 0
+            ),
                 StreamGroup(3, (), "", 1)),
         gone=(11,), signed=(7, 9), scores=((2**40, 1.5),),
     )

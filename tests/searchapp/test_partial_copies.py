@@ -263,8 +263,7 @@ def test_a_result_quoting_another_result_is_marked_on_the_page_and_in_the_api(qu
     query = " ".join(wire.text.split()[:3]).strip(".")
     page = Client().get("/", {"q": query, "group": "none"}).content.decode()
     contains = re.search(
-        rf'Contains 100% of <a href="/documents/{wire.id}/\?[^"]*">Wire story</a>, also in these '
-        r"results\.",
+        rf'Contains 100% of <a href="/documents/{wire.id}/\?[^"]*">Wire story</a> · ',
         page,
     )
     assert contains is not None and "q=" in contains.group(0)  # the link carries the search
@@ -283,7 +282,8 @@ def test_a_result_quoting_another_result_is_marked_on_the_page_and_in_the_api(qu
 
 def test_a_pair_folded_into_one_group_is_not_marked_again(quoted) -> None:
     """Two near-identical texts hold each other whole: folded together, their similarity is
-    shown by the group, not by a partial-copy mark."""
+    shown by the group, not by a partial-copy mark; the story both quote whole folds with
+    them."""
     from corpora import sign_all
 
     article = quoted["article"]
@@ -295,7 +295,9 @@ def test_a_pair_folded_into_one_group_is_not_marked_again(quoted) -> None:
     (group,) = [g for g in body["groups"] if g["members"]]
     inside = {group["representative"]["id"], *(m["id"] for m in group["members"])}
     marked = {p["id"] for p in group["representative"]["partial_copies"]}
-    assert len(inside) == 2 and not marked & inside
+    # The wire story, wholly inside the article, folds under it too (containment).
+    assert inside == {article.id, quoted["wire"].id, *inside - {article.id, quoted["wire"].id}}
+    assert len(inside) == 3 and not marked & inside
 
 
 def test_an_update_whose_message_the_broker_lost_is_published_again_and_runs(

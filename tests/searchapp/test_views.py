@@ -773,7 +773,7 @@ def test_the_plain_inputs_write_what_django_writes() -> None:
         theirs.input_type = widget.input_type
         assert str(bound) == bound.as_widget(widget=theirs), bound.name
         checked += 1
-    assert checked == 7  # the query, threshold, distance, limit, page, topic, sub-topic
+    assert checked == 8  # q, threshold, distance, containment, limit, page, topic, sub-topic
     assert 'value="a &quot;quoted&quot; &lt;b&gt;&amp;amp; query"' in str(form["q"])
 
 

@@ -27,6 +27,7 @@ from searchapp.search import (
     SortOrder,
     get_backend,
 )
+from searchapp.selectors.dedup_settings import default_containment
 from searchapp.selectors.folding.inputs import id_array, ids_source, utc_column
 from searchapp.selectors.folding.memo import (
     recall_fold,
@@ -176,9 +177,11 @@ def open_folded(
     corpus_id: int | None,
     sort: SortOrder = "relevance",
     lang: str | None = None,
+    containment: float | None = None,
 ) -> FoldedSearch:
     """The query's ranked list, ready to fold by ``group``; a missing threshold or distance is
-    the active set's (the ones used are in the result). Parameters are expected checked."""
+    the active set's, a missing containment share staff's (the ones used are in the result).
+    Parameters are expected checked."""
     started = time.perf_counter()
     ranked = get_backend().open(query, corpus_id=corpus_id, sort=sort, lang=lang or None)
     signature_set = None
@@ -189,10 +192,20 @@ def open_folded(
             threshold = default_threshold(signature_set)
         if group == "simhash" and max_distance is None:
             max_distance = default_max_distance(signature_set)
+        if containment is None:
+            containment = default_containment()
     # The same ranked list folded the same way on the same database: its remembered stream.
     key = None
     if version is not None and ranked.memo_key is not None and signature_set is not None:
-        key = (version, ranked.memo_key, group, signature_set.pk, threshold, max_distance)
+        key = (
+            version,
+            ranked.memo_key,
+            group,
+            signature_set.pk,
+            threshold,
+            max_distance,
+            containment,
+        )
     stream = recall_fold(key) if key is not None else None
     if stream is None:
         stream = FoldStream(
@@ -201,6 +214,7 @@ def open_folded(
             signature_set=signature_set,
             threshold=threshold,
             max_distance=max_distance,
+            containment=containment if group != "none" else None,
         )
         if key is not None:
             # Another process's fold of it, when shared (a stream that folds on when asked

@@ -14,6 +14,10 @@ once per hit, and costs what the window holds, never what the corpus holds:
   page read thousands of rows.
 * ``decisions_touching``: staff decisions with one of the ids on either side, and the
   representative rule in force.
+* ``partial_copies_touching``: the stored partial copies with one of the ids on either side
+  whose larger share reaches the containment setting, made from both documents' current
+  texts: the pairs that may fold by containment (selectors/folding/pools.py), and partners
+  further down the ranking as the clusters give near-duplicates.
 
 Raw SQL for the hot reads: the ORM spends longer compiling a few hundred-item IN lists than the
 database spends running them (measured on the fold this replaced).
@@ -37,6 +41,7 @@ from searchapp.models import (
     DedupSettings,
     Document,
     DuplicateDecision,
+    PartialCopy,
     Signature,
 )
 
@@ -48,6 +53,7 @@ __all__ = [
     "document_rows",
     "id_array",
     "ids_source",
+    "partial_copies_touching",
     "stored_partners",
     "utc_column",
 ]
@@ -79,6 +85,18 @@ class DocumentRow(NamedTuple):
     @property
     def date(self) -> datetime | None:
         return aware_datetime(self.date_raw)
+
+
+class StoredCopy(NamedTuple):
+    """A stored partial copy: the share of a's shingles found in b and of b's in a (exact),
+    and each text's distinct shingles (None in a row stored before they were kept)."""
+
+    doc_a: int
+    doc_b: int
+    a_in_b: float
+    b_in_a: float
+    shingles_a: int | None
+    shingles_b: int | None
 
 
 class Decision(NamedTuple):
@@ -331,3 +349,35 @@ def decisions_touching(
                     continue
                 found[(a, b)] = Decision(a, b, verdict, preferred)
     return list(found.values()), rule
+
+
+def partial_copies_touching(ids: Sequence[int], *, min_share: float) -> list[StoredCopy]:
+    """The stored partial copies with one of ``ids`` on either side, one share at least
+    ``min_share``, both made from the documents' current texts (a row from an older text is
+    left out until the partial-copies job looks at it again)."""
+    table = PartialCopy._meta.db_table
+    docs = Document._meta.db_table
+    found: dict[tuple[int, int], StoredCopy] = {}
+    with connection.cursor() as cursor:
+        for batch in _batches(ids):
+            # Each side through its own index (the pair's unique key leads with doc_a; doc_b
+            # has one of its own), then both texts' hashes checked on the few rows found.
+            a_in, a_params = _in("p.doc_a_id", batch)
+            b_in, b_params = _in("p.doc_b_id", batch)
+            columns = (
+                "p.doc_a_id, p.doc_b_id, p.share_a_in_b, p.share_b_in_a, p.shingles_a, "
+                "p.shingles_b"
+            )
+            current = (
+                f"JOIN {docs} da ON da.id = p.doc_a_id AND da.content_hash = p.content_hash_a "
+                f"JOIN {docs} db ON db.id = p.doc_b_id AND db.content_hash = p.content_hash_b"
+            )
+            share = "(p.share_a_in_b >= %s OR p.share_b_in_a >= %s)"
+            cursor.execute(
+                f"SELECT {columns} FROM {table} p {current} WHERE {a_in} AND {share} "
+                f"UNION ALL SELECT {columns} FROM {table} p {current} WHERE {b_in} AND {share}",
+                [*a_params, min_share, min_share, *b_params, min_share, min_share],
+            )
+            for a, b, x, y, sa, sb in cursor.fetchall():
+                found[(a, b)] = StoredCopy(int(a), int(b), float(x), float(y), sa, sb)
+    return list(found.values())

@@ -189,7 +189,7 @@ def encode_frozen(frozen: FrozenFold) -> bytes:
             "exhausted": frozen.exhausted,
             "ended": frozen.ended,
             "groups": [
-                [g.representative, [[m, s] for m, s in g.members], g.reason, g.first]
+                [g.representative, [[m, s, how] for m, s, how in g.members], g.reason, g.first]
                 for g in frozen.groups
             ],
             "gone": list(frozen.gone),
@@ -212,6 +212,12 @@ def _number(value: Any) -> float:
     return float(value)
 
 
+def _how(value: Any) -> str:
+    if value not in ("similar", "inside", "holds"):
+        raise TypeError("not a way of folding")
+    return str(value)
+
+
 def decode_frozen(value: bytes) -> FrozenFold | None:
     """The FrozenFold of ``value``, or None unless every part is what ``encode_frozen``
     writes: counts, ids, finite similarities, short reasons, no document in two groups."""
@@ -227,7 +233,7 @@ def decode_frozen(value: bytes) -> FrozenFold | None:
         for rep, members, reason, first in raw["groups"]:
             if not isinstance(reason, str) or len(reason) > 500:
                 raise TypeError("not a reason")
-            checked = tuple((_id(m), _number(s)) for m, s in members)
+            checked = tuple((_id(m), _number(s), _how(how)) for m, s, how in members)
             groups.append(StreamGroup(_id(rep), checked, reason, _id(first)))
         grouped = [i for g in groups for i in g.ids]
         flags = (raw["exhausted"], raw["ended"])

@@ -45,8 +45,10 @@ from searchapp.search import RankedSearch
 from searchapp.selectors.folding.inputs import (
     Decision,
     DocumentRow,
+    StoredCopy,
     decisions_touching,
     document_rows,
+    partial_copies_touching,
     stored_partners,
 )
 from searchapp.selectors.folding.pools import fold_pool
@@ -61,11 +63,13 @@ _NEVER = datetime.min.replace(tzinfo=UTC)
 @dataclass(frozen=True)
 class StreamGroup:
     """A final group: document ids, members in rank order with their similarity to the
-    representative, why the representative was picked, and the 0-based position in the
-    ranking of its best-ranked member (a hit of the block that made it final)."""
+    representative and how each was folded ("similar", "inside": its text is inside the
+    representative's, the similarity being that share; "holds": it holds the representative's
+    text), why the representative was picked, and the 0-based position in the ranking of its
+    best-ranked member (a hit of the block that made it final)."""
 
     representative: int
-    members: tuple[tuple[int, float], ...]
+    members: tuple[tuple[int, float, str], ...]
     reason: str
     first: int
 
@@ -75,7 +79,7 @@ class StreamGroup:
 
     @property
     def ids(self) -> list[int]:
-        return [self.representative, *(doc_id for doc_id, _sim in self.members)]
+        return [self.representative, *(doc_id for doc_id, _sim, _how in self.members)]
 
 
 @dataclass(frozen=True)
@@ -107,6 +111,8 @@ class FoldStream:
     signature_set: SignatureSet | None
     threshold: float | None
     max_distance: int | None
+    # The share at which a text inside another folds under it (None: never).
+    containment: float | None = None
     groups: list[StreamGroup] = field(default_factory=list)
     exhausted: bool = False
     fold_seconds: float = 0.0  # reading rows, partners and decisions, and folding
@@ -119,6 +125,7 @@ class FoldStream:
     _gone: set[int] = field(default_factory=set)  # in the index, no longer in the database
     _partners: dict[int, frozenset[int] | set[int]] = field(default_factory=dict)
     _decisions: dict[int, tuple[Decision, ...]] = field(default_factory=dict)
+    _copies: dict[int, tuple[StoredCopy, ...]] = field(default_factory=dict)
     _rule: str | None = None
     _beyond_checked: set[int] = field(default_factory=set)  # matches looked up past the read
     _loaded: int = 0  # positions whose rows and partners are read
@@ -236,6 +243,7 @@ class FoldStream:
             signature_set=self.signature_set,
             threshold=self.threshold,
             max_distance=self.max_distance,
+            containment=self.containment,
         )
 
     def _melt(self) -> None:
@@ -293,6 +301,7 @@ class FoldStream:
         pool = own + look + sorted(beyond, key=self._order)
         rows = [self._rows[i] for i in pool]
         decisions = {d for i in pool for d in self._decisions.get(i, ())}
+        copies = {c for i in pool for c in self._copies.get(i, ())}
         groups = fold_pool(
             rows,
             signature_set=self.signature_set,
@@ -302,14 +311,16 @@ class FoldStream:
             decisions=decisions,
             rule=self._rule or gp.REPRESENTATIVE_RULE_DEFAULT,
             decoded=self._decoded,
+            contained=copies,
+            containment=self.containment,
         )
         for rep, members, why in groups:
-            if min([rep, *(m for m, _s in members)]) >= len(own):
+            if min([rep, *(m for m, _s, _how in members)]) >= len(own):
                 continue  # only later hits: they wait for their own block
-            self._final(pool[rep], tuple((pool[m], s) for m, s in members), why)
+            self._final(pool[rep], tuple((pool[m], s, how) for m, s, how in members), why)
 
-    def _final(self, rep: int, members: tuple[tuple[int, float], ...], why: str) -> None:
-        ids = [rep, *(m for m, _s in members)]
+    def _final(self, rep: int, members: tuple[tuple[int, float, str], ...], why: str) -> None:
+        ids = [rep, *(m for m, _s, _how in members)]
         first = min(self._position[i] for i in ids if i in self._position)
         self.groups.append(StreamGroup(rep, members, why, first))
         self._assigned.update(ids)
@@ -319,6 +330,7 @@ class FoldStream:
         for doc_id in ids:
             self._decoded.pop(doc_id, None)
             self._partners.pop(doc_id, None)
+            self._copies.pop(doc_id, None)
             row = self._rows.get(doc_id)
             if row is not None and row.data is not None:
                 # What ``pending`` reads stays; the rest only a pool reads.
@@ -377,6 +389,12 @@ class FoldStream:
             self._partners[i] = _NONE  # most hits have no stored partner
         for a, b in stored_partners(set_id, opening, band_keys=self._looser_than_set()):
             self._add_partner(a, b)
+        if self.containment is not None:
+            # Texts inside one another, wherever they rank: partners as near-duplicates are.
+            for copy in self._read_copies(window):
+                for mine, other in ((copy.doc_a, copy.doc_b), (copy.doc_b, copy.doc_a)):
+                    if mine in opening:
+                        self._add_partner(mine, other)
         partners = {p for i in opening for p in self._partners[i]}
         # One read of the decisions touching the window or its partners: a decision between
         # two partners applies in the pool they share, and "same as" partners join the pool
@@ -431,6 +449,21 @@ class FoldStream:
             # alive after its hit is folded and its signature dropped (``_final``).
             self._decoded.update(zip((row.id for row in signed), map(np.copy, values), strict=True))
 
+    def _read_copies(self, ids: list[int]) -> list[StoredCopy]:
+        """The stored partial copies touching ``ids`` that may fold (one share reaching the
+        setting), kept by document for the pools."""
+        fresh = [i for i in dict.fromkeys(ids) if i not in self._copies]
+        for i in fresh:
+            self._copies[i] = ()
+        if not fresh or self.containment is None:
+            return []
+        found = partial_copies_touching(fresh, min_share=self.containment)
+        for c in found:
+            for side in (c.doc_a, c.doc_b):
+                if c not in self._copies.get(side, ()):
+                    self._copies[side] = (*self._copies.get(side, ()), c)
+        return found
+
     def _read_decisions(self, ids: list[int]) -> list[Decision]:
         fresh = [i for i in dict.fromkeys(ids) if i not in self._decisions]
         for i in fresh:
@@ -449,6 +482,6 @@ class FoldStream:
 # the time spent and the lock).
 _STATE = (
     "exhausted", "_ids", "_position", "_scores", "_ended", "_rows", "_decoded", "_gone",
-    "_partners", "_decisions", "_rule", "_beyond_checked", "_loaded", "_block", "_assigned",
-    "_frozen", "_signed",
+    "_partners", "_decisions", "_copies", "_rule", "_beyond_checked", "_loaded", "_block",
+    "_assigned", "_frozen", "_signed",
 )

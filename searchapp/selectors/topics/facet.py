@@ -322,7 +322,7 @@ def topic_facet(
         for index, (rep, _members, _why) in enumerate(groups)
     ]
     group_docs = [
-        [hits[rep].id, *(hits[member].id for member, _similarity in members)]
+        [hits[rep].id, *(hits[member].id for member, _similarity, _how in members)]
         for rep, members, _why in groups
     ]
     # The stored documents are the background: what is rare in them separates the senses.
@@ -390,7 +390,7 @@ def _entry(
         assert isinstance(index, int)
         rep, members, _why = groups[index]
         positions.append(rep)
-        positions.extend(pos for pos, _sim in members)
+        positions.extend(pos for pos, _sim, _how in members)
         hit = hits[rep]
         topic_groups.append(TopicGroup(hit.id, hit.title or hit.external_id, 1 + len(members)))
     return TopicEntry(

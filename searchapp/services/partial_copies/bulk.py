@@ -137,6 +137,10 @@ def _spill(
     return all_ids, offsets, np.array(content, dtype="S64"), fps
 
 
+# The decided pairs: (pairs, a_in_b, b_in_a, passage, a's distinct shingles, b's).
+_Found = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
 def _verify(
     hashes: np.ndarray,
     offsets: np.ndarray,
@@ -144,8 +148,9 @@ def _verify(
     win: Winnower,
     progress: Callable[[str, int, int, int], None] | None,
     n_stale: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The candidate pairs decided a block at a time: (pairs, a_in_b, b_in_a, passage).
+) -> _Found:
+    """The candidate pairs decided a block at a time: (pairs, a_in_b, b_in_a, passage, each
+    side's distinct shingles).
 
     Blocks are decided by ``PARTIAL_COPY_THREADS`` threads: numpy's sorts and searches, most
     of the work, run without the GIL, so two threads use both cores of a worker's machine.
@@ -156,7 +161,7 @@ def _verify(
     min_share = float(settings.PARTIAL_COPY_MIN_SHARE)
     min_words = int(settings.PARTIAL_COPY_MIN_WORDS)
 
-    def decide(span: tuple[int, int]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def decide(span: tuple[int, int]) -> _Found:
         docs, inverse = np.unique(pairs[span[0] : span[1]], return_inverse=True)
         raw = take_docs(corpus, docs)
         found = verify_pairs(
@@ -169,31 +174,31 @@ def _verify(
             k=win.shingle.k,
             gap=EDIT_GAP,
         )
-        return docs[found.pairs], found.a_in_b, found.b_in_a, found.verbatim
+        return (
+            docs[found.pairs],
+            found.a_in_b,
+            found.b_in_a,
+            found.verbatim,
+            found.size_a,
+            found.size_b,
+        )
 
-    out_p, out_ab, out_ba, out_v = [], [], [], []
+    parts: list[_Found] = []
     with ThreadPoolExecutor(max_workers=int(settings.PARTIAL_COPY_THREADS)) as pool:
-        for (_lo, hi), (p, ab, ba, v) in zip(ranges, pool.map(decide, ranges), strict=True):
-            out_p.append(p)
-            out_ab.append(ab)
-            out_ba.append(ba)
-            out_v.append(v)
+        for (_lo, hi), found in zip(ranges, pool.map(decide, ranges), strict=True):
+            parts.append(found)
             if progress is not None:
-                found_so_far = sum(len(x) for x in out_p)
+                found_so_far = sum(len(part[0]) for part in parts)
                 progress("pairs", n_stale * hi // pairs.shape[0], n_stale, found_so_far)
-    if not out_p:
-        empty = np.zeros(0)
-        return np.zeros((0, 2), np.int64), empty, empty, np.zeros(0, np.bool_)
-    return (
-        np.concatenate(out_p),
-        np.concatenate(out_ab),
-        np.concatenate(out_ba),
-        np.concatenate(out_v),
-    )
+    if not parts:
+        empty, none = np.zeros(0), np.zeros(0, np.int64)
+        return np.zeros((0, 2), np.int64), empty, empty, np.zeros(0, np.bool_), none, none
+    p, ab, ba, v, sa, sb = (np.concatenate(column) for column in zip(*parts, strict=True))
+    return p, ab, ba, v, sa, sb
 
 
 def _write(
-    found: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray],
+    found: _Found,
     ids: np.ndarray,
     content: np.ndarray,
     stale: np.ndarray,
@@ -201,12 +206,18 @@ def _write(
 ) -> None:
     """The stale documents' pairs replaced and their records made current, in one transaction
     (pages read the old pairs or the new ones)."""
-    pairs, ab, ba, passage = found
+    pairs, ab, ba, passage, size_a, size_b = found
     pc, rec = table_name(PartialCopy), table_name(PartialIndexed)
     rows = [
-        (int(ids[a]), int(ids[b]), x, y, bool(v), content[a].decode(), content[b].decode())
-        for (a, b), x, y, v in zip(
-            pairs.tolist(), ab.tolist(), ba.tolist(), passage.tolist(), strict=True
+        (int(ids[a]), int(ids[b]), x, y, bool(v), sa, sb, content[a].decode(), content[b].decode())
+        for (a, b), x, y, v, sa, sb in zip(
+            pairs.tolist(),
+            ab.tolist(),
+            ba.tolist(),
+            passage.tolist(),
+            size_a.tolist(),
+            size_b.tolist(),
+            strict=True,
         )
     ]
     with transaction.atomic(), connection.cursor() as cur:
@@ -219,8 +230,8 @@ def _write(
         for lo in range(0, len(rows), _INSERT):
             cur.executemany(
                 f"INSERT INTO {pc} (doc_a_id, doc_b_id, share_a_in_b, share_b_in_a, "
-                "shares_passage, content_hash_a, content_hash_b, created_at) "
-                "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)",
+                "shares_passage, shingles_a, shingles_b, content_hash_a, content_hash_b, "
+                "created_at) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                 [(*r, now) for r in rows[lo : lo + _INSERT]],
             )
         for lo in range(0, stale.shape[0], 50_000):

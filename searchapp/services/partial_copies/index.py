@@ -71,8 +71,8 @@ _LOOKUP_CHUNK = 20_000
 # A record whose fingerprints are stored but whose pairs are not yet found (phase 1 done).
 PENDING = "pending"
 # Version of what a record means; bump it when the method changes so every document is
-# looked at again.
-_METHOD = 2
+# looked at again (3: the rows keep each text's shingles, which search folding reads).
+_METHOD = 3
 
 
 def winnower() -> Winnower:
@@ -316,15 +316,17 @@ def _verify(
     all_ids = np.r_[batch_ids, p_ids]
     all_content = content + p_content
     out = []
-    for (a, b), ab, ba, passage in zip(
+    for (a, b), ab, ba, passage, size_a, size_b in zip(
         found.pairs.tolist(),
         found.a_in_b.tolist(),
         found.b_in_a.tolist(),
         found.verbatim.tolist(),
+        found.size_a.tolist(),
+        found.size_b.tolist(),
         strict=True,
     ):
         if all_ids[a] > all_ids[b]:
-            a, b, ab, ba = b, a, ba, ab
+            a, b, ab, ba, size_a, size_b = b, a, ba, ab, size_b, size_a
         out.append(
             PartialCopy(
                 doc_a_id=int(all_ids[a]),
@@ -332,6 +334,8 @@ def _verify(
                 share_a_in_b=ab,
                 share_b_in_a=ba,
                 shares_passage=passage,
+                shingles_a=size_a,
+                shingles_b=size_b,
                 content_hash_a=all_content[a],
                 content_hash_b=all_content[b],
             )
