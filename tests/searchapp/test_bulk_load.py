@@ -531,3 +531,47 @@ def test_batches_signed_during_a_load_queue_the_recompute_without_a_task_each(
     assert any(min(cluster) > max(tasks[1]) for cluster in during), "clusters of late batches"
     clusters_recompute(signature_set=sset)
     assert _clusters(sset) == during
+
+
+def test_a_partial_copies_update_waits_while_a_load_holds_the_lock_then_reads_the_corpus_once(
+    monkeypatch, settings
+) -> None:  # type: ignore[no-untyped-def]
+    """An update per signed batch during a load read again, for each batch, every document it
+    pairs with: the update waits for the load's end, then looks at everything in one pass."""
+    from searchapp.services.job_states import job_publish as real_publish
+    from searchapp.services.partial_copies import jobs as partial_jobs
+
+    documents_ingest(corpus="c", records=_records(60))
+    published: list[int] = []
+
+    def publish(task: str, job_id: int, *, countdown: float | None = None) -> bool:
+        published.append(job_id)
+        return True
+
+    monkeypatch.setattr(partial_jobs, "job_publish", publish)
+    monkeypatch.setattr(partial_jobs, "BULK_MIN", 10)  # 60 documents count as a bulk update
+    bulk_calls: list[int] = []
+    real_bulk = partial_jobs.bulk_update
+
+    def counted_bulk(stale, *args, **kwargs):  # type: ignore[no-untyped-def]
+        bulk_calls.append(len(stale))
+        return real_bulk(stale, *args, **kwargs)
+
+    monkeypatch.setattr(partial_jobs, "bulk_update", counted_bulk)
+    job = Job.objects.create(kind=Job.Kind.PARTIAL, total=1)
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    load = BulkLoad()
+    assert load._acquire()
+    try:
+        # Nothing is pending, but a load is under way: the update is put off, still queued.
+        assert partial_jobs.job_partial_copies_run(job_id=job.pk) == 0
+        job.refresh_from_db()
+        assert job.state == Job.State.QUEUED and published == [job.pk]
+        assert bulk_calls == []
+    finally:
+        load._release()
+    monkeypatch.setattr(partial_jobs, "job_publish", real_publish)
+    partial_jobs.job_partial_copies_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.state == Job.State.DONE and job.report["documents"] == 60
+    assert bulk_calls == [60]  # the whole load in one pass
