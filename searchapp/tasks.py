@@ -29,7 +29,6 @@ from searchapp.services.partial_copies.jobs import job_partial_copies_run
 from searchapp.services.signatures.rebuild import (
     job_chunk_fail,
     job_chunk_run,
-    jobs_resume_unfinished,
 )
 from searchapp.services.signatures.sets import signature_sets_prune
 
@@ -101,11 +100,6 @@ def partial_copies_task(job_id: int) -> int:
 @shared_task(name=publishing.TASK_PRUNE, acks_late=True)
 def signature_sets_prune_task() -> int:
     return signature_sets_prune()
-
-
-@shared_task(name="searchapp.resume_unfinished")
-def resume_unfinished_task() -> int:
-    return jobs_resume_unfinished()
 
 
 @worker_ready.connect
