@@ -248,7 +248,7 @@ STAGES: list[tuple[str, tuple[str, ...]]] = [
     ("page rows (titles, scores)", ("folding/hits.py",)),
     ("signature set, settings", ("selectors/signatures.py", "selectors/dedup_settings.py")),
     ("forms (validation, widgets)", ("searchapp/web/forms.py", "django/forms/")),
-    ("view, selector glue", ("searchapp/web/api.py", "searchapp/web/views.py", "selectors/search.py")),
+    ("view, selector glue", ("searchapp/web/api/", "searchapp/web/views.py", "selectors/search.py")),
     ("templates", ("django/template/", "templatetags/")),
     ("API serialisation", ("ninja/", "serializers.py", "pydantic")),
 ]

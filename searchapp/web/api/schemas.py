@@ -1,8 +1,5 @@
-"""JSON API (django-ninja): a thin door onto the search and document selectors.
-
-OpenAPI schema at /api/openapi.json, interactive docs at /api/docs. Every bad parameter is a
-422 naming the parameter; an unknown document a 404; nothing a client sends is a 500.
-"""
+"""What the JSON API takes and returns: one schema per answer, the very one the API serves
+(and its OpenAPI document describes)."""
 
 from __future__ import annotations
 
@@ -10,8 +7,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Literal
 
-from django.http import HttpRequest, HttpResponse
-from ninja import Field, NinjaAPI, Path, Query, Schema
+from ninja import Field, Schema
 
 try:  # django-ninja >= 1.5 wants an explicit Status; older versions take a tuple
     from ninja import Status
@@ -24,26 +20,29 @@ except ImportError:  # pragma: no cover - depends on the installed django-ninja
 from searchapp import grouping_params as gp
 from searchapp.grouping_params import GroupMethod, Method
 from searchapp.languages import LANGUAGE_NAMES
-from searchapp.models import Document
 from searchapp.models.corpus import CORPUS_NAME_MAX
 from searchapp.search import SortOrder
-from searchapp.selectors.corpus_overview import corpora_listed, corpus_by_handle
-from searchapp.selectors.documents import document_detail
-from searchapp.selectors.search import MAX_QUERY_LENGTH, SearchParameterError, search_grouped
-from searchapp.web.access import may_search
-from searchapp.web.converters import MAX_ID
-from searchapp.web.serializers import search_page_data
+from searchapp.selectors.search import MAX_QUERY_LENGTH
 
-__all__ = ["api"]
-
-api = NinjaAPI(
-    title="Near-duplicate folding search API",
-    version="1.0",
-    description="Full-text search whose results fold near-duplicates (MinHash/LSH or SimHash).",
-    urls_namespace="api",
-    openapi_url="/openapi.json",
-    docs_url="/docs",
-)
+__all__ = [
+    "ClusterOut",
+    "CorpusOut",
+    "DocumentOut",
+    "DocumentParams",
+    "DuplicateOut",
+    "ErrorOut",
+    "GroupOut",
+    "HitOut",
+    "HitPartialOut",
+    "MemberOut",
+    "PartialCopyOut",
+    "PassageOut",
+    "SearchOut",
+    "SearchParams",
+    "SourceOut",
+    "SubtopicOut",
+    "TopicOut",
+]
 
 
 class ErrorOut(Schema):
@@ -377,88 +376,6 @@ class DocumentParams(Schema):
     )
 
 
-# The text parameters of /api/search, each named as its refusal names it.
-_NUL_REFUSED = (
-    ("q", "The query"),
-    ("topic", "The topic"),
-    ("subtopic", "The sub-topic"),
-    ("corpus", "The corpus"),
-)
-
-
-def _unprocessable(field: str, message: str) -> Status:
-    return Status(
-        422, {"detail": [{"loc": ["query", field], "msg": message, "type": "value_error"}]}
-    )
-
-
-@api.get(
-    "/search",
-    response={200: SearchOut, 401: ErrorOut, 404: ErrorOut, 422: ErrorOut},
-    summary="Search, folding near-duplicate results into groups",
-    description=(
-        "Pages through every match: `page` and `per_page` (groups per page); `total_matches`, "
-        "`num_pages` (once known), `max_pages` and `has_next` say how far the list goes. "
-        "404 when `corpus` names no corpus or `page` is past the last page; 422 for a "
-        "parameter out of range."
-    ),
-)
-def search(request: HttpRequest, params: Query[SearchParams]) -> Status | HttpResponse:
-    if not may_search(request.user):
-        return Status(401, {"detail": "Log in to search."})
-    # Refused as the pages refuse them (a form error there), in the same words.
-    for name, what in _NUL_REFUSED:
-        if "\x00" in (getattr(params, name) or ""):
-            return _unprocessable(name, gp.nul_refused(what))
-    # An empty `corpus=` is no filter, as on the page (its "All corpora" sends one).
-    handle = (params.corpus or "").strip()
-    corpus_id = corpus_by_handle(handle) if handle else None
-    if handle and corpus_id is None:
-        return Status(
-            404, {"detail": f"There is no corpus named {handle!r}: /api/corpora lists them."}
-        )
-    try:
-        page = search_grouped(
-            query=params.q,
-            group=params.group,
-            threshold=params.threshold,
-            max_distance=params.max_distance,
-            containment=params.containment,
-            limit=params.limit,
-            page=params.page,
-            per_page=params.per_page,
-            sort=params.sort,
-            corpus_id=corpus_id,
-            topics=params.topics,
-            topic=params.topic,
-            subtopic=params.subtopic,
-            max_topics=params.max_topics,
-            lang=params.lang.value if params.lang else None,
-        )
-    except SearchParameterError as exc:
-        if exc.field == "corpus":  # deleted since it was looked up: a missing resource
-            return Status(
-                404, {"detail": f"There is no corpus named {handle!r}: /api/corpora lists them."}
-            )
-        return _unprocessable(exc.field, exc.message)
-    if page.past_last_page:
-        return Status(404, {"detail": page.past_last_page_text})
-    # Rendered as ninja renders a validated SearchOut, without the validation: building the
-    # model from the dict and dumping it again was a tenth of a search's CPU at 1M documents
-    # (issue 23). search_page_data builds exactly SearchOut's fields, in its order, with its
-    # types; the test suite checks every /api/search response it makes against the validated
-    # model (tests/searchapp/api_checks.py).
-    return api.create_response(request, search_page_data(page), status=200)
-
-
-def _duplicate(doc: Document, similarity: float) -> dict[str, object]:
-    return {
-        "id": doc.id,
-        "external_id": doc.external_id,
-        "title": doc.title,
-        "url": doc.url,
-        "similarity": similarity,
-    }
 
 
 class CorpusOut(Schema):
@@ -467,99 +384,3 @@ class CorpusOut(Schema):
         description="the corpus's name, as hits show it (`corpus` of /api/search accepts it)"
     )
     documents: int = Field(description="how many documents it holds")
-
-
-@api.get(
-    "/corpora",
-    response={200: list[CorpusOut], 401: ErrorOut},
-    summary="Every corpus: its id, its name and how many documents it holds",
-)
-def corpora(request: HttpRequest) -> Status:
-    if not may_search(request.user):
-        return Status(401, {"detail": "Log in to list the corpora."})
-    return Status(
-        200, [{"id": c.id, "name": c.name, "documents": c.documents} for c in corpora_listed()]
-    )
-
-
-@api.get(
-    "/documents/{document_id}",
-    response={200: DocumentOut, 401: ErrorOut, 404: ErrorOut, 422: ErrorOut},
-    summary="A document with its near-duplicates across the corpus",
-)
-def document(
-    request: HttpRequest,
-    params: Query[DocumentParams],
-    document_id: int = Path(..., ge=1, le=MAX_ID),
-) -> Status:
-    if not may_search(request.user):
-        return Status(401, {"detail": "Log in to read documents."})
-    method, threshold = params.method, params.threshold
-    try:
-        detail = document_detail(document_id=document_id, method=method, threshold=threshold)
-    except Document.DoesNotExist:
-        return Status(404, {"detail": f"Document {document_id} not found."})
-    except gp.ParameterError as exc:
-        return _unprocessable(exc.field, exc.message)
-    doc = detail.document
-    cluster = detail.cluster
-    return Status(
-        200,
-        {
-            "id": doc.id,
-            "external_id": doc.external_id,
-            "corpus": doc.corpus.name,
-            "title": doc.title,
-            "url": doc.url,
-            "text": doc.text,
-            "source": (
-                {
-                    "name": doc.source_name,
-                    "type": doc.source_type,
-                    "position": doc.source_position,
-                    "parent": doc.source_parent,
-                    "details": doc.source_details_map,
-                }
-                if doc.source_name
-                else None
-            ),
-            "method": detail.method,
-            "threshold": detail.threshold,
-            "max_distance": detail.max_distance,
-            "signature_pending": detail.signature_pending,
-            "near_duplicates": [_duplicate(d, s) for d, s in detail.near_duplicates],
-            "cluster": (
-                {
-                    "id": cluster.id,
-                    "size": cluster.size,
-                    "representative_id": cluster.representative_id,
-                }
-                if cluster is not None
-                else None
-            ),
-            "cluster_members": [_duplicate(d, s) for d, s in detail.cluster_members],
-            "partial_copies": [
-                {
-                    **_duplicate(r.other, 0.0),
-                    "share_here_in_other": r.share_here_in_other,
-                    "share_other_in_here": r.share_other_in_here,
-                    "shares_passage": r.shares_passage,
-                    "longest_passage": r.longest_passage,
-                    "passages": [
-                        {"here": p.here, "other": p.other, "words": p.words, "verbatim": p.verbatim}
-                        for p in r.passages
-                    ],
-                }
-                for r in detail.partial_copies
-            ],
-        },
-    )
-
-
-@api.exception_handler(SearchParameterError)
-def _search_parameter_error(request: HttpRequest, exc: SearchParameterError) -> HttpResponse:
-    return api.create_response(
-        request,
-        {"detail": [{"loc": ["query", exc.field], "msg": exc.message, "type": "value_error"}]},
-        status=422,
-    )
