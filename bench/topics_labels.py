@@ -102,7 +102,7 @@ def names(label: str | None, description: str, query: str) -> bool:
     return bool((_words(label) - _words(query)) & _words(description))
 
 
-def _collection_figures(name: str, data: str) -> dict[str, object]:
+def _collection_figures(name: str, data: str, knobs: dict[str, object]) -> dict[str, object]:
     os.environ.setdefault("DEBUG", "1")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     from searchapp.topics.clustering import TopicDoc, topic_clusters
@@ -115,7 +115,7 @@ def _collection_figures(name: str, data: str) -> dict[str, object]:
     for q in queries:
         docs = [TopicDoc(id=rid, title=t, text=s) for rid, t, s in q.results]
         text_of = {rid: _words(f"{t} {s}") for rid, t, s in q.results}
-        topics = topic_clusters(docs, query=q.text, seed=0, background=background)  # type: ignore[arg-type]
+        topics = topic_clusters(docs, query=q.text, seed=0, background=background, **knobs)  # type: ignore[arg-type]
         clustering: list[list[Hashable]] = [list(t.member_ids) for t in topics]
         gold: dict[Hashable, list[Hashable]] = {k: list(v) for k, v in q.gold.items()}
         aris.append(tm.adjusted_rand_index(clustering, gold))
@@ -258,6 +258,7 @@ def main() -> None:
     parser.add_argument("--skip-judged", action="store_true")
     parser.add_argument("--show-misses", type=int, default=0)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--knob", action="append", default=[], help="NAME=VALUE for topic_clusters")
     parser.add_argument("--collect", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.collect:
@@ -269,7 +270,7 @@ def main() -> None:
         print("|---|---:|---:|---:|---:|---:|---:|")
         figures = []
         for name, data in (("SemEval-2013", args.semeval), ("AMBIENT", args.ambient)):
-            f = _collection_figures(name, data)
+            f = _collection_figures(name, data, dict(ts._knob(k) for k in args.knob))
             figures.append(f)
             print(
                 f"| {name} | {f['subtopics']} | {f['named']:.3f} | {f['strict']:.3f} | "
