@@ -54,6 +54,8 @@ __all__ = [
     "inner_words",
     "known_word",
     "load_lexicon",
+    "names_alone",
+    "nationality",
     "past_words",
     "reads_as_clause",
     "reporting_words",
@@ -72,7 +74,8 @@ _REPORTING = (
 _NUMBERS = (
     "one two three four five six seven eight nine ten eleven twelve hundred hundreds thousand "
     "thousands million millions billion billions trillion mln bln pct percent cts cents dlrs "
-    "dollars pence yen first second third last"
+    "dollars pence yen first second third last tonnes tonne tons ton mt bpd barrels ounces "
+    "lbs kg"
 )
 _DATES = (
     "january february march april may june july august september october november december "
@@ -104,7 +107,6 @@ INNER_WORDS = frozenset(
         "y",
         "et",
         "in",
-        "on",
     ]
 )
 # The reporting verbs and the prepositions that open a clause ("stable despite the drop"),
@@ -168,6 +170,29 @@ def reporting_words(words: list[str]) -> np.ndarray:
 
 
 _ARTICLES = frozenset({"the", "a", "an"})
+# Nationality and people adjectives of English (the lexicon does not hold them). The words of
+# the countries' own names are not here: "Japan", "Brazil" name the stories of a country.
+_NATIONALITY_TEXT = (
+    "afghan albanian algerian american andorran angolan argentine argentinian armenian "
+    "asian australian austrian azerbaijani bahraini bangladeshi belarusian belgian "
+    "bolivian bosnian brazilian british bulgarian burmese cambodian cameroonian canadian "
+    "chilean chinese colombian congolese croatian cuban cypriot czech danish dominican "
+    "dutch ecuadorean ecuadorian egyptian emirati english eritrean estonian ethiopian "
+    "european filipino finnish french gabonese georgian german ghanaian greek guatemalan "
+    "guinean haitian honduran hungarian icelandic indian indonesian iranian iraqi irish "
+    "israeli italian ivorian jamaican japanese jordanian kazakh kenyan korean kuwaiti "
+    "laotian latvian lebanese liberian libyan lithuanian luxembourgish malagasy malawian "
+    "malaysian malian maltese mauritanian mexican moldovan mongolian moroccan "
+    "mozambican namibian nepalese nicaraguan nigerian nigerien norwegian omani pakistani "
+    "palestinian panamanian paraguayan persian peruvian polish portuguese qatari romanian "
+    "russian rwandan salvadoran saudi scottish senegalese serbian singaporean slovak "
+    "slovakian slovenian somali spanish sri-lankan sudanese swedish swiss syrian "
+    "taiwanese tanzanian thai tunisian turkish ugandan ukrainian uruguayan uzbek "
+    "venezuelan vietnamese welsh yemeni yugoslav yugoslavian zambian zimbabwean "
+    "african arab arabian latin nordic scandinavian soviet western eastern northern "
+    "southern"
+)
+_NATIONALITIES = frozenset(_NATIONALITY_TEXT.split(" "))
 _NOT_NOUN_START = frozenset({"VERB", "AUX", "ADV"})
 _NOT_NOUN_END = frozenset({"VERB", "AUX", "ADV", "ADJ"})
 _ADJECTIVE = frozenset({"ADJ"})
@@ -214,6 +239,54 @@ def verb_s_form(word: str) -> bool:
     return "VERB" in _parts_of_speech(word)
 
 
+def nationality(word: str) -> bool:
+    """Is ``word`` a nationality or a people's adjective ("German", "Saudi", "Brazilian")?
+    Alone it names no topic: the stories of a country are named by the country."""
+    return word.lower() in _NATIONALITIES
+
+
+def names_alone(word: str, *, heading: bool = False) -> bool:
+    """May ``word`` (as shown) be a label on its own? Not a nationality ("Japanese"), not a
+    contraction ("haven't"), not a word the lexicon has as an adjective ("central", "crude",
+    "Prime": alone it says what kind, not what), and, written in lower case (or in a heading
+    in capitals), not one it has as a verb ("cut", "drop", "map", "value"): a headline's verb
+    alone reads as a fragment however often it is a noun. A capitalised word the lexicon does
+    not know is a name ("Volcker", "OPEC")."""
+    if nationality(word) or "'" in word or "\u2019" in word:
+        return False
+    if word.islower() and "-" in word:  # a compound modifier alone: "one-day", "short-term"
+        return False
+    if not (word.isascii() and word.isalpha()):
+        return True
+    tags = _parts_of_speech(word.lower())
+    if "ADJ" in tags:
+        return False
+    lower = word.islower() or heading
+    return not (lower and tags & {"VERB", "AUX", "ADV"})
+
+
+def _torn(words: list[str]) -> bool:
+    """Is a label of several words a piece cut from a sentence rather than a phrase? It is
+    when it opens with a lower-case possessive ("week's semiannual IMF meetings"), has a
+    lower-case word other than a name's function word right before a capitalised one
+    ("charge Constantin Politoff", "tonnes Canadian rapeseed": a noun phrase's lower-case
+    words follow its names, "OPEC talks"), has a lower-case -ing form inside ("conservation
+    and substituting"), or ends with a lower-case word the lexicon has as an adjective
+    ("future impact of low")."""
+    if words[0].islower() and words[0].endswith(("'s", "\u2019s")):
+        return True
+    for before, word in itertools.pairwise(words):
+        if before.islower() and before not in INNER_WORDS and word[:1].isupper():
+            return True
+    if any(w.islower() and len(w) > 5 and w.endswith("ing") for w in words[1:]):
+        return True
+    last = words[-1]
+    if last.islower():
+        head = last.rsplit("-", 1)[-1]
+        return head.isascii() and head.isalpha() and "ADJ" in _parts_of_speech(head)
+    return False
+
+
 def reads_as_clause(label: str, *, heading: bool = False) -> bool:
     """Does ``label`` (as shown) start with a verb or adverb, or end with a verb, adjective or
     adverb, by the lexicon? Only words written in lower case count (a name in capitals is a
@@ -227,16 +300,16 @@ def reads_as_clause(label: str, *, heading: bool = False) -> bool:
         label = label.lower()
     words = label.split(" ")
     first, last = words[0], words[-1]
+    if len(words) > 1 and _torn(words):
+        return True
     if len(words) > 1 and first.islower() and verb_s_form(first):
         return True
     # Inside only: "Bank loans", "OPEC talks" end with a plural noun.
     for before, word in itertools.pairwise(words[:-1]):
         if word.islower() and (heading or before[:1].isupper()) and verb_s_form(word):
             return True
-    if len(words) == 1 and not first.islower():
-        # One capitalised word: a name unless it can only be an adjective ("Mars" is also a
-        # verb form, "Unique" is nothing but an adjective).
-        return _only(first, _ADJECTIVE)
+    if len(words) == 1:
+        return not names_alone(first, heading=heading)
     if first.islower() and _only(first, _NOT_NOUN_START):
         return True
     return last.islower() and _only(last, _NOT_NOUN_END)

@@ -458,3 +458,41 @@ def test_the_background_is_looked_up_on_every_search_without_reading_the_documen
                 assert plan.count("SEARCH searchapp_document") == 2, (query["sql"], plan)
     topic_background.forget()
 
+
+def test_no_label_is_a_lone_nationality_adjective_or_verb_fragment() -> None:
+    # Each group of stories shares a nationality, a headline verb or a contraction more
+    # widely than any noun phrase; a reader names them by what they are about, so those words
+    # alone are never a label (the group goes without one rather than get them).
+    docs = (
+        _sense(
+            "g",
+            6,
+            "German institute {i}",
+            "German bankers haven't cut forecasts; the Bundesbank outlook.",
+        )
+        + _sense(
+            "b",
+            6,
+            "Brazilian strike {i}",
+            "Brazilian seamen map plans; one-day stoppage at Santos port.",
+        )
+        + _sense(
+            "c",
+            6,
+            "Coffee quota talks {i}",
+            "Coffee exporters drop central quota plans at the ICO.",
+        )
+    )
+    labels = [t.label for t in topic_clusters(docs, query="news") if not t.other]
+    assert labels, labels
+    for label in labels:
+        assert label.lower() not in {
+            "german",
+            "brazilian",
+            "haven't",
+            "cut",
+            "map",
+            "drop",
+            "central",
+            "one-day",
+        }, labels
