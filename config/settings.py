@@ -1,4 +1,4 @@
-"""Django settings, read from the environment (every variable is listed in README.md).
+"""Django settings, read from the environment (each variable: docs/configuration.md).
 
 Defaults are the embedded set-up a fresh machine needs: SQLite, a tantivy search index and a
 Celery broker that needs no server (kombu's filesystem transport under ``var/``). Production
