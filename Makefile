@@ -62,7 +62,7 @@ bench-scale: $(VENV)/.installed-dev
 bench-engine: $(VENV)/.installed-dev
 	$(PY) bench/dedup_bench.py
 
-## bench-languages: near-duplicates, known-item search and detection per language (issue 16).
+## bench-languages: near-duplicates, known-item search and detection per language.
 bench-languages: $(VENV)/.installed-dev
 	$(PY) bench/languages.py
 

@@ -23,7 +23,7 @@ costs about the same similarity everywhere, so the figures are compared with Eng
 word 5-shingles (what the engine was tuned on); "gap" is the mean absolute difference from
 English over the five edit columns (one character is not an edit English can make).
 
-Tokenisations compared (``VARIANTS``): "words" (runs of ``\\w``, before issue 16); "scripts"
+Tokenisations compared (``VARIANTS``): "words" (runs of ``\\w``, the older rule); "scripts"
 (dedup.tokens) with one character of an unspaced script a token, two, or the chosen m-grams
 (``dedup.tokens.NGRAM``: 4 for Chinese/Japanese, 10 code points for Thai); and char 9-shingles.
 Larger spans were tried by one character a token at k = 3 ... 18 (BENCHMARKS.md).

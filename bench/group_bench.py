@@ -1,7 +1,7 @@
 """Benchmark: folding a ranked list of 100 and 1,000 results (dedup.group_ranked / _simhash).
 
 Goals: 100 results <= 10 ms at p95; 1,000 results (the longest list a search folds) reported.
-Every pair of results is compared exactly (issue 11), so the cost grows as n^2. Signatures are
+Every pair of results is compared exactly, so the cost grows as n^2. Signatures are
 computed once for all of Reuters-21578; each trial groups n of them in "rank" order, either a
 random sample or n consecutive stories (wire services re-sent and corrected stories close
 together in time, so those lists hold many near-duplicates). Prints p50/p95 over the trials.

@@ -1,4 +1,4 @@
-"""Issue 16, "every language": near-duplicates, known-item search and language detection per
+"""Every language: near-duplicates, known-item search and language detection per
 language, on real text with planted near-copies (bench/multilingual_corpus.py), plus the English
 anchors (Reuters recall/precision, Cranfield nDCG@10).
 
@@ -32,7 +32,7 @@ defaults (the MinHash signature set a new corpus gets: shingle spec, threshold, 
   German: contain the first letters of each of its words, so that a stemmer's whole family of
   forms is rare too), so a perfect index ranks its document in the top 10. Arabic queries are
   typed without diacritics (tanween, harakat), as people type them. Found = the document is among the 10 results.
-* **Language detection**: ``searchapp.languages.detect_language`` (issue 16's detector) on up to
+* **Language detection**: ``searchapp.languages.detect_language`` (the app's detector) on up to
   200 whole documents ("long") and 200 single sentences cut to 10-30 characters or 3-8 words
   ("short") per language, English from Reuters; accuracy = share answered with the right ISO
   639-1 code. "n/a" where the detector is not there.

@@ -1,4 +1,4 @@
-"""Real-text corpora in seven languages with planted near-copies and exact-Jaccard truth (issue 16).
+"""Real-text corpora in seven languages with planted near-copies and exact-Jaccard truth.
 
 Importable without Django (``bench/languages.py`` and tests use it)::
 

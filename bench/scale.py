@@ -23,9 +23,9 @@ Every phase runs through the real doors, as separate processes, on a fresh datab
 
 Prints each phase's wall time, docs/s, latency p50/p95/max (page 1 and page 50), peak RSS
 (VmHWM) of each process and the disk each component holds (database and its largest tables,
-search index, the rest). ``--no-partial`` leaves the partial-copies update (issue 20) out
+search index, the rest). ``--no-partial`` leaves the partial-copies update out
 (PARTIAL_COPIES_AFTER_SIGNING=0): its first pass after a bulk load would share the cores with
-the recompute and the searches being timed. Goals on the 2-core machine (issue 8): grouped search p95 <= 50 ms at 1M documents
+the recompute and the searches being timed. Goals on the 2-core machine: grouped search p95 <= 50 ms at 1M documents
 on both databases; ingest + sign <= 10 min embedded (SQLite, filesystem broker) and <= 5 min
 on PostgreSQL + Redis with 2 workers.
 
@@ -190,7 +190,7 @@ class Stack:
                 "SEARCH_INDEX_DIR": str(self.tmp / "search-index"),
                 "LOG_LEVEL": "WARNING",
                 "SIGNATURE_CATCHUP_SECONDS": "0",
-                # --no-partial: the partial-copies update (issue 20) is left out of the timed
+                # --no-partial: the partial-copies update is left out of the timed
                 # phases; at 10M its first pass would share the cores with everything after signing.
                 "PARTIAL_COPIES_AFTER_SIGNING": "0" if getattr(args, "no_partial", False) else "1",
             }

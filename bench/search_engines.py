@@ -11,8 +11,8 @@ frequent words, OR of the terms), top 100 by BM25 with the total match count, as
 * SQLite FTS5: the table and ranking the app used before (porter unicode61, bm25() with the
   title weighted 2, ``ORDER BY rank LIMIT 100``, then ``count(*)``).
 
-PostgreSQL's full text (ts_rank over a GIN-indexed tsvector, and the RUM index) was measured in
-issue 8 on the same generator at 1M documents: ts_rank p50 4.1 s / p95 6.0 s, RUM 110-350 ms.
+PostgreSQL's full text (ts_rank over a GIN-indexed tsvector, and the RUM index) was measured
+before on the same generator at 1M documents: ts_rank p50 4.1 s / p95 6.0 s, RUM 110-350 ms.
 """
 
 # ruff: noqa: E501 - table rows read better unwrapped

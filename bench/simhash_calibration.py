@@ -1,4 +1,4 @@
-"""Calibrating SimHash's default distance against MinHash at its default threshold (issue 11).
+"""Calibrating SimHash's default distance against MinHash at its default threshold.
 
 For each corpus: the pairs MinHash folds at the default threshold (0.8, word 5-shingles, 128
 permutations, signature estimate, as search does) and, for every distance k, the pairs SimHash
@@ -7,7 +7,7 @@ pair count, how many of MinHash's pairs it also folds (recall against MinHash) a
 its pairs MinHash folds too (agreement), and for Reuters the recall of the exact-Jaccard truth
 pairs with J >= 0.85 and precision against J >= 0.75 (the data README's margins).
 
-Then (issue 23) precision and recall against the exact Jaccard of word 5-shingles on every
+Then precision and recall against the exact Jaccard of word 5-shingles on every
 shared corpus with such a truth (Reuters' truth file; for Clough-Stevenson, McCormick 2,500 and
 the Debian copyright files the exact Jaccard of every pair sharing a shingle, as
 bench/dedup_bench.py computes it): for each k, SimHash's recall (pairs with J >= 0.85 it folds)

@@ -32,7 +32,7 @@ on a shared machine are "under load"; CPU ms per request is the robust compariso
 workers' CPU per request split by those shares. The profile pass is slower (py-spy costs CPU)
 and is not the throughput figure.
 
-Goal (issue 23): at 1M documents on PostgreSQL, >= 150 grouped /api/search requests/s and >= 60
+Goal: at 1M documents on PostgreSQL, >= 150 grouped /api/search requests/s and >= 60
 search pages/s with topics on the 2-core machine at 16 clients, p95 <= 150 ms, 0 errors; the
 embedded default (SQLite) within 2x of that.
 """

@@ -42,7 +42,7 @@ does):
 * Label defects: a label is a noun phrase without defects when no word at its edge is a stop
   word, a number or a word starting with a digit, a month or weekday, a lower-case -ing/-ed
   form or a by-line word, and no reporting verb ("said", "says", "told") is anywhere in it;
-  since issue 19's second round also when its first word (of several) is in lower case and a
+  and also when its first word (of several) is in lower case and a
   verb's -s form by LemmInflect's lexicon ("shows promise": "verb at start"), when a lower-case
   -s verb follows a capitalised word inside it ("Leila Lindgren wins Granton": "verb after a
   name"), when a word of the lexicon is written in capitals ("Gilts SEEN Rising": "heading in

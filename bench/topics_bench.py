@@ -13,7 +13,7 @@ size. Each list is clustered once untimed (warm-up: imports, first BLAS call), t
 times timed; p50 / p95 / max are over all timed calls of a size.
 
 One core: OMP/OPENBLAS/MKL threads are set to 1 before numpy loads and the process is pinned to
-one CPU (``--cpu``, default the first allowed one). The goals (issue 10): <= 30 ms for 100 hits,
+one CPU (``--cpu``, default the first allowed one). The goals: <= 30 ms for 100 hits,
 <= 150 ms for 1,000 hits; the table's ratio is wall-clock p95 / goal (below 1.00 is within the
 goal). Wall-clock timings taken while other work shares the machine are pessimistic (the process
 waits for its core); the CPU-time columns (``time.process_time``) are what the call itself used,

@@ -64,7 +64,7 @@ def _untouched(
     """Of ``before``'s topics that the change did not touch (none of its results left the list,
     and no added result sits, after, in the topic of any of its results), how many there are,
     how many come back with exactly the same results, and how many also with the same label
-    ("changes only the topics those documents touch", issue 19). "Other topics" is not a topic."""
+    ("changes only the topics those documents touch"). "Other topics" is not a topic."""
     where = {i: t for t in after for i in t.member_ids}  # type: ignore[attr-defined]
     count = same = labelled = 0
     for t in before:

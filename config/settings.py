@@ -1,4 +1,4 @@
-"""Django settings, read from the environment (every variable is listed in README.md).
+"""Django settings, read from the environment (each variable: docs/configuration.md).
 
 Defaults are the embedded set-up a fresh machine needs: SQLite, a tantivy search index and a
 Celery broker that needs no server (kombu's filesystem transport under ``var/``). Production
@@ -116,7 +116,7 @@ DATABASES = {
     "default": dj_database_url.parse(
         env_str("DATABASE_URL", f"sqlite:///{VAR_DIR / 'db.sqlite3'}"),
         # Kept open between requests by default: opening one per request was a tenth of a
-        # search's CPU on PostgreSQL (issue 23), and an SQLite connection's page cache
+        # search's CPU on PostgreSQL (profiled at 1M), and an SQLite connection's page cache
         # (SQLITE_CACHE_MB) only helps a connection that lives. 0 closes after each request.
         conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60, minimum=0),
         # A kept connection is checked before each request reuses it, so one that a database
@@ -127,7 +127,7 @@ DATABASES = {
 # PostgreSQL: parameters bound on the server, and a statement prepared once a connection has
 # run it twice (psycopg's prepare_threshold), so it is parsed and planned once per connection:
 # a search runs the same few statements every time, and planning them was a fifth of the
-# database's CPU a search at 1M documents (pg_stat_statements, issue 23). Turn off behind a
+# database's CPU a search at 1M documents (pg_stat_statements at 1M). Turn off behind a
 # pooler in transaction mode that cannot keep a connection's prepared statements.
 DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and (
@@ -271,8 +271,8 @@ SIGNATURE_RETRY_BACKOFF_MAX = env_int("SIGNATURE_RETRY_BACKOFF_MAX", 120, minimu
 # Periodic catch-up of pending documents by celery beat (0 disables the schedule).
 SIGNATURE_CATCHUP_SECONDS = env_int("SIGNATURE_CATCHUP_SECONDS", 60, minimum=0)
 # The niceness of Celery's worker processes and of manage.py ingest (searchapp.background): 0-19,
-# 0 leaves them at the web's priority. Measured in BENCHMARKS.md ("Search capacity during
-# ingest and rebuilds").
+# 0 leaves them at the web's priority. Measured in bench/load/README.md (search capacity
+# during an ingest and rebuilds).
 BACKGROUND_NICE = env_int("BACKGROUND_NICE", 19, minimum=0, maximum=19)
 # A running background job that shows no progress for this long is taken for one whose worker
 # died or whose queued messages the broker lost: the periodic catch-up re-publishes a rebuild's
@@ -289,7 +289,7 @@ if (
     )
 # Corpus-wide clusters are recomputed this many seconds after the last change (debounce).
 CLUSTERS_DEBOUNCE_SECONDS = env_int("CLUSTERS_DEBOUNCE_SECONDS", 5, minimum=0)
-# Partial copies (issue 20, services.partial_copies.jobs): a pair is kept when one document holds at
+# Partial copies (services.partial_copies.jobs): a pair is kept when one document holds at
 # least this share of the other's word 5-shingles, or they share a passage of at least this
 # many words (every such passage is found: the winnowing window is words - 4).
 PARTIAL_COPY_MIN_SHARE = env_float("PARTIAL_COPY_MIN_SHARE", 0.5, minimum=0.05, maximum=1.0)
@@ -384,7 +384,7 @@ INGEST_BATCH_SIZE = env_int("INGEST_BATCH_SIZE", 2000, minimum=1)
 # PostgreSQL (1M documents, with the helper signing ahead: 142-151 s against 155-174 s, the
 # server's CPU down by a third); off with SQLite, whose inserts of the signatures' rows would
 # then queue behind the ingest's own in its process, where workers make them beside it (1M:
-# 196 against 172 s). BENCHMARKS.md, "Sixth round".
+# 196 against 172 s; bench/scale.py --docs 1000000, 2026-11-28).
 INGEST_SIGN_INLINE = env_bool(
     "INGEST_SIGN_INLINE", DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 )
@@ -401,7 +401,7 @@ INGEST_READ_AHEAD = env_bool(
 )
 # PostgreSQL: with the helper running, the batches are written in a thread of their own (over
 # a second database connection), so that the server's work on one batch overlaps this process
-# preparing the next and indexing the one before (BENCHMARKS.md, "Ninth round"). SQLite
+# preparing the next and indexing the one before (measured with bench/scale.py). SQLite
 # ignores it: one writer at a time, and there the workers' signing ends a load.
 INGEST_WRITER_THREAD = env_bool("INGEST_WRITER_THREAD", True)
 # The longest JSON line, CSV row or .txt/.md/.html file read; longer ones are skipped as bad

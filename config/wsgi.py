@@ -5,7 +5,7 @@ time (``warm_up``): the URL configuration with every view and the libraries they
 (scikit-learn, scipy, the search index's), LemmInflect's lexicon for the topics' labels, and
 one small clustering (scikit-learn's and scipy's first calls). A new worker's first search page
 cost about 1.1 s of CPU more than the next one, which a loaded machine stretched to several
-seconds (BENCHMARKS.md, "A web process's first requests"); a restart of the database during
+seconds (bench/load/README.md, bench/web_first_request.py); a restart of the database during
 such a request turned it into a 503 long after the database was back. The warm-up reads no
 database: the topics' background sample (``selectors.topics.background``) is still built by the
 first search that shows topics. Celery workers and management commands never load this module,

@@ -402,7 +402,7 @@ def signatures_from_bytes(blobs: Sequence[bytes], num_perm: int) -> np.ndarray:
     size = 4 * num_perm
     if num_perm > 0 and all(isinstance(blob, bytes) and len(blob) == size for blob in blobs):
         # One join and one view instead of a conversion per row: the app decodes a few hundred
-        # stored rows a search (issue 23). Anything else is checked row by row below.
+        # stored rows a search (profiled). Anything else is checked row by row below.
         joined = b"".join(blobs)
         return np.frombuffer(joined, dtype="<u4").astype(np.uint32).reshape(len(blobs), num_perm)
     out = np.empty((len(blobs), num_perm), dtype=np.uint32)

@@ -4,7 +4,7 @@ Defaults are chosen for recall: banding weighs missed pairs 49:1 against extra c
 (candidates are cheap to verify: 17 bands x 7 rows at threshold 0.8 with 128 slots, so a pair at
 J = 0.85 is a candidate with probability 1 - (1 - 0.85^7)^17 = 0.9986, against 0.975 for the
 14 x 9 of a 9:1 weighting, which missed one pair in 68 on the German and Arabic corpora of
-issue 16; Reuters costs about 8% more CPU and gains the 3 pairs between 0.80 and 0.85 the
+bench/languages.py; Reuters costs about 8% more CPU and gains the 3 pairs between 0.80 and 0.85 the
 14 x 9 bands missed), and candidates are verified by exact Jaccard of their shingle sets, so no
 pair above the threshold is lost to the MinHash estimator's noise (standard error ~0.032 at
 J = 0.85 with 128 slots) and no pair below it is reported.

@@ -8,7 +8,7 @@ finds, at corpus scale, the pairs of documents where one holds a large share of 
 the pairs sharing a verbatim or lightly edited passage of a chosen length whatever the
 documents' lengths, with the passages and their positions.
 
-Method (chosen by measurement, bench/partial_bench.py and BENCHMARKS.md "Partial copies"):
+Method (chosen by measurement, bench/partial_bench.py and bench/partial/README.md):
 
 1. **Fingerprints** (:class:`Winnower`): each document's word k-shingles, hashed exactly as
    :func:`dedup.shingle.shingle_batch` hashes them (same normalisation and tokens in every
@@ -689,7 +689,7 @@ def containment_candidates(
     Recall: every pair sharing a verbatim passage of ``min_words`` tokens (the fingerprints'
     window at most ``min_words - k + 1``) whose fingerprints there are in at most ``max_df``
     documents; pairs meeting ``min_containment`` when they share a fingerprint (measured,
-    BENCHMARKS.md "Partial copies"). Precision: 1 by construction (exact figures).
+    bench/partial/README.md). Precision: 1 by construction (exact figures).
     """
     pairs, _ = candidate_pairs(fps, max_df=max_df)
     return verify_pairs(shingles, sets, fps, pairs, min_containment, min_words, k, gap)
@@ -737,7 +737,7 @@ def verify_pairs(
         # An edited passage of min_words tokens holds at least min_words / (k + gap) runs;
         # aligning every such pair is the costliest step, so only pairs where a verbatim run
         # of EDITED_SEED_WORDS passes through a shared fingerprint are aligned (the seed of a
-        # passage; measured recall in BENCHMARKS.md "Partial copies").
+        # passage; measured recall in bench/partial/README.md).
         edited = np.flatnonzero(
             ~found & ~verbatim & (shared >= max(min_words // (k + gap), 1))
         )

@@ -6,7 +6,7 @@ character k-shingles of the normalised text -> 64-bit hashes. What a token is in
 (words where words are spaced, single characters in Chinese, Japanese, Thai and the other
 unspaced scripts; URLs removed) is :mod:`dedup.tokens`; ``ShingleSpec.tokens`` names the
 tokenisation so that signatures made with an older one are recognised (``"words"``: runs of
-``\\w``, before issue 16).
+``\\w``, before the per-script rules).
 
 Hashes are defined arithmetically (see :mod:`dedup._hashing`), so they are identical on every
 machine and in every process. Two distinct shingles collide with probability about 2**-64 per
@@ -84,7 +84,7 @@ class ShingleSpec:
            between loosely related texts); word 5 and char 9 are the usual choices for news.
         tokens: the tokenisation (:mod:`dedup.tokens`): "scripts" (default: every script,
            URLs removed, a text without any word character has no shingles) or "words" (runs
-           of ``\\w`` as before issue 16, kept so that stored signatures made with it are
+           of ``\\w``, the older rule, kept so that stored signatures made with it are
            read as they were made; Chinese, Japanese and Thai runs are one token each there).
 
     ``str(spec)`` is ``"word:5"`` for the default tokenisation and ``"word:5:words"`` for the

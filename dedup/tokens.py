@@ -22,7 +22,7 @@ Two tokenisations, named by ``ShingleSpec.tokens`` (used by ``dedup.shingle`` an
   other SA scripts; a shorter run is one token). Word k-shingles over them span k + m - 1
   characters, which makes an edit cost about the similarity it costs in English: chosen by
   measurement on parallel real text against one character a token and longer or shorter spans
-  (bench/fold_scripts.py, BENCHMARKS.md "Folding in every script"). Korean, which puts spaces
+  (bench/fold_scripts.py, bench/languages/README.md). Korean, which puts spaces
   between words, keeps word tokens (measured: as close to English as Russian or German). Two
   more rules make a token mean the same thing whichever way it was typed or linked: the
   optional vowel marks of Arabic and Hebrew (harakat, niqqud) and the Arabic tatweel are

@@ -2,7 +2,7 @@
 
 On a machine that serves searches too (every machine, on a small deployment), a rebuild, the
 signing of an ingest or an ingest itself can take every core for minutes. Measured on 2 cores
-with PostgreSQL (BENCHMARKS.md, "Search capacity during ingest and rebuilds"), searches served
+with PostgreSQL (bench/load/README.md), searches served
 0.44-0.49 of their idle throughput while that ran at the web's priority, 0.66-0.75 at
 niceness 10 and 0.70-0.91 at 19. Celery's worker processes and ``manage.py ingest`` therefore
 run at niceness BACKGROUND_NICE (0-19; 0 leaves them as they are, default 19): the kernel still

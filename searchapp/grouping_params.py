@@ -14,7 +14,7 @@ Why these ranges:
   1.0 folds exact shingle-set copies only.
 * SimHash default distance 4: the largest distance whose folded pairs are near-duplicates
   (exact word 5-shingle Jaccard >= 0.75) at least 95% of the time on every shared corpus with
-  an exact truth (issue 23; ``bench/simhash_calibration.py --truth-only``, BENCHMARKS.md):
+  an exact truth (``bench/simhash_calibration.py --truth-only``; docs/decisions/):
   precision 0.955 on Reuters, 0.978 on Debian's copyright files, 1.0 on McCormick and
   Clough-Stevenson, recall of the J >= 0.85 pairs 0.92 / 0.97 / 0.85 / 0.5 (MinHash at 0.8:
   1.0 everywhere). The earlier 6, calibrated for agreement with MinHash's pairs (best mean

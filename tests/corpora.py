@@ -10,7 +10,7 @@ The corpora, each written once:
 * ``NEWS`` (``make_news``): a solar-farm story with a syndicated and a corrected copy, two
   unrelated stories and one with markup in it.
 * ``JAGUAR`` (``make_jaguar``): two clear topics behind one ambiguous word.
-* the ferry corpus (``make_ferry``, ``FERRY_*``): issue 11's corpus whose MinHash estimates are
+* the ferry corpus (``make_ferry``, ``FERRY_*``): a corpus whose MinHash estimates are
   fixed by its text.
 * the volcano corpus (``make_volcano``): an eruption report with a syndicated and a corrected
   copy, an unrelated report, two copies of a document full of untrusted markup, and on request
@@ -161,7 +161,7 @@ def make_jaguar(corpus: Corpus | None = None) -> dict[str, Document]:
 
 
 
-# --- the ferry corpus (issue 11, "folding must mean what it says") -----------------------------
+# --- the ferry corpus ("folding must mean what it says") ---------------------------------------
 #
 # A ferry-strike story and three copies whose MinHash estimates (word 5-shingles, 128 slots,
 # seed 1: the app's default set) are fixed by their text:
@@ -327,7 +327,7 @@ def make_volcano(*, stories: int = 0) -> VolcanoCorpus:
     return volcano
 
 
-# --- the paging corpora (issue 18: every match reachable, each once) ---------------------------
+# --- the paging corpora (every match reachable, each once) -------------------------------------
 #
 # * ``make_demo``: the first ``n`` documents of the app's demo generator (news stories with
 #   syndicated, corrected, updated and mirrored copies): "percent" matches about 60% of them,

@@ -1,4 +1,4 @@
-"""The small named multilingual corpus (issue 16): news stories in Chinese, Japanese, Korean, Thai,
+"""The small named multilingual corpus: news stories in Chinese, Japanese, Korean, Thai,
 Arabic, Russian and German, each with planted near-copies, plus two Chinese and Japanese topic
 sets for the browser test. Imported as ``from multilingual import ...`` (tests/ is on sys.path,
 see tests/corpora.py).

@@ -1,4 +1,4 @@
-"""Band keys are keyed by (document, signature set, band), not by a serial id (issue 23).
+"""Band keys are keyed by (document, signature set, band), not by a serial id.
 
 The id was read by nothing, yet every row cost a sequence call and an entry in its own B-tree,
 and the plain document index beside it was a second B-tree: measured on PostgreSQL, COPYing

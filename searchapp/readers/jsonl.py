@@ -40,7 +40,7 @@ def _parsed(raw: bytes) -> object:
     """The JSON value of one line, as the standard library reads it.
 
     orjson parses a line in about a third of the standard library's time (4.4-4.6 against
-    11.8-12.8 us for a line of bench/scale.py's corpus: BENCHMARKS.md, "Twelfth round"), but
+    11.8-12.8 us for a line of bench/scale.py's corpus, timed with bench/ingest_read.py), but
     it refuses what the standard library accepts (NaN, Infinity, a lone surrogate escape)
     and reads an integer past 64 bits as a float. The standard library therefore reads every
     line orjson refuses, for its answer and its messages, and every object with a float in

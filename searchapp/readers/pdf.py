@@ -1,7 +1,7 @@
 """PDF (``.pdf``): one document per file, its pages' text in order.
 
-Text comes from PDFium (pypdfium2), chosen by measurement on the PDFs Debian ships (BENCHMARKS.md,
-"Reading PDFs"): the same words as pypdf and pdfminer.six, hyphenated line ends joined back into
+Text comes from PDFium (pypdfium2), chosen by measurement on the PDFs Debian ships (when
+written): the same words as pypdf and pdfminer.six, hyphenated line ends joined back into
 words, 4-10x faster and with less memory. PDFium reads the file with random access, one page at a
 time, so memory follows the largest page, not the file.
 

@@ -48,8 +48,8 @@ MAX_TOKEN_BYTES = 40
 # spaces and Hangul. Each of their characters is a word of its own (a unigram), and a word of
 # several characters is searched as a phrase of them: any run of characters typed finds the
 # documents holding it, a single one (「雨」) included, with no dictionary; measured against
-# character bigrams and dictionary segmenters in BENCHMARKS.md ("Searching Chinese, Japanese,
-# Korean and Thai"). Korean is spaced, but its words carry their particles (서울에서 "in
+# character bigrams and dictionary segmenters (bench/language_analysis.py,
+# bench/languages/README.md). Korean is spaced, but its words carry their particles (서울에서 "in
 # Seoul"), so it is read by the character too, as Lucene's CJK analyzer does.
 _BY_CHARACTER = letter_ranges(SCRIPTS)
 # The same letters for Python's re (the highlighter, the query parser).

@@ -51,7 +51,7 @@ SNIPPET_SOURCE_CHARS = 20_000
 # The first read, at least (first_read). Every read scores every match again (tantivy's
 # offset skips hits, not work: 7 ms at 1M documents for a median query of 200k matches, whether
 # 128 or 512 are kept), so the first read is sized for what most pages fold: 512 covers a first
-# page and its topics' first 100 matches in one read where 128 took two or three (issue 23).
+# page and its topics' first 100 matches in one read where 128 took two or three (profiled).
 FIRST_WINDOW = 512
 # A run of equal scores this long is settled in id order where the read stopped instead of
 # being read to its end: only a query scoring every document alike makes one, and reading a
@@ -80,7 +80,7 @@ Occur = tantivy.Occur
 # near-duplicates further down) and the snippets cut (each with the content hash of the text
 # it was cut from, used only while the document still has that text). Reading them is the
 # largest cost of a search at 1M documents (every read scores every match: ~7 ms for a median
-# query's 200k, issue 23), and a popular query asks the same again. The key holds the index's
+# query's 200k), and a popular query asks the same again. The key holds the index's
 # state (text_index.version: a commit, a deletion, a merge or a reindex makes a new one), so an
 # entry is never stale; the database's side (documents deleted since, signatures, clusters) is
 # read per search as before.

@@ -1,7 +1,7 @@
 """Ranked lists shared by the web processes through Redis (``SEARCH_SHARED_CACHE_URL``).
 
 Why: reading a query's ranked list scores every match (~7 ms for a median query at 1M
-documents, issue 23), and each web process remembered only what it had read itself, so a
+documents), and each web process remembered only what it had read itself, so a
 popular query was scored once per process: with three gunicorn workers, most of the reads of
 a throughput run were a query some other worker had already read. What a read finds is a pure
 function of the query, its filters, the code that compiles and ranks it and the index's state

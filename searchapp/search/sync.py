@@ -17,8 +17,8 @@ where the index directory exists, so a machine that runs only workers never buil
 index of its own (an ingest or a reindex builds the index where it runs).
 
 A search writes nothing by default. Measured with gunicorn (4 workers) under 16 concurrent
-clients and 10 edits a second on PostgreSQL (BENCHMARKS.md, "Who applies the index's pending
-changes"), searches that applied the outbox themselves served 97 requests/s against 131, at a
+clients and 10 edits a second on PostgreSQL (docs/decisions/writers-apply-the-index.md,
+the table), searches that applied the outbox themselves served 97 requests/s against 131, at a
 p95 of 234 ms against 152, and made an edit searchable after 3.3 s (p50) against 0.13 s: the
 web workers queued on the index's one write lock and each paid for a commit. The writer pays
 instead, about 0.1 s per committed change, and a search writes nothing.
@@ -186,7 +186,7 @@ BEHIND_AFTER_SECONDS = 60
 
 def _oldest_pending() -> datetime | None:
     # Plain SQL: every search asks, and the ORM compiled the query each time (~0.4 ms of a
-    # search's CPU at 1M documents, issue 23).
+    # search's CPU at 1M documents, profiled).
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT created_at FROM {SearchIndexChange._meta.db_table} ORDER BY id LIMIT 1"

@@ -3,7 +3,7 @@
 Why tantivy: its top-k collector skips whole posting blocks that cannot reach the current
 top-k (block-max WAND), so a query's cost follows k, not the number of matches. At 1M
 documents it answers in milliseconds where SQLite FTS5 took 0.25-0.5 s and PostgreSQL's
-ts_rank 4-6 s (BENCHMARKS.md, "Search at 1M documents").
+ts_rank 4-6 s (docs/decisions/search-index-tantivy.md).
 
 Layout of ``root``:
     CURRENT      the name of the generation directory in use (replaced atomically)

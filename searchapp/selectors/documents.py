@@ -72,7 +72,7 @@ class DocumentDetail:
     signature_pending: bool = False
     threshold: float | None = None
     max_distance: int | None = None
-    # Documents holding a share of this one or held by it, or sharing a passage (issue 20).
+    # Documents holding a share of this one or held by it, or sharing a passage.
     partial_copies: list[PartialRelation] = field(default_factory=list)
 
 

@@ -1,4 +1,4 @@
-"""Reads of the partial copies (``PartialCopy``, issue 20): one document's, and the staff report's.
+"""Reads of the partial copies (``PartialCopy``): one document's, and the staff report's.
 
 A document's partial copies are two indexed lookups (its rows as A and as B). Each relation is
 told from this document's side: ``share_here_in_other`` is the share of this text found in

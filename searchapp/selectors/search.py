@@ -167,7 +167,7 @@ def _page(
     """The SearchPage of ``paging.shown``: every number the page states is set here."""
     if hits is None:
         hits = folded.hits(_ids(paging.shown))
-    # Results of this page that quote one another (issue 20): marked, not folded. A pair
+    # Results of this page that quote one another: marked, not folded. A pair
     # folded into one group is shown as similar already.
     group_of = {i: g.representative for g in paging.shown for i in g.ids}
     marks = partial_marks_among(hits.keys(), apart=group_of)

@@ -65,7 +65,7 @@ class Hit:
     corpus: str = ""  # the corpus's name
     added: datetime | None = None  # when it was ingested (the "earliest" representative rule)
     lang: str = ""  # ISO 639-1 code of its language ("" unknown)
-    # The other results of the list this one quotes or is quoted in (issue 20); search folding
+    # The other results of the list this one quotes or is quoted in; search folding
     # stays Jaccard-based, so such a pair is shown apart and marked.
     partial: tuple[PartialMark, ...] = ()
 
@@ -89,7 +89,7 @@ class Hit:
 @functools.lru_cache(maxsize=4096)
 def _host(url: str) -> str:
     # Kept per url: a page asks each hit's host twice or more (the page, the API, the exports),
-    # and urlsplit was ~20 us of it (issue 23).
+    # and urlsplit was ~20 us of it (profiled).
     if not url.lower().startswith(("http://", "https://")):
         return ""
     try:

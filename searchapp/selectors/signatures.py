@@ -85,7 +85,7 @@ def search_set(method: str) -> SignatureSet | None:
     """``active_signature_set(method)`` for a search, which only reads it: the row is read on
     every call (a staff change or a rebuild is seen at once), and the model instance is the
     one loaded from an identical row before, never modified. Why: the ORM compiled and built
-    it on every search, ~0.6 ms of a search's CPU at 1M documents (issue 23)."""
+    it on every search, ~0.6 ms of a search's CPU at 1M documents (profiled)."""
     return search_set_and_version(method)[0]
 
 
@@ -105,7 +105,7 @@ def search_set_and_version(method: str) -> tuple[SignatureSet | None, Hashable |
 def search_sets() -> dict[str, SignatureSet]:
     """``active_signature_sets()`` for a page, which only reads them: one plain statement, and
     the instances ``search_set`` shares (never modified). Why: the search form reads both
-    methods' sets on every page for its defaults, and the ORM cost ~1 ms a page (issue 23)."""
+    methods' sets on every page for its defaults, and the ORM cost ~1 ms a page (profiled)."""
     return {found.method: found for found, _token in _active_rows("TRUE", [], None)}
 
 

@@ -99,7 +99,7 @@ def sqlite_insert_values(
     what the statements return (a ``RETURNING`` tail's rows, in no promised order).
 
     Not executemany, which binds and steps one row at a time: a band-key row cost 2.6 us that
-    way against 0.9 us this way (BENCHMARKS.md, "Tenth round"). executemany also lets go of
+    way against 0.9 us this way (measured on SQLite at 1M). executemany also lets go of
     the GIL around every row's step, so beside another busy Python thread each row waited for
     it (116 us against 5 us). The statements go to the driver's own cursor with SQLite's ``?``
     marks, past Django's rewriting of ``%s`` (a regular expression over each statement), inside

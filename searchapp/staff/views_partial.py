@@ -1,4 +1,4 @@
-"""The partial copies report (issue 20): pairs where one document holds a large share of the
+"""The partial copies report: pairs where one document holds a large share of the
 other, or that share a passage, largest share first, with the duplicates report's review
 actions (the same decision forms and ``staff:decide``: "same as", "not a duplicate", a note).
 """

@@ -1,7 +1,7 @@
 """A search page's list of groups written in Python: the same bytes as including
 ``partials/group.html`` (with ``partials/hit.html`` and ``partials/hit_source.html``) per group.
 
-Why: those includes cost a search page about 15 ms of CPU at 20 groups (issue 23): each hit
+Why: those includes cost a search page about 15 ms of CPU at 20 groups (profiled): each hit
 went through two includes, two ``{% url %}`` reversals, ``results_query`` (the page's
 parameters encoded again) and a dozen filters in Django's template engine. Here the two
 addresses are reversed once per page and the page's parameters encoded once; every value
@@ -52,7 +52,7 @@ _MARK_A, _MARK_B = 918273645, 546372819
 @functools.lru_cache(maxsize=4096)
 def _ordinal(n: int, language: str | None) -> str:
     """humanize's ``ordinal``, kept per number and language: it looks its words up in the
-    translations on every call (~0.1 ms, a tenth of a page's groups' markup, issue 23)."""
+    translations on every call (~0.1 ms, a tenth of a page's groups' markup)."""
     return str(ordinal(n))
 
 
@@ -67,7 +67,7 @@ def _title(hit: Hit) -> str:
 @functools.lru_cache(maxsize=4096)
 def _time_html(date: datetime, zone: str, language: str | None) -> str:
     # Kept per date, time zone and language (what the filters' output follows): Django's date
-    # filter is ~40 us a call, two a hit, and a repeated search shows the same dates (issue 23).
+    # filter is ~40 us a call, two a hit, and a repeated search shows the same dates.
     when = template_localtime(date)
     return (
         f'<time datetime="{_e(date_filter(when, "c"))}">{_e(date_filter(when, "j M Y"))}'

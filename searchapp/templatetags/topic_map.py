@@ -29,7 +29,7 @@ def topic_map(context: dict[str, Any], page: SearchPage | None) -> SafeString:
         return SafeString("")
     search = reverse("search")
     # One reverse for every group's link: the map is given every group of the first hundred
-    # matches, and a reverse each cost more than drawing the map (issue 23's profile).
+    # matches, and a reverse each cost more than drawing the map (profiled).
     head, tail = reverse("document", args=[_PROBE_ID]).split(str(_PROBE_ID), 1)
     topics = [
         MapTopic(

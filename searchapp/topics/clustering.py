@@ -26,7 +26,7 @@ vocabulary, and reading them in order is how the method is reviewed. The method:
    fixed height ``link_threshold`` (``searchapp.topics.linkage``), the ``max_topics`` largest
    groups shown and the rest attached to the nearest of them (``attach_min``): a row depends on
    its own result and the corpus only, and the cut on the groups it is in, so results joining
-   or leaving a list move only the topics they touch (issue 19). Without a background (the
+   or leaving a list move only the topics they touch. Without a background (the
    list's own IDF moves anyway): normalised spectral clustering of the rows' cosine graph with
    ``max_topics`` eigenvectors, one truncated SVD (``searchapp.topics.spectral``), k-means on
    the embedding (k-means++ seeding from ``seed``); then the two clusters whose centred TF-IDF

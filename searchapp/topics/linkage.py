@@ -2,7 +2,7 @@
 ``searchapp.topics.clustering``): topics that stay where they are when results join or leave the
 list.
 
-Why this replaced spectral clustering + k-means as the default (issue 19, "adding a few
+Why this replaced spectral clustering + k-means as the default (the goal: "adding a few
 documents or moving the folding threshold changes only the topics those documents touch"):
 
 * The space is fixed. With the background corpus's IDF and every word a result has (no

@@ -4,7 +4,7 @@ read from them instead of clustered afresh.
 Why: no clustering of a whole list is local. When four results join a list, average linkage
 (searchapp.topics.linkage) can merge two other groups differently, and the cap of eight topics
 can swap the eighth for the ninth; on 20 Reuters lists about one untouched topic in five
-changed (BENCHMARKS.md, issue 19). A reader who comes back to a query after a few documents
+changed (bench/topics_quality.py). A reader who comes back to a query after a few documents
 were added, or who moves the folding threshold, should find the same topics, with the new
 results in the topics they fit. So the first clustering of a list is its *anchor*: every
 document of the list (representatives and the results folded beneath them) is remembered with

@@ -83,7 +83,7 @@ class PlainSelect(forms.Select):
 
     Why: the template renderer includes a template per option, and the language list has 185:
     the search page's four selects cost ~8 ms of CPU a request, a sixth of the page (profiled
-    under load, issue 23). Every label and value is escaped as the templates escape them.
+    under load). Every label and value is escaped as the templates escape them.
     """
 
     def render(
@@ -109,7 +109,7 @@ class PlainSelect(forms.Select):
 class FixedSelect(PlainSelect):
     """A PlainSelect over a fixed list of choices (the languages, the orders, the methods),
     its markup kept per name, value and attributes: the language list's 185 options were
-    rebuilt and escaped on every page (~0.6 ms, issue 23). The choices are part of the key."""
+    rebuilt and escaped on every page (~0.6 ms). The choices are part of the key."""
 
     _rendered: dict[tuple[object, ...], SafeString] = {}
     _MAX_RENDERED = 512
@@ -180,8 +180,8 @@ class PlainInput(forms.widgets.Input):
     """An <input> written in Python, the markup of Django's input.html and attrs.html.
 
     Why: the template renderer cost each of the search page's inputs (the query, threshold,
-    distance, limit and the hidden ones) ~0.3 ms, ~1.5 ms a page (profiled at 1M documents,
-    issue 23). The value and every attribute are escaped as the templates escape them.
+    distance, limit and the hidden ones) ~0.3 ms, ~1.5 ms a page (profiled at 1M
+    documents). The value and every attribute are escaped as the templates escape them.
     """
 
     def render(

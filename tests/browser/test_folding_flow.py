@@ -1,4 +1,4 @@
-"""Issue 11 in a real browser, on the ferry corpus of tests/corpora.py: the threshold shown
+"""Folding in a real browser, on the ferry corpus of tests/corpora.py: the threshold shown
 is the one applied, "same as" never unfolds a copy and the representative says why it was
 picked, and after a cancelled rebuild the settings page and search show the same threshold."""
 

@@ -1,4 +1,4 @@
-"""Issue 16 in a real browser (desktop viewport): a Chinese and a Japanese search each show a
+"""Every language in a real browser (desktop viewport): a Chinese and a Japanese search each show a
 folded group and topic labels a reader of that language can read (tests/multilingual.py:
 苹果 the company and the fruit, ジャガー the car maker and the big cat)."""
 # ruff: noqa: E501 - descriptive test names read better unwrapped; CJK is the data

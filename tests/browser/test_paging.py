@@ -1,4 +1,4 @@
-"""Issue 18 in a real browser, on a desktop and a phone: "Next" reaches the last match, every
+"""Paging in a real browser, on a desktop and a phone: "Next" reaches the last match, every
 result shows once, and after clicking a topic the page's numbers agree with each other."""
 # ruff: noqa: E501 - descriptive test names read better unwrapped
 

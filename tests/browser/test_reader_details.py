@@ -1,5 +1,5 @@
 # ruff: noqa: E501 - test signatures with their fixtures read better unwrapped
-"""What a reader tried in a real browser (issue 11): unfold every omitted result at once,
+"""What a reader tried in a real browser: unfold every omitted result at once,
 download the list, page through it by keyboard, the API docs offline, the header, the icon,
 dark mode and the "/" shortcut."""
 

@@ -1,4 +1,4 @@
-"""Issue 18 in a real browser, on a slice of the demo corpus: the first result within the first
+"""The reader first, in a browser, on a slice of the demo corpus: the first result within the first
 screen on a desktop and a phone, the options in one collapsed control whose state is the
 address, Enter searching once, the document page's way back and marks, the empty page's example
 queries, and axe-core on the states these add (options and figures open, marks), in light and

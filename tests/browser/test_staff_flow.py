@@ -179,7 +179,7 @@ def test_staff_upload_report_settings_rebuild_and_overrule(page, live_server, st
     assert "Port Ellen ferry terminal to close" not in wire_group
 
 
-# --- the review queue (issue 18, item 4) --------------------------------------------------------
+# --- the review queue ------------------------------------------------------------------------------
 
 DESKTOP = {"viewport": {"width": 1366, "height": 900}}
 PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}

@@ -63,7 +63,7 @@ def demo_corpus(transactional_db) -> None:  # type: ignore[no-untyped-def]
 
 def test_a_sub_topic_link_beneath_a_large_topic_filters_the_results_in_place(page, live_server, demo_corpus):  # type: ignore[no-untyped-def]
     # The demo corpus's "water" holds one topic of a quarter of the groups, split in sub-topics
-    # ("energy" did under spectral clustering; average linkage, issue 19, makes it smaller ones).
+    # ("energy" did under spectral clustering; average linkage makes it smaller ones).
     page.goto(f"{live_server.url}/?q=water")
     page.evaluate("window.__sameDocument = true")
     subtopics = page.locator("aside.topics ul.subtopic-list").first

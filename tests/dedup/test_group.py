@@ -375,7 +375,7 @@ def random_result_list(rng: np.random.Generator, n: int) -> np.ndarray:
 
 
 class TestNoFoldIsMissed:
-    """Issue 11, item 1: the threshold shown is the threshold applied, to every pair."""
+    """The threshold shown is the threshold applied, to every pair."""
 
     @settings(max_examples=40, deadline=None, derandomize=True)
     @given(
@@ -450,7 +450,7 @@ class TestNoFoldIsMissed:
 
 
 class TestDecisionsOnlyAdd:
-    """Issue 11, item 2: "same as" merges groups; it never undoes an unrelated fold."""
+    """A "same as" merges groups; it never undoes an unrelated fold."""
 
     def three_copies(self) -> np.ndarray:
         # 0: an upload without URL, 1: the original, 2: a third copy 88% to the original but

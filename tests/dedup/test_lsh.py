@@ -148,7 +148,7 @@ def test_thresholds_outside_zero_to_one_are_refused_with_their_value(bad):
 
 
 def test_exact_jaccard_reads_a_raw_batch_as_sets():
-    # Issue 23: verification no longer needs ShingleBatch.unique(). Repeated shingles, exact
+    # Verification needs no ShingleBatch.unique() (a sort per document). Repeated shingles, exact
     # copies (the equal-sets shortcut) and empty documents all give the set formula.
     rng = np.random.default_rng(11)
     texts = [" ".join(rng.choice(list("abcd"), size=int(rng.integers(0, 30)))) for _ in range(40)]

@@ -198,7 +198,7 @@ def test_two_chinese_stories_differing_in_one_character_share_most_shingles():
     # 37 characters (punctuation is no token) in 34 4-grams, 30 shingles of 5 4-grams (8
     # characters); the edit replaces the 8 that hold it: 22 shared of 38.
     assert jaccard(shingle_set(a), shingle_set(b)) == 22 / 38
-    # Before issue 16 each clause was one token: nothing shared at all.
+    # Under the older "words" rule each clause was one token: nothing shared at all.
     old = ShingleSpec("word", 5, "words")
     assert jaccard(shingle_set(a, old), shingle_set(b, old)) == 0.0
 

@@ -87,7 +87,7 @@ def test_reuters_word2_shingles_at_distance_6(reuters):
 
 
 def test_reuters_word2_shingles_at_the_apps_default_distance_4(reuters):
-    # searchapp.grouping_params.DEFAULT_MAX_DISTANCE (issue 23): the largest k whose pairs are
+    # searchapp.grouping_params.DEFAULT_MAX_DISTANCE: the largest k whose pairs are
     # near-duplicates (J >= 0.75) at least 95% of the time on every shared corpus.
     recall, precision, _ = reuters_figures(reuters, "word:2", 4)
     # Measured (default seed): recall 0.924, precision 0.955 (seeds 2 and 3: 0.949 and 0.976).

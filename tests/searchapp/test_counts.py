@@ -1,4 +1,4 @@
-"""Issue 18, item 5: one set of numbers per view. The summary, the page links, the "omitted"
+"""One set of numbers per view. The summary, the page links, the "omitted"
 note, the topic facet and the API state the same counts, in every view: plain, a topic, a
 corpus, newest first, SimHash, without JavaScript (the whole page) and as an htmx partial."""
 # ruff: noqa: E501 - descriptive test names read better unwrapped

@@ -1,4 +1,4 @@
-"""Issue 11, "folding must mean what it says", on the ferry corpus of tests/corpora.py:
+"""Folding must mean what it says, on the ferry corpus of tests/corpora.py:
 the threshold shown is the one applied to every pair, decisions only add to grouping, the
 representative follows a stated rule and says why, and every page shows the settings in force."""
 

@@ -1,5 +1,5 @@
 # ruff: noqa: RUF001  (Chinese and Japanese punctuation is the point of these tests)
-"""Issue 16, folding in every script: Chinese and Japanese near-copies fold in a result list,
+"""Folding in every script: Chinese and Japanese near-copies fold in a result list,
 documents without real text never fold, "why?" marks the shared characters, and a signature
 set made with the old tokenisation is read as made and flagged for a rebuild."""
 
@@ -95,7 +95,7 @@ def test_two_chinese_reports_differing_in_one_character_fold(cjk, group):
 @pytest.mark.parametrize("group", ["minhash", "simhash"])
 def test_a_japanese_agency_copy_folds_under_the_original(cjk, group):
     # The copy (exact Jaccard 0.88) is 5 bits from the original: SimHash's default of 4 bits,
-    # chosen for precision (issue 23), misses it, so SimHash is asked for 6 here.
+    # chosen for precision (docs/decisions/), misses it, so SimHash is asked for 6 here.
     distance = 6 if group == "simhash" else None
     assert folded("によりますと", group, cjk, hits=3, max_distance=distance) == [
         ("ja", ["ja-copy"])

@@ -123,7 +123,7 @@ def test_a_missing_path_is_a_clear_file_error(tmp_path: Path) -> None:
 
 
 def test_an_unsupported_file_type_is_refused(tmp_path: Path) -> None:
-    path = tmp_path / "doc.pages"  # Apple Pages: no reader (PDFs are read since issue 17)
+    path = tmp_path / "doc.pages"  # Apple Pages: no reader (PDFs have one)
     path.write_bytes(b"PK\x03\x04")
     with pytest.raises(IngestFileError, match=r"unsupported file type '\.pages'"):
         read_path(path)

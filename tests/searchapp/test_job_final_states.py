@@ -142,7 +142,7 @@ def test_a_recompute_that_fails_ends_failed_with_the_error(monkeypatch) -> None:
 
 def test_the_recompute_plans_its_band_queries_on_fresh_statistics() -> None:
     """A set's band keys planned from statistics older than the set ran 31 minutes on a
-    quadratic plan (issue 22, item 1): the recompute analyzes the table first."""
+    quadratic plan: the recompute analyzes the table first."""
     from django.db import connection
 
     if connection.vendor != "postgresql":

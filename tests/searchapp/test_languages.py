@@ -1,5 +1,5 @@
 """Every language: each document's language, and search in Chinese, Japanese, Korean, Thai,
-Arabic, Russian, German and English side by side (issue 16's own example corpus)."""
+Arabic, Russian, German and English side by side (the small multilingual corpus)."""
 
 # ruff: noqa: RUF001, E501 - real text in other scripts: full-width punctuation, long lines
 

@@ -1,4 +1,4 @@
-"""Issue 16 on the small multilingual corpus (tests/multilingual.py): read by the JSONL reader,
+"""Every language on the small multilingual corpus (tests/multilingual.py): read by the JSONL reader,
 ingested by the ingest service, searched through /api/search; every language searchable inside
 unspaced text and in inflected forms, every planted near-copy folded with its original, nothing
 folded across languages or because it is empty, and a query in one language kept to it."""

@@ -1,4 +1,4 @@
-"""Issue 16's near-duplicate figures on the real-text corpora of bench/multilingual_corpus.py
+"""The near-duplicate figures on the real-text corpora of bench/multilingual_corpus.py
 (Debian's handbook, FAQ and tutorials in seven languages, with planted near-copies), with the
 shingles, threshold and banding a new corpus gets from the app.
 

@@ -1,4 +1,4 @@
-"""Small things a reader or staff member trying the app noticed (issue 11, item 10): the icon,
+"""Small things a reader or staff member trying the app noticed: the icon,
 the upload form's descriptions, where the two sides of "why?" come from, the settings preview's
 wording and figures, a strict import's message and what anonymous visitors learn of jobs."""
 

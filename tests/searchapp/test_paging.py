@@ -1,4 +1,4 @@
-"""Issue 18, item 2: every match is reachable by paging, each once, and folding stays honest
+"""Every match is reachable by paging, each once, and folding stays honest
 across pages (a result folded on one page never shows on another)."""
 # ruff: noqa: E501 - descriptive test names read better unwrapped
 

@@ -1,4 +1,4 @@
-"""Partial copies (issue 20): a story quoted inside a longer one is found, shown and served."""
+"""Partial copies: a story quoted inside a longer one is found, shown and served."""
 
 # Fixtures are imported from staff_testing and then named as test arguments, as pytest wants.
 # ruff: noqa: F811

@@ -1,4 +1,4 @@
-"""Partial copies kept up to date a batch at a time (issue 20): what a later update looks at,
+"""Partial copies kept up to date a batch at a time: what a later update looks at,
 and that it finds what the whole-corpus method finds."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 18, the reader first: short addresses, the options folded away, plain words on hits and
+"""The reader first: short addresses, the options folded away, plain words on hits and
 groups, the document page (the story's date, the way back, the query's words marked), the empty
 page's corpus line and example queries, and the CSV's date and corpus columns.
 

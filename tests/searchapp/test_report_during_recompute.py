@@ -1,4 +1,4 @@
-"""The duplicates report while clusters are recomputed (issue 18, item 8): it keeps listing the
+"""The duplicates report while clusters are recomputed: it keeps listing the
 last complete clusters, says plainly that a recompute is running, and switches to the new ones
 when they are complete - on SQLite in this process, and on PostgreSQL with a real worker."""
 

@@ -47,7 +47,7 @@ def _groups() -> list[ResultGroup]:
         # Picked over a better-ranked member: the page says why.
         ResultGroup(_hit(9, rank=9, score=0.005), [Member(_hit(5, rank=5), 0.5)], "decision"),
         ResultGroup(_hit(7, rank=None, url="ftp://files.example/y"), []),
-        # Quoting other results (issue 20): every kind of mark, an untrusted title.
+        # Quoting other results: every kind of mark, an untrusted title.
         ResultGroup(
             _hit(
                 11,

@@ -195,3 +195,38 @@ def test_a_background_wait_for_sqlite_as_long_as_a_stalled_job_stops_the_process
     assert "SQLITE_BACKGROUND_TIMEOUT=600 must be below JOB_STALL_SECONDS=600" in result.stderr
     started = _start_django(**sqlite, SQLITE_BACKGROUND_TIMEOUT="600", JOB_STALL_SECONDS="900")
     assert started.returncode == 0, started.stderr
+
+
+def _variables_settings_reads() -> set[str]:
+    """The names config/settings.py passes to the env_* helpers of config/env.py."""
+    import ast
+
+    tree = ast.parse((ROOT / "config" / "settings.py").read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id.startswith("env_")
+        ):
+            first = node.args[0]
+            assert isinstance(first, ast.Constant) and isinstance(first.value, str), (
+                f"config/settings.py line {node.lineno}: name the variable as a literal"
+            )
+            names.add(first.value)
+    return names
+
+
+def test_every_variable_settings_reads_has_its_section_in_docs_configuration_and_no_other() -> None:
+    import re
+
+    text = (ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+    documented = re.findall(r"^## `([A-Z][A-Z0-9_]*)`$", text, flags=re.MULTILINE)
+    assert len(documented) == len(set(documented)), "a variable has two sections"
+    read = _variables_settings_reads()
+    assert read - set(documented) == set(), "read by config/settings.py, not in docs/configuration.md"
+    assert set(documented) - read == set(), "in docs/configuration.md, not read by config/settings.py"
+    for name in documented:
+        section = text.split(f"## `{name}`\n", 1)[1].split("\n## ", 1)[0]
+        for field in ("- Default:", "- Valid:", "- What it does:", "- When to change it:"):
+            assert field in section, f"{name}'s section has no {field!r}"

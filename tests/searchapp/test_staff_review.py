@@ -1,4 +1,4 @@
-"""The duplicates report as a review queue (issue 18, item 4): which clusters, in what order, the
+"""The duplicates report as a review queue: which clusters, in what order, the
 next pair without losing the place, a whole cluster decided at once, who decided and why, and
 documents named by their own ids everywhere on the staff pages."""
 

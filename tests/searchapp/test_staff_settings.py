@@ -189,7 +189,7 @@ def test_the_knee_moves_right_as_rows_grow():
     assert knee_x(32, 4) < knee_x(16, 8) < knee_x(8, 16)
 
 
-# --- one state, polled together (issue 18, item 8) -------------------------------------------
+# --- one state, polled together ---------------------------------------------------------------
 
 
 def test_the_settings_state_says_one_thing_while_a_rebuild_runs_and_another_once_it_is_done(

@@ -1,10 +1,10 @@
-"""Sub-topics where users see topics (issue 19's hierarchical option): a large topic of a search is
+"""Sub-topics where users see topics (the hierarchical option): a large topic of a search is
 split again, its sub-topics are listed beneath it on the search page as links that filter the
 results the way a topic's link does, and the API gives each topic its ``children``.
 
 The corpus is the demo corpus's first 400 documents (tests/corpora.py ``make_demo``): its
 matches of "water" hold one topic of about a quarter of the groups, which splits ("energy" did
-under spectral clustering; average linkage, issue 19, gives it smaller topics). The tests
+under spectral clustering; average linkage gives it smaller topics). The tests
 find that topic by its children rather than by its label, so they say what a user sees whatever
 the phrases chosen.
 """

@@ -1,5 +1,5 @@
 """A search's topics stay put in the app: the first list's topics are its anchor (kept in the
-database), and later lists of the same search read them (issue 19: "adding a few documents or
+database), and later lists of the same search read them (the goal: "adding a few documents or
 moving the folding threshold changes only the topics those documents touch")."""
 
 from __future__ import annotations

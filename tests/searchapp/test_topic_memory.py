@@ -1,5 +1,5 @@
 """Anchored topics (searchapp/topics/memory.py): a list's first topics remembered, and a changed
-list's topics read from them, so that only the topics a change touches move (issue 19)."""
+list's topics read from them, so that only the topics a change touches move."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The topic-clustering measures of bench/topic_metrics.py on clusterings worked out by hand.
 
-The benchmark's quality table (BENCHMARKS.md, issue 10) is only as right as these functions, so
+The benchmark's quality table (bench/topics/README.md) is only as right as these functions, so
 each measure is checked on a six-result example whose pair counts were counted by hand, on the
 two trivial baselines, and (Rand / Adjusted Rand) against scikit-learn on random clusterings.
 """

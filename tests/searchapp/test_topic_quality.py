@@ -1,10 +1,10 @@
-"""Issue 19: topic labels that read as topics, topics that stay put, sub-topics, and the
+"""Topic labels that read as topics, topics that stay put, sub-topics, and the
 background corpus (searchapp.topics.clustering, searchapp.topics.labels,
 selectors.topics.background).
 
 The collection checks read AMBIENT from the shared corpora (../shared/data/ambient, research use,
 never copied here) and are skipped where it is absent; their bounds sit below the measured
-figures by about the 95% interval of a mean over its 44 queries (BENCHMARKS.md, issue 19).
+figures by about the 95% interval of a mean over its 44 queries (bench/topics/README.md).
 """
 
 from __future__ import annotations
@@ -200,7 +200,7 @@ def test_on_the_demo_corpus_labels_have_no_defects_and_no_bare_first_names() -> 
             if not t.other:
                 total += 1
                 defects += [(t.label, d) for d in tm.label_defects(t.label, first_names)]
-    # Measured: 0 defects in 34 labels (main before this round: 7 in 36, "shows promise"...).
+    # Measured: 0 defects in 34 labels (the code before: 7 in 36, "shows promise"...).
     assert total >= 30
     assert len(defects) <= 0.03 * total, defects
 

@@ -1,5 +1,5 @@
 # ruff: noqa: RUF001, E501  (sample results in Chinese, Japanese, German and Turkish, one a line)
-"""Issue 16, topics in every language: a result list in Chinese, Japanese and German (and
+"""Topics in every language: a result list in Chinese, Japanese and German (and
 Turkish) gets topics labelled with words of its own languages, never with stop words."""
 
 from __future__ import annotations

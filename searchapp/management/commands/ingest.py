@@ -34,8 +34,8 @@ class Command(BaseCommand):
 
     # The models' checks only: the whole suite imports every URL's view, the admin and the
     # templates' tags, none of which an ingest uses, and took 2.5 of a start's 5 s of CPU in a
-    # slow spell (``manage.py check`` against ``check --tag models``, BENCHMARKS.md "Twelfth
-    # round"). The web processes, migrate and ``manage.py check`` still run them all.
+    # slow spell (``manage.py check`` against ``check --tag models``, timed with
+    # bench/ingest_read.py). The web processes, migrate and ``manage.py check`` still run them all.
     requires_system_checks = [Tags.models]
 
     def add_arguments(self, parser: CommandParser) -> None:

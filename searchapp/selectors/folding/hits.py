@@ -130,7 +130,7 @@ def _page_rows(
     """The rows of ``wanted`` (title, url, dates, corpus name, lang), for ``cut`` what their
     snippets are cut from, and every row's content hash, in one raw query: the two ORM queries
     this replaced cost a page more CPU to compile and run than the database spent on them
-    (issue 23)."""
+    (profiled)."""
     if not wanted:
         return [], {}, {}
     docs, corpora = Document._meta.db_table, Corpus._meta.db_table

@@ -70,7 +70,7 @@ class DocumentRow(NamedTuple):
     url: str
     # The dates as the cursor gave them (UTC; naive on PostgreSQL, text on SQLite), made aware
     # only when read: the fold reads them for the "earliest" rule and date order alone, and
-    # converting every row's two cost a search ~0.4 ms at 1M documents (issue 23).
+    # converting every row's two cost a search ~0.4 ms at 1M documents (profiled).
     added_raw: datetime | str | None
     date_raw: datetime | str | None
     signed: bool  # has a current signature in the set
@@ -120,7 +120,7 @@ def id_array(ids: Sequence[int]) -> str:
 
     Why not the list itself: psycopg dumps a list element by element in Python (with Django's
     client-side binding), ~4 ms of a search's CPU at 1M documents for its few hundred ids in
-    several reads (profiled, issue 23); ``int()`` keeps anything but an integer out.
+    several reads (profiled); ``int()`` keeps anything but an integer out.
     """
     return "{" + ",".join(map(str, map(int, ids))) + "}"
 
@@ -140,7 +140,7 @@ def ids_source(ids: list[int]) -> tuple[str, list[Any]] | None:
 
     Why a join with ``unnest`` and not ``id = ANY(array)``: the planner estimates an ANY's
     selectivity element by element, ~4 ms of planning for 300 ids against ~1 ms for the join,
-    planned as a nested loop over the array (EXPLAIN ANALYZE at 120k documents, issue 23).
+    planned as a nested loop over the array (EXPLAIN ANALYZE at 120k documents).
     """
     if connection.vendor != "postgresql":
         return None
@@ -152,7 +152,7 @@ def _in(column: str, ids: list[int]) -> tuple[str, list[Any]]:
 
     Why: Django's psycopg cursor binds parameters on the client, and psycopg splits a statement
     at its placeholders in Python on every call, uncached: a few hundred marks per read cost a
-    search more CPU than the database spends running it (profiled under load, issue 23).
+    search more CPU than the database spends running it (profiled under load).
     SQLite has no arrays; its marks cost nothing comparable.
     """
     if connection.vendor == "postgresql":
@@ -278,7 +278,7 @@ def stored_partners(
                 # Every step a look-up per row, whatever the statistics say: LATERAL with
                 # OFFSET 0 keeps the planner from flattening them into joins. Left to itself,
                 # on cluster tables never analyzed (autovacuum off) it merge-joined whole
-                # indexes: 363 ms at 1M documents for 100 ids, against ~1 ms (issue 23).
+                # indexes: 363 ms at 1M documents for 100 ids, against ~1 ms (EXPLAIN ANALYZE).
                 source, params = wanted
                 cursor.execute(
                     f"SELECT m.document_id, o.document_id FROM {source} "

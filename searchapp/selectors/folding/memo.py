@@ -7,7 +7,7 @@ staff decisions and the representative rule. So a process keeps the streams it f
 under those and a **version of the database** read in the statement that reads the signature
 set (no round trip of its own), and a repeated search reuses the groups, rows and decoded
 signatures instead of reading and folding them again (at 1M documents about half of a grouped
-``/api/search`` request's CPU, issue 23).
+``/api/search`` request's CPU; bench/load/README.md).
 
 The version changes whenever anything is committed, by any connection, so an entry is never
 read after a change; it is never compared, only matched:

@@ -41,7 +41,7 @@ __all__ = ["GroupTopics", "check_topic_params", "topic_anchor_key", "topic_facet
 # Topics of inputs clustered lately, by a digest of those inputs. The clustering is a pure
 # function of its input (searchapp.topics.clustering: same documents, query, background and seed,
 # same
-# topics) and the largest CPU cost of a search page (~15 ms of ~60, issue 23), while a popular
+# topics) and the largest CPU cost of a search page (~15 ms of ~60, profiled), while a popular
 # query's page asks it the same question again and again. Keyed by the content itself (every
 # title, snippet and language, in rank order) and by the background sample it was weighed
 # against, an entry can never be stale: a changed corpus or ranking changes the input, a new

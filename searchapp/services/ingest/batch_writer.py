@@ -5,7 +5,7 @@ At a million documents on PostgreSQL the ingest's main thread bounded the whole 
 keys, and the commit with its deferred key checks), the rest to Python (preparing the next
 batch, feeding the search index). With the batches written in this thread, over a database
 connection of its own, the server works on batch N while the main thread prepares batch N+1
-and indexes batch N-1 (BENCHMARKS.md, "Ninth round").
+and indexes batch N-1 (measured with bench/scale.py at 1M on PostgreSQL).
 
 The caller keeps the order: it hands over a batch only once the one before is written (so at
 most one batch is ever open here), and it alone touches the search index.

@@ -72,7 +72,7 @@ SET_ASIDE_ATTEMPTS = 10
 # (``clusters.RECOMPUTE_WAITS_FOR_BACKLOG``, this value) and builds the index before it reads.
 # Built at once instead, the index held SQLite's one write lock for 11-12 s at 1M documents
 # while the workers waited, and they then signed the rest of the load into it, a random page
-# of its B-tree for each band key (BENCHMARKS.md, "Tenth round").
+# of its B-tree for each band key (bench/scale/README.md).
 END_BUILD_BACKLOG = 5000
 
 

@@ -1,4 +1,4 @@
-"""A partial-copies update of a large share of the corpus in one pass (issue 20).
+"""A partial-copies update of a large share of the corpus in one pass (bench/partial/README.md).
 
 The batch-by-batch update (``services.partial_copies.index``) re-reads and re-shingles each batch's
 candidates: cheap when a few thousand documents arrive, but when most of the corpus is stale

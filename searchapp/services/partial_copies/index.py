@@ -1,4 +1,4 @@
-"""The partial copies kept up to date a batch of documents at a time (issue 20).
+"""The partial copies kept up to date a batch of documents at a time.
 
 Every document's winnowing fingerprints (``dedup.partial.Winnower``) are stored in
 ``PartialFingerprint``, and ``PartialIndexed`` records the text (content hash) and settings each
@@ -19,7 +19,7 @@ phases of ``_BATCH`` documents at a time:
 
 So the work and the memory grow with the stale documents and their candidates, not with the
 corpus: adding 1,000 documents to a million reads those 1,000 and the documents they share a
-fingerprint with (BENCHMARKS.md, "Partial copies"). The result is the whole-corpus method's
+fingerprint with (bench/partial/README.md). The result is the whole-corpus method's
 (``dedup.partial.containment_candidates``; tested batch by batch against it), but for a
 fingerprint whose holders cross ``DEFAULT_MAX_DF`` between updates: the pairs found through it
 before stay (each was verified). Deleting a document deletes its rows (foreign keys). A failed

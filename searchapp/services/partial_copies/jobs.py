@@ -1,4 +1,4 @@
-"""Partial copies of the corpus, kept up to date in the background (issue 20).
+"""Partial copies of the corpus, kept up to date in the background.
 
 A PARTIAL job (``partial_copies_schedule``, debounced like the clusters' recompute: a QUEUED job
 absorbs further requests) looks at the documents added or changed since the last one

@@ -64,7 +64,7 @@ SET_ASIDE_RATIO = 4
 # index at once and goes on with it, writing each later band key into a random page of its
 # B-tree: with the bound at 24M rows, 10M documents took 53.4 minutes to ingest and sign; with
 # the index aside all load, 16.2, its build at the end holding the lock about 75 s for 200M
-# rows (2-core machine, BENCHMARKS.md, "Fourteenth round"). At 250M rows (12.5M documents of 20
+# rows (2-core machine, bench/scale/README.md). At 250M rows (12.5M documents of 20
 # band keys) the build stays inside the background processes' wait in a slower spell too.
 # PostgreSQL's build blocks only the band keys' writers, which wait as long as it takes: no bound.
 ASIDE_MAX_ROWS: dict[str, int] = {"sqlite": 250_000_000}
@@ -230,7 +230,7 @@ def _build(unless: Callable[[], bool] | None) -> bool:
             return False
         if connection.vendor == "sqlite":
             # The build is one sort of every row: with helper threads it held the write lock
-            # 25.9 s instead of 37.2 s for 20M rows in a bare test (BENCHMARKS.md, "Tenth round").
+            # 25.9 s instead of 37.2 s for 20M rows in a bare test on the 2-core machine.
             cursor.execute(f"PRAGMA threads = {_SQLITE_SORT_THREADS}")
         try:
             cursor.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {table} ({columns})")

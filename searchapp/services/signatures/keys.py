@@ -6,7 +6,7 @@ checks row by row, with one trigger call per key and row at commit, each locking
 finds. In a bulk load every signature belongs to a document written in the same transaction,
 so those checks find what the ingest has just written. At a million documents they were about
 a seventh of the server's CPU (57 s without them against 67-71 s), spent at each batch's
-commit, which the ingest waits for (BENCHMARKS.md, "Ninth round"). So while a bulk load holds
+commit, which the ingest waits for (bench/scale.py at 1M on PostgreSQL). So while a bulk load holds
 its lock (``bulk_load``) the two keys are dropped; when it ends they are added again in one
 pass over the table, which checks every row as the triggers would have.
 

@@ -83,7 +83,7 @@ def _dedup_settings() -> DedupSettings:
 def dedup_settings_follow_active(*, signature_set_id: int | None) -> None:
     """A rebuild ended without activating its set (cancelled, failed): the saved settings of
     that set's method go back to the active set's, so no page shows, and no later rebuild
-    quietly applies, values that never came into force (issue 11: settings said 0.80 while
+    quietly applies, values that never came into force (once the settings said 0.80 while
     search used 0.70). Call inside the transaction that ends the job."""
     if signature_set_id is None:
         return

@@ -143,7 +143,7 @@ def search(request: HttpRequest, params: Query[SearchParams]) -> Status | HttpRe
         return Status(404, {"detail": page.past_last_page_text})
     # Rendered as ninja renders a validated SearchOut, without the validation: building the
     # model from the dict and dumping it again was a tenth of a search's CPU at 1M documents
-    # (issue 23). search_page_data builds exactly SearchOut's fields, in its order, with its
+    # (profiled). search_page_data builds exactly SearchOut's fields, in its order, with its
     # types; the test suite checks every /api/search response it makes against the validated
     # model (tests/searchapp/api_checks.py).
     return api.create_response(request, search_page_data(page), status=200)
