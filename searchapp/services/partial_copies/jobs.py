@@ -32,7 +32,6 @@ from searchapp.models import (
     PartialIndexed,
     PendingSignature,
 )
-from searchapp.services.ingest.bulk_load import load_lock_held
 from searchapp.services.job_states import (
     job_done,
     job_failed,
@@ -142,13 +141,11 @@ def partial_copies_rebuild(*, job_id: int | None = None) -> int:
 
 def job_partial_copies_run(*, job_id: int) -> int:
     """Run a queued PARTIAL job to a final state (DONE with the counts, or FAILED). While a
-    bulk load is under way (its lock held) or being signed, or another update runs, it stays
-    QUEUED and is published again for later: one update once the load is in, which reads the
-    corpus once (``bulk_update``), instead of one per batch, each reading again the documents
-    its batch pairs with (at 1M documents about seven times the CPU of the signing)."""
+    bulk load is being signed, or another update runs, it stays QUEUED and is published again
+    for later (one update once the load is in, not one per batch)."""
     if (
         not settings.CELERY_TASK_ALWAYS_EAGER  # inline tasks would call themselves back at once
-        and (load_lock_held() or PendingSignature.objects.all()[_WAIT_FOR_BACKLOG:].exists())
+        and PendingSignature.objects.all()[_WAIT_FOR_BACKLOG:].exists()
         and job_publish(publishing.TASK_PARTIAL_COPIES, job_id, countdown=_RETRY_SECONDS)
     ):
         return 0
