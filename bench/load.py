@@ -1,7 +1,7 @@
 """Search capacity of the production stack, idle and while ingest and a rebuild run (not a test).
 
     .venv/bin/python bench/load.py [--docs 100000] [--database postgresql|sqlite]
-        [--web-workers 4] [--seconds 15] [--clients 1,4,16,32]
+        [--web-workers 4] [--seconds 15] [--clients 1,4,16] [--repeated 30] [--unique 20000]
 
 The stack as README.md runs it: gunicorn (``--web-workers`` sync workers,
 ``DATABASE_CONN_MAX_AGE=60``, ``--limit-request-line 8190``), PostgreSQL and Redis (or SQLite and
@@ -10,7 +10,9 @@ the filesystem broker), two Celery workers (the second with beat), on a fresh da
 sending grouped ``/api/search`` requests (top 100, realistic queries from the corpus's titles),
 each on its own connection, for ``--seconds`` per row.
 
-Two passes over the client counts: idle, then busy: an ingest of ``--busy-docs`` new documents
+Two query mixes, each over the client counts: "repeated" (--repeated queries, 30 by default,
+asked again and again, so the caches answer most) and "unique" (drawn from the titles with
+another seed, each asked once: no cache helps). Two phases: idle, then busy: an ingest of ``--busy-docs`` new documents
 (``manage.py ingest``, as an operator runs it) and staff rebuilds of the MinHash signatures one
 after another (``manage.py rebuild_signatures --wait``), kept going for the whole pass. Prints
 req/s, latency p50/p95/max and errors per row, and the busy/idle throughput ratio (goal >= 0.7,
@@ -61,7 +63,22 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
-def one_pass(port: int, queries: list[str], clients: int, seconds: float) -> dict[str, float]:
+class UniqueQueries:
+    """Each query handed out once, to whichever client asks next: no search repeats another,
+    so no cache can answer it (real readers rarely repeat each other)."""
+
+    def __init__(self, queries: list[str]) -> None:
+        self._queries = iter(queries)
+        self._lock = threading.Lock()
+
+    def next(self) -> str | None:
+        with self._lock:
+            return next(self._queries, None)
+
+
+def one_pass(
+    port: int, queries: list[str] | UniqueQueries, clients: int, seconds: float
+) -> dict[str, float]:
     latencies: list[float] = []
     errors = [0]
     lock = threading.Lock()
@@ -71,7 +88,10 @@ def one_pass(port: int, queries: list[str], clients: int, seconds: float) -> dic
         rng = random.Random(seed)
         conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
         while time.monotonic() < end:
-            path = "/api/search?" + urllib.parse.urlencode({"q": rng.choice(queries), "limit": 100})
+            query = queries.next() if isinstance(queries, UniqueQueries) else rng.choice(queries)
+            if query is None:
+                break  # every unique query asked: the pass ends (the caller sizes the file)
+            path = "/api/search?" + urllib.parse.urlencode({"q": query, "limit": 100})
             started = time.perf_counter()
             try:
                 conn.request("GET", path)
@@ -133,7 +153,9 @@ def main() -> int:
     parser.add_argument("--database", choices=["sqlite", "postgresql"], default="postgresql")
     parser.add_argument("--web-workers", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=15.0)
-    parser.add_argument("--clients", default="1,4,16,32")
+    parser.add_argument("--clients", default="1,4,16")
+    parser.add_argument("--repeated", type=int, default=30, help="the repeated mix: this many queries, asked again and again")
+    parser.add_argument("--unique", type=int, default=20_000, help="the unique mix: up to this many queries, none asked twice")
     parser.add_argument("--seed", type=int, default=11)
     args = parser.parse_args()
     args.workers, args.keep = 2, False
@@ -142,11 +164,19 @@ def main() -> int:
     generate(jsonl, args.docs, args.seed)
     busy = Path(tempfile.gettempdir()) / f"load-busy-{args.busy_docs}.jsonl"
     generate(busy, args.busy_docs, args.seed + 1)
-    queries = make_queries(jsonl, 500, args.seed)
+    repeated = make_queries(jsonl, args.repeated, args.seed)
+    # Drawn from the titles with another seed, the repeated ones left out: every search of the
+    # unique mix is the first of its kind for every cache.
+    unique_pool = [q for q in dict.fromkeys(make_queries(jsonl, args.unique, args.seed + 7)) if q not in set(repeated)]
+    unique_at = [0]
+
+    def unique_mix() -> UniqueQueries:  # the queries no earlier pass asked
+        return UniqueQueries(unique_pool[unique_at[0]:])
 
     stack = Stack(args)
     stack.env["DATABASE_CONN_MAX_AGE"] = "60"
-    rows: dict[str, dict[int, dict[str, float]]] = {"idle": {}, "busy": {}}
+    mixes = ("repeated", "unique")
+    rows: dict[tuple[str, str], dict[int, dict[str, float]]] = {(p, m): {} for p in ("idle", "busy") for m in mixes}
     cpu: dict[str, float] = {}
     background: Background | None = None
     server: subprocess.Popen[bytes] | None = None
@@ -166,19 +196,28 @@ def main() -> int:
             cwd=ROOT, env=stack.env,
         )
         time.sleep(3)
-        one_pass(port, queries, 4, 3.0)  # warm every worker
+        one_pass(port, repeated, 4, 3.0)  # warm every worker
         for phase in ("idle", "busy"):
             if phase == "busy":
                 background = Background(stack, busy)
                 background.thread.start()
                 time.sleep(3)  # the ingest under way
-            cpu_before = cpu_seconds(server.pid)
-            answered = 0
-            for n in clients:
-                rows[phase][n] = one_pass(port, queries, n, args.seconds)
-                answered += int(rows[phase][n]["answered"])
-                print(f"{phase:5} {n:3} clients: {rows[phase][n]['req/s']:7.1f} req/s  p95 {rows[phase][n]['p95']:7.1f} ms  errors {rows[phase][n]['errors']}", flush=True)
-            cpu[phase] = (cpu_seconds(server.pid) - cpu_before) / max(answered, 1) * 1000
+            for mix in mixes:
+                cpu_before = cpu_seconds(server.pid)
+                answered = 0
+                for n in clients:
+                    if mix == "repeated":
+                        asked: list[str] | UniqueQueries = repeated
+                    else:
+                        asked = unique_mix()
+                    row = rows[(phase, mix)][n] = one_pass(port, asked, n, args.seconds)
+                    if mix == "unique":
+                        unique_at[0] += int(row["answered"]) + int(row["errors"]) + n
+                        if unique_at[0] >= len(unique_pool):
+                            print("warning: the unique queries ran out; raise --unique", flush=True)
+                    answered += int(row["answered"])
+                    print(f"{phase:5} {mix:8} {n:3} clients: {row['req/s']:7.1f} req/s  p95 {row['p95']:7.1f} ms  errors {row['errors']}", flush=True)
+                cpu[f"{phase} {mix}"] = (cpu_seconds(server.pid) - cpu_before) / max(answered, 1) * 1000
     finally:
         if background is not None:
             background.stop.set()
@@ -191,12 +230,18 @@ def main() -> int:
     print(f"\n{args.docs:,} documents on {args.database}, gunicorn -w {args.web_workers}, 2 Celery workers, {os.cpu_count()} cores; {args.seconds:g} s per row")
     if background is not None:
         print("background during the busy pass: " + ", ".join(background.done))
-    print("| clients | idle req/s | idle p50 / p95 / max ms | busy req/s | busy p50 / p95 / max ms | errors idle / busy | busy / idle |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("| queries | clients | idle req/s | idle p50 / p95 / max ms | busy req/s | busy p50 / p95 / max ms | errors idle / busy | busy / idle req/s | busy / idle p95 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for mix in mixes:
+        for n in clients:
+            idle, busy_row = rows[("idle", mix)][n], rows[("busy", mix)].get(n)
+            if busy_row is None:
+                continue
+            print(f"| {mix} | {n} | {idle['req/s']:.1f} | {idle['p50']:.0f} / {idle['p95']:.0f} / {idle['max']:.0f} | {busy_row['req/s']:.1f} | {busy_row['p50']:.0f} / {busy_row['p95']:.0f} / {busy_row['max']:.0f} | {idle['errors']} / {busy_row['errors']} | {busy_row['req/s'] / idle['req/s']:.2f} | {busy_row['p95'] / idle['p95']:.2f} |")
     for n in clients:
-        idle, busy_row = rows["idle"][n], rows["busy"][n]
-        print(f"| {n} | {idle['req/s']:.1f} | {idle['p50']:.0f} / {idle['p95']:.0f} / {idle['max']:.0f} | {busy_row['req/s']:.1f} | {busy_row['p50']:.0f} / {busy_row['p95']:.0f} / {busy_row['max']:.0f} | {idle['errors']} / {busy_row['errors']} | {busy_row['req/s'] / idle['req/s']:.2f} |")
-    print(f"search processes' CPU per answered request: idle {cpu['idle']:.1f} ms, busy {cpu.get('busy', float('nan')):.1f} ms")
+        rep, uni = rows[("idle", "repeated")][n], rows[("idle", "unique")][n]
+        print(f"idle, {n} clients: unique / repeated req/s {uni['req/s'] / rep['req/s']:.2f}")
+    print("search processes' CPU per answered request (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items()))
     return 0
 
 
