@@ -119,9 +119,8 @@ ingest.signatures_schedule_documents = lambda ids: batches.append(list(ids)) or 
 
 # Every stage in this process, detection included, so that each is counted where it runs (with
 # the helper, detection is another process's CPU: bench/scale.py counts it with the ingest's).
-from django.conf import settings
-
-settings.INGEST_LANGUAGE_PROCESS = False
+_ingest = ingest_command.documents_ingest
+ingest_command.documents_ingest = lambda *args, **kwargs: _ingest(*args, **{**kwargs, "language_process": False})
 # Python's garbage collector runs inside whichever stage allocates: its own total, apart.
 import gc, time
 collected = collections.Counter()

@@ -388,22 +388,6 @@ INGEST_BATCH_SIZE = env_int("INGEST_BATCH_SIZE", 2000, minimum=1)
 INGEST_SIGN_INLINE = env_bool(
     "INGEST_SIGN_INLINE", DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
 )
-# `manage.py ingest` detects languages (and signs, with INGEST_SIGN_INLINE) in a helper
-# process while it writes (from its second batch on): detection is the largest part of its own
-# CPU and holds the GIL. Off: all in its own process.
-INGEST_LANGUAGE_PROCESS = env_bool("INGEST_LANGUAGE_PROCESS", True)
-# With the helper running, the records are read in a thread ahead of the writes, so that their
-# parsing fills the writer's waits for PostgreSQL's replies (1M: 129.8 s against 134.5 s). Off
-# by default with SQLite, where it was not shown to help: there the workers' signing, not the
-# ingest, ends a load (BENCHMARKS.md).
-INGEST_READ_AHEAD = env_bool(
-    "INGEST_READ_AHEAD", DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
-)
-# PostgreSQL: with the helper running, the batches are written in a thread of their own (over
-# a second database connection), so that the server's work on one batch overlaps this process
-# preparing the next and indexing the one before (measured with bench/scale.py). SQLite
-# ignores it: one writer at a time, and there the workers' signing ends a load.
-INGEST_WRITER_THREAD = env_bool("INGEST_WRITER_THREAD", True)
 # The longest JSON line, CSV row or .txt/.md/.html file read; longer ones are skipped as bad
 # records without being read whole, so ingest memory does not grow with the input.
 INGEST_MAX_RECORD_BYTES = env_int("INGEST_MAX_RECORD_BYTES", 16 * 1024 * 1024, minimum=1024)

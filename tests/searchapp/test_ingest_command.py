@@ -226,7 +226,6 @@ def test_an_ingest_signs_what_it_adds_and_a_rebuild_is_only_for_a_database_witho
 ) -> None:
     from searchapp.models import Job, PendingSignature, Signature, SignatureSet
 
-    settings.INGEST_LANGUAGE_PROCESS = False
     first, second = tmp_path / "first.jsonl", tmp_path / "second.jsonl"
     for path, word in ((first, "first"), (second, "second")):
         rows = ({"id": f"{word}{i}", "text": f"{word} story number {i} " * 8} for i in range(20))

@@ -94,8 +94,10 @@ def writer_thread(request, monkeypatch, settings) -> Writes:  # type: ignore[no-
     default, PostgreSQL only: SQLite has one writer at a time, and ignores the setting)."""
     from django.db import connection
 
-    settings.INGEST_WRITER_THREAD = request.param
+    # The writer thread is PostgreSQL's way (ingest.writer_thread); "written-here" checks that
+    # a load written without it stores the same.
     writes = Writes([], request.param and connection.vendor == "postgresql")
+    monkeypatch.setattr(ingest_service, "writer_thread", lambda: writes.used)
 
     class Recorded(BatchWriter):
         def submit(self, call):  # type: ignore[no-untyped-def]
@@ -121,7 +123,8 @@ def _indexed(query: str) -> list[str]:
 def test_the_helper_stores_the_same_documents_and_languages_as_one_process(
     helpers, writer_thread, monkeypatch, settings
 ) -> None:
-    settings.INGEST_READ_AHEAD = True  # the default with PostgreSQL, not with SQLite
+    # PostgreSQL's way (ingest.read_ahead_records), checked on SQLite too.
+    monkeypatch.setattr(ingest_service, "read_ahead_records", lambda: True)
     ahead: list[int] = []  # records read ahead in the thread (services.ingest.read_ahead)
 
     def counted(items, transform):  # type: ignore[no-untyped-def]

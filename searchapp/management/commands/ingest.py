@@ -78,7 +78,7 @@ class Command(BaseCommand):
                     batch_size=batch_size,
                     progress=bar.update,
                     report=report,
-                    language_process=settings.INGEST_LANGUAGE_PROCESS,
+                    language_process=True,
                 )
         except (IngestFileError, IngestWriteError) as exc:
             # Whatever was read before the error is listed; committed batches stay.

@@ -121,6 +121,22 @@ def _write_failure(batch: dict[str, Record], exc: Exception) -> IngestWriteError
     )
 
 
+def writer_thread() -> bool:
+    """Whether, once the helper runs, the batches are written in a thread of their own over a
+    second connection: on PostgreSQL, where the server's work on one batch then overlaps this
+    process preparing the next (measured: bench/ingest/README.md); never on SQLite, which
+    has one writer at a time."""
+    return connection.vendor == "postgresql"
+
+
+def read_ahead_records() -> bool:
+    """Whether, once the helper runs, the records are read in a thread ahead of the writes: on
+    PostgreSQL, where parsing fills the waits for the server's replies (1M: 129.8 s against
+    134.5 s); not on SQLite, where it was not shown to help (the workers' signing, not the
+    ingest, ends a load there)."""
+    return connection.vendor == "postgresql"
+
+
 def documents_ingest(
     *,
     corpus: Corpus | str,
@@ -151,9 +167,9 @@ def documents_ingest(
 
     ``language_process``: from the second batch on, detect languages in a helper process
     (``LanguageProcess``) while this one writes the batch before, and there sign the batch
-    too (with ``INGEST_SIGN_INLINE``); then, with ``INGEST_READ_AHEAD``, read the records in a
-    thread ahead of the writes (``read_ahead``). The same documents, languages, signatures and
-    errors as without it (not inside a caller's transaction).
+    too (with ``INGEST_SIGN_INLINE``); then, on PostgreSQL (``read_ahead_records``), read the
+    records in a thread ahead of the writes (``read_ahead``). The same documents, languages,
+    signatures and errors as without it (not inside a caller's transaction).
     """
     size = batch_size or settings.INGEST_BATCH_SIZE
     records = iter(records)  # read once, whatever happens to the index on the way
@@ -219,7 +235,7 @@ def documents_ingest(
     # With a helper: the batch whose languages it is reading while this process writes the one
     # before (at most one; written after that one, or when the records end or fail).
     in_flight: list[IngestBatch] = []
-    # With a helper and INGEST_WRITER_THREAD (PostgreSQL): the thread that writes the batches,
+    # With a helper, on PostgreSQL (``writer_thread``): the thread that writes the batches,
     # and the batch it is writing (at most one; finished here, in order, before the next is
     # handed to it).
     writers: list[BatchWriter] = []
@@ -298,7 +314,7 @@ def documents_ingest(
             # From the second batch on: an ingest of one batch never pays for starting it.
             helpers.append(LanguageProcess())
             helpers[0].start()  # forked before any thread of this ingest starts
-            if settings.INGEST_WRITER_THREAD and connection.vendor == "postgresql":
+            if writer_thread():
                 writers.append(BatchWriter())
         helper = helpers[0] if helpers else None
         prepared = ingest_batch_prepare(
@@ -316,7 +332,7 @@ def documents_ingest(
     def checked_records() -> Generator[Record | RecordError]:
         for item in records:
             yield _checked(item)
-            if helpers and settings.INGEST_READ_AHEAD:
+            if helpers and read_ahead_records():
                 # Once the helper runs (it is forked before this thread starts, never while it
                 # runs), the rest is read ahead in a thread while batches are written.
                 yield from read_ahead(records, _checked)
