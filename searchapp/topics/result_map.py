@@ -470,7 +470,8 @@ def _drawn(
     total: int | None,
     described_by: str | None,
 ) -> SafeString:
-    """The map as an inline <svg> element, or an empty string when there is no topic to draw.
+    """The map as an inline <svg> element, or an empty string when there is no named topic to
+    draw (or fewer than two results).
 
     ``topics`` come largest first with "Other topics" last (as the facet lists them);
     ``more_url`` is where the area pooling the topics beyond MAX_TOPICS leads (the topic list);
@@ -483,7 +484,11 @@ def _drawn(
     text ("2 similar results") would meet a second time, invisible.
     """
     areas = _areas(topics)
-    if not areas:
+    # A map shows how results divide into topics: with no named topic (a single result, or
+    # results sharing nothing) it would be one blank "Other topics" box, so none is drawn.
+    if not any(a.topic is not None and not a.topic.other for a in areas) or (
+        sum(a.size for a in areas) < 2
+    ):
         return SafeString("")
     specs = [NestedArea(a.size, tuple(g.size for g in a.tiles)) for a in areas]
     placed = nested_treemap(
