@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.db import connection
-from django.db.models import F, Q, QuerySet
+from django.db.models import Case, F, IntegerField, Q, QuerySet, Value, When
 from django.db.models.functions import Greatest
 
 from dedup.partial import compare
@@ -29,10 +29,14 @@ __all__ = [
     "PartialReportRow",
     "document_partial_copies",
     "latest_partial_job",
+    "partial_copies_exact_count",
     "partial_copies_report",
     "partial_marks_among",
     "partial_pair",
 ]
+
+# Both shares whole (to float slack): a copy of the other, word run for word run.
+_EXACT = Q(share_a_in_b__gte=1.0 - 1e-9, share_b_in_a__gte=1.0 - 1e-9)
 
 MAX_RELATIONS = 100
 # A search result lists at most this many of the other results it quotes or is quoted in.
@@ -238,15 +242,20 @@ class PartialReportRow:
 def partial_copies_report(
     *, page: int = 1, per_page: int = 50
 ) -> tuple[list[PartialReportRow], int]:
-    """The staff report's rows (largest share first) and how many pairs there are."""
+    """The staff report's rows and how many pairs there are: the largest share first, the
+    exact copies (each wholly in the other) last, since the duplicates report holds them
+    already and a reader looking for partial copies would page past them first."""
     qs = _current(PartialCopy.objects.all()).annotate(
-        largest=Greatest("share_a_in_b", "share_b_in_a")
+        largest=Greatest("share_a_in_b", "share_b_in_a"),
+        exact=Case(When(_EXACT, then=Value(1)), default=Value(0), output_field=IntegerField()),
     )
     total = qs.count()
     start = (max(page, 1) - 1) * per_page
     rows = []
     page_rows = list(
-        qs.select_related("doc_a", "doc_b").order_by("-largest", "pk")[start : start + per_page]
+        qs.select_related("doc_a", "doc_b").order_by("exact", "-largest", "pk")[
+            start : start + per_page
+        ]
     )
     # The verdicts on the page's pairs, in one query (decisions are stored lower id first,
     # as partial copies are).
@@ -271,6 +280,11 @@ def partial_copies_report(
             )
         )
     return rows, total
+
+
+def partial_copies_exact_count() -> int:
+    """The pairs of the report that are exact copies: each wholly in the other."""
+    return _current(PartialCopy.objects.filter(_EXACT)).count()
 
 
 def latest_partial_job() -> Job | None:

@@ -13,6 +13,7 @@ from datetime import datetime
 
 from django.db.models import Prefetch, Q, QuerySet
 
+from searchapp import signature_codec
 from searchapp.models import Cluster, ClusterMember, Document, DuplicateDecision, SignatureSet
 
 __all__ = [
@@ -22,6 +23,7 @@ __all__ = [
     "ReportCluster",
     "ReportMember",
     "cluster_decision_preview",
+    "cluster_floor",
     "clusters_queryset",
     "decisions_loaded",
     "member_queryset",
@@ -90,6 +92,9 @@ class ReportMember:
     decision: DecisionInfo | None = None
     # Where a decision on this pair goes next (filled in by the page that shows it).
     next_url: str = ""
+    # Below the similarity a pair needs to be near-duplicates: the member is in the cluster
+    # because it is near another member, not the representative (clusters join through members).
+    chained: bool = False
 
     @property
     def overruled(self) -> bool:
@@ -115,6 +120,8 @@ class ReportCluster:
     notes: list[tuple[Document, Document, str]] = field(default_factory=list)
     # Where a decision on the whole cluster goes next (filled in by the page that shows it).
     next_url: str = ""
+    # The similarity a pair needs to be near-duplicates (None: not known here).
+    floor: float | None = None
 
     @property
     def size(self) -> int:
@@ -150,8 +157,20 @@ def clusters_queryset(signature_set: SignatureSet) -> QuerySet[Cluster]:
     )
 
 
-def report_cluster(cluster: Cluster, decisions: Mapping[Pair, DecisionInfo]) -> ReportCluster:
-    """One cluster with the staff verdicts overlaid (its members must be prefetched)."""
+def cluster_floor(signature_set: SignatureSet) -> float:
+    """The similarity to another member that puts a document in one of the set's clusters."""
+    return signature_codec.min_similarity(
+        signature_set.method,
+        threshold=signature_set.params.get("threshold"),
+        max_distance=signature_set.params.get("max_distance"),
+    )
+
+
+def report_cluster(
+    cluster: Cluster, decisions: Mapping[Pair, DecisionInfo], *, floor: float | None = None
+) -> ReportCluster:
+    """One cluster with the staff verdicts overlaid (its members must be prefetched); with
+    ``floor`` (``cluster_floor``), the members below it are marked ``chained``."""
     rep = cluster.representative
     members = [ReportMember(document=rep, similarity=1.0, is_representative=True)]
     others: list[Document] = []
@@ -163,6 +182,7 @@ def report_cluster(cluster: Cluster, decisions: Mapping[Pair, DecisionInfo]) -> 
                 document=m.document,
                 similarity=m.similarity,
                 decision=decisions.get(ordered_pair(rep.pk, m.document_id)),
+                chained=floor is not None and m.similarity < floor,
             )
         )
         others.append(m.document)
@@ -172,7 +192,9 @@ def report_cluster(cluster: Cluster, decisions: Mapping[Pair, DecisionInfo]) -> 
             found = decisions.get(ordered_pair(a.pk, b.pk))
             if found:
                 notes.append((a, b, found.verdict))
-    return ReportCluster(cluster=cluster, representative=rep, members=members, notes=notes)
+    return ReportCluster(
+        cluster=cluster, representative=rep, members=members, notes=notes, floor=floor
+    )
 
 
 # --- deciding a whole cluster ------------------------------------------------------------------

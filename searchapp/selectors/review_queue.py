@@ -35,6 +35,7 @@ from searchapp.selectors.report_rows import (
     Pair,
     ReportCluster,
     ReportMember,
+    cluster_floor,
     clusters_queryset,
     decisions_loaded,
     member_queryset,
@@ -264,7 +265,10 @@ def review_page(
             .prefetch_related(Prefetch("members", queryset=member_queryset()))
             .in_bulk(ids)
         )
-        clusters = [report_cluster(loaded[pk], decisions) for pk in ids if pk in loaded]
+        floor = cluster_floor(source.shown)
+        clusters = [
+            report_cluster(loaded[pk], decisions, floor=floor) for pk in ids if pk in loaded
+        ]
         # An older version's clusters can be replaced between the reads above (the recompute
         # committing): read once more rather than show an empty page.
         if clusters or not source.previous:

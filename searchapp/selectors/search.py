@@ -22,6 +22,8 @@ from searchapp import grouping_params as gp
 from searchapp.languages import LANGUAGE_NAMES
 from searchapp.models import Corpus
 from searchapp.search import SORT_ORDERS, SortOrder
+from searchapp.selectors.documents import exact_spec
+from searchapp.selectors.folding.exact import page_groups
 from searchapp.selectors.folding.hits import FoldedSearch, open_folded
 from searchapp.selectors.folding.pools import FoldedGroup
 from searchapp.selectors.folding.stream import StreamGroup
@@ -30,12 +32,11 @@ from searchapp.selectors.search_results import (
     Comparison,
     GroupPlace,
     Hit,
-    Member,
-    ResultGroup,
     SearchPage,
     TopicEntry,
     TopicFacet,
 )
+from searchapp.selectors.signatures import signature_set_spec
 from searchapp.selectors.topics.facet import (
     GroupTopics,
     check_topic_params,
@@ -138,20 +139,6 @@ def _ids(groups: Sequence[StreamGroup]) -> list[int]:
     return [i for g in groups for i in g.ids]
 
 
-def _result_groups(groups: Sequence[StreamGroup], hits: dict[int, Hit]) -> list[ResultGroup]:
-    """Groups as a page shows them. A document deleted since the fold is left out; were it a
-    representative, its members are shown each on its own (their similarity was to it)."""
-    out: list[ResultGroup] = []
-    for group in groups:
-        rep = hits.get(group.representative)
-        if rep is None:
-            out.extend(ResultGroup(hits[m], []) for m, _s, _how in group.members if m in hits)
-            continue
-        members = [Member(hits[m], s, how) for m, s, how in group.members if m in hits]
-        out.append(ResultGroup(representative=rep, members=members, reason=group.reason))
-    return out
-
-
 def _page(
     folded: FoldedSearch,
     request: _Request,
@@ -183,7 +170,19 @@ def _page(
         total_matches=ranked.total_matches,
         took_ms=round(folded.took_ms, 3),
         grouping_ms=round(folded.grouping_ms, 3) if group != "none" else 0.0,
-        groups=_result_groups(paging.shown, hits),
+        groups=page_groups(
+            paging.shown,
+            hits,
+            # The shingles of "why?"'s exact figure: the MinHash set's (documents.exact_spec),
+            # the one this search folds by when it folds by MinHash (no second read).
+            spec=lambda: (
+                signature_set_spec(folded.stream.signature_set)
+                if group == "minhash" and folded.stream.signature_set is not None
+                else exact_spec()
+            ),
+            method=group,
+            threshold=folded.threshold if group == "minhash" else None,
+        ),
         page=page,
         per_page=per_page,
         num_pages=paging.num_pages,

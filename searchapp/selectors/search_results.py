@@ -101,13 +101,17 @@ def _host(url: str) -> str:
 @dataclass(frozen=True)
 class Member:
     """A result folded under its group's representative: ``how`` it was folded ("similar":
-    ``similarity`` is its similarity to the representative; "inside": its text is inside the
-    representative's, ``similarity`` the share of it found there; "holds": it holds the
-    representative's text, ``similarity`` the share of the representative's found in it)."""
+    ``similarity`` is its similarity to the representative, the exact Jaccard of their shingle
+    sets that "why?" shows, or with ``estimated`` the signatures' estimate; "inside": its text
+    is inside the representative's, ``similarity`` the share of it found there; "holds": it
+    holds the representative's text, ``similarity`` the share of the representative's found in
+    it)."""
 
     hit: Hit
     similarity: float
     how: str = "similar"
+    # The page could not afford the exact figure (long texts): the estimate, shown as "about".
+    estimated: bool = False
 
 
 @dataclass(frozen=True)

@@ -268,11 +268,20 @@ def _opening(passage: str, words: int = 12) -> str:
     return " ".join(parts[:words]) + (" …" if len(parts) > words else "")
 
 
-def why_pair(*, a_id: int, b_id: int, method: str = "minhash", view: str = DEFAULT_VIEW) -> WhyPage:
+def why_pair(
+    *,
+    a_id: int,
+    b_id: int,
+    method: str = "minhash",
+    view: str = DEFAULT_VIEW,
+    estimated: bool = False,
+) -> WhyPage:
     """How document ``b_id`` differs from ``a_id`` (or what they share), for the "why?" page.
 
     ``view``: "changes" (differences only, with context), "full" (the whole text with the
-    differences marked) or "shared" (both texts, shared passages highlighted). Raises
+    differences marked) or "shared" (both texts, shared passages highlighted). ``estimated``:
+    the result list showed the signatures' estimate (``Member.estimated``), so the title and
+    lead follow that figure, said as an estimate, where both are signed. Raises
     Document.DoesNotExist for an unknown id, ValueError naming ``view`` for an unknown view.
     """
     if view not in VIEWS:
@@ -282,7 +291,7 @@ def why_pair(*, a_id: int, b_id: int, method: str = "minhash", view: str = DEFAU
     contained = _contained(text_a, text_b, explanation.spec)
     unit = "character" if max(unspaced_share(text_a), unspaced_share(text_b)) > 0.5 else "word"
     if view == "shared":
-        title, lead = title_and_lead(explanation.jaccard, text_a.split() == text_b.split())
+        title, lead = _headline(explanation, text_a.split() == text_b.split(), estimated)
         partial = (
             compare(
                 compared_text(text_a),
@@ -303,7 +312,7 @@ def why_pair(*, a_id: int, b_id: int, method: str = "minhash", view: str = DEFAU
             contained=contained,
         )
     diff = diff_texts(text_a, text_b, max_units=MAX_DIFF_UNITS)
-    title, lead = title_and_lead(explanation.jaccard, diff.identical and not diff.truncated)
+    title, lead = _headline(explanation, diff.identical and not diff.truncated, estimated)
     context = CONTEXT_CHARACTERS if unit == "character" else CONTEXT_WORDS
     pieces = diff.collapsed(context) if view == "changes" else diff.pieces
     prefix = f"d{explanation.doc_a.id}-{explanation.doc_b.id}-"
@@ -316,6 +325,20 @@ def why_pair(*, a_id: int, b_id: int, method: str = "minhash", view: str = DEFAU
         diff=diff,
         difference=difference_html(text_a, text_b, pieces, prefix=prefix, unit=unit),
         contained=contained,
+    )
+
+
+def _headline(
+    explanation: PairExplanation, identical_words: bool, estimated: bool
+) -> tuple[str, str]:
+    """The title and lead: on the exact figure, or on the estimate the list showed."""
+    if not estimated or explanation.similarity is None:
+        return title_and_lead(explanation.jaccard, identical_words)
+    title, _lead = title_and_lead(explanation.similarity, False)
+    share = int(explanation.similarity * 100 + 1e-6)
+    return title, (
+        f"These two documents share about {share}% of their wording, as estimated from their "
+        "signatures (the texts are too long to compare on the result page)."
     )
 
 

@@ -12,7 +12,11 @@ from django.shortcuts import render
 from django.urls import reverse
 from django.views.decorators.http import require_GET
 
-from searchapp.selectors.partial_copies import latest_partial_job, partial_copies_report
+from searchapp.selectors.partial_copies import (
+    latest_partial_job,
+    partial_copies_exact_count,
+    partial_copies_report,
+)
 from searchapp.web.access import staff_required
 
 PER_PAGE = 50
@@ -39,6 +43,7 @@ def partial_report(request: HttpRequest) -> HttpResponse:
         {
             "rows": rows,
             "total": total,
+            "exact": partial_copies_exact_count() if total else 0,
             "page": page,
             "here": here,
             "min_share": settings.PARTIAL_COPY_MIN_SHARE,

@@ -40,6 +40,7 @@ from searchapp.templatetags.search_ui import (
     percent,
     picked_over_better_ranked,
     results_query,
+    results_query_tail,
 )
 
 register = template.Library()
@@ -96,6 +97,7 @@ class _Writer:
         self.prefix = _e(prefix)
         self.method = _e(urlencode(method))
         self.query = _e(results_query(context))
+        self.tail = _e(results_query_tail(context))
         document = reverse("document", args=[_MARK_A])
         why = reverse("why", args=[_MARK_A, _MARK_B])
         self.document = document.split(str(_MARK_A))
@@ -154,8 +156,13 @@ class _Writer:
             )
         if member.how == "holds":
             return f'<span class="similarity">holds {share} of “{rep_title}”</span>'
+        if member.estimated:
+            return (
+                '<span class="similarity" title="Estimated from the signatures: the texts are '
+                f'too long to compare on this page">about {share} similar</span>'
+            )
         return (
-            f'<span class="similarity" title="Estimated similarity to “{rep_title}”">'
+            f'<span class="similarity" title="Wording shared with “{rep_title}”">'
             f"{share} similar</span>"
         )
 
@@ -190,6 +197,8 @@ class _Writer:
                 hit = member.hit
                 title = _title(hit)
                 why_url = self.why_url(rep.id, hit.id)
+                figure = "&amp;figure=about" if member.estimated else ""
+                why_params = f"?method={self.method}{figure}{self.tail}"
                 panel = f"{p}why-{rep.id}-{hit.id}"
                 url = f'<p class="hit-url">{_e(hit.url)}</p>' if hit.url else ""
                 out.append(
@@ -198,8 +207,8 @@ class _Writer:
                     f"{title}</a>\n"
                     f"          {self.similarity(member, rep_title)}\n"
                     "          \n"
-                    f'          <a class="why" href="{why_url}?method={self.method}" '
-                    f'hx-get="{why_url}?method={self.method}" hx-target="#{panel}" '
+                    f'          <a class="why" href="{why_url}{why_params}" '
+                    f'hx-get="{why_url}{why_params}" hx-target="#{panel}" '
                     f'hx-swap="innerHTML" aria-controls="{panel}" '
                     f'aria-label="Why is “{title}” similar?">why?</a>\n'
                     f"        </div>\n        {_source(hit)}\n        {url}\n"

@@ -179,6 +179,14 @@ def results_query(context: dict[str, Any]) -> str:
     return f"?{params.urlencode()}"
 
 
+@register.simple_tag(takes_context=True)
+def results_query_tail(context: dict[str, Any]) -> str:
+    """The current search's parameters to add to a link that has parameters of its own
+    ("&q=…"; "" without a search): "why?" links back to these results."""
+    query = results_query(context)
+    return f"&{query[1:]}" if query else ""
+
+
 @register.filter
 def picked_over_better_ranked(group: Any) -> bool:
     """Whether a group's representative was picked over a better-ranked member (staff's rule

@@ -1,5 +1,5 @@
-"""Fitting a label into a box of a server-drawn picture: estimated widths, cutting with "…",
-wrapping over lines, and placing a count beside or under the label.
+"""Fitting a label into a box of a server-drawn picture: estimated widths, shortening at a word
+with "…", wrapping over lines, and placing a count beside or under the label.
 
 The server does not know the reader's font, so widths are estimated from the widest font of the
 page's stack (system-ui, …, DejaVu Sans), measured in Chromium: DejaVu Sans's own advance widths
@@ -18,7 +18,15 @@ import functools
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["ELLIPSIS", "FittedLabel", "fit_label", "fit_text", "text_width", "wrap"]
+__all__ = [
+    "ELLIPSIS",
+    "FittedLabel",
+    "fit_label",
+    "fit_text",
+    "fit_words",
+    "text_width",
+    "wrap",
+]
 
 ELLIPSIS = "…"
 _MARGIN = 1.05
@@ -39,6 +47,11 @@ _BOLD = (
     343, 1042, 712, 687, 716, 716, 493, 595, 478, 712, 652, 924, 645, 652, 582, 712, 365, 712, 838,
 )  # fmt: skip
 _OTHER, _OTHER_BOLD = 0.75, 0.85
+# English words that join others: a shortened label does not end on one.
+_DASHES = "-\u2013\u2014\u00b7"  # hyphen, en dash, em dash, middle dot
+_JOINING = frozenset(
+    ("a", "an", "and", "as", "at", "by", "for", "from", "in", "into", "of", "on", "or", "the"),
+) | frozenset(("to", "with", "&", *_DASHES))
 _WIDE = 1.0  # the ellipsis, East Asian wide and full-width characters
 
 
@@ -77,10 +90,29 @@ def fit_text(text: str, width: float, font_size: float, *, bold: bool = False) -
     return prefix + ELLIPSIS if prefix else ""
 
 
+def fit_words(text: str, width: float, font_size: float, *, bold: bool = False) -> str:
+    """``text`` if it fits ``width``, else its longest run of whole words that fits with "…"
+    after it, else "": a reader never meets a word cut in two ("Brightf…")."""
+    words = text.split()
+    line = " ".join(words)
+    if text_width(line, font_size, bold=bold) <= width:
+        return line
+    for n in range(len(words) - 1, 0, -1):
+        kept = words[:n]
+        # "Coffee and…" reads as a fault: a run never ends on a word that joins others.
+        while len(kept) > 1 and kept[-1].lower() in _JOINING:
+            kept = kept[:-1]
+        shortened = " ".join(kept).rstrip(",;:" + _DASHES) + ELLIPSIS
+        if text_width(shortened, font_size, bold=bold) <= width:
+            return shortened
+    return ""
+
+
 def wrap(text: str, widths: list[float], font_size: float, *, bold: bool = False) -> list[str]:
     """``text``'s words on lines of the given widths, as many on each as fit. When words are
-    left over the last line ends with "…"; a word too long for its line is cut there with "…"
-    and the text ends with it. Returns the lines used (none when ``widths`` is empty)."""
+    left over, the last line ends with "…" after its last whole word; a word too long for
+    its line ends the text there (the lines before it, the last with "…"). Words are never cut.
+    Returns the lines used (none when ``widths`` is empty or the first word does not fit)."""
     words = text.split()
     lines: list[str] = []
     i = 0
@@ -93,9 +125,21 @@ def wrap(text: str, widths: list[float], font_size: float, *, bold: bool = False
             if text_width(candidate, font_size, bold=bold) > width:
                 break
             line, i = candidate, i + 1
-        if not line or (n == len(widths) - 1 and i < len(words)):
-            # The next word does not fit, or this is the last line and words are left over.
-            cut = fit_text(" ".join([line, *words[i:]]), width, font_size, bold=bold)
+        if not line and not lines:
+            # Its first word alone is wider than the box (a run of Chinese or Japanese, which
+            # has no spaces to break at, or one very long token): no word boundary to shorten
+            # at, so it is cut where the line ends.
+            cut = fit_text(" ".join(words[i:]), width, font_size, bold=bold)
+            return [cut] if cut else []
+        if not line:
+            # A word too long for this line: the text ends on the line before, shortened there.
+            if lines:
+                last = fit_words(f"{lines[-1]} {words[i]}", widths[n - 1], font_size, bold=bold)
+                lines[-1:] = [last] if last else []
+            return lines
+        if n == len(widths) - 1 and i < len(words):
+            # The last line and words left over: whole words and "…".
+            cut = fit_words(" ".join([line, *words[i:]]), width, font_size, bold=bold)
             if cut:
                 lines.append(cut)
             return lines

@@ -26,7 +26,7 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from searchapp import shared_cache
-from searchapp.topics.label_fit import ELLIPSIS, FittedLabel, fit_label, fit_text, text_width
+from searchapp.topics.label_fit import ELLIPSIS, FittedLabel, fit_label, text_width, wrap
 from searchapp.topics.treemap import NestedArea, PlacedArea, Rect, nested_treemap
 
 __all__ = [
@@ -176,10 +176,11 @@ def _lines_in(height: float) -> int:
     return 1 + max(0, int((height - TEXT_INSET - _FIRST_BASELINE - 0.25 * FONT_SIZE) // LINE))
 
 
-def _topic_texts(label: str, count: str, box: Rect, *, whole: bool) -> SafeString:
+def _topic_texts(label: str, count: str, box: Rect, *, whole: bool) -> tuple[SafeString, bool]:
     """The label and count of a topic in ``box``: one line across its band, or for a topic
     drawn whole, wrapped over the lines its height holds, or up its left edge when it is so
-    narrow that this shows more of the label."""
+    narrow that this shows more of the label; and whether the label is shortened (or left
+    out)."""
 
     def fit(length: float, n_lines: int) -> FittedLabel:
         return fit_label(
@@ -209,7 +210,7 @@ def _topic_texts(label: str, count: str, box: Rect, *, whole: bool) -> SafeStrin
             texts.append(
                 format_html(rotated, f"{x:.1f}", f"{end:.1f}", end_anchor, "tm-count", up.count)
             )
-        return mark_safe("".join(texts))  # each built by format_html
+        return mark_safe("".join(texts)), _shortened(up)  # each built by format_html
     left, right = box.x + TEXT_INSET, box.right - TEXT_INSET
     for n, line in enumerate(across.lines):
         y = box.y + _FIRST_BASELINE + n * LINE
@@ -231,7 +232,11 @@ def _topic_texts(label: str, count: str, box: Rect, *, whole: bool) -> SafeStrin
                 across.count,
             )
         )
-    return mark_safe("".join(texts))  # each built by format_html
+    return mark_safe("".join(texts)), _shortened(across)  # each built by format_html
+
+
+def _shortened(fitted: FittedLabel) -> bool:
+    return not fitted.lines or any(line.endswith(ELLIPSIS) for line in fitted.lines)
 
 
 def _clip(ident: str, rect: Rect) -> SafeString:
@@ -246,6 +251,36 @@ def _box(rect: Rect) -> tuple[str, str, str, str]:
     return (f"{rect.x:.1f}", f"{rect.y:.1f}", f"{rect.width:.1f}", f"{rect.height:.1f}")
 
 
+def _tile_lines(
+    text: str, room: float, height: float, line: float, least: int, *, count_under: bool
+) -> list[str]:
+    """``text`` wrapped over the lines a tile ``height`` high holds (one kept for the count
+    under it), whole words only; none when it would show fewer than ``least`` characters."""
+    n_lines = int((height - 2 - (line if count_under else 0)) // line)
+    lines = wrap(text, [room] * max(0, n_lines), TILE_FONT_SIZE)
+    shown = sum(len(x.rstrip(ELLIPSIS)) for x in lines)
+    return lines if lines and shown >= min(len(text), least) else []
+
+
+def _lines_at(lines: list[str], rect: Rect, line: float) -> list[SafeString]:
+    return [
+        format_html(
+            '<text x="{}" y="{}" class="tm-tile-title">{}</text>',
+            f"{rect.x + TEXT_INSET:.1f}",
+            f"{rect.y + line * (n + 1):.1f}",
+            text,
+        )
+        for n, text in enumerate(lines)
+    ]
+
+
+def _hover(whole: str, lines: Sequence[str]) -> SafeString:
+    """The whole label as the tooltip of an area whose label is shortened (or not shown)."""
+    if lines and not any(x.endswith(ELLIPSIS) for x in lines):
+        return SafeString("")
+    return format_html("<title>{}</title>", whole)
+
+
 def _tile(group: MapGroup, cell: Rect, ident: str) -> SafeString:
     """A group's tile: a link to its representative, with the group's size written in it when
     it fits (and the representative's title above the size when the tile is tall enough)."""
@@ -255,17 +290,8 @@ def _tile(group: MapGroup, cell: Rect, ident: str) -> SafeString:
     texts: list[SafeString] = []
     room = rect.width - 2 * TEXT_INSET
     line = TILE_FONT_SIZE + 3
-    if rect.height >= 2 * line + 2:
-        title = fit_text(group.title, room, TILE_FONT_SIZE)
-        if title and len(title.rstrip(ELLIPSIS)) >= min(len(group.title), MIN_TITLE_CHARS):
-            texts.append(
-                format_html(
-                    '<text x="{}" y="{}" class="tm-tile-title">{}</text>',
-                    f"{rect.x + TEXT_INSET:.1f}",
-                    f"{rect.y + line:.1f}",
-                    title,
-                )
-            )
+    lines = _tile_lines(group.title, room, rect.height, line, MIN_TITLE_CHARS, count_under=True)
+    texts.extend(_lines_at(lines, rect, line))
     if rect.height >= line and text_width(count, TILE_FONT_SIZE, bold=True) <= room:
         texts.append(
             format_html(
@@ -278,11 +304,12 @@ def _tile(group: MapGroup, cell: Rect, ident: str) -> SafeString:
             )
         )
     return format_html(
-        '<a href="{url}" class="tm-group-link" aria-label="{name}">'
+        '<a href="{url}" class="tm-group-link" aria-label="{name}">{hover}'
         '<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="2" class="tm-tile"/>'
         '<g clip-path="url(#{ident})">{texts}</g></a>{clip}',
         url=group.url,
         name=name,
+        hover=_hover(group.title, lines),
         x=f"{rect.x:.1f}",
         y=f"{rect.y:.1f}",
         w=f"{rect.width:.1f}",
@@ -304,20 +331,14 @@ def _subtopic_tile(
     room = rect.width - 2 * TEXT_INSET
     line = TILE_FONT_SIZE + 3
     texts: list[SafeString] = []
-    label = fit_text(_capfirst(sub.label), room, TILE_FONT_SIZE)
-    if rect.height >= line and label and len(label.rstrip(ELLIPSIS)) >= min(
-        len(sub.label), MIN_LABEL_CHARS
-    ):
-        texts.append(
-            format_html(
-                '<text x="{}" y="{}" class="tm-tile-title">{}</text>',
-                f"{rect.x + TEXT_INSET:.1f}",
-                f"{rect.y + line:.1f}",
-                label,
-            )
-        )
+    label = _capfirst(sub.label)
+    lines = _tile_lines(label, room, rect.height, line, MIN_LABEL_CHARS, count_under=False)
+    texts.extend(_lines_at(lines, rect, line))
     count = f"{sub.size:,}"
-    if rect.height >= 2 * line + 2 and text_width(count, TILE_FONT_SIZE, bold=True) <= room:
+    if (
+        rect.height >= (len(lines) + 1) * line + 2
+        and text_width(count, TILE_FONT_SIZE, bold=True) <= room
+    ):
         texts.append(
             format_html(
                 '<text x="{}" y="{}" class="tm-tile-count">{}</text>',
@@ -332,12 +353,13 @@ def _subtopic_tile(
         else ""
     )
     return format_html(
-        '<a href="{url}"{htmx} class="tm-subtopic-link" aria-label="{name}"{current}>'
+        '<a href="{url}"{htmx} class="tm-subtopic-link" aria-label="{name}"{current}>{hover}'
         '<rect x="{x}" y="{y}" width="{w}" height="{h}" rx="2" class="{classes}"/>'
         '<g clip-path="url(#{ident})">{texts}</g></a>{clip}',
         url=sub.url,
         htmx=htmx,
         name=name,
+        hover=_hover(label, lines),
         current=mark_safe(' aria-current="true"') if sub.selected else "",
         classes="tm-tile tm-subtopic tm-selected" if sub.selected else "tm-tile tm-subtopic",
         x=f"{rect.x:.1f}",
@@ -370,10 +392,13 @@ def _topic(
         classes.append("tm-selected")
     band = placed.header.inset(GUTTER, GUTTER, GUTTER, 0) if placed.header else rect
     ident = f"tm-clip-{index}"
+    drawn, shortened = _topic_texts(label, f"{area.size:,}", band, whole=placed.header is None)
+    # A shortened label is whole on hover (<title>); the link's aria-label names it whole.
     texts = format_html(
-        '<g clip-path="url(#{})">{}</g>',
+        '{}<g clip-path="url(#{})">{}</g>',
+        format_html("<title>{}</title>", label) if shortened else "",
         ident,
-        _topic_texts(label, f"{area.size:,}", band, whole=placed.header is None),
+        drawn,
     )
     # A filter link swaps the results in place with htmx; "more topics" is an anchor on the page.
     htmx = (
@@ -470,7 +495,8 @@ def _drawn(
     total: int | None,
     described_by: str | None,
 ) -> SafeString:
-    """The map as an inline <svg> element, or an empty string when there is no topic to draw.
+    """The map as an inline <svg> element, or an empty string when there is no named topic to
+    draw (or fewer than two results).
 
     ``topics`` come largest first with "Other topics" last (as the facet lists them);
     ``more_url`` is where the area pooling the topics beyond MAX_TOPICS leads (the topic list);
@@ -478,12 +504,17 @@ def _drawn(
     the number of results the page groups (the sum of the topics' sizes when None);
     ``described_by``, the id of the page's visible explanation of the map.
 
-    Names and descriptions are attributes (aria-label, aria-describedby), not <title> or <desc>
-    elements: those are text of the page, which find-in-page and tests looking for a visible
-    text ("2 similar results") would meet a second time, invisible.
+    Names and descriptions are attributes (aria-label, aria-describedby), not <desc> elements:
+    those are text of the page, which find-in-page would meet a second time, invisible. The one
+    <title> an area may have is its whole label, when the label drawn is shortened: a pointer
+    shows it on hover (the aria-label already says it whole to a screen reader).
     """
     areas = _areas(topics)
-    if not areas:
+    # A map shows how results divide into topics: with no named topic (a single result, or
+    # results sharing nothing) it would be one blank "Other topics" box, so none is drawn.
+    if not any(a.topic is not None and not a.topic.other for a in areas) or (
+        sum(a.size for a in areas) < 2
+    ):
         return SafeString("")
     specs = [NestedArea(a.size, tuple(g.size for g in a.tiles)) for a in areas]
     placed = nested_treemap(

@@ -476,6 +476,15 @@ class WhyForm(DocumentMethodForm):
     """The "why?" page's method and view (how the two documents are compared)."""
 
     view = forms.ChoiceField(label="View", choices=list(VIEWS.items()), required=False)
+    # "about": the result list showed the signatures' estimate (its texts too long to compare
+    # there), so the page leads with that same figure; the exact one stays under "Figures".
+    figure = forms.ChoiceField(
+        label="Figure", choices=[("exact", "exact"), ("about", "estimate")], required=False
+    )
 
     def selector_kwargs(self) -> dict[str, Any]:
-        return {**super().selector_kwargs(), "view": self.cleaned_data.get("view") or DEFAULT_VIEW}
+        return {
+            **super().selector_kwargs(),
+            "view": self.cleaned_data.get("view") or DEFAULT_VIEW,
+            "estimated": self.cleaned_data.get("figure") == "about",
+        }

@@ -103,7 +103,12 @@ def search_page_data(page: SearchPage) -> dict[str, object]:
             {
                 "representative": _hit(group.representative),
                 "members": [
-                    {**_hit(m.hit), "similarity": m.similarity, "folded_as": m.how}
+                    {
+                        **_hit(m.hit),
+                        "similarity": m.similarity,
+                        "similarity_estimated": m.estimated,
+                        "folded_as": m.how,
+                    }
                     for m in group.members
                 ],
                 "representative_reason": group.reason,

@@ -273,13 +273,29 @@ def why_view(request: HttpRequest, a_id: int, b_id: int) -> HttpResponse:
     else:  # a bad parameter is named above the page, which shows the defaults
         kwargs = {"method": settings.DEDUP_DEFAULT_METHOD, "view": DEFAULT_VIEW}
     try:
-        why = why_pair(a_id=a_id, b_id=b_id, method=kwargs["method"], view=kwargs["view"])
+        why = why_pair(
+            a_id=a_id,
+            b_id=b_id,
+            method=kwargs["method"],
+            view=kwargs["view"],
+            estimated=kwargs.get("estimated", False),
+        )
     except Document.DoesNotExist:
         raise Http404(f"Document {a_id} or {b_id} does not exist.") from None
+    # Opened from a search: the way back, and the links between views, keep that search.
+    results = _results_parameters(request)
     return _render(
         request,
         page_template="documents/why.html",
         fragment_template="documents/_why.html",
-        context={"form": form, "why": why, "method": kwargs["method"]},
+        context={
+            "form": form,
+            "why": why,
+            "method": kwargs["method"],
+            "figure": "about" if kwargs.get("estimated") else "",
+            "results_params": results,
+            "search_params": results,
+            "results_url": f"{reverse('search')}?{results.urlencode()}" if results else "",
+        },
         status=400 if form.errors else 200,
     )

@@ -212,3 +212,51 @@ def test_a_sub_topic_tile_filters_to_its_results_in_place(new_page, live_server,
     expect(page.locator("li.group")).to_have_count(5)
     expect(page.locator(f"#group-{jaguar_corpus['cat-facts']}")).to_have_count(0)
     expect(page.locator("details.topic-map a.tm-subtopic-link[aria-current='true']")).to_have_count(1)
+
+
+def test_on_a_phone_the_maps_labels_are_whole_words_and_a_folded_pair_shows_one_figure(new_page, live_server, jaguar_corpus):  # type: ignore[no-untyped-def]
+    page = new_page(viewport=PHONE)
+    page.goto(f"{live_server.url}/?q=jaguar")
+    topic_map = page.locator("details.topic-map")
+    if topic_map.get_attribute("open") is None:  # folded on a phone, one tap away
+        topic_map.locator("summary").click()
+    expect(topic_map.locator("svg.topic-map-svg")).to_be_visible()
+    # Each label or title drawn in an area is made of its whole words (the area's spoken name
+    # holds the label whole): none is cut inside a word, and a shortened one ends in "…" and
+    # has the whole label on hover.
+    drawn = page.evaluate(
+        """() => [...document.querySelectorAll('.topic-map-svg a')].map(a => ({
+            name: a.getAttribute('aria-label'),
+            hover: a.querySelector(':scope > title')?.textContent ?? null,
+            texts: [...a.querySelectorAll('text')]
+                .filter(t => !/count/.test(t.getAttribute('class')))
+                .map(t => t.textContent),
+        }))"""
+    )
+    shown_whole = 0
+    for area in drawn:
+        words = set(re.findall(r"[\w'\u2019()-]+|[^\w\s]", (area["hover"] or "") + " " + area["name"], re.UNICODE))
+        text = " ".join(area["texts"])
+        for word in text.replace("…", " ").split():
+            assert word.strip("“”:,") in words or word.lower() in area["name"].lower(), (word, area)
+        if "…" in text:
+            assert area["hover"], area
+        elif text:
+            shown_whole += 1
+    assert shown_whole >= 2, drawn
+
+    # The cat fact sheet's reprints are folded under it: the list's figure is "why?"'s.
+    group = page.locator(f"#group-{jaguar_corpus['cat-facts']}")
+    group.locator("details.similar summary").click()
+    member = group.locator("li.member").first
+    listed = member.locator(".similarity").inner_text()
+    match = re.fullmatch(r"(\d+)% similar", listed)
+    assert match, listed
+    member.locator("a.why").click()
+    panel = member.locator(".why-panel")
+    expect(panel.locator(".why-lead")).to_contain_text(f"about {match.group(1)}% of their wording")
+    # The page of its own says the same, and leads back to the search.
+    with page.expect_navigation():
+        panel.locator("a.why-own-page").click()
+    expect(page.locator(".why-lead")).to_contain_text(f"about {match.group(1)}% of their wording")
+    expect(page.locator(".breadcrumb a.back-to-results")).to_have_attribute("href", re.compile(r"q=jaguar"))

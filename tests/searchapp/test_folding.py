@@ -61,11 +61,20 @@ def test_an_82_percent_copy_folds_at_080_and_shows_the_number_why_shows(ids):
     page = search_grouped(query=QUERY, group="minhash", threshold=0.80)
     assert folds(page, ids) == [("upload", ["original"])]
     (member,) = page.groups[0].members
-    assert member.similarity == FERRY_UPLOAD_TO_ORIGINAL
     why = explain_pair(a_id=ids["upload"], b_id=ids["original"])
-    assert why.similarity == member.similarity
-    assert percent(member.similarity) == percent(why.similarity) == "82%"
-    assert percent(why.jaccard, 1) == "80.1%"
+    # Folded by the estimate (82%), shown with the exact figure "why?" leads with (80.1%).
+    assert why.similarity == FERRY_UPLOAD_TO_ORIGINAL
+    assert member.similarity == why.jaccard and not member.estimated
+    assert percent(member.similarity) == "80%" and percent(why.jaccard, 1) == "80.1%"
+
+
+def test_a_copy_folded_by_its_estimate_but_under_the_threshold_exactly_is_shown_apart(ids):
+    # At 0.82 the estimate (82.03%) folds the upload and the original; their exact figure
+    # (80.1%) is under 82%: the page shows no folded pair under its threshold.
+    page = search_grouped(query=QUERY, group="minhash", threshold=0.82)
+    assert folds(page, ids) == []
+    shown = [g.representative.external_id for g in page.groups]
+    assert {"upload", "original"} <= set(shown)
 
 
 def test_at_083_the_82_percent_copy_stays_apart(ids):
@@ -87,9 +96,16 @@ def test_every_member_is_within_and_no_representative_is_within_an_earlier_one(i
     decoded = signature_codec.decode_rows(signature_set, [stored[r] for r in reps])
     for g in page.groups:
         assert all(m.similarity >= threshold for m in g.members)
+    # Within an earlier one by the estimate only when exactly it is not (shown apart), or when
+    # that earlier one is itself a copy shown apart (its group could not hold both).
+    apart: set[int] = set()
     for later in range(1, len(reps)):
         sims = decoded.similarities(np.arange(later), np.full(later, later))
-        assert (sims < threshold).all()
+        for earlier in np.flatnonzero(sims >= threshold).tolist():
+            exact = explain_pair(a_id=reps[earlier], b_id=reps[later]).jaccard
+            assert exact < threshold or reps[earlier] in apart
+            if exact < threshold:
+                apart.add(reps[later])
 
 
 def test_the_document_page_lists_what_the_search_group_folds(ids):
@@ -114,9 +130,10 @@ def test_preferring_a_url_puts_the_original_first_with_both_copies_folded(ids):
     page = search_grouped(query=QUERY, group="minhash", threshold=0.80)
     assert folds(page, ids) == [("original", ["upload", "third"])]
     assert page.groups[0].reason == "Has a URL; ranked lower."
+    # The exact figures, as "why?" gives them.
     assert [m.similarity for m in page.groups[0].members] == [
-        FERRY_UPLOAD_TO_ORIGINAL,
-        FERRY_THIRD_TO_ORIGINAL,
+        explain_pair(a_id=ids["original"], b_id=ids["upload"]).jaccard,
+        explain_pair(a_id=ids["original"], b_id=ids["third"]).jaccard,
     ]
 
 
@@ -140,7 +157,10 @@ def test_same_as_never_unfolds_the_third_copy(ids):
     assert page.groups[0].reason == (
         "Best-ranked of the group; grouped with others by a staff “same as” decision."
     )
-    assert page.groups[0].members[1].similarity == FERRY_THIRD_TO_UPLOAD
+    # Folded by the decision, under the threshold (71% estimated): its exact figure shown.
+    third = page.groups[0].members[1]
+    assert third.similarity == explain_pair(a_id=ids["upload"], b_id=ids["third"]).jaccard
+    assert FERRY_THIRD_TO_UPLOAD < 0.80
 
 
 def test_staff_can_choose_the_representative_in_a_same_as_decision(ids):

@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 from corpora import make_document
 from django.test import Client
+from django.urls import reverse
 from django.utils import timezone
 from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
@@ -235,6 +236,26 @@ def test_the_staff_report_lists_the_pair_and_records_a_decision_from_it(
     assert response.status_code == 302 and response["Location"] == "/staff/partial-copies/"
     page = staff_client.get("/staff/partial-copies/").content.decode()
     assert "Decided: not a duplicate" in page and "quoted with credit" in page
+
+
+def test_the_staff_report_puts_exact_copies_last_and_says_where_they_belong(
+    quoted, staff_client
+) -> None:
+    # An exact copy of the wire story: 100% both ways, the duplicates report's business.
+    make_document(external_id="wire-copy", title="Wire story (copy)", text=quoted["wire"].text)
+    partial_copies_rebuild()
+    page = staff_client.get("/staff/partial-copies/").content.decode()
+    items = re.findall(r'<li id="pair-(\d+)-(\d+)">', page)
+    assert len(items) == 3
+    copy = Document.objects.get(external_id="wire-copy")
+    # The partial copies lead; the exact copy of the wire story comes last.
+    assert {int(a) for a in items[-1]} == {quoted["wire"].id, copy.id}
+    exact = {quoted["wire"].id, copy.id}
+    assert all({int(a), int(b)} != exact for a, b in items[:-1])
+    note = page[page.index('id="exact-copies-note"') :]
+    note = note[: note.index("</p>")]
+    assert "1 pair is an exact copy (each document wholly in the other): listed last" in note
+    assert f'<a href="{reverse("staff:report")}">duplicates report</a>' in note
 
 
 def test_the_staff_report_is_for_staff_only(quoted) -> None:

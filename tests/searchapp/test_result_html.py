@@ -41,6 +41,8 @@ def _groups() -> list[ResultGroup]:
             [
                 Member(_hit(3, title="", url="javascript:alert(1)", rank=None), 0.8999),
                 Member(_hit(4, corpus=NASTY, url="http://h.example/x", lang="en"), 1.0),
+                # Texts too long for the page's exact figure: the estimate, "about".
+                Member(_hit(6), 0.93, estimated=True),
             ],
             reason=f"the earliest {NASTY}",
         ),

@@ -147,8 +147,9 @@ def test_the_number_of_queries_does_not_grow_with_the_hits(django_assert_max_num
     # per window of the ranking (at most two for a first page: 100 hits, then 200): document
     # rows with signatures, stored partners, decisions (with the rule), stored partial copies
     # (texts inside one another fold), the rows of partners further down; the page's snippet
-    # texts, documents and partial-copy marks.
-    with django_assert_max_num_queries(16):
+    # texts, documents and partial-copy marks; the texts of its folded pairs (their exact
+    # figures), one read however many pairs.
+    with django_assert_max_num_queries(17):
         page = search_grouped(query="lantern", group="minhash", limit=100)
     assert page.total_matches == n and page.n_folded > 0
 

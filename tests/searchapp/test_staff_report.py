@@ -290,3 +290,24 @@ def test_precision_and_recall_measure_the_current_settings_against_the_decisions
     assert metrics.precision == pytest.approx(0.5) and metrics.recall == pytest.approx(0.5)
     html = staff_client.get(reverse("staff:report")).content.decode()
     assert 'data-metric="precision">0.50<' in html and 'data-metric="recall">0.50<' in html
+
+
+def test_a_member_below_the_threshold_says_it_is_in_the_cluster_through_another_member(
+    staff_client,
+):
+    docs = build({"solar-mirror": MIRROR})
+    # A cluster joins documents through any member: a member may be under the threshold of
+    # its representative (stored so: its similarity to the representative, here 70%).
+    cluster = Cluster.objects.order_by("-size").first()
+    assert cluster is not None
+    chained = cluster.members.exclude(document_id=cluster.representative_id).first()
+    assert chained is not None
+    cluster.members.filter(pk=chained.pk).update(similarity=0.7)
+    html = staff_client.get(reverse("staff:report")).content.decode()
+    row = html[html.index(f'id="pair-{cluster.representative_id}-{chained.document_id}"') :]
+    row = row[: row.index("</tr>")]
+    assert "70%" in row
+    assert "below the 80% a pair needs: in this cluster through another member" in row
+    # The members at or above the threshold carry no such note.
+    assert html.count("in this cluster through another member") == 1
+    assert docs

@@ -114,8 +114,51 @@ def test_each_topic_is_a_link_to_its_filter_with_a_spoken_name() -> None:
         "Topic “storms”: 9 results, none of them near-duplicates",
         "Other topics: 4 results, none of them near-duplicates",
     ]
-    # Names are attributes: no <title> or <desc> text that a search for visible text would meet.
-    assert root.findall(".//svg:title", NS) == [] and root.findall(".//svg:desc", NS) == []
+    # Names are attributes: no <desc> text that a search for visible text would meet; a
+    # <title> only where a label is drawn shortened, holding it whole (its hover text).
+    assert root.findall(".//svg:desc", NS) == []
+    for link in root.iter(f"{{{NS['svg']}}}a"):
+        for title in link.findall("svg:title", NS):
+            drawn = "".join(t.text or "" for t in link.iter(f"{{{NS['svg']}}}text"))
+            assert "…" in drawn or not drawn.strip(" 0123456789,")
+            assert title.text and title.text.lower() in link.attrib["aria-label"].lower()
+
+
+def test_every_tile_with_room_shows_its_label_whole_or_cut_at_a_word_with_it_whole_on_hover() -> None:
+    # Tiles on a phone-sized map: titles of a few words, as headlines are.
+    titles = [
+        "Brightfield solar farm approved by the county council",
+        "Industry output falls for a third month",
+        "Coffee and cocoa prices climb on drought fears",
+        "Oil",
+    ]
+    topics = [
+        MapTopic("energy prices and the oil market", 40, "/?t=1", tuple(MapGroup(t, 6, f"/d/{n}") for n, t in enumerate(titles))),
+        MapTopic("industry", 12, "/?t=2", (MapGroup(titles[1], 4, "/d/9"),)),
+        MapTopic("coffee and cocoa", 8, "/?t=3"),
+    ]
+    root = _parse(topic_map_svg(topics, more_url="#t"))
+    words = {w for t in [*titles, *(t.label for t in topics)] for w in _capitalised(t).split()}
+    for link in root.iter(f"{{{NS['svg']}}}a"):
+        for text in link.iter(f"{{{NS['svg']}}}text"):
+            if text.attrib.get("class") in ("tm-count", "tm-tile-count"):
+                continue
+            for word in (text.text or "").split():
+                # Every word drawn is a whole word of the label: none cut ("Brightf…").
+                assert word.rstrip("…") in words, word
+            if "…" in (text.text or ""):
+                title = link.find("svg:title", NS)
+                assert title is not None and title.text, "a shortened label has it whole on hover"
+    # The big tiles have room: their titles are drawn, wrapped over their lines.
+    drawn = [
+        " ".join(t.text or "" for t in tile.iter(f"{{{NS['svg']}}}text") if t.attrib.get("class") == "tm-tile-title")
+        for tile in _group_links(root)
+    ]
+    assert sum(1 for d in drawn if d and "…" not in d) >= 1, drawn
+
+
+def _capitalised(text: str) -> str:
+    return text + " " + text[:1].upper() + text[1:]
 
 
 def test_groups_of_similar_results_are_tiles_linking_to_their_representative() -> None:

@@ -112,6 +112,13 @@ def test_no_map_without_topics(jaguar: dict[str, int], settings) -> None:  # typ
     assert 'class="topic-map' not in _search(q="jaguar")
 
 
+def test_a_query_with_one_result_draws_no_map(jaguar: dict[str, int]) -> None:
+    html = _search(q="leopard")
+    assert "Jaguar or leopard? Spotting the big cat" in html
+    # One result is no map: no blank box, no "Map of these results" to open.
+    assert 'class="topic-map' not in html and "Map of these results" not in html
+
+
 def test_hostile_topic_labels_and_titles_are_escaped(jaguar: dict[str, int], monkeypatch: pytest.MonkeyPatch) -> None:
     # Labels are phrases of the documents' text: a label carrying markup is what a hostile
     # corpus could produce, so the clustering is made to return one.

@@ -407,3 +407,47 @@ def test_why_on_two_book_sized_texts_compares_their_first_part_and_says_so(
         assert "These documents are long" in html
         assert "first 1,000,000 characters of each text" in html
         assert _exact_figure(html) == "100.0%"  # what was compared is the same
+
+
+def _member_figure_and_why_link(page: str) -> tuple[str, str]:
+    head = re.search(r'<div class="member-head">(.*?)</div>', page, re.S)
+    assert head is not None
+    figure = _visible(re.search(r'<span class="similarity"[^>]*>(.*?)</span>', head[1])[1])  # type: ignore[index]
+    link = unescape(re.search(r'<a class="why" href="([^"]+)"', head[1])[1])  # type: ignore[index]
+    return figure, link
+
+
+def test_a_folded_pair_shows_one_figure_in_the_list_and_on_why_and_why_leads_back(
+    client: Client,
+) -> None:
+    from corpora import make_ferry
+
+    make_ferry()
+    page = _html(client.get("/", {"q": "ferry strike", "threshold": "0.8"}, follow=True))
+    figure, link = _member_figure_and_why_link(page)
+    # The signatures estimate 82%; the list shows the exact 80%, as "why?" does.
+    assert figure == "80% similar"
+    why = _html(client.get(link))
+    assert "These two documents share about 80% of their wording." in why
+    assert "<strong>80.1%</strong>" in why
+    # The way back keeps the search.
+    crumb = re.search(r'<p class="breadcrumb">(.*?)</p>', why, re.S)
+    assert crumb is not None and "Back to the results for “ferry strike”" in _visible(crumb[1])
+    assert 'href="/?q=ferry+strike' in crumb[1]
+
+
+def test_texts_too_long_for_the_page_show_the_estimate_as_about_in_both_places(
+    client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from corpora import make_ferry
+
+    from searchapp.selectors.folding import exact
+
+    make_ferry()
+    monkeypatch.setattr(exact, "EXACT_PAGE_CHARS", 10)
+    monkeypatch.setattr(exact, "MIN_TEXT_SHARE", 10)
+    page = _html(client.get("/", {"q": "ferry strike", "threshold": "0.8"}, follow=True))
+    figure, link = _member_figure_and_why_link(page)
+    assert figure == "about 82% similar"
+    why = _html(client.get(link))
+    assert "These two documents share about 82% of their wording, as estimated" in why

@@ -85,8 +85,11 @@ class HitOut(Schema):
 
 class MemberOut(HitOut):
     similarity: float = Field(
-        description="estimated similarity to the group's representative (0..1)"
+        description="similarity to the group's representative (0..1), as the page and "
+        '"why?" show it; similar: the exact Jaccard of the two shingle sets, or the estimate '
+        "when similarity_estimated (texts too long to compare on a page)"
     )
+    similarity_estimated: bool = Field(False, description='the page says "about" this figure')
     folded_as: Literal["similar", "inside", "holds"] = Field(
         "similar",
         description=(
