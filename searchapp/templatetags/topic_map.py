@@ -14,7 +14,8 @@ from django.utils.safestring import SafeString
 
 from searchapp.selectors.search_results import SearchPage
 from searchapp.templatetags.search_ui import query_with
-from searchapp.topics.result_map import MapGroup, MapSubtopic, MapTopic, topic_map_svg
+from searchapp.topics.map_input import MapGroup, MapSubtopic, MapTopic
+from searchapp.topics.result_map import topic_map_svg
 
 register = template.Library()
 

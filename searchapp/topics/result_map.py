@@ -27,6 +27,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from searchapp import shared_cache
 from searchapp.topics.label_fit import ELLIPSIS, FittedLabel, fit_label, text_width, wrap
+from searchapp.topics.map_input import MapGroup, MapSubtopic, MapTopic
 from searchapp.topics.treemap import NestedArea, PlacedArea, Rect, nested_treemap
 
 __all__ = [
@@ -58,42 +59,6 @@ MIN_TITLE_CHARS = 6  # the same for a representative's title in a group's tile
 MIN_TILE = 8  # a group's tile thinner than this is left out (too small to see or to click)
 MIN_TILED_WIDTH = 64  # a topic narrower than this is drawn whole, its label up its side
 HUES = 6  # colour classes tm-hue-0 … tm-hue-5, cycled over the topics in order
-
-
-@dataclass(frozen=True)
-class MapGroup:
-    """A group of similar results: the representative's title, the group's size, its link."""
-
-    title: str
-    size: int
-    url: str
-
-
-@dataclass(frozen=True)
-class MapSubtopic:
-    """A sub-topic of a large topic: its label, its results, its link (the search filtered to
-    the topic and this sub-topic)."""
-
-    label: str
-    size: int
-    url: str
-    selected: bool = False
-    other: bool = False  # the topic's results that no sub-topic took
-
-
-@dataclass(frozen=True)
-class MapTopic:
-    """A topic of the result list, as the map needs it (the door builds the links)."""
-
-    label: str
-    size: int  # results
-    url: str  # the same search filtered to this topic
-    groups: tuple[MapGroup, ...] = ()  # every group of the topic, in rank order
-    selected: bool = False
-    other: bool = False  # the "Other topics" bucket
-    # A large topic's sub-topics: drawn as its tiles instead of its groups (largest first,
-    # their "Other topics" left as the topic's open margin).
-    subtopics: tuple[MapSubtopic, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -460,7 +425,8 @@ def topic_map_svg(
 MAP_CACHE = 128
 # The code a map follows from: this module, its layout and its label fitting.
 _MAP_CODE = shared_cache.code_digest(
-    Path(__file__).with_name(f"{name}.py") for name in ("result_map", "treemap", "label_fit")
+    Path(__file__).with_name(f"{name}.py")
+    for name in ("result_map", "map_input", "treemap", "label_fit")
 )
 
 

@@ -67,6 +67,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "searchapp.topics.treemap",
             "searchapp.topics.label_fit",
             "searchapp.topics.result_map",
+            "searchapp.topics.map_input",
             "searchapp.publishing",
             "searchapp.demo",
             "searchapp.languages",

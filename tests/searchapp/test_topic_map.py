@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from searchapp.topics.label_fit import ELLIPSIS, fit_label, fit_text, text_width, wrap
+from searchapp.topics.map_input import MapGroup, MapSubtopic, MapTopic
 from searchapp.topics.result_map import (
     FONT_SIZE,
     HEIGHT,
@@ -21,9 +22,6 @@ from searchapp.topics.result_map import (
     MAX_TOPICS,
     TILE_FONT_SIZE,
     WIDTH,
-    MapGroup,
-    MapSubtopic,
-    MapTopic,
     topic_map_svg,
 )
 
