@@ -207,32 +207,28 @@ def check_group_method(value: object, *, field: str = "group") -> str:
     return str(value)
 
 
-def check_threshold(value: object, *, field: str = "threshold") -> float:
-    """A MinHash similarity threshold in [THRESHOLD_MIN, THRESHOLD_MAX] as a float."""
-    allowed = f"must be a number from {_fmt(THRESHOLD_MIN)} to {_fmt(THRESHOLD_MAX)}"
+def _check_share(value: object, *, field: str, minimum: float, maximum: float) -> float:
+    """A number in [minimum, maximum] as a float (not a bool, not NaN), else ParameterError."""
+    allowed = f"must be a number from {_fmt(minimum)} to {_fmt(maximum)}"
     if isinstance(value, bool):
         raise ParameterError(field, f"{allowed}, got {value!r}")
     try:
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise ParameterError(field, f"{allowed}, got {value!r}") from None
-    if not (math.isfinite(number) and THRESHOLD_MIN <= number <= THRESHOLD_MAX):
+    if not (math.isfinite(number) and minimum <= number <= maximum):
         raise ParameterError(field, f"{allowed}, got {value!r}")
     return number
+
+
+def check_threshold(value: object, *, field: str = "threshold") -> float:
+    """A MinHash similarity threshold in [THRESHOLD_MIN, THRESHOLD_MAX] as a float."""
+    return _check_share(value, field=field, minimum=THRESHOLD_MIN, maximum=THRESHOLD_MAX)
 
 
 def check_containment(value: object, *, field: str = "containment") -> float:
     """A containment share in [CONTAINMENT_MIN, CONTAINMENT_MAX] as a float."""
-    allowed = f"must be a number from {_fmt(CONTAINMENT_MIN)} to {_fmt(CONTAINMENT_MAX)}"
-    if isinstance(value, bool):
-        raise ParameterError(field, f"{allowed}, got {value!r}")
-    try:
-        number = float(value)  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ParameterError(field, f"{allowed}, got {value!r}") from None
-    if not (math.isfinite(number) and CONTAINMENT_MIN <= number <= CONTAINMENT_MAX):
-        raise ParameterError(field, f"{allowed}, got {value!r}")
-    return number
+    return _check_share(value, field=field, minimum=CONTAINMENT_MIN, maximum=CONTAINMENT_MAX)
 
 
 def check_int(value: object, *, field: str, minimum: int, maximum: int) -> int:

@@ -19,7 +19,7 @@ import pytest
 from corpora import make_corpus, make_document, make_news, sign_all
 from django.test import Client
 
-from searchapp.web.api import SearchOut
+from searchapp.web.api.schemas import SearchOut
 
 pytestmark = pytest.mark.django_db
 

@@ -144,35 +144,55 @@ def _wait_for_redis(url: str) -> None:
             time.sleep(0.1)
 
 
-def test_a_rebuild_whose_queued_chunks_a_redis_restart_lost_is_finished_by_the_catch_up(
-    transactional_db, settings, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+class OwnRedis:
     """A Redis of the test's own, in memory only (as the production one that lost its queue
-    was), restarted while chunks wait in it; every process reaches it through its environment,
-    as in production (the rebuild and the catch-up run as their own processes)."""
-    reason = services_available()
-    if reason:
-        pytest.skip(reason)
-    port = _free_port()
-    argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-            "--appendonly", "no", "--dir", str(tmp_path)]
-    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
-    pool = Workers(tmp_path, "redis-restart", f"redis://127.0.0.1:{port}/0")
+    was), which the test can restart; every process reaches it through its environment, as in
+    production, and ``django`` runs code in a process of its own."""
 
-    def django(code: str) -> str:
+    def __init__(self, tmp_path: Path, queue: str) -> None:
+        port = _free_port()
+        self.argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
+                     "--appendonly", "no", "--dir", str(tmp_path)]
+        self.server = subprocess.Popen(self.argv, stdout=subprocess.DEVNULL)
+        self.pool = Workers(tmp_path, queue, f"redis://127.0.0.1:{port}/0")
+        _wait_for_redis(self.pool.broker)
+
+    def restart(self) -> None:
+        """Killed and started again: every queued message is gone."""
+        self.server.kill()
+        self.server.wait()
+        self.server = subprocess.Popen(self.argv, stdout=subprocess.DEVNULL)
+        _wait_for_redis(self.pool.broker)
+
+    def django(self, code: str) -> str:
         done = subprocess.run(
             [sys.executable, "manage.py", "shell", "-c", code],
-            cwd=ROOT, env=pool.env(), check=True, capture_output=True, text=True,
+            cwd=ROOT, env=self.pool.env(), check=True, capture_output=True, text=True,
         )
         return done.stdout.strip().splitlines()[-1]  # the shell may say what it imported first
 
+    def stop(self) -> None:
+        self.pool.kill_all()
+        self.server.kill()
+
+
+def test_a_rebuild_whose_queued_chunks_a_redis_restart_lost_is_finished_by_the_catch_up(
+    transactional_db, settings, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """Redis restarted while chunks wait in it; the rebuild and the catch-up run as their own
+    processes."""
+    reason = services_available()
+    if reason:
+        pytest.skip(reason)
+    redis_of_its_own = OwnRedis(tmp_path, "redis-restart")
+    pool, django = redis_of_its_own.pool, redis_of_its_own.django
     try:
-        _wait_for_redis(pool.broker)
         make_documents(600)
-        # A chunk takes a second, so that between the first chunk seen running and Redis going
-        # down the worker (one process, one message prefetched) cannot get through all six even
-        # on a slow machine; at 100 ms CI once saw all six finish first.
-        pool.start(SIGNATURE_CHUNK_DELAY_MS=1000)
+        # A chunk takes three seconds, so that between the first chunk seen running and Redis
+        # going down the worker (one process, one message prefetched) cannot get through all
+        # six even on a loaded machine: at 100 ms CI once saw all six finish first, and at one
+        # second a machine with a load of 20 did.
+        pool.start(SIGNATURE_CHUNK_DELAY_MS=3000)
         job_id = int(django(
             "from searchapp.services.signatures.rebuild import signature_set_rebuild as r; "
             "print(r(method='minhash', params={'num_perm': 64}, chunk_size=100).pk)"
@@ -183,11 +203,7 @@ def test_a_rebuild_whose_queued_chunks_a_redis_restart_lost_is_finished_by_the_c
             what="a chunk running",
             logs=pool.logs,
         )
-        # Redis restarted without persistence: every queued message is gone.
-        server.kill()
-        server.wait()
-        server = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
-        _wait_for_redis(pool.broker)
+        redis_of_its_own.restart()  # without persistence: every queued message is gone
         stalled_at = None
         for _ in range(120):  # until the worker has finished what it held and nothing moves
             done = JobChunk.objects.filter(job_id=job_id, state="done").count()
@@ -215,8 +231,7 @@ def test_a_rebuild_whose_queued_chunks_a_redis_restart_lost_is_finished_by_the_c
         job = Job.objects.get(pk=job_id)
         assert job.state == Job.State.DONE and job.done == job.total == 600
     finally:
-        pool.kill_all()
-        server.kill()
+        redis_of_its_own.stop()
 
 
 def test_a_recompute_whose_worker_is_killed_ends_failed_and_runs_again(
@@ -265,31 +280,17 @@ def test_a_partial_copies_update_whose_message_a_redis_restart_lost_runs_after_t
     reason = services_available()
     if reason:
         pytest.skip(reason)
-    port = _free_port()
-    argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "",
-            "--appendonly", "no", "--dir", str(tmp_path)]
-    server = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
-    pool = Workers(tmp_path, "partial-lost", f"redis://127.0.0.1:{port}/0")
-
-    def django(code: str) -> str:
-        done = subprocess.run(
-            [sys.executable, "manage.py", "shell", "-c", code],
-            cwd=ROOT, env=pool.env(), check=True, capture_output=True, text=True,
-        )
-        return done.stdout.strip().splitlines()[-1]
+    redis_of_its_own = OwnRedis(tmp_path, "partial-lost")
+    pool, django = redis_of_its_own.pool, redis_of_its_own.django
 
     schedule = (
         "from searchapp.services.partial_copies.jobs import partial_copies_schedule as s; "
         "print(s(countdown=0))"
     )
     try:
-        _wait_for_redis(pool.broker)
         make_documents(40)
         assert django(schedule) == "True"
-        server.kill()
-        server.wait()
-        server = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
-        _wait_for_redis(pool.broker)
+        redis_of_its_own.restart()
         make_documents(30, corpus_name="later", seed=5)
         assert django(schedule) == "False"  # absorbed by the queued (lost) update
         pool.start()
@@ -313,5 +314,4 @@ def test_a_partial_copies_update_whose_message_a_redis_restart_lost_runs_after_t
         assert job.state == Job.State.DONE and job.report["documents"] == 70
         assert Job.objects.filter(kind=Job.Kind.PARTIAL).count() == 1
     finally:
-        pool.kill_all()
-        server.kill()
+        redis_of_its_own.stop()

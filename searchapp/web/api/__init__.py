@@ -24,47 +24,17 @@ from searchapp.selectors.documents import document_detail
 from searchapp.selectors.search import SearchParameterError, search_grouped
 from searchapp.web.access import may_search
 from searchapp.web.api.schemas import (
-    ClusterOut,
     CorpusOut,
     DocumentOut,
     DocumentParams,
-    DuplicateOut,
     ErrorOut,
-    GroupOut,
-    HitOut,
-    HitPartialOut,
-    MemberOut,
-    PartialCopyOut,
-    PassageOut,
     SearchOut,
     SearchParams,
-    SourceOut,
-    SubtopicOut,
-    TopicOut,
 )
 from searchapp.web.converters import MAX_ID
 from searchapp.web.serializers import search_page_data
 
-__all__ = [
-    "ClusterOut",
-    "CorpusOut",
-    "DocumentOut",
-    "DocumentParams",
-    "DuplicateOut",
-    "ErrorOut",
-    "GroupOut",
-    "HitOut",
-    "HitPartialOut",
-    "MemberOut",
-    "PartialCopyOut",
-    "PassageOut",
-    "SearchOut",
-    "SearchParams",
-    "SourceOut",
-    "SubtopicOut",
-    "TopicOut",
-    "api",
-]
+__all__ = ["api"]
 
 # The text parameters of /api/search, each named as its refusal names it.
 _NUL_REFUSED = (
