@@ -38,6 +38,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--partitions", type=int, default=8, help="Spark: partitions the corpus is read in"
         )
+        parser.add_argument(
+            "--conf",
+            action="append",
+            default=[],
+            metavar="KEY=VALUE",
+            help="Spark: a configuration value (spark.executor.memory=2g); may repeat",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         master = "" if options["local"] else (options["spark"] or settings.SPARK_MASTER_URL)
@@ -47,7 +54,8 @@ class Command(BaseCommand):
         chosen = list(sets)
         if not chosen:
             raise CommandError("no active signature set: run rebuild_signatures first")
-        spark_options = {"partitions": options["partitions"]} if master else {}
+        conf = dict(item.split("=", 1) for item in options["conf"])
+        spark_options = {"partitions": options["partitions"], "conf": conf} if master else {}
         for signature_set in chosen:
             computed = clusters_recompute_now(
                 signature_set=signature_set, spark_master=master, **spark_options

@@ -21,6 +21,7 @@ workers import this project as installed here.
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 import tempfile
@@ -115,12 +116,16 @@ def spark_session(master: str, conf: dict[str, str] | None = None) -> Any:
     # Local: pyspark is an optional extra, needed only when a recompute runs on Spark.
     from pyspark.sql import SparkSession
 
+    # The Python each task runs in travels with the task, read from this variable when the
+    # session starts; a standalone worker otherwise starts its own "python3".
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     builder = (
         SparkSession.builder.master(master)
         .appName("neardup-clusters")
         # The workers run this Python, so they import the engine and this module as installed.
         .config("spark.pyspark.python", sys.executable)
         .config("spark.pyspark.driver.python", sys.executable)
+        .config("spark.executorEnv.PYSPARK_PYTHON", os.environ["PYSPARK_PYTHON"])
         .config("spark.ui.showConsoleProgress", "false")
         # Where the driver is reached: the machine's name may not resolve (no DNS), the
         # loopback always does; a cluster of several machines sets spark.driver.host.
