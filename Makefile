@@ -9,7 +9,7 @@ TEST_REDIS_URL ?= redis://127.0.0.1:6379/15
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: run test test-engine test-app test-postgres test-browser lint demo bench bench-engine bench-search bench-ranking bench-pipeline bench-scale bench-languages clean
+.PHONY: run test test-engine test-app test-postgres test-browser test-spark lint demo bench bench-engine bench-search bench-ranking bench-pipeline bench-scale bench-languages clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -33,7 +33,7 @@ run: $(VENV)/.installed
 	HOST=$(HOST) PORT=$(PORT) bash bin/serve
 
 ## make test: the whole suite — engine, app on SQLite, app on PostgreSQL + Redis + a real worker, browser.
-test: lint test-engine test-app test-postgres test-browser
+test: lint test-engine test-app test-postgres test-browser test-spark
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check config dedup searchapp tests bench
@@ -43,10 +43,14 @@ test-engine: $(VENV)/.installed-dev
 	$(BIN)/pytest tests/dedup
 
 test-app: $(VENV)/.installed-dev
-	$(BIN)/pytest tests/searchapp -m "not services"
+	$(BIN)/pytest tests/searchapp -m "not services and not spark"
 
 test-postgres: $(VENV)/.installed-dev
-	DATABASE_URL=$(TEST_POSTGRES_URL) CELERY_BROKER_URL=$(TEST_REDIS_URL) $(BIN)/pytest tests/searchapp
+	DATABASE_URL=$(TEST_POSTGRES_URL) CELERY_BROKER_URL=$(TEST_REDIS_URL) $(BIN)/pytest tests/searchapp -m "not spark"
+
+## test-spark: the Spark recompute against this machine's (local[2], and a standalone cluster).
+test-spark: $(VENV)/.installed-dev
+	$(BIN)/pytest tests/searchapp -m spark
 
 test-browser: $(VENV)/.installed-dev
 	$(BIN)/pytest tests/browser

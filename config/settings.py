@@ -289,6 +289,12 @@ if (
     )
 # Corpus-wide clusters are recomputed this many seconds after the last change (debounce).
 CLUSTERS_DEBOUNCE_SECONDS = env_int("CLUSTERS_DEBOUNCE_SECONDS", 5, minimum=0)
+# `manage.py recompute_clusters` runs on this Spark master (local[2], spark://host:7077) when
+# set and no --spark is given; empty: on this machine. Needs the `spark` extra and Java 17.
+SPARK_MASTER_URL = env_str("SPARK_MASTER_URL", "")
+# Where a Spark recompute writes its export and output (every Spark worker must see it: a
+# shared file system on a cluster of several machines); removed after each run.
+SPARK_WORK_DIR = Path(env_str("SPARK_WORK_DIR", str(VAR_DIR / "spark")))
 # Partial copies (services.partial_copies.jobs): a pair is kept when one document holds at
 # least this share of the other's word 5-shingles, or they share a passage of at least this
 # many words (every such passage is found: the winnowing window is words - 4).

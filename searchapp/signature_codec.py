@@ -10,7 +10,9 @@ with the same two formulas:
 * SimHash: ``1 - d / 64`` for Hamming distance ``d``; a set's ``max_distance`` k is the cut-off
   similarity ``1 - k / 64``.
 
-No database access: callers load the rows (one query) and pass them in.
+No database access: callers load the rows (one query) and pass them in. ``compute`` signs texts
+with a set's parameters: what signing stores and what the Spark recompute signs inside its
+partitions (no Django there) are the same computation.
 """
 
 from __future__ import annotations
@@ -22,9 +24,12 @@ from typing import Any, Protocol
 import numpy as np
 
 from dedup import EMPTY_VALUE, signatures_from_bytes
-from dedup.simhash import FINGERPRINT_BITS
+from dedup.lsh import LSHParams, band_keys
+from dedup.minhash import MinHasher
+from dedup.shingle import ShingleSpec, shingle_batch
+from dedup.simhash import FINGERPRINT_BITS, SimHasher, block_keys
 
-__all__ = ["DecodedSignatures", "decode", "decode_rows", "min_similarity"]
+__all__ = ["Computed", "DecodedSignatures", "compute", "decode", "decode_rows", "min_similarity"]
 
 # Similarities are compared with this slack so that 1 - k/64 computed twice never differs in
 # its last bit between the cut-off and the value.
@@ -132,3 +137,37 @@ def min_similarity(method: str, *, threshold: float | None, max_distance: int | 
     if max_distance is None:
         raise ValueError("SimHash needs max_distance")
     return 1.0 - int(max_distance) / FINGERPRINT_BITS - _EPS
+
+
+@dataclass(frozen=True)
+class Computed:
+    """Texts signed with a set's parameters, before anything is stored: ``values`` as
+    ``DecodedSignatures.values`` (the slots, or the fingerprints with an empty text's at 0),
+    ``keys`` (n, bands) int64 band keys (MinHash) or block-table keys (SimHash), ``empty``
+    the texts without shingles (which get no keys stored)."""
+
+    values: np.ndarray
+    keys: np.ndarray
+    empty: np.ndarray
+
+
+def compute(method: str, params: dict[str, Any], texts: Sequence[str]) -> Computed:
+    """Sign ``texts`` with a set's ``method`` and ``params``: the one computation behind the
+    stored signatures and the Spark recompute, so the two can never differ in a slot or a key."""
+    # The set's own tokenisation, old or new: a set is never signed with two of them.
+    batch = shingle_batch(list(texts), ShingleSpec.from_params(params))
+    empty = np.asarray(batch.sizes()) == 0
+    if method == "minhash":
+        sigs = MinHasher(
+            params["num_perm"], seed=params["seed"], variant=params["variant"]
+        ).signatures(batch)
+        keys = band_keys(sigs, LSHParams(params["bands"], params["rows"]))
+        return Computed(np.asarray(sigs), np.asarray(keys, dtype=np.int64), empty)
+    if method != "simhash":
+        raise ValueError(f"method must be minhash or simhash, got {method!r}")
+    fps = SimHasher(seed=params["seed"], weighting="tf").fingerprints(batch).astype(np.uint64)
+    fps[empty] = 0
+    # A set stored before table_distance existed built its tables for max_distance.
+    tables_for = params.get("table_distance", params["max_distance"])
+    keys = block_keys(fps, max_distance=tables_for, blocks=params["blocks"])
+    return Computed(fps, np.asarray(keys, dtype=np.int64), empty)

@@ -27,7 +27,9 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from datetime import timedelta
+from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.db.models import Count, Min
 
@@ -35,7 +37,12 @@ from searchapp import publishing
 from searchapp.db_values import database_now
 from searchapp.models import Cluster, ClusterMember, Job, SignatureSet
 from searchapp.services.clusters.incremental import clusters_add_documents
-from searchapp.services.clusters.recompute import clusters_recompute
+from searchapp.services.clusters.recompute import (
+    Computed,
+    clusters_compute,
+    clusters_recompute,
+    clusters_write,
+)
 from searchapp.services.clusters.rows import clusters_weakest_refresh
 from searchapp.services.ingest.bulk_load import END_BUILD_BACKLOG, backlog_above, load_lock_held
 from searchapp.services.job_states import (
@@ -61,6 +68,7 @@ __all__ = [
     "bulk_load_forget",
     "clusters_after_signing",
     "clusters_fail_stalled",
+    "clusters_recompute_now",
     "clusters_remove_documents",
     "clusters_republish_queued",
     "clusters_schedule",
@@ -369,3 +377,64 @@ def clusters_fail_stalled() -> int:
         if set_id is not None and SignatureSet.objects.active().filter(pk=set_id).exists():
             clusters_schedule(signature_set_id=set_id, countdown=0)
     return failed
+
+
+def clusters_recompute_now(
+    *, signature_set: SignatureSet, spark_master: str = "", **spark_options: Any
+) -> Computed:
+    """Recompute the set's clusters now, in this process, as a CLUSTERS job like the queued
+    ones (the staff pages list it, its progress and final state): on this machine, or on the
+    Spark cluster at ``spark_master`` (``clusters.spark``; ``spark_options`` go there).
+
+    A failure ends the job FAILED and is raised; a job cancelled meanwhile, or a set replaced,
+    ends CANCELLED and the returned clusters were not written.
+    """
+    where = f"on Spark ({spark_master})" if spark_master else "on this machine"
+    now = database_now()
+    job = Job.objects.create(
+        kind=Job.Kind.CLUSTERS,
+        signature_set=signature_set,
+        total=1,
+        state=Job.State.RUNNING,
+        started_at=now,
+        updated_at=now,
+        message=f"Computing clusters {where}",
+        params={"spark_master": spark_master} if spark_master else {},
+    )
+    check = _job_check(job.pk, signature_set.pk)
+
+    def report(text: str) -> None:
+        Job.objects.filter(pk=job.pk, state=Job.State.RUNNING).update(message=text[:500])
+
+    figures: dict[str, Any] = {"engine": "local"}
+    try:
+        if spark_master:
+            # Local: the Spark driver imports pyspark, an optional extra.
+            from searchapp.services.clusters.spark import clusters_compute_spark
+
+            computed, figures = clusters_compute_spark(
+                signature_set=signature_set,
+                master=spark_master,
+                check=check,
+                report=report,
+                **spark_options,
+            )
+        else:
+            computed = clusters_compute(signature_set=signature_set, check=check)
+        check()
+        clusters_write(signature_set, computed)
+    except _NoLongerWanted as stop:
+        Job.objects.filter(pk=job.pk, state=Job.State.RUNNING).update(
+            state=Job.State.CANCELLED, finished_at=database_now(), message=f"Stopped: {stop}"
+        )
+        return Computed(np.empty((0, 2), dtype=np.int64), [], [], [], [])
+    except Exception as exc:
+        job_failed(job.pk, exc)
+        raise
+    counts = {
+        "clusters": len(computed.representatives),
+        "documents": sum(computed.sizes),
+        "pairs": len(computed.pairs),
+    }
+    job_done(job.pk, message=computed.summary(), report={**counts, **figures})
+    return computed

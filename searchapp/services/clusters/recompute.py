@@ -23,6 +23,7 @@ rebuild activates a set, after deletes, and wherever the incremental update
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 from django.db import connection, transaction
@@ -35,10 +36,29 @@ from searchapp.services.clusters.rows import colliding_rows, lock_clusters, sign
 from searchapp.services.planner_stats import planner_stats_refresh, planner_stats_rows_added
 from searchapp.services.sql_rows import copy_rows, insert_rows
 
-__all__ = ["clusters_recompute"]
+__all__ = ["Computed", "clusters_compute", "clusters_recompute", "clusters_write"]
 
 # One member row to write: (representative, document, similarity to the representative).
 _MemberRow = tuple[int, int, float]
+
+
+class Computed(NamedTuple):
+    """One set's clusters as computed, before they are written: the verified pairs (document
+    ids, a < b, sorted), and per cluster its representative, size and weakest similarity, and
+    every member's row (the representative's own included)."""
+
+    pairs: np.ndarray
+    representatives: list[int]
+    sizes: list[int]
+    weakest: list[float]
+    member_rows: list[_MemberRow]
+
+    def summary(self) -> str:
+        """The one line both recompute commands end with."""
+        return (
+            f"{len(self.representatives)} clusters, {sum(self.sizes)} documents in them, "
+            f"{len(self.pairs)} verified pairs"
+        )
 
 
 def clusters_recompute(
@@ -50,6 +70,16 @@ def clusters_recompute(
     records its progress there, and raises to stop work that is no longer wanted (the job
     cancelled, the set replaced by a newer one); nothing is written then.
     """
+    computed = clusters_compute(signature_set=signature_set, check=check)
+    (check or _go_on)()
+    clusters_write(signature_set, computed)
+    return len(computed.representatives)
+
+
+def clusters_compute(
+    *, signature_set: SignatureSet, check: Callable[[], None] | None = None
+) -> Computed:
+    """The set's clusters from its stored band keys and signatures, written nowhere."""
     check = check or _go_on
     planner_stats_refresh(BandKey._meta.db_table)  # the band queries' plans depend on it
     pairs = _candidate_pairs(signature_set, check)
@@ -71,11 +101,21 @@ def clusters_recompute(
         )
         weakest.append(float(sims.min()))
     sizes = [len(component) for component in components]
-    check()
-    _replace(signature_set, representatives, sizes, weakest, member_rows)
-    planner_stats_rows_added(Cluster._meta.db_table, len(components))
-    planner_stats_rows_added(ClusterMember._meta.db_table, len(member_rows))
-    return len(components)
+    verified_pairs = doc_ids[edges] if len(edges) else np.empty((0, 2), dtype=np.int64)
+    return Computed(verified_pairs, representatives, sizes, weakest, member_rows)
+
+
+def clusters_write(signature_set: SignatureSet, computed: Computed) -> None:
+    """Replace the set's clusters with these (from this machine's recompute or Spark's)."""
+    _replace(
+        signature_set,
+        computed.representatives,
+        computed.sizes,
+        computed.weakest,
+        computed.member_rows,
+    )
+    planner_stats_rows_added(Cluster._meta.db_table, len(computed.representatives))
+    planner_stats_rows_added(ClusterMember._meta.db_table, len(computed.member_rows))
 
 
 def _go_on() -> None:

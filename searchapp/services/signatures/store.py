@@ -27,11 +27,8 @@ from typing import Any
 import numpy as np
 from django.db import IntegrityError, connection, transaction
 
-from dedup import block_keys
-from dedup.lsh import LSHParams, band_keys
-from dedup.minhash import MinHasher, signature_to_bytes
-from dedup.shingle import ShingleSpec, shingle_batch
-from dedup.simhash import SimHasher
+from dedup.minhash import signature_to_bytes
+from searchapp import signature_codec
 from searchapp.models import BandKey, Signature, SignatureSet
 from searchapp.services.planner_stats import planner_stats_rows_added
 from searchapp.services.sql_rows import ID_BATCH, sqlite_insert_values
@@ -63,26 +60,18 @@ def signatures_compute(
     *, signature_set: SignatureSet, rows: Sequence[tuple[int, str, str]]
 ) -> SignedBatch:
     """Signatures of ``rows`` = (document id, text, content hash) with the set's parameters."""
-    params = signature_set.params
-    # The set's own tokenisation, old or new: a set is never signed with two of them.
-    spec = ShingleSpec.from_params(params)
     ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-    batch = shingle_batch([r[1] for r in rows], spec)
-    empty = np.asarray(batch.sizes()) == 0
     hashes = [r[2] for r in rows]
+    signed = signature_codec.compute(
+        signature_set.method, signature_set.params, [r[1] for r in rows]
+    )
     if signature_set.method == "minhash":
-        sigs = MinHasher(
-            params["num_perm"], seed=params["seed"], variant=params["variant"]
-        ).signatures(batch)
-        keys = band_keys(sigs, LSHParams(params["bands"], params["rows"]))
-        data = [signature_to_bytes(sig) for sig in sigs]
-        return SignedBatch(ids, hashes, empty, data, None, np.asarray(keys, dtype=np.int64))
-    fps = SimHasher(seed=params["seed"], weighting="tf").fingerprints(batch).astype(np.uint64)
-    fps[empty] = 0
-    # A set stored before table_distance existed built its tables for max_distance.
-    tables_for = params.get("table_distance", params["max_distance"])
-    keys = block_keys(fps, max_distance=tables_for, blocks=params["blocks"])
-    return SignedBatch(ids, hashes, empty, [b""] * len(rows), fps.view(np.int64), keys)
+        data = [signature_to_bytes(sig) for sig in signed.values]
+        return SignedBatch(ids, hashes, signed.empty, data, None, signed.keys)
+    fps = signed.values
+    return SignedBatch(
+        ids, hashes, signed.empty, [b""] * len(rows), fps.view(np.int64), signed.keys
+    )
 
 
 @dataclass(frozen=True)
