@@ -145,7 +145,7 @@ def main() -> None:
                 sys.exit(f"{q!r}: HTTP {response.status_code} {body}")
             took.append(body["took_ms"])
             grouping.append(body["grouping_ms"])
-            hits.append(body["total"])
+            hits.append(body["total_matches"])
             folded.append(body["n_folded"])
         return wall, took, grouping, hits, folded
 
