@@ -20,7 +20,7 @@ client threads of this process for ``--seconds``:
 * ``page``: the search page ``/?q=...`` (HTML, grouped, with its topic facet), what a browser
   asks.
 
-Queries: 500 from bench/scale.py's mix (three in four 2-3 words of a title, one in four 1-2
+Queries: ``--queries`` (500) from bench/scale.py's mix (three in four 2-3 words of a title, one in four 1-2
 frequent words), drawn at random per request. Prints per kind: requests/s, p50/p95/p99 ms,
 errors, and CPU per request: the gunicorn workers, the database's server processes serving them
 (PostgreSQL backends of this database; with SQLite the work is in the workers) and this load
@@ -301,7 +301,7 @@ def profile_pass(server_pid: int, port: int, kind: str, queries: list[str], clie
 def run(args: argparse.Namespace) -> int:
     folder: Path = args.dir.resolve()
     meta = json.loads((folder / "meta.json").read_text())
-    queries = make_queries(Path(meta["jsonl"]), 500, meta["seed"])
+    queries = make_queries(Path(meta["jsonl"]), args.queries, meta["seed"])
     env = dict(os.environ)
     env.update({
         "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(32),
@@ -404,6 +404,7 @@ def main() -> int:
     r.add_argument("--profile", action="store_true", help="a further pass per kind under py-spy: CPU by stage")
     r.add_argument("--profile-seconds", type=float, default=20.0)
     r.add_argument("--seed", type=int, default=5)
+    r.add_argument("--queries", type=int, default=500, help="the pool drawn from at random per request: 500 repeat often (the caches answer most); 20000 hardly ever do")
     r.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="a setting for the server (repeatable), e.g. SEARCH_TOPICS_CACHE=0")
     r.add_argument("--code", type=Path, default=ROOT, help="the app's code to serve (default: this checkout; e.g. an export of another commit, for a before/after)")
     d = sub.add_parser("drop", help="drop a built database and its folder")
