@@ -209,7 +209,7 @@ def _components(
     for rounds in range(1, _MAX_ROUNDS + 1):
         progress(f"connected components, round {rounds}")
         # Checkpointed to the job's folder (reliably, not in an executor's memory): a worker
-        # lost later recomputes from here, not from the first round.
+        # lost later recomputes from here, not from the edges the job began with.
         following = _small_star(_large_star(current)).checkpoint(eager=True)
         current = following
         if _is_star_forest(current):
