@@ -12,8 +12,8 @@ from django.db.models import F
 
 from dedup.shingle import CURRENT_TOKENS, ShingleSpec
 from searchapp import grouping_params as gp
+from searchapp.memo import view as memo_view
 from searchapp.models import Signature, SignatureSet
-from searchapp.selectors.folding import memo as fold_memo
 
 __all__ = [
     "StoredSignature",
@@ -91,15 +91,16 @@ def search_set(method: str) -> SignatureSet | None:
 
 def search_set_and_version(method: str) -> tuple[SignatureSet | None, Hashable | None]:
     """``search_set(method)`` and, in the same statement, the database's version
-    (selectors/folding/memo.py: it changes with every commit); None when no set is active or no
+    as this process's view holds it (searchapp.memo.view: the latest, or one at most
+    SEARCH_REFRESH_SECONDS old while others write); None when no set is active or no
     version can be read (inside a transaction, or another vendor)."""
     gp.check_method(method)
-    version = fold_memo.version_columns()
+    version = memo_view.version_columns()
     rows = _active_rows("method = %s", [method], version)
     if not rows:
         return None, None
     (found, token), = rows
-    return found, (fold_memo.version_token(token) if version else None)
+    return found, (memo_view.database_version(token).version if version else None)
 
 
 def search_sets() -> dict[str, SignatureSet]:

@@ -9,7 +9,7 @@ import pytest
 import redis
 from api_checks import as_validated
 
-from searchapp import shared_cache
+from searchapp.memo import redis_tier as shared_cache
 from searchapp.search import ranked as ranked_module
 from searchapp.selectors.topics import background as topic_background
 from searchapp.web import api
