@@ -59,8 +59,8 @@ FIRST_WINDOW = 512
 MAX_TIED = 20_000
 # A run of equal scores that fills most of a read may be long: the next read asks for
 # matches / MATCHES_PER_HIT hits (tie_read). Every read scores every match again (50-75 ns
-# each for a two-word query) and keeps its hits (~0.7 us each), measured at 1M documents (issue
-# 23), so those hits cost about a tenth of one more scoring: at 1M (350,000 matches, 3,500
+# each for a two-word query) and keeps its hits (~0.7 us each), measured at 1M documents
+# (profiled), so those hits cost about a tenth of one more scoring: at 1M (350,000 matches, 3,500
 # hits) as cheap as doubling's 512; at 10M (millions of matches) the run's 20,000 in one read,
 # where doubling scored every match four or five times for one first page.
 MATCHES_PER_HIT = 100

@@ -415,8 +415,8 @@ def topic_map_svg(
 
     Drawn once per distinct input and kept (the memo: per process, and, with
     SEARCH_SHARED_CACHE_URL, signed in Redis for the other processes): the map is a pure
-    function of its arguments, drawing one took ~4 ms of a search page at 1M documents (issue
-    23), and a repeated search whose topics are remembered asks for the same map again.
+    function of its arguments, drawing one took ~4 ms of a search page at 1M documents (profiled),
+    and a repeated search whose topics are remembered asks for the same map again.
     """
     return _kept(tuple(topics), more_url, htmx_target, total, described_by)
 
