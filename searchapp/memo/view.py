@@ -37,7 +37,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import connection
@@ -50,6 +50,7 @@ __all__ = [
     "note_write",
     "version_columns",
     "watch_writes",
+    "within_view",
 ]
 
 
@@ -69,8 +70,12 @@ class _View:
     newer_since: float | None = None
 
 
+T = TypeVar("T")
+
 _lock = threading.Lock()
 _views: dict[str, _View] = {}
+# Values read with the view (within_view): when each was read, monotonic, and the value.
+_values: dict[str, tuple[float, Any]] = {}
 _written_at = 0.0  # when this process last served a write (note_write), monotonic
 
 
@@ -118,6 +123,27 @@ def forget_views() -> None:
     """Drop every view (tests: each starts from the latest state)."""
     with _lock:
         _views.clear()
+        _values.clear()
+
+
+def within_view(name: str, read: Callable[[], T]) -> T:
+    """``read()``, a small value of the database a search needs (the active signature set and
+    the database's version, the staff's containment share, whether the index is behind), taken
+    again only when the one read before is SEARCH_REFRESH_SECONDS old or this process wrote
+    since: the view's rule, without a round trip per search. Inside a transaction, read."""
+    if connection.in_atomic_block:
+        return read()
+    name = f"{connection.alias}:{name}"
+    now = time.monotonic()
+    refresh: float = settings.SEARCH_REFRESH_SECONDS
+    with _lock:
+        kept = _values.get(name)
+        if kept is not None and now - kept[0] < refresh and _written_at < kept[0]:
+            return kept[1]
+    value = read()
+    with _lock:
+        _values[name] = (now, value)  # read after ``now``: a write meanwhile makes it old
+    return value
 
 
 def adopt(part: str, latest: Hashable, *, own: bool = False) -> Adopted:
