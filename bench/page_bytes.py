@@ -8,10 +8,10 @@
 hostile documents (markup in titles, URLs, snippets and a corpus name, each with a
 near-duplicate so it is shown as a similar result too), with MinHash and SimHash signatures and
 the partial copies; then writes what each of the pages below answers: the search page whole
-and as its htmx fragment, the compare page, the JSON API and the JSON download. The time a
-search and its topics took and the CSRF token, the figures that change between two runs,
-are blanked. Run ``record`` twice
-on the same ``--dir`` (before and after a change) and ``compare`` the two folders.
+and as its htmx fragment, the compare page, the JSON API (and its OpenAPI document) and the
+JSON download. What changes between two runs is blanked: the time a search and its topics took,
+and the CSRF token. Run ``record`` twice on the same ``--dir`` (before and after a change) and
+``compare`` the two folders.
 """
 
 from __future__ import annotations
@@ -132,6 +132,7 @@ def _paths() -> list[tuple[str, str, dict[str, str]]]:
         export = urlencode({"q": q, "format": "json"})
         out.append((f"q{i:02d}-export.json", f"/export/?{export}", {}))
     out.append(("intro.html", "/", {}))
+    out.append(("openapi.json", "/api/openapi.json", {}))
     return out
 
 
