@@ -70,7 +70,10 @@ def main() -> None:
     parser.add_argument("--old", default="main", help="the git ref of the old ways")
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--per-page", type=int, default=20)
+    parser.add_argument("--jinja2-widgets", action="store_true",
+                        help="also Django's widgets through its Jinja2 form renderer")
     args = parser.parse_args()
+    jinja2_widgets = args.jinja2_widgets
     var = args.dir / "var"
     os.environ.update(
         DJANGO_SETTINGS_MODULE="config.settings", DEBUG="0",
@@ -132,11 +135,11 @@ def main() -> None:
         assert old_python is not None
         return [old_python.result_groups(c, p.groups, p.group) for p, c, _ in pages]
 
-    def form_fields(stock: bool) -> Callable[[], list[str]]:
+    def form_fields(stock: bool, renderer: Any = None) -> Callable[[], list[str]]:
         def run() -> list[str]:
             out = []
             for _p, _c, query in pages:
-                form = SearchForm(query)
+                form = SearchForm(query, renderer=renderer)
                 form.is_valid()
                 for bound in form:
                     widget = bound.field.widget
@@ -189,6 +192,11 @@ def main() -> None:
         ways["groups: Python writer (old)"] = python_writer
     ways["form: this tree's widgets"] = form_fields(stock=False)
     ways["form: Django's widgets (template renderer)"] = form_fields(stock=True)
+    if jinja2_widgets:
+        from django.forms.renderers import Jinja2
+
+        # Jinja2's escape writes &#34; where Django's writes &quot;: not the same bytes.
+        ways["form: Django's widgets (Jinja2 renderer)"] = form_fields(True, Jinja2())
     if hasattr(serializers, "search_out"):
         ways["api: SearchOut dumped"] = api_schema
     if old_serializers is not None and hasattr(old_serializers, "search_page_data"):
