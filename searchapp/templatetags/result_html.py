@@ -89,8 +89,10 @@ def environment(**options: Any) -> jinja2.Environment:
     """The Jinja2 engine's environment (settings.TEMPLATES names it)."""
     # Escaping is finalize's, which every printed value goes through: Jinja2's autoescape
     # writes &#34; and &#39; where Django writes &quot; and &#x27;, and escaping each value
-    # twice (finalize, then autoescape) cost about a third of the list's CPU. A value marked
-    # safe (|safe, SafeString) is kept; the templates mark none.
+    # twice (finalize returning Markup, then autoescape) was most of the difference between
+    # 3.0 ms and 1.4 ms at 20 groups (the other part: the time zone and language read once
+    # per list, not per date). A value marked safe (|safe, SafeString) is kept; the templates
+    # mark none.
     options["autoescape"] = False
     # A name the context lacks is an error, not an empty string: a misspelt field would
     # otherwise vanish from every result silently.
