@@ -1,6 +1,7 @@
 """CPU to write a page of results three ways, and the search form and the API's answer two ways.
 
-    .venv/bin/python bench/render_bench.py --dir /tmp/page-bytes [--old main] [--rounds 30]
+    .venv/bin/python bench/render_bench.py --dir /tmp/page-bytes [--old c5e07b8] [--rounds 30]
+        [--jinja2-widgets]
 
 Uses the database ``bench/page_bytes.py record --dir`` builds. Each query's page of
 ``--per-page`` groups (MinHash) is searched once; then, in rounds that alternate the ways so a
@@ -10,12 +11,14 @@ loaded machine weighs on each alike, every page is written by:
   (``partials/group.html`` per group, as they were at ``--old``) and the hand-written Python
   writer (``searchapp/templatetags/result_html.py`` at ``--old``);
 * the search form's fields: the widgets of this tree, and Django's own widgets rendered by its
-  template renderer;
+  template renderer (with ``--jinja2-widgets``, by its Jinja2 renderer too, whose escaping
+  writes other bytes);
 * ``/api/search``'s body: this tree's ``search_out`` dumped and encoded as ninja does, against
-  the hand-built dict of ``--old`` (``serializers.search_page_data``) encoded the same way.
+  the hand-built dict of ``--old`` (``serializers.search_page_data``) encoded the same way, and
+  that dict validated by this tree's ``SearchOut`` first.
 
-Prints the median CPU time (``time.process_time``) per page for each, and whether the ways'
-bytes agree.
+``--old`` is a commit that still has the old ways (the default, ``main``, may not). Prints the
+median CPU time (``time.process_time``) per page for each, and whether the ways' bytes agree.
 """
 
 from __future__ import annotations
@@ -67,7 +70,7 @@ def _timed(work: Callable[[], object]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--dir", type=Path, required=True)
-    parser.add_argument("--old", default="main", help="the git ref of the old ways")
+    parser.add_argument("--old", default="main", help="a git commit with the old ways")
     parser.add_argument("--rounds", type=int, default=30)
     parser.add_argument("--per-page", type=int, default=20)
     parser.add_argument("--jinja2-widgets", action="store_true",
