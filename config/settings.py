@@ -110,6 +110,14 @@ TEMPLATES = [
             ],
         },
     },
+    # The search page's list of groups only (searchapp/templatetags/result_html.py says why);
+    # Django's templates above render everything else and call it.
+    {
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "DIRS": [BASE_DIR / "templates" / "jinja2"],
+        "APP_DIRS": False,
+        "OPTIONS": {"environment": "searchapp.templatetags.result_html.environment"},
+    },
 ]
 
 DATABASES = {
