@@ -382,7 +382,7 @@ def test_each_feature_has_its_folder_and_the_map_names_it() -> None:
 # instance per method, re-read on every search).
 PURE_BOUNDED_HELPERS = {
     "searchapp.templatetags.result_html._ordinal",
-    "searchapp.templatetags.result_html._time_html",
+    "searchapp.templatetags.result_html._date",
     "searchapp.services.ingest.rows._file_name",
     "searchapp.topics.words._latin_voters",
     "searchapp.topics.words._any_latin_voter",
