@@ -389,18 +389,9 @@ SEARCH_WRITER_APPLY_DOCUMENTS = env_int("SEARCH_WRITER_APPLY_DOCUMENTS", 5000, m
 SEARCH_CATCH_UP_ROWS = env_int("SEARCH_CATCH_UP_ROWS", 1000, minimum=1)
 SEARCH_CATCH_UP_PATIENCE = env_float("SEARCH_CATCH_UP_PATIENCE", 2.0, minimum=0.0, maximum=30.0)
 # Records per ingest transaction; each batch then queues one worker task (its clusters, and
-# its signing when not signed inline). 2,000 keeps per-task costs small at a million documents.
+# its signing when not signed inline: services.ingest.batch.sign_inline, PostgreSQL's way).
+# 2,000 keeps per-task costs small at a million documents.
 INGEST_BATCH_SIZE = env_int("INGEST_BATCH_SIZE", 2000, minimum=1)
-# Ingest signs each batch's new and changed texts in the batch's transaction (once a set is
-# active): the texts are in hand, so no worker reads them back, and no document waits as a
-# pending row. Off: the workers sign every batch in the background. On by default with
-# PostgreSQL (1M documents, with the helper signing ahead: 142-151 s against 155-174 s, the
-# server's CPU down by a third); off with SQLite, whose inserts of the signatures' rows would
-# then queue behind the ingest's own in its process, where workers make them beside it (1M:
-# 196 against 172 s; bench/scale.py --docs 1000000, 2026-11-28).
-INGEST_SIGN_INLINE = env_bool(
-    "INGEST_SIGN_INLINE", DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
-)
 # The longest JSON line, CSV row or .txt/.md/.html file read; longer ones are skipped as bad
 # records without being read whole, so ingest memory does not grow with the input.
 INGEST_MAX_RECORD_BYTES = env_int("INGEST_MAX_RECORD_BYTES", 16 * 1024 * 1024, minimum=1024)

@@ -83,9 +83,10 @@ def pending_documents_sign(*, older_than: datetime | None = None) -> int:
 
 def batch_documents_sign(*, document_ids: Sequence[int]) -> int:
     """The task an ingest batch queued: sign those of its documents still pending (none when
-    the ingest signed them itself, ``INGEST_SIGN_INLINE``), then update the clusters in place
-    (``clusters_after_signing``: incremental, so a 1M-document ingest does not recompute the
-    corpus-wide clusters after every batch). Returns how many this task signed."""
+    the ingest signed them itself, on PostgreSQL: ``services.ingest.batch.sign_inline``), then
+    update the clusters in place (``clusters_after_signing``: incremental, so a 1M-document
+    ingest does not recompute the corpus-wide clusters after every batch). Returns how many
+    this task signed."""
     signed = signatures_sign_documents(document_ids=document_ids)
     # With a set ACTIVE the batch is signed now, by the ingest or above; with none, nothing is.
     if signed or SignatureSet.objects.active().exists():

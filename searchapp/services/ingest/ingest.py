@@ -167,9 +167,9 @@ def documents_ingest(
 
     ``language_process``: from the second batch on, detect languages in a helper process
     (``LanguageProcess``) while this one writes the batch before, and there sign the batch
-    too (with ``INGEST_SIGN_INLINE``); then, on PostgreSQL (``read_ahead_records``), read the
-    records in a thread ahead of the writes (``read_ahead``). The same documents, languages,
-    signatures and errors as without it (not inside a caller's transaction).
+    too (on PostgreSQL, ``batch.sign_inline``); then, on PostgreSQL (``read_ahead_records``),
+    read the records in a thread ahead of the writes (``read_ahead``). The same documents,
+    languages, signatures and errors as without it (not inside a caller's transaction).
     """
     size = batch_size or settings.INGEST_BATCH_SIZE
     records = iter(records)  # read once, whatever happens to the index on the way
