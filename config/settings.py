@@ -311,10 +311,6 @@ PARTIAL_COPY_MIN_WORDS = env_int("PARTIAL_COPY_MIN_WORDS", 50, minimum=10, maxim
 # Threads deciding the candidate pairs of a large partial-copies update
 # (services.partial_copies.bulk).
 PARTIAL_COPY_THREADS = env_int("PARTIAL_COPY_THREADS", 2, minimum=1, maximum=32)
-# Off: signing no longer queues the partial-copies update; it runs only when asked for
-# (manage.py rebuild_partial_copies [--stale]), e.g. at a quiet hour on a very large corpus: the
-# first update after a bulk load of 1M documents takes 16 minutes of CPU, more as it grows.
-PARTIAL_COPIES_AFTER_SIGNING = env_bool("PARTIAL_COPIES_AFTER_SIGNING", True)
 # Test-only fault hooks (the worker-fault tests set them in the worker's environment).
 SIGNATURE_CHUNK_DELAY_MS = env_int("SIGNATURE_CHUNK_DELAY_MS", 0, minimum=0)
 SIGNATURE_TEST_FAIL_CHUNK = env_int("SIGNATURE_TEST_FAIL_CHUNK", -1, minimum=-1)

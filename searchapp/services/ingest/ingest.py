@@ -28,7 +28,7 @@ from searchapp.services.ingest.bulk_load import BulkLoad, bulk_load
 from searchapp.services.ingest.ctrl_c import ctrl_c_deferred
 from searchapp.services.ingest.language_process import LanguageProcess
 from searchapp.services.ingest.read_ahead import read_ahead
-from searchapp.services.partial_copies.jobs import partial_copies_after_signing
+from searchapp.services.partial_copies.jobs import partial_copies_schedule
 from searchapp.services.signatures.signing import signatures_schedule_documents
 from searchapp.services.signatures.store import Presigned
 
@@ -99,10 +99,10 @@ def _schedule_signatures(document_ids: list[int], *, signed: bool) -> None:
 def _schedule_after_load_batch() -> None:
     """What the task of a batch signed during a bulk load does, without the task: the clusters'
     recompute queued (debounced: one QUEUED job absorbs the rest), then the partial copies'
-    update (``partial_copies_after_signing``). Never raises, as ``_schedule_signatures``."""
+    update (``partial_copies_schedule``). Never raises, as ``_schedule_signatures``."""
     try:
         clusters_schedule()
-        partial_copies_after_signing()
+        partial_copies_schedule()
     except Exception:
         logger.exception("could not schedule the batch's background work")
 
