@@ -15,10 +15,9 @@ each stage, in seconds and per 1,000 documents:
   ``add_document`` and commits; tantivy's own threads count towards whichever stage is running
   while they work), and the rest (Django, transactions, progress);
 * sign: reading the texts back, computing signatures and band keys (dedup), storing them, and
-  refreshing the documents' pending rows. With ``INGEST_SIGN_INLINE`` on (PostgreSQL's
-  default) the ingest signs its batches itself (the stage "ingest: signing inline") and this
-  finds nothing pending; ``INGEST_SIGN_INLINE=0`` in the environment (SQLite's default)
-  measures the workers' way.
+  refreshing the documents' pending rows. On PostgreSQL the ingest signs its batches itself
+  (``services.ingest.batch.sign_inline``; the stage "ingest: signing inline") and this finds
+  nothing pending; on SQLite it measures the workers' way.
 
 It also prints the CPU of Python's garbage collections during the ingest, by generation (they
 run inside whichever stage allocates, so they are part of the stages above, not added to them).
@@ -112,8 +111,8 @@ from django.db.backends.base import base as db_base
 timed(db_base.BaseDatabaseWrapper, "commit", "ingest: database writes")
 batches = []
 timed(ingest, "_schedule_signatures", "ingest: database writes")
-# INGEST_SIGN_INLINE (PostgreSQL's default): the batches are signed here, and the sign stage
-# below finds nothing pending; INGEST_SIGN_INLINE=0 (SQLite's default) measures the workers'.
+# PostgreSQL (batch.sign_inline): the batches are signed here, and the sign stage below finds
+# nothing pending; on SQLite it measures the workers'.
 timed(ingest, "signatures_sign_written", "ingest: signing inline (compute + store)")
 ingest.signatures_schedule_documents = lambda ids: batches.append(list(ids)) or True
 

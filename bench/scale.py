@@ -23,9 +23,9 @@ Every phase runs through the real doors, as separate processes, on a fresh datab
 
 Prints each phase's wall time, docs/s, latency p50/p95/max (page 1 and page 50), peak RSS
 (VmHWM) of each process and the disk each component holds (database and its largest tables,
-search index, the rest). ``--no-partial`` leaves the partial-copies update out
-(PARTIAL_COPIES_AFTER_SIGNING=0): its first pass after a bulk load would share the cores with
-the recompute and the searches being timed. Goals on the 2-core machine: grouped search p95 <= 50 ms at 1M documents
+search index, the rest). ``--no-partial`` leaves the partial-copies update out (bench/no_partial.py
+routes its task to a queue no worker reads): its first pass after a bulk load would share the
+cores with the recompute and the searches being timed. Goals on the 2-core machine: grouped search p95 <= 50 ms at 1M documents
 on both databases; ingest + sign <= 10 min embedded (SQLite, filesystem broker) and <= 5 min
 on PostgreSQL + Redis with 2 workers.
 
@@ -190,9 +190,6 @@ class Stack:
                 "SEARCH_INDEX_DIR": str(self.tmp / "search-index"),
                 "LOG_LEVEL": "WARNING",
                 "SIGNATURE_CATCHUP_SECONDS": "0",
-                # --no-partial: the partial-copies update is left out of the timed
-                # phases; at 10M its first pass would share the cores with everything after signing.
-                "PARTIAL_COPIES_AFTER_SIGNING": "0" if getattr(args, "no_partial", False) else "1",
             }
         )
         if args.database == "postgresql":
@@ -217,10 +214,14 @@ class Stack:
             self.env["DATABASE_URL"] = f"sqlite:///{self.tmp / 'db.sqlite3'}"
         self.workers: list[subprocess.Popen[bytes]] = []
         self._poll: Any = None
+        # --no-partial: the partial-copies update is left out of the timed phases (at 10M its
+        # first pass would share the cores with everything after signing); bench/no_partial.py
+        # runs the ingest and the workers with its task routed to a queue no worker reads.
+        self.left_out = [PY, "-m", "bench.no_partial"] if getattr(args, "no_partial", False) else []
 
     def manage(self, *argv: str, capture: bool = False) -> str:
         done = subprocess.run(
-            [PY, "manage.py", *argv], cwd=ROOT, env=self.env, check=True, text=True,
+            [*(self.left_out or [PY]), "manage.py", *argv], cwd=ROOT, env=self.env, check=True, text=True,
             stdout=subprocess.PIPE if capture else None,
         )
         return done.stdout or ""
@@ -250,7 +251,7 @@ class Stack:
         for i in range(self.args.workers):
             self.workers.append(
                 subprocess.Popen(
-                    [str(Path(PY).with_name("celery")), "-A", "config", "worker", "-c", "1", "-n", f"scale{i}@%h", "--loglevel=WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
+                    [*self.left_out, "celery" if self.left_out else str(Path(PY).with_name("celery")), "-A", "config", "worker", "-c", "1", "-n", f"scale{i}@%h", "--loglevel=WARNING", "--without-gossip", "--without-mingle", "--without-heartbeat"],
                     cwd=ROOT, env=self.env,
                 )
             )
@@ -429,7 +430,7 @@ def main() -> int:
     parser.add_argument("--keep", action="store_true", help="keep the database and index")
     parser.add_argument("--pg-name", default=None, help="PostgreSQL database name (default scale_<N>)")
     parser.add_argument("--timeout", type=float, default=3600)
-    parser.add_argument("--no-partial", action="store_true", help="PARTIAL_COPIES_AFTER_SIGNING=0 for the run: the partial-copies update stays out of the timed phases")
+    parser.add_argument("--no-partial", action="store_true", help="the partial-copies update stays out of the timed phases (its task routed to a queue no worker reads: bench/no_partial.py)")
     parser.add_argument("--search-only", type=Path, default=None, metavar="DIR",
                         help="only the search phase, on a run kept with --keep: its directory (the SQLite "
                         "database and the index; with --database postgresql, the kept scale_<N> database)")

@@ -136,7 +136,8 @@ DATABASES = {
 # run it twice (psycopg's prepare_threshold), so it is parsed and planned once per connection:
 # a search runs the same few statements every time, and planning them was a fifth of the
 # database's CPU a search at 1M documents (pg_stat_statements at 1M). Turn off behind a
-# pooler in transaction mode that cannot keep a connection's prepared statements.
+# pooler in transaction mode that cannot keep a connection's prepared statements: the operator's
+# decision, since the app cannot tell such a pooler from the server.
 DATABASE_PREPARED_STATEMENTS = env_bool("DATABASE_PREPARED_STATEMENTS", True)
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql" and (
     DATABASE_PREPARED_STATEMENTS
@@ -311,11 +312,8 @@ PARTIAL_COPY_MIN_WORDS = env_int("PARTIAL_COPY_MIN_WORDS", 50, minimum=10, maxim
 # Threads deciding the candidate pairs of a large partial-copies update
 # (services.partial_copies.bulk).
 PARTIAL_COPY_THREADS = env_int("PARTIAL_COPY_THREADS", 2, minimum=1, maximum=32)
-# Off: signing no longer queues the partial-copies update; it runs only when asked for
-# (manage.py rebuild_partial_copies [--stale]), e.g. at a quiet hour on a very large corpus: the
-# first update after a bulk load of 1M documents takes 16 minutes of CPU, more as it grows.
-PARTIAL_COPIES_AFTER_SIGNING = env_bool("PARTIAL_COPIES_AFTER_SIGNING", True)
-# Test-only fault hooks (the worker-fault tests set them in the worker's environment).
+# For tests only: fault hooks read from the environment because the tests set them in a real
+# worker process's environment (tests/searchapp/test_worker_faults.py), where no test code runs.
 SIGNATURE_CHUNK_DELAY_MS = env_int("SIGNATURE_CHUNK_DELAY_MS", 0, minimum=0)
 SIGNATURE_TEST_FAIL_CHUNK = env_int("SIGNATURE_TEST_FAIL_CHUNK", -1, minimum=-1)
 SIGNATURE_TEST_FAIL_ATTEMPTS = env_int("SIGNATURE_TEST_FAIL_ATTEMPTS", 1000, minimum=0)
@@ -383,24 +381,12 @@ SEARCH_INDEX_DIR = Path(env_str("SEARCH_INDEX_DIR", str(VAR_DIR / "search-index"
 # transaction commits, at most SEARCH_WRITER_APPLY_DOCUMENTS document ids of changed ranges
 # each time (the periodic catch-up applies the rest). Searches apply nothing: measured, searches
 # that wrote served fewer requests and made edits searchable later (the writers' apply won).
-# A writer looks at no more than SEARCH_CATCH_UP_ROWS outbox rows and waits at most
-# SEARCH_CATCH_UP_PATIENCE seconds for another short writer (never for an ingest).
+# 0: the web processes never write the index (the periodic catch-up applies everything).
 SEARCH_WRITER_APPLY_DOCUMENTS = env_int("SEARCH_WRITER_APPLY_DOCUMENTS", 5000, minimum=0)
-SEARCH_CATCH_UP_ROWS = env_int("SEARCH_CATCH_UP_ROWS", 1000, minimum=1)
-SEARCH_CATCH_UP_PATIENCE = env_float("SEARCH_CATCH_UP_PATIENCE", 2.0, minimum=0.0, maximum=30.0)
 # Records per ingest transaction; each batch then queues one worker task (its clusters, and
-# its signing when not signed inline). 2,000 keeps per-task costs small at a million documents.
+# its signing when not signed inline: services.ingest.batch.sign_inline, PostgreSQL's way).
+# 2,000 keeps per-task costs small at a million documents.
 INGEST_BATCH_SIZE = env_int("INGEST_BATCH_SIZE", 2000, minimum=1)
-# Ingest signs each batch's new and changed texts in the batch's transaction (once a set is
-# active): the texts are in hand, so no worker reads them back, and no document waits as a
-# pending row. Off: the workers sign every batch in the background. On by default with
-# PostgreSQL (1M documents, with the helper signing ahead: 142-151 s against 155-174 s, the
-# server's CPU down by a third); off with SQLite, whose inserts of the signatures' rows would
-# then queue behind the ingest's own in its process, where workers make them beside it (1M:
-# 196 against 172 s; bench/scale.py --docs 1000000, 2026-11-28).
-INGEST_SIGN_INLINE = env_bool(
-    "INGEST_SIGN_INLINE", DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
-)
 # The longest JSON line, CSV row or .txt/.md/.html file read; longer ones are skipped as bad
 # records without being read whole, so ingest memory does not grow with the input.
 INGEST_MAX_RECORD_BYTES = env_int("INGEST_MAX_RECORD_BYTES", 16 * 1024 * 1024, minimum=1024)

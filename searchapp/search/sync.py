@@ -73,6 +73,12 @@ logger = logging.getLogger(__name__)
 READ_CHUNK = 2000
 # Outbox rows taken per round.
 ROWS_PER_ROUND = 200
+# A writer's apply after its commit (search_index_apply_written) is bounded so that the write it
+# follows stays quick: it looks at no more than this many outbox rows (the periodic catch-up
+# applies the rest), and waits at most this many seconds for another short writer holding the
+# index (an ingest, which applies every row it finds itself, is never waited for).
+WRITER_APPLY_ROWS = 1000
+WRITER_APPLY_PATIENCE = 2.0
 
 
 @dataclass
@@ -426,7 +432,7 @@ def _apply_quietly(
     try:
         return search_index_sync(
             max_documents=max_documents,
-            max_rows=settings.SEARCH_CATCH_UP_ROWS if bounded else None,
+            max_rows=WRITER_APPLY_ROWS if bounded else None,
             wait=False,
             patience=patience,
         )
@@ -440,7 +446,7 @@ def _apply_quietly(
 def search_index_apply_written() -> SyncReport | None:
     """After a writer's transaction commits: apply the pending rows (its own among them), a
     bounded amount (``SEARCH_WRITER_APPLY_DOCUMENTS`` ids; 0 leaves everything to the periodic
-    catch-up), without waiting for another writer beyond ``SEARCH_CATCH_UP_PATIENCE`` (an
+    catch-up), without waiting for another writer beyond ``WRITER_APPLY_PATIENCE`` (an
     ingest applies every row it finds itself), and only where the index is. Never raises: the
     write has committed, and the outbox keeps what was not applied."""
     budget = settings.SEARCH_WRITER_APPLY_DOCUMENTS
@@ -448,7 +454,7 @@ def search_index_apply_written() -> SyncReport | None:
         return None
     return _apply_quietly(
         max_documents=budget,
-        patience=settings.SEARCH_CATCH_UP_PATIENCE,
+        patience=WRITER_APPLY_PATIENCE,
         leaving="the change stays pending",
     )
 

@@ -40,9 +40,9 @@ from searchapp.services.clusters.jobs import (
 from searchapp.services.ingest.bulk_load import load_lock_held
 from searchapp.services.ingest.uploads import uploads_recover_stalled, uploads_republish_queued
 from searchapp.services.partial_copies.jobs import (
-    partial_copies_after_signing,
     partial_copies_fail_stalled,
     partial_copies_republish_queued,
+    partial_copies_schedule,
 )
 from searchapp.services.signatures.band_index import band_index_restore_quietly
 from searchapp.services.signatures.rebuild import (
@@ -77,20 +77,21 @@ def pending_documents_sign(*, older_than: datetime | None = None) -> int:
     signed = signatures_sign_pending(older_than=older_than)
     if signed:
         clusters_schedule()
-        partial_copies_after_signing()
+        partial_copies_schedule()
     return signed
 
 
 def batch_documents_sign(*, document_ids: Sequence[int]) -> int:
     """The task an ingest batch queued: sign those of its documents still pending (none when
-    the ingest signed them itself, ``INGEST_SIGN_INLINE``), then update the clusters in place
-    (``clusters_after_signing``: incremental, so a 1M-document ingest does not recompute the
-    corpus-wide clusters after every batch). Returns how many this task signed."""
+    the ingest signed them itself, on PostgreSQL: ``services.ingest.batch.sign_inline``), then
+    update the clusters in place (``clusters_after_signing``: incremental, so a 1M-document
+    ingest does not recompute the corpus-wide clusters after every batch). Returns how many
+    this task signed."""
     signed = signatures_sign_documents(document_ids=document_ids)
     # With a set ACTIVE the batch is signed now, by the ingest or above; with none, nothing is.
     if signed or SignatureSet.objects.active().exists():
         clusters_after_signing(document_ids=document_ids)
-        partial_copies_after_signing()
+        partial_copies_schedule()
     return signed
 
 

@@ -35,6 +35,7 @@ from searchapp.services.catchup import batch_documents_sign, catch_up
 from searchapp.services.clusters import incremental as clusters_incremental
 from searchapp.services.clusters import jobs as clusters
 from searchapp.services.clusters.recompute import clusters_recompute
+from searchapp.services.ingest import batch as ingest_batch
 from searchapp.services.ingest import bulk_load
 from searchapp.services.ingest import ingest as ingest_service
 from searchapp.services.ingest.bulk_load import BulkLoad, load_lock_held
@@ -251,7 +252,7 @@ def test_a_load_that_ends_ahead_of_its_signing_leaves_the_index_to_the_recompute
     # which waits for them anyway, builds it before it reads.
     shape = _index_shape()
     sset = sign_all("minhash")
-    settings.INGEST_SIGN_INLINE = False
+    monkeypatch.setattr(ingest_batch, "sign_inline", lambda: False)  # SQLite's way
     settings.CELERY_TASK_ALWAYS_EAGER = False
     monkeypatch.setattr(bulk_load, "BULK_LOAD_DOCUMENTS", 20)
     monkeypatch.setattr(bulk_load, "END_BUILD_BACKLOG", 10)
@@ -508,7 +509,7 @@ def test_a_loads_end_adds_the_keys_beside_the_build_and_drops_a_signature_of_a_d
 def test_batches_signed_during_a_load_queue_the_recompute_without_a_task_each(
     monkeypatch, settings
 ) -> None:  # type: ignore[no-untyped-def]
-    settings.INGEST_SIGN_INLINE = True
+    monkeypatch.setattr(ingest_batch, "sign_inline", lambda: True)  # PostgreSQL's way
     sset = sign_all("minhash")
     monkeypatch.setattr(bulk_load, "BULK_LOAD_DOCUMENTS", 40)
     tasks: list[list[int]] = []

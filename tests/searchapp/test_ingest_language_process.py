@@ -21,6 +21,7 @@ from corpora import sign_all
 from searchapp.languages import DETECT_CHARS, detect_languages
 from searchapp.readers import IngestFileError, Record
 from searchapp.search import get_backend
+from searchapp.services.ingest import batch as ingest_batch
 from searchapp.services.ingest import ingest as ingest_service
 from searchapp.services.ingest.batch_writer import BatchWriter
 from searchapp.services.ingest.ingest import IngestReport, IngestWriteError, documents_ingest
@@ -163,11 +164,12 @@ def test_the_helper_stores_the_same_documents_and_languages_as_one_process(
 
 
 def test_the_helper_signs_each_batch_as_the_ingest_itself_would(
-    helpers, writer_thread, settings
+    helpers, writer_thread, monkeypatch
 ) -> None:
     from searchapp.models import BandKey, PendingSignature, Signature
 
-    settings.INGEST_SIGN_INLINE = True  # the default with PostgreSQL, not with SQLite
+    # PostgreSQL's way (batch.sign_inline), checked on SQLite too.
+    monkeypatch.setattr(ingest_batch, "sign_inline", lambda: True)
     active = sign_all("minhash")
     records = _records(40)
     documents_ingest(corpus="alone", records=records, batch_size=6)

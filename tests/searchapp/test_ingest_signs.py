@@ -1,5 +1,5 @@
-"""An ingest signs the texts it writes in the same transaction (INGEST_SIGN_INLINE): a search
-folds a new copy as soon as its batch commits, no document waits for a worker, and the
+"""On PostgreSQL an ingest signs the texts it writes in the same transaction (``sign_inline``):
+a search folds a new copy as soon as its batch commits, no document waits for a worker, and the
 signatures are the ones a worker would have made."""
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from searchapp.models import BandKey, Document, PendingSignature, Signature, Sig
 from searchapp.readers import Record
 from searchapp.selectors.search import search_grouped
 from searchapp.services.catchup import batch_documents_sign
+from searchapp.services.ingest import batch as ingest_batch
 from searchapp.services.ingest.ingest import documents_ingest
 from searchapp.services.signatures import signing
 from searchapp.services.signatures.sets import signature_set_create
@@ -24,8 +25,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture(autouse=True)
-def _signing_inline(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.INGEST_SIGN_INLINE = True  # the default with PostgreSQL, not with SQLite
+def _signing_inline(monkeypatch: pytest.MonkeyPatch) -> None:
+    # PostgreSQL's way (batch.sign_inline), checked on SQLite too.
+    monkeypatch.setattr(ingest_batch, "sign_inline", lambda: True)
 
 
 FOOTBALL = (
@@ -115,8 +117,19 @@ def test_without_an_active_set_the_documents_wait_for_the_workers() -> None:
     assert not Signature.objects.exists()
 
 
-def test_turned_off_the_workers_sign_each_batch(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.INGEST_SIGN_INLINE = False
+def test_the_database_decides_whether_the_ingest_or_the_workers_sign(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.undo()  # the database's own way, not the one the fixture chose
+    sign_all("minhash")
+    documents_ingest(corpus="news", records=_stories())
+    pending = PendingSignature.objects.count()
+    assert pending == (0 if connection.vendor == "postgresql" else 3)
+
+
+def test_on_sqlite_the_workers_sign_each_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    # SQLite's way (batch.sign_inline), checked on PostgreSQL too.
+    monkeypatch.setattr(ingest_batch, "sign_inline", lambda: False)
     sign_all("minhash")
     documents_ingest(corpus="news", records=_stories())
     assert PendingSignature.objects.count() == 3

@@ -231,12 +231,9 @@ def test_a_batch_that_fails_half_way_leaves_the_pairs_as_they_were(monkeypatch) 
     assert partial_copies_update().documents == 1 and not _pairs()
 
 
-@pytest.mark.parametrize("after_signing", [True, False])
-def test_an_ingest_finds_its_partial_copies_or_leaves_them_to_the_command_when_told(
-    settings, tmp_path, django_capture_on_commit_callbacks, after_signing: bool
+def test_an_ingest_finds_its_partial_copies_once_signed(
+    tmp_path, django_capture_on_commit_callbacks
 ) -> None:
-    # PARTIAL_COPIES_AFTER_SIGNING off: a very large corpus's operator runs the update by hand.
-    settings.PARTIAL_COPIES_AFTER_SIGNING = after_signing
     source = _text(1, 150)
     path = tmp_path / "docs.jsonl"
     copy = _text(2, 200) + " " + source
@@ -246,15 +243,5 @@ def test_an_ingest_finds_its_partial_copies_or_leaves_them_to_the_command_when_t
     with django_capture_on_commit_callbacks(execute=True):  # the batches' signing tasks
         call_command("ingest", str(path), "--no-progress", stdout=io.StringIO())
     assert not PendingSignature.objects.exists()  # signed (tasks inline)
-    if after_signing:
-        assert len(_pairs()) == 1
-        assert Job.objects.get(kind=Job.Kind.PARTIAL).state == Job.State.DONE
-        return
-    assert not _pairs() and not Job.objects.filter(kind=Job.Kind.PARTIAL).exists()
-    out = io.StringIO()
-    call_command("rebuild_partial_copies", "--stale", stdout=out)
-    assert "2 documents looked at, 1 partial copies found for them" in out.getvalue()
     assert len(_pairs()) == 1
-    out = io.StringIO()
-    call_command("rebuild_partial_copies", "--stale", stdout=out)
-    assert "0 documents looked at" in out.getvalue() and len(_pairs()) == 1
+    assert Job.objects.get(kind=Job.Kind.PARTIAL).state == Job.State.DONE

@@ -16,6 +16,7 @@ from staff_testing import fast_password_hashing, staff_client, staff_user  # noq
 
 from searchapp.models import Document, PendingSignature
 from searchapp.readers import Record
+from searchapp.services.ingest import batch as ingest_batch
 from searchapp.services.ingest.ingest import documents_ingest
 from searchapp.services.signatures.signing import documents_refresh_pending, signatures_sign_pending
 
@@ -27,8 +28,11 @@ def _record(external_id: str, text: str) -> Record:
 
 
 @pytest.mark.django_db
-def test_ingest_marks_new_and_changed_texts_and_signing_clears_them(settings) -> None:  # type: ignore[no-untyped-def]
-    settings.INGEST_SIGN_INLINE = False  # the workers' way (test_ingest_signs: the default)
+def test_ingest_marks_new_and_changed_texts_and_signing_clears_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The workers' way (SQLite's, batch.sign_inline), checked on PostgreSQL too.
+    monkeypatch.setattr(ingest_batch, "sign_inline", lambda: False)
     sign_all("minhash")
     documents_ingest(
         corpus="pending",
@@ -47,7 +51,7 @@ def test_ingest_marks_new_and_changed_texts_and_signing_clears_them(settings) ->
 
 @pytest.mark.django_db
 def test_a_text_changed_while_its_old_version_is_signed_stays_pending(  # type: ignore[no-untyped-def]
-    monkeypatch, settings
+    monkeypatch
 ) -> None:
     """A worker has signed version 1 and found it current; an ingest writes version 2 before
     the worker clears the pending row. The clear (at version 1's hash) must leave version 2
@@ -55,7 +59,7 @@ def test_a_text_changed_while_its_old_version_is_signed_stays_pending(  # type: 
     ingest that signs inline signs version 2 in its own transaction: nothing waits then.)"""
     from searchapp.services.signatures import signing
 
-    settings.INGEST_SIGN_INLINE = False
+    monkeypatch.setattr(ingest_batch, "sign_inline", lambda: False)  # the workers' way
     sign_all("minhash")
     documents_ingest(corpus="race", records=[_record("a", "the harbour crane story, first")])
     doc = Document.objects.get(external_id="a")
@@ -119,12 +123,12 @@ def test_a_deleted_document_takes_its_pending_row_with_it() -> None:
 
 
 @pytest.mark.django_db
-def test_signing_leaves_the_document_rows_as_they_were(settings) -> None:  # type: ignore[no-untyped-def]
+def test_signing_leaves_the_document_rows_as_they_were(monkeypatch: pytest.MonkeyPatch) -> None:
     """Clearing a flag rewrote every signed document's row (a new row version in PostgreSQL);
     a pending row is deleted instead and the documents are not written."""
     if connection.vendor != "postgresql":
         pytest.skip("row versions (xmin) are PostgreSQL's")
-    settings.INGEST_SIGN_INLINE = False  # the workers' way
+    monkeypatch.setattr(ingest_batch, "sign_inline", lambda: False)  # the workers' way
     make_news()
     sign_all("minhash")  # an active set, so that what follows is pending
     documents_ingest(

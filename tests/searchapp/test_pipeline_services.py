@@ -11,7 +11,11 @@ import pytest
 from pipeline_testing import CLOSED_BROKER_URL, ROOT, Workers, make_documents, wait_for, worker_pool
 
 from searchapp.models import Document, Job, JobChunk, Signature, SignatureSet
+from searchapp.readers import Record
 from searchapp.selectors.signatures import active_signature_set
+from searchapp.services.ingest import batch as ingest_batch
+from searchapp.services.ingest import ingest as ingest_service
+from searchapp.services.ingest.ingest import documents_ingest
 from searchapp.services.signatures.rebuild import job_cancel, signature_set_rebuild
 from searchapp.services.signatures.sets import signature_set_build_inline
 
@@ -121,25 +125,26 @@ def test_ingested_documents_are_signed_in_the_background(workers, tmp_path: Path
 
 
 def test_ingest_with_the_broker_down_keeps_documents_pending_until_a_worker_returns(
-    workers, tmp_path: Path, settings
+    workers, settings, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The workers' way (INGEST_SIGN_INLINE=0): the batches' signing tasks never reach the
-    broker, so the documents wait as pending until a worker's catch-up signs them."""
+    """The workers' way (SQLite's, ``batch.sign_inline``; in this process, since this database
+    signs in the ingest): the batches' signing tasks never reach the broker, so the documents
+    wait as pending until a worker's catch-up signs them."""
     make_documents(40)
     signature_set_build_inline(method="minhash")
-    source = tmp_path / "outage.jsonl"
-    source.write_text(
-        "".join(
-            f'{{"id": "out-{i}", "title": "o{i}", "text": "outage text {i} '
-            + "ipsum " * 30
-            + '"}\n'
-            for i in range(25)
+    monkeypatch.setattr(ingest_batch, "sign_inline", lambda: False)
+    # What publishing answers while the broker is unreachable.
+    monkeypatch.setattr(ingest_service, "signatures_schedule_documents", lambda ids: False)
+    records = [
+        Record(
+            external_id=f"out-{i}", title=f"o{i}", text=f"outage text {i} " + "ipsum " * 30,
+            url="", source="outage.jsonl", line=i + 1,
         )
-    )
-    result = manage_with_broker_down(
-        workers, "ingest", str(source), "--corpus", "pipeline", INGEST_SIGN_INLINE="0"
-    )
-    assert result.returncode == 0, result.stderr
+        for i in range(25)
+    ]
+    report = documents_ingest(corpus="pipeline", records=records)
+    assert report.created == 25 and not report.skipped
+    monkeypatch.undo()
     stored = Document.objects.filter(external_id__startswith="out-")
     assert stored.count() == 25 and stored.filter(pending_signature__isnull=False).count() == 25
 
@@ -164,7 +169,7 @@ def test_ingest_with_the_broker_down_keeps_documents_pending_until_a_worker_retu
 def test_ingest_with_the_broker_down_signs_its_batches_and_clusters_them_once_it_is_back(
     workers, tmp_path: Path
 ) -> None:
-    """INGEST_SIGN_INLINE (PostgreSQL's default): the batches are signed as written, so nothing
+    """PostgreSQL's way (``batch.sign_inline``): the batches are signed as written, so nothing
     waits; their cluster tasks never reach the broker, so a recompute waits, QUEUED and
     unpublished, for the worker's start-up catch-up, which puts the new copies in a cluster."""
     from searchapp.models import ClusterMember
@@ -180,7 +185,7 @@ def test_ingest_with_the_broker_down_signs_its_batches_and_clusters_them_once_it
         )
     )
     result = manage_with_broker_down(
-        workers, "ingest", str(source), "--corpus", "pipeline", INGEST_SIGN_INLINE="1"
+        workers, "ingest", str(source), "--corpus", "pipeline"
     )
     assert result.returncode == 0, result.stderr
     stored = Document.objects.filter(external_id__startswith="copy-")

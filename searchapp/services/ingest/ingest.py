@@ -1,4 +1,5 @@
-"""Writes for ingest: records from searchapp.readers become Document rows, batch by batch.
+"""Writes for ingest: records from searchapp.readers become Document rows, batch by batch, in
+named stages (``_Ingest``: read, prepare, write, sign, finish).
 
 Every record is checked before it joins a batch, so one that cannot be stored is reported (with
 its file and line) and skipped instead of failing the batch around it. A corpus named by the
@@ -9,7 +10,7 @@ no empty corpus behind.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Generator, Iterable
+from collections.abc import Callable, Generator, Iterable, Iterator
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import partial
@@ -22,15 +23,19 @@ from searchapp.readers import Record, RecordError, RecordWarning, record_problem
 from searchapp.search.sync import IndexSession, search_index_session, search_index_sync
 from searchapp.search.text_index import IndexedDocument, IndexWriteError
 from searchapp.services.clusters.jobs import clusters_schedule
-from searchapp.services.ingest.batch import IngestBatch, ingest_batch_prepare, ingest_batch_write
+from searchapp.services.ingest.batch import (
+    BatchWritten,
+    IngestBatch,
+    ingest_batch_prepare,
+    ingest_batch_write,
+)
 from searchapp.services.ingest.batch_writer import BatchWriter
 from searchapp.services.ingest.bulk_load import BulkLoad, bulk_load
 from searchapp.services.ingest.ctrl_c import ctrl_c_deferred
 from searchapp.services.ingest.language_process import LanguageProcess
 from searchapp.services.ingest.read_ahead import read_ahead
-from searchapp.services.partial_copies.jobs import partial_copies_after_signing
+from searchapp.services.partial_copies.jobs import partial_copies_schedule
 from searchapp.services.signatures.signing import signatures_schedule_documents
-from searchapp.services.signatures.store import Presigned
 
 __all__ = ["IngestReport", "IngestWriteError", "corpus_get_or_create", "documents_ingest"]
 
@@ -99,10 +104,10 @@ def _schedule_signatures(document_ids: list[int], *, signed: bool) -> None:
 def _schedule_after_load_batch() -> None:
     """What the task of a batch signed during a bulk load does, without the task: the clusters'
     recompute queued (debounced: one QUEUED job absorbs the rest), then the partial copies'
-    update (``partial_copies_after_signing``). Never raises, as ``_schedule_signatures``."""
+    update (``partial_copies_schedule``). Never raises, as ``_schedule_signatures``."""
     try:
         clusters_schedule()
-        partial_copies_after_signing()
+        partial_copies_schedule()
     except Exception:
         logger.exception("could not schedule the batch's background work")
 
@@ -167,9 +172,10 @@ def documents_ingest(
 
     ``language_process``: from the second batch on, detect languages in a helper process
     (``LanguageProcess``) while this one writes the batch before, and there sign the batch
-    too (with ``INGEST_SIGN_INLINE``); then, on PostgreSQL (``read_ahead_records``), read the
-    records in a thread ahead of the writes (``read_ahead``). The same documents, languages,
-    signatures and errors as without it (not inside a caller's transaction).
+    too (on PostgreSQL, ``batch.sign_inline``); then, on PostgreSQL (``read_ahead_records``),
+    read the records in a thread ahead of the writes (``read_ahead``). The same documents,
+    languages, signatures and errors as without it (not inside a caller's transaction).
+    The stages, read, prepare, write, sign and finish, are ``_Ingest``'s.
     """
     size = batch_size or settings.INGEST_BATCH_SIZE
     records = iter(records)  # read once, whatever happens to the index on the way
@@ -181,39 +187,268 @@ def documents_ingest(
         name = corpus.name
     else:
         name = _corpus_name(corpus)  # a bad name fails now, before anything is read
-    batch: dict[str, Record] = {}
-    seen_in_batch = 0
-    superseded = [0, 0]  # in this batch: (updated, unchanged), see IngestBatch.superseded
+    # Inside a caller's transaction the batches are not committed yet: the index is synced once
+    # that commits (and searches catch up meanwhile), never with rows that may roll back.
+    ingest = _Ingest(
+        report, name, size, progress,
+        language_process=language_process, in_transaction=connection.in_atomic_block,
+    )
+    if ingest.in_transaction:
+        transaction.on_commit(_sync_search_index)
+        ingest.run(records)
+        return report
+    try:
+        with bulk_load() as load, search_index_session(long=True) as session:
+            ingest.loads.append(load)
+            if session is None:  # another process is writing the index: it applies our batches
+                logger.info("the search index is busy; its writer applies this ingest's documents")
+            else:
+                ingest.held.append(session)
+            ingest.run(records)
+            # The index's last batches are committed before the load ends, so that the merges
+            # that commit starts (waited for when the session closes) run while the database
+            # builds what the load set aside, not after it.
+            for open_session in ingest.held:
+                open_session.sync()
+                open_session.commit()
+            load.end()
+    except IndexWriteError as exc:
+        report.index_error = str(exc)
+        # The rest of the records, into the database only (a no-op when all were read).
+        ingest.run(records)
+    return report
 
-    def write(prepared: IngestBatch) -> tuple[list[int], list[IndexedDocument]]:
+
+_Written = tuple[list[int], list[IndexedDocument]]  # a committed batch's outbox rows and documents
+
+
+class _Ingest:
+    """One ingest's stages, batch by batch:
+
+    * read: the records, checked (one that cannot be stored becomes its error), read ahead in a
+      thread once the helper runs on PostgreSQL, and gathered into a batch;
+    * prepare: the batch's content hashes, its languages detected and its texts signed ahead
+      (in the helper process from the second batch on), before its transaction opens;
+    * write: the batch in its own transaction (in the writer thread on PostgreSQL, while this
+      thread reads and prepares the next), counted once it commits, then indexed;
+    * sign: once it commits, its signing and its clusters queued for the workers (or, signed
+      during a bulk load, the load's recompute);
+    * finish: the batch still in flight written and indexed, whatever ended the records; then
+      (``end``) the read-ahead, the writer thread and the helper ended.
+    """
+
+    def __init__(
+        self,
+        report: IngestReport,
+        name: str,
+        size: int,
+        progress: Callable[[int], object] | None,
+        *,
+        language_process: bool,
+        in_transaction: bool,
+    ) -> None:
+        self.report, self.name, self.size, self.progress = report, name, size, progress
+        self.language_process, self.in_transaction = language_process, in_transaction
+        # The batch being read: its records by id, the records read for it (the skipped ones
+        # included) and those superseded in it (updated, unchanged: IngestBatch.superseded).
+        self.batch: dict[str, Record] = {}
+        self.seen_in_batch = 0
+        self.superseded = [0, 0]
+        self.held: list[IndexSession] = []  # the index writer this ingest holds, if it got it
+        self.loads: list[BulkLoad] = []  # this ingest's side of the load lock (no transaction)
+        self.helpers: list[LanguageProcess] = []  # the helper detecting languages, once started
+        # With a helper: the batch whose languages it is reading while this process writes the
+        # one before (at most one; written after that one, or when the records end or fail).
+        self.in_flight: list[IngestBatch] = []
+        # With a helper, on PostgreSQL (``writer_thread``): the thread that writes the batches,
+        # and the batch it is writing (at most one; finished here, in order, before the next is
+        # handed to it).
+        self.writers: list[BatchWriter] = []
+        self.writing: list[tuple[IngestBatch, Future[_Written]]] = []
+        self.written = 0  # batches written
+
+    def run(self, records: Iterator[Record | RecordError]) -> None:
+        """Every record through the stages, a batch at a time; the finish runs whatever ended
+        the records, and the helpers end last."""
+        items = self.read(records)
+        try:
+            for item in items:
+                self.gather(item)
+                if len(self.batch) >= self.size:
+                    self.write(self.prepare())
+            self.write(self.prepare())
+            self.finish()
+        except BaseException:
+            # The records failed (an unusable file, an interrupt): a batch read in full before
+            # it is written, as it would have been without the helper.
+            self.finish()
+            raise
+        finally:
+            items.close()  # stops the read-ahead thread, if one runs
+            self.end()
+
+    # --- read ------------------------------------------------------------------------------
+
+    def read(self, records: Iterator[Record | RecordError]) -> Generator[Record | RecordError]:
+        """Each record, or the error that says why it cannot be stored (``_checked``)."""
+        for item in records:
+            yield _checked(item)
+            if self.helpers and read_ahead_records():
+                # Once the helper runs (it is forked before this thread starts, never while it
+                # runs), the rest is read ahead in a thread while batches are written.
+                yield from read_ahead(records, _checked)
+                return
+
+    def gather(self, item: Record | RecordError) -> None:
+        """The item into the batch being read: a record error into the report's skipped, a
+        record (its warnings into the report's) replacing any earlier one of its id."""
+        self.seen_in_batch += 1
+        report = self.report
+        if isinstance(item, RecordError):
+            report.skipped.append(item)
+            return
+        report.warnings.extend(
+            RecordWarning(item.source, item.line, reason) for reason in item.warnings
+        )
+        if item.external_id in self.batch:
+            # The earlier copy is superseded: an update of the same document, unless it is the
+            # same read twice (one message in two mailboxes of a folder).
+            earlier = self.batch[item.external_id]
+            same = (earlier.title, earlier.text, earlier.url, earlier.date) == (
+                item.title, item.text, item.url, item.date,
+            )
+            self.superseded[1 if same else 0] += 1
+        self.batch[item.external_id] = item
+
+    # --- prepare ---------------------------------------------------------------------------
+
+    def prepare(self) -> IngestBatch:
+        """The batch read so far, prepared (``ingest_batch_prepare``); the next one starts empty."""
+        if self.language_process and not self.helpers and self.written and not self.in_transaction:
+            # From the second batch on: an ingest of one batch never pays for starting it.
+            self.helpers.append(LanguageProcess())
+            self.helpers[0].start()  # forked before any thread of this ingest starts
+            if writer_thread():
+                self.writers.append(BatchWriter())
+        helper = self.helpers[0] if self.helpers else None
+        prepared = ingest_batch_prepare(
+            _corpus_named(self.report.corpus, self.name), self.batch, self.seen_in_batch, helper
+        )
+        prepared.superseded = (self.superseded[0], self.superseded[1])
+        self.batch, self.seen_in_batch = {}, 0
+        self.superseded[:] = [0, 0]
+        return prepared
+
+    # --- write -----------------------------------------------------------------------------
+
+    def write(self, prepared: IngestBatch) -> None:
+        """Write the batch before this one if it is in flight; then this one, here or, with a
+        helper still detecting its languages, once the next batch is prepared."""
+        self.hand_on()
+        if not self.helpers:
+            self.write_here(prepared)
+        else:
+            self.in_flight.append(prepared)
+
+    def hand_on(self) -> None:
+        """Write the in-flight batch: handed to the writer thread once the batch before it is
+        written (this thread then indexes that one and goes on reading while the writer
+        writes), or written here."""
+        while self.in_flight:
+            prepared = self.in_flight.pop()
+            index_previous = self.wait_for_writer()
+            if self.writers and prepared.records:
+                future = self.writers[0].submit(partial(self.commit, prepared))
+                self.writing.append((prepared, future))
+            else:
+                self.write_here(prepared)
+            index_previous()
+
+    def write_here(self, prepared: IngestBatch) -> None:
+        """The batch written in this thread, then indexed (an empty one only moves the progress)."""
+        if prepared.records:
+            outbox, documents = self.commit(prepared)
+            self.committed()
+            self.indexed(prepared, outbox, documents)
+        elif self.progress is not None and prepared.seen:
+            self.progress(prepared.seen)
+
+    def wait_for_writer(self) -> Callable[[], None]:
+        """Wait for the batch in the writer thread, if any, and count it committed; returns
+        what indexes it, called once the next batch is handed over (so that both overlap)."""
+        if not self.writing:
+            return lambda: None
+        prepared, future = self.writing[0]
+        try:
+            outbox, documents = future.result()
+        except BaseException:
+            # The batch's own failure is raised once; an interrupt while it is still being
+            # written leaves it here, for the finish to wait for.
+            if future.done():
+                self.writing.clear()
+            raise
+        self.writing.clear()
+        self.committed()
+        return partial(self.indexed, prepared, outbox, documents)
+
+    def commit(self, prepared: IngestBatch) -> _Written:
+        """The batch's transaction, then its count and its signing queued (``sign``)."""
         # Before the transaction: they may wait for the helper (Ctrl-C stops that wait).
         detected, presigned = prepared.languages(), prepared.presigned()
         # Ctrl-C waits for the batch: one landing between its commit and its count would leave
         # a committed batch out of the report.
         with ctrl_c_deferred():
-            return write_counted(prepared, detected, presigned)
+            report = self.report
+            fresh = report.corpus is None
+            try:
+                with transaction.atomic():
+                    if report.corpus is None:
+                        report.corpus = corpus_get_or_create(name=self.name)
+                    done = ingest_batch_write(report.corpus, prepared, detected, presigned)
+            except BaseException as exc:  # a second Ctrl-C too: the batch was rolled back
+                if fresh:
+                    report.corpus = None  # its creation was rolled back with the batch
+                if isinstance(exc, DatabaseError | ValueError):  # drivers: ValueError, bad text
+                    raise _write_failure(prepared.records, exc) from exc
+                raise
+            # Counted once committed: a batch that fails or is interrupted adds nothing to the
+            # report. Then queued, so that an interrupt while publishing leaves no committed
+            # batch uncounted.
+            report.created += done.created
+            report.updated += done.updated + prepared.superseded[0]
+            report.unchanged += done.unchanged + prepared.superseded[1]
+            self.sign(done)
+            return done.outbox, done.documents
 
-    def write_counted(
-        prepared: IngestBatch, detected: dict[str, str], presigned: list[Presigned]
-    ) -> tuple[list[int], list[IndexedDocument]]:
-        fresh = report.corpus is None
-        try:
-            with transaction.atomic():
-                if report.corpus is None:
-                    report.corpus = corpus_get_or_create(name=name)
-                done = ingest_batch_write(report.corpus, prepared, detected, presigned)
-        except BaseException as exc:  # a second Ctrl-C too: the batch was rolled back
-            if fresh:
-                report.corpus = None  # its creation was rolled back with the batch
-            if isinstance(exc, DatabaseError | ValueError):  # drivers raise ValueError for bad text
-                raise _write_failure(prepared.records, exc) from exc
-            raise
-        # Counted once committed: a batch that fails or is interrupted adds nothing to the report.
-        # Then queued, so that an interrupt while publishing leaves no committed batch uncounted.
-        report.created += done.created
-        report.updated += done.updated + prepared.superseded[0]
-        report.unchanged += done.unchanged + prepared.superseded[1]
-        if done.to_sign and done.signed and any(load.holding for load in loads):
+    def committed(self) -> None:
+        """In this thread, once a batch has committed: the load's lock (taken, once the load
+        is large enough, before the next batch is written)."""
+        self.written += 1
+        for load in self.loads:
+            load.after_batch(self.report.created)
+
+    def indexed(
+        self, prepared: IngestBatch, outbox: list[int], documents: list[IndexedDocument]
+    ) -> None:
+        """In this thread, once the batch has committed: the search index, and the progress."""
+        for session in self.held:
+            try:
+                session.written(outbox, documents)
+                session.sync()
+            except IndexWriteError as exc:
+                # The documents are committed (the database is the source of truth); the
+                # index catches up from the outbox once its directory can be written.
+                self.report.index_error = str(exc)
+                self.held.clear()
+        if self.progress is not None and prepared.seen:
+            self.progress(prepared.seen)
+
+    # --- sign ------------------------------------------------------------------------------
+
+    def sign(self, done: BatchWritten) -> None:
+        """Once the batch commits: the workers' part of its signing (``batch.sign_inline``
+        says whether it was signed in its transaction)."""
+        if done.to_sign and done.signed and any(load.holding for load in self.loads):
             # Signed here, in a bulk load: the batch's task would find nothing to sign and,
             # the load lock being held, only queue the recompute (clusters_after_signing's
             # first rule). Queued here instead: ~20 ms of a worker's CPU a batch saved.
@@ -224,183 +459,23 @@ def documents_ingest(
             # transaction around the ingest commits (on_commit runs at once outside one).
             to_sign, signed = done.to_sign, done.signed
             transaction.on_commit(lambda: _schedule_signatures(to_sign, signed=signed))
-        return done.outbox, done.documents
 
-    # Inside a caller's transaction the batches are not committed yet: the index is synced once
-    # that commits (and searches catch up meanwhile), never with rows that may roll back.
-    in_transaction = connection.in_atomic_block
-    held: list[IndexSession] = []  # the index writer this ingest holds, if it got it
-    loads: list[BulkLoad] = []  # this ingest's side of the load lock (outside a transaction)
-    helpers: list[LanguageProcess] = []  # the helper process detecting languages, once started
-    # With a helper: the batch whose languages it is reading while this process writes the one
-    # before (at most one; written after that one, or when the records end or fail).
-    in_flight: list[IngestBatch] = []
-    # With a helper, on PostgreSQL (``writer_thread``): the thread that writes the batches,
-    # and the batch it is writing (at most one; finished here, in order, before the next is
-    # handed to it).
-    writers: list[BatchWriter] = []
-    writing: list[tuple[IngestBatch, Future[tuple[list[int], list[IndexedDocument]]]]] = []
+    # --- finish ----------------------------------------------------------------------------
 
-    written = 0  # batches written
+    def finish(self) -> None:
+        """The batch in flight written, and the last one written indexed."""
+        self.hand_on()
+        self.wait_for_writer()()
 
-    def committed() -> None:
-        """In this thread, once a batch has committed: the load's lock (taken, once the load
-        is large enough, before the next batch is written)."""
-        nonlocal written
-        written += 1
-        for load in loads:
-            load.after_batch(report.created)
-
-    def indexed(prepared: IngestBatch, outbox: list[int], documents: list[IndexedDocument]) -> None:
-        """In this thread, once the batch has committed: the search index, and the progress."""
-        for session in held:
-            try:
-                session.written(outbox, documents)
-                session.sync()
-            except IndexWriteError as exc:
-                # The documents are committed (the database is the source of truth); the
-                # index catches up from the outbox once its directory can be written.
-                report.index_error = str(exc)
-                held.clear()
-        if progress is not None and prepared.seen:
-            progress(prepared.seen)
-
-    def write_out(prepared: IngestBatch) -> None:
-        if prepared.records:
-            outbox, documents = write(prepared)
-            committed()
-            indexed(prepared, outbox, documents)
-        elif progress is not None and prepared.seen:
-            progress(prepared.seen)
-
-    def wait_for_writer() -> Callable[[], None]:
-        """Wait for the batch in the writer thread, if any, and count it committed; returns
-        what indexes it, called once the next batch is handed over (so that both overlap)."""
-        if not writing:
-            return lambda: None
-        prepared, future = writing[0]
-        try:
-            outbox, documents = future.result()
-        except BaseException:
-            # The batch's own failure is raised once; an interrupt while it is still being
-            # written leaves it here, for the drain to wait for.
-            if future.done():
-                writing.clear()
-            raise
-        writing.clear()
-        committed()
-        return partial(indexed, prepared, outbox, documents)
-
-    def hand_on() -> None:
-        """Write the in-flight batch: handed to the writer thread once the batch before it is
-        written (this thread then indexes that one and goes on reading while the writer
-        writes), or written here."""
-        while in_flight:
-            prepared = in_flight.pop()
-            index_previous = wait_for_writer()
-            if writers and prepared.records:
-                writing.append((prepared, writers[0].submit(partial(write, prepared))))
-            else:
-                write_out(prepared)
-            index_previous()
-
-    def drain() -> None:
-        hand_on()
-        wait_for_writer()()
-
-    def flush() -> None:
-        nonlocal batch, seen_in_batch
-        if language_process and not helpers and written and not in_transaction:
-            # From the second batch on: an ingest of one batch never pays for starting it.
-            helpers.append(LanguageProcess())
-            helpers[0].start()  # forked before any thread of this ingest starts
-            if writer_thread():
-                writers.append(BatchWriter())
-        helper = helpers[0] if helpers else None
-        prepared = ingest_batch_prepare(
-            _corpus_named(report.corpus, name), batch, seen_in_batch, helper
-        )
-        prepared.superseded = (superseded[0], superseded[1])
-        batch, seen_in_batch = {}, 0
-        superseded[:] = [0, 0]
-        hand_on()
-        if helper is None:
-            write_out(prepared)
-        else:
-            in_flight.append(prepared)
-
-    def checked_records() -> Generator[Record | RecordError]:
-        for item in records:
-            yield _checked(item)
-            if helpers and read_ahead_records():
-                # Once the helper runs (it is forked before this thread starts, never while it
-                # runs), the rest is read ahead in a thread while batches are written.
-                yield from read_ahead(records, _checked)
-                return
-
-    def read_all() -> None:
-        nonlocal seen_in_batch
-        items = checked_records()
-        try:
-            for item in items:
-                seen_in_batch += 1
-                if isinstance(item, RecordError):
-                    report.skipped.append(item)
-                else:
-                    report.warnings.extend(
-                        RecordWarning(item.source, item.line, reason) for reason in item.warnings
-                    )
-                    if item.external_id in batch:
-                        # The earlier copy is superseded: an update of the same document, unless
-                        # it is the same read twice (one message in two mailboxes of a folder).
-                        earlier = batch[item.external_id]
-                        same = (earlier.title, earlier.text, earlier.url, earlier.date) == (
-                            item.title, item.text, item.url, item.date,
-                        )
-                        superseded[1 if same else 0] += 1
-                    batch[item.external_id] = item
-                if len(batch) >= size:
-                    flush()
-            flush()
-            drain()
-        except BaseException:
-            # The records failed (an unusable file, an interrupt): a batch read in full before
-            # it is written, as it would have been without the helper.
-            drain()
-            raise
-        finally:
-            items.close()  # stops the read-ahead thread, if one runs
-            for writer in writers:  # waits for a batch still being written (a second Ctrl-C)
-                writer.close()
-            writers.clear()
-            # Ended here, inside the index writer's session: a forked child holds a copy of
-            # the writer's lock file until it exits.
-            for helper in helpers:
-                helper.close()
-
-    if in_transaction:
-        transaction.on_commit(_sync_search_index)
-        read_all()
-        return report
-    try:
-        with bulk_load() as load, search_index_session(long=True) as session:
-            loads.append(load)
-            if session is None:  # another process is writing the index: it applies our batches
-                logger.info("the search index is busy; its writer applies this ingest's documents")
-            else:
-                held.append(session)
-            read_all()
-            # The index's last batches are committed before the load ends, so that the merges
-            # that commit starts (waited for when the session closes) run while the database
-            # builds what the load set aside, not after it.
-            for open_session in held:
-                open_session.sync()
-                open_session.commit()
-            load.end()
-    except IndexWriteError as exc:
-        report.index_error = str(exc)
-        read_all()  # the rest of the records, into the database only (a no-op when all were read)
-    return report
+    def end(self) -> None:
+        """Last, whatever happened: the writer thread and the helper ended."""
+        for writer in self.writers:  # waits for a batch still being written (a second Ctrl-C)
+            writer.close()
+        self.writers.clear()
+        # Ended here, inside the index writer's session: a forked child holds a copy of the
+        # writer's lock file until it exits.
+        for helper in self.helpers:
+            helper.close()
 
 
 def _checked(item: Record | RecordError) -> Record | RecordError:

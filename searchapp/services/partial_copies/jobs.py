@@ -52,7 +52,6 @@ logger = logging.getLogger(__name__)
 
 __all__ = [
     "job_partial_copies_run",
-    "partial_copies_after_signing",
     "partial_copies_fail_stalled",
     "partial_copies_rebuild",
     "partial_copies_republish_queued",
@@ -89,12 +88,6 @@ def partial_copies_republish_queued() -> int:
     (``job_states.jobs_queued_republish``): a queued update absorbs every later request, so a
     lost one would leave every document signed after it unlooked-at. Returns how many went."""
     return jobs_queued_republish(Job.Kind.PARTIAL, publishing.TASK_PARTIAL_COPIES)
-
-
-def partial_copies_after_signing() -> bool:
-    """What signing calls: queue an update unless PARTIAL_COPIES_AFTER_SIGNING is off (then the
-    new documents stay stale until ``manage.py rebuild_partial_copies --stale``)."""
-    return settings.PARTIAL_COPIES_AFTER_SIGNING and partial_copies_schedule()
 
 
 def partial_copies_update(*, job_id: int | None = None) -> UpdateCounts:

@@ -1,10 +1,10 @@
 """Signing documents into signature sets: by id, by id range (a rebuild chunk), and pending ones.
 
 A document is *pending* while some ACTIVE set lacks a current signature of it (a PendingSignature
-row caches that; ``documents_refresh_pending`` recomputes it from the signatures). With
-``INGEST_SIGN_INLINE`` (PostgreSQL's default) an ingest signs each batch's new and changed texts
-in the batch's own transaction (``signatures_sign_written``) when a set is ACTIVE, so they are
-never pending. Otherwise (SQLite's default, or no set yet) they are pending, and the task each
+row caches that; ``documents_refresh_pending`` recomputes it from the signatures). On
+PostgreSQL (``services.ingest.batch.sign_inline``) an ingest signs each batch's new and changed
+texts in the batch's own transaction (``signatures_sign_written``) when a set is ACTIVE, so they
+are never pending. Otherwise (SQLite, or no set yet) they are pending, and the task each
 batch queues once it commits (``signatures_schedule_documents``: one task per batch, so two
 workers never sign the same documents) signs them in the background;
 ``signatures_schedule_pending`` queues whatever is still pending after that. What is signed is
