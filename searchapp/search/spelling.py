@@ -1,4 +1,4 @@
-""""Did you mean": a word no document holds, respelled from the index's own vocabulary.
+""" "Did you mean": a word no document holds, respelled from the index's own vocabulary.
 
 Every string one edit away (delete, swap, replace, insert; Norvig's candidates, about 54n+25
 for n letters) is analyzed and looked up in the index's term dictionary, and the one held by

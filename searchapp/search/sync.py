@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 from django.conf import settings
 from django.db import connection
@@ -51,6 +52,8 @@ from searchapp.search.text_index import (
     epoch_seconds,
     open_index,
 )
+from searchapp.search.xapian import Cluster, LocalXapianIndex, XapianIndex, xapian_index
+from searchapp.search.xapian.store import XapianWriter
 
 __all__ = [
     "IndexSession",
@@ -60,6 +63,7 @@ __all__ = [
     "search_index_before_search",
     "search_index_here",
     "search_index_open",
+    "search_index_open_xapian",
     "search_index_pending",
     "search_index_rebuild",
     "search_index_session",
@@ -81,9 +85,18 @@ class SyncReport:
     busy: bool = False  # someone else was writing; nothing was done
 
 
-def _index() -> TextIndex:
+AnyIndex = TextIndex | XapianIndex
+AnyWriter = Writer | XapianWriter
+
+
+def _index() -> AnyIndex:
+    """The index SEARCH_BACKEND searches (and so the one the outbox is applied to)."""
+    if settings.SEARCH_BACKEND == "xapian":
+        return search_index_open_xapian()
     return search_index_open()
 
+
+_Claimable = TypeVar("_Claimable", TextIndex, LocalXapianIndex)
 
 # The index directories this process found (or made) to be this database's: checked once each.
 _owned: set[tuple[Path, str]] = set()
@@ -110,7 +123,7 @@ def _database_id() -> str:
     return str(identity.database_id)
 
 
-def _index_owner(index: TextIndex) -> str | None:
+def _index_owner(index: TextIndex | LocalXapianIndex) -> str | None:
     """The id of the database whose documents the index holds (None when not recorded)."""
     try:
         return (index.root / "DATABASE").read_text().strip() or None
@@ -118,7 +131,7 @@ def _index_owner(index: TextIndex) -> str | None:
         return None
 
 
-def _record_owner(index: TextIndex, database_id: str) -> None:
+def _record_owner(index: TextIndex | LocalXapianIndex, database_id: str) -> None:
     try:
         index.root.mkdir(parents=True, exist_ok=True)
         temporary = index.root / f".DATABASE.{os.getpid()}"
@@ -130,18 +143,21 @@ def _record_owner(index: TextIndex, database_id: str) -> None:
         ) from exc
 
 
-def _built(index: TextIndex) -> bool:
+def _built(index: TextIndex | LocalXapianIndex) -> bool:
     """Whether an index was ever built there (its CURRENT names a generation)."""
     return (index.root / "CURRENT").is_file()
 
 
-def _foreign(index: TextIndex, owner: str | None) -> bool:
+def _foreign(index: TextIndex | LocalXapianIndex, owner: str | None) -> bool:
     """Whether an index not recorded as this database's holds another's documents: one that
     names another database does; one built before databases were recorded is taken as this
     one's (an upgrade keeps its index), unless it holds documents while this database has none."""
     if owner is not None:
         return True
-    return index.searcher().num_docs > 0 and not Document.objects.exists()
+    held = (
+        index.document_count() if isinstance(index, LocalXapianIndex) else index.searcher().num_docs
+    )
+    return held > 0 and not Document.objects.exists()
 
 
 def search_index_open() -> TextIndex:
@@ -153,7 +169,20 @@ def search_index_open() -> TextIndex:
     were recorded (see ``_foreign``), is claimed. Raises IndexWriteError when that cannot be
     written (never serving the other database's documents instead).
     """
-    index = open_index(settings.SEARCH_INDEX_DIR)
+    return _claimed(open_index(settings.SEARCH_INDEX_DIR))
+
+
+def search_index_open_xapian() -> XapianIndex:
+    """The Xapian index (searchapp.search.xapian): the local database claimed for this
+    database as search_index_open claims tantivy's; a cluster as configured (its shards hold
+    whatever the databases that write to them wrote)."""
+    index = xapian_index()
+    if isinstance(index, Cluster):
+        return index
+    return _claimed(index)
+
+
+def _claimed(index: _Claimable) -> _Claimable:
     database_id = _database_id()
     if (index.root, database_id) in _owned:
         return index
@@ -177,6 +206,8 @@ def search_index_here() -> bool:
     """Whether this machine holds the deployment's index: its directory exists (made by the
     first ingest, search or ``manage.py reindex`` here). A machine that runs only workers has
     none, and applying the outbox there would build a stray index that no search reads."""
+    if settings.SEARCH_BACKEND == "xapian" and settings.SEARCH_XAPIAN_SHARDS:
+        return True  # the cluster's masters are written from any machine
     return Path(settings.SEARCH_INDEX_DIR).is_dir()
 
 
@@ -269,7 +300,7 @@ class IndexSession:
     """One writer kept open across many syncs (an ingest), committing every ``commit_every``
     documents and on close. Outbox rows are deleted only after the commit that covers them."""
 
-    def __init__(self, writer: Writer, *, commit_every: int) -> None:
+    def __init__(self, writer: AnyWriter, *, commit_every: int) -> None:
         self.writer = writer
         self.commit_every = commit_every
         self.report = SyncReport()
@@ -370,15 +401,14 @@ def search_index_session(
     keeps it). ``long`` (an ingest) tells searches not to wait for this writer."""
     with contextlib.ExitStack() as stack:
         try:
-            writer = stack.enter_context(
-                _index().writer(
-                    wait=wait,
-                    patience=patience,
-                    long=long,
-                    heap_bytes=heap_bytes,
-                    threads=threads,
-                )
+            opening: contextlib.AbstractContextManager[AnyWriter] = _index().writer(
+                wait=wait,
+                patience=patience,
+                long=long,
+                heap_bytes=heap_bytes,
+                threads=threads,
             )
+            writer = stack.enter_context(opening)
         except IndexBusy:
             yield None
             return
@@ -460,7 +490,7 @@ def search_index_apply_pending() -> SyncReport | None:
 
 
 def search_index_rebuild(
-    *, progress: Callable[[int], object] | None = None, index: TextIndex | None = None
+    *, progress: Callable[[int], object] | None = None, index: AnyIndex | None = None
 ) -> int:
     """Build the whole index anew from the database and switch it in; returns documents indexed.
 

@@ -270,7 +270,7 @@ class _TantivyVocabulary:
             )
         found = self.searcher.search(either, WITNESS_DOCUMENTS, count=False)
         ids = self.searcher.fast_field_values("id", [address for _score, address in found.hits])
-        return [i for i in ids if i is not None]
+        return [int(i) for i in ids if i is not None]
 
 
 def suggest_spelling(

@@ -71,6 +71,7 @@ def _writes_searchable(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
     if request.node.get_closest_marker("writers_apply"):
         return
     from searchapp.search import sync, tantivy_backend
+    from searchapp.search.xapian import backend as xapian_backend
 
     before = tantivy_backend.search_index_before_search
 
@@ -82,6 +83,7 @@ def _writes_searchable(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
         return before()
 
     monkeypatch.setattr(tantivy_backend, "search_index_before_search", applied_then_checked)
+    monkeypatch.setattr(xapian_backend, "search_index_before_search", applied_then_checked)
 
 
 @pytest.fixture

@@ -11,3 +11,43 @@ many shards hold the documents.
 """
 
 from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from django.conf import settings
+
+from searchapp.search.xapian.cluster import Cluster, Shard
+from searchapp.search.xapian.store import LocalXapianIndex, open_local
+
+__all__ = ["Cluster", "LocalXapianIndex", "XapianIndex", "local_root", "xapian_index"]
+
+XapianIndex = LocalXapianIndex | Cluster
+
+_clusters: dict[tuple[object, ...], Cluster] = {}
+_clusters_lock = threading.Lock()
+
+
+def local_root() -> Path:
+    """Where the local database lives (beside tantivy's files in SEARCH_INDEX_DIR)."""
+    return Path(settings.SEARCH_INDEX_DIR) / "xapian"
+
+
+def xapian_index() -> XapianIndex:
+    """The cluster of SEARCH_XAPIAN_SHARDS, or the local database when none is set."""
+    shards = settings.SEARCH_XAPIAN_SHARDS
+    if not shards:
+        return open_local(local_root())
+    key = (
+        tuple((tuple(m), tuple(tuple(r) for r in rs)) for m, rs in shards),
+        settings.SEARCH_XAPIAN_TIMEOUT,
+        settings.SEARCH_XAPIAN_RETRY_SECONDS,
+    )
+    with _clusters_lock:
+        if key not in _clusters:
+            _clusters[key] = Cluster(
+                [Shard((m[0], m[1]), tuple((r[0], r[1]) for r in rs)) for m, rs in shards],
+                timeout=settings.SEARCH_XAPIAN_TIMEOUT,
+                retry_seconds=settings.SEARCH_XAPIAN_RETRY_SECONDS,
+            )
+        return _clusters[key]

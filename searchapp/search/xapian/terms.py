@@ -52,8 +52,8 @@ __all__ = [
     "id_term",
     "lang_term",
     "local_id",
-    "present_pairs",
     "prefixed",
+    "present_pairs",
     "shard_of",
 ]
 
@@ -128,13 +128,10 @@ def document_for(
 
 def present_pairs(database: xapian.Database, *, unspaced_query: bool) -> tuple[FieldPair, ...]:
     """The field pairs holding documents (tantivy_backend.present_fields, on this index)."""
-    stemmers = {
-        stem for code, stem in STEMMERS.items() if database.get_termfreq(lang_term(code))
-    }
+    stemmers = {stem for code, stem in STEMMERS.items() if database.get_termfreq(lang_term(code))}
     pairs = [DEFAULT_FIELDS, *(LANGUAGE_FIELDS[stem] for stem in sorted(stemmers))]
     if unspaced_query or any(
-        database.get_termfreq(lang_term(code))
-        for code in (*UNSPACED_LANGUAGES, UNSPACED_BY_SCRIPT)
+        database.get_termfreq(lang_term(code)) for code in (*UNSPACED_LANGUAGES, UNSPACED_BY_SCRIPT)
     ):
         pairs.append(UNSPACED)
     return tuple(pairs)
