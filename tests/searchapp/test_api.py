@@ -8,7 +8,7 @@ from api_checks import as_validated
 from corpora import make_news, sign_all
 from django.test import Client
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.both_backends]
 
 QUERY = "Riverton solar farm airfield"
 

@@ -19,7 +19,7 @@ from searchapp.search.query import (
 )
 from searchapp.search.sync import search_index_sync
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.both_backends]
 
 
 def ids(result) -> list[str]:  # type: ignore[no-untyped-def]
@@ -27,8 +27,13 @@ def ids(result) -> list[str]:  # type: ignore[no-untyped-def]
     return [external[h.document_id] for h in result.hits]
 
 
+@pytest.mark.tantivy_only
 def test_the_backend_is_the_tantivy_index_on_every_database() -> None:
     assert get_backend().vendor == "tantivy"
+
+
+def test_search_backend_chooses_the_backend(search_backend: str) -> None:
+    assert get_backend().vendor == search_backend
 
 
 def test_a_title_match_ranks_above_the_same_word_in_the_text() -> None:

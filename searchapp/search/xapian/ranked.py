@@ -33,8 +33,11 @@ __all__ = ["COUNT_EXACT_UP_TO", "Source", "XapianRanked", "enquire"]
 # Matches counted exactly, at least, before the matcher may stop early and estimate the rest.
 COUNT_EXACT_UP_TO = 10_000
 # Tantivy's BM25 constants (k1 = 1.2, b = 0.75); Xapian's other parameters at their defaults
-# (k2 = 0: no query-length factor; k3 = 1: a word typed twice counts once more).
-BM25 = (1.2, 0.0, 1.0, 0.75, 0.5)
+# (k2 = 0: no query-length factor; k3 = 1: a word typed twice counts once more; no floor on
+# the length, delta 0). BM25+ with delta 0 is BM25 with the idf log((N + 1) / n), close to
+# Lucene's and tantivy's ln(1 + (N - n + 0.5) / (n + 0.5)): a word most documents hold still
+# adds to a score, where Xapian's BM25 idf turns negative and is floored.
+BM25 = (1.2, 0.0, 1.0, 0.75, 0.5, 0.0)
 
 T = TypeVar("T")
 
@@ -48,7 +51,7 @@ class Source(Protocol):
 def enquire(database: xapian.Database, query: xapian.Query, sort: SortOrder) -> xapian.Enquire:
     found = xapian.Enquire(database)
     found.set_query(query)
-    found.set_weighting_scheme(xapian.BM25Weight(*BM25))
+    found.set_weighting_scheme(xapian.BM25PlusWeight(*BM25))
     found.set_docid_order(xapian.Enquire.ASCENDING)
     if sort == "date":
         # Newest first; a document without a date has an empty value, which sorts last.

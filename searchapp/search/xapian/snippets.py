@@ -23,7 +23,7 @@ _UNSPACED_WORD = re.compile(f"[{UNSPACED_CHARS}]|(?:(?![{UNSPACED_CHARS}])[^\\W_
 # Windows tried: one from each of the first this many marked words.
 _MAX_STARTS = 200
 # A window starts this many characters before its first marked word, at most (at a space).
-_LEAD = 40
+_LEAD = 60
 
 
 def _matches(text: str, pair: FieldPair, terms: set[str]) -> list[tuple[int, int, str]]:
@@ -56,10 +56,12 @@ def marked_snippet(
         if len(distinct) > best_count:
             best, best_count = i, len(distinct)
     first = found[best][0]
-    space = text.rfind(" ", max(0, first - _LEAD), first)
-    start = space + 1 if space != -1 and first - space <= _LEAD else first
-    if start < first - _LEAD or start > first:
-        start = first
+    # Some words before the first marked one, from a word's start (or from the text's).
+    if first <= _LEAD:
+        start = 0
+    else:
+        space = text.find(" ", first - _LEAD, first)
+        start = space + 1 if space != -1 else first
     end = min(len(text), start + SNIPPET_CHARS)
     if end < len(text):
         cut = text.rfind(" ", start, end)
