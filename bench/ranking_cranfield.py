@@ -97,6 +97,17 @@ def _child(backend: str, data: Path, database_url: str, out: Path) -> None:
         timed(f"tantivy BM25 on {connection.vendor}, OR, title x{boost:g}", "or")
     tantivy_backend.TITLE_BOOST = default_boost
     timed(f"tantivy BM25 on {connection.vendor}, AND, title x{default_boost:g}", "and")
+    # The same documents in a local Xapian database (SEARCH_BACKEND=xapian), built from the
+    # database as `manage.py reindex` builds it, and the same queries through its backend.
+    from django.conf import settings
+
+    from searchapp.search.sync import search_index_rebuild
+
+    settings.SEARCH_BACKEND = "xapian"
+    search_index_rebuild()
+    timed(f"Xapian BM25 on {connection.vendor}, OR", "or")
+    timed(f"Xapian BM25 on {connection.vendor}, AND", "and")
+    settings.SEARCH_BACKEND = "tantivy"
     # The exact tokens the index holds (its own analyzer), for the same-token BM25 anchor.
     from searchapp.models import Document
 

@@ -133,11 +133,12 @@ class Cluster:
         return _Opened(combined, parts, addresses)
 
     def _failed(self, opened: _Opened) -> None:
-        """After a read broke: mark the servers that do not answer now as down."""
-        for part, address in zip(opened.parts, opened.addresses, strict=True):
+        """After a read broke: mark the servers that do not answer a new connection now as
+        down (a connection the server closed for being idle is no sign of a server down)."""
+        for address in opened.addresses:
             try:
-                part.reopen()  # one round trip
-            except xapian.Error:
+                xapian.remote_open(address[0], address[1], self.timeout_ms, self.timeout_ms)
+            except xapian.NetworkError:
                 _mark_down(address, self.retry_seconds)
         self._local.opened = None
 
@@ -150,7 +151,7 @@ class Cluster:
             try:
                 opened.combined.reopen()
                 return opened.combined
-            except xapian.NetworkError:
+            except (xapian.NetworkError, xapian.DatabaseError):
                 self._failed(opened)
         opened = self._open()
         self._local.opened = opened
@@ -164,7 +165,9 @@ class Cluster:
             database = self.database()
             try:
                 return read(database)
-            except xapian.NetworkError:
+            except (xapian.NetworkError, xapian.DatabaseModifiedError):
+                # A server gone (or a replica that applied a changeset under the read): the
+                # read again, on the servers that answer.
                 opened = getattr(self._local, "opened", None)
                 if opened is not None:
                     self._failed(opened)

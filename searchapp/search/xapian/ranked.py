@@ -32,12 +32,14 @@ __all__ = ["COUNT_EXACT_UP_TO", "Source", "XapianRanked", "enquire"]
 
 # Matches counted exactly, at least, before the matcher may stop early and estimate the rest.
 COUNT_EXACT_UP_TO = 10_000
-# Tantivy's BM25 constants (k1 = 1.2, b = 0.75); Xapian's other parameters at their defaults
-# (k2 = 0: no query-length factor; k3 = 1: a word typed twice counts once more; no floor on
-# the length, delta 0). BM25+ with delta 0 is BM25 with the idf log((N + 1) / n), close to
-# Lucene's and tantivy's ln(1 + (N - n + 0.5) / (n + 0.5)): a word most documents hold still
-# adds to a score, where Xapian's BM25 idf turns negative and is floored.
-BM25 = (1.2, 0.0, 1.0, 0.75, 0.5, 0.0)
+# Xapian's BM25+ with delta 0: BM25 with the idf log((N + 1) / n), close to tantivy's (Lucene's)
+# ln(1 + (N - n + 0.5) / (n + 0.5)), where Xapian's plain BM25 idf turns negative for a word
+# most documents hold and is floored. k1 = 1.5, b = 0.7 and no floor on the length (Xapian's
+# default floors it at half the average): Xapian normalises by the whole document's length
+# where tantivy normalises each field by its own, and on Cranfield these gave nDCG@10 0.3715
+# against tantivy's 0.3797 (tantivy's k1 = 1.2, b = 0.75 with the 0.5 floor gave 0.3664;
+# bench/ranking_cranfield.py, BENCHMARKS.md). k2 = 0 (no query-length factor), k3 = 1.
+BM25_PLUS = (1.5, 0.0, 1.0, 0.7, 1e-6, 0.0)
 
 T = TypeVar("T")
 
@@ -51,7 +53,7 @@ class Source(Protocol):
 def enquire(database: xapian.Database, query: xapian.Query, sort: SortOrder) -> xapian.Enquire:
     found = xapian.Enquire(database)
     found.set_query(query)
-    found.set_weighting_scheme(xapian.BM25PlusWeight(*BM25))
+    found.set_weighting_scheme(xapian.BM25PlusWeight(*BM25_PLUS))
     found.set_docid_order(xapian.Enquire.ASCENDING)
     if sort == "date":
         # Newest first; a document without a date has an empty value, which sorts last.

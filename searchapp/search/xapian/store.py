@@ -14,6 +14,7 @@ import contextlib
 import os
 import shutil
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TypeVar
@@ -23,13 +24,23 @@ import xapian
 from searchapp.search.text_index import IndexedDocument, IndexWriteError, TextIndex
 from searchapp.search.xapian.terms import document_for, local_id, shard_of
 
-__all__ = ["OUTBOX_KEY", "LocalXapianIndex", "XapianWriter", "open_local", "writing"]
+__all__ = [
+    "COMMITTED_KEY",
+    "OUTBOX_KEY",
+    "LocalXapianIndex",
+    "XapianWriter",
+    "open_local",
+    "writing",
+]
 
 # A span of at most this many ids is deleted id by id; a wider one by reading which ids are
 # there (an id by id delete is a round trip each on a remote master).
 _DIRECT_DELETE_SPAN = 4096
 # The metadata key under which a database records the last outbox row it applied.
 OUTBOX_KEY = "outbox-position"
+# The metadata key under which each commit records when it was made (nanoseconds since the
+# epoch): a replica holding an older one than its master's is that far behind.
+COMMITTED_KEY = "committed-at"
 
 T = TypeVar("T")
 
@@ -111,8 +122,10 @@ class XapianWriter:
                 database.set_metadata(OUTBOX_KEY, str(position))
 
     def commit(self) -> None:
+        stamp = str(time.time_ns())
         with writing(self.where):
             for database in self.databases:
+                database.set_metadata(COMMITTED_KEY, stamp)
                 database.commit_transaction()
                 database.begin_transaction(True)
         self.uncommitted = 0
