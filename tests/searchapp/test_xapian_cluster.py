@@ -1,0 +1,204 @@
+"""The Xapian backend on a real cluster: 2 shards x 2 replicas of Debian's xapian-tcpsrv, the
+replicas following their masters with xapian-replicate (tests/searchapp/xapian_cluster.py).
+
+What it holds to: the venv's bindings (the xapian-bindings-binary wheel) speak the remote
+protocol of the servers Debian ships; a search sees every shard's documents, folded and paged
+as on one index; the ranked ids are the same on 1, 2 and 4 shards; a replica killed mid-run
+costs no request; a shard with no replica left is a 503 naming it, page and API, never a 500
+nor a list missing its documents; a replica brought back is used again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import xapian
+from corpora import make_document, make_ferry
+from django.test import Client
+from xapian_cluster import LocalCluster, have_xapian_tools, local_cluster
+
+from searchapp.search import get_backend
+from searchapp.search.analysis import DEFAULT_FIELDS
+from searchapp.search.query import parse_query
+from searchapp.search.sync import search_index_sync
+from searchapp.search.text_index import IndexedDocument
+from searchapp.search.xapian import xapian_index
+from searchapp.search.xapian.cluster import Cluster, Shard, forget_down_servers
+from searchapp.search.xapian.ranked import enquire
+from searchapp.search.xapian.terms import Compiled
+from searchapp.selectors.search import search_grouped
+
+pytestmark = pytest.mark.services
+
+RANKING_QUERIES = 100
+RANKING_DEPTH = 100
+
+
+def _tools() -> None:
+    why = have_xapian_tools()
+    if why:
+        pytest.skip(why)
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    _tools()
+    with local_cluster(tmp_path_factory.mktemp("xapian-cluster"), shards=2, replicas=2) as c:
+        yield c
+
+
+@pytest.fixture
+def on_cluster(cluster: LocalCluster, settings: pytest.FixtureRequest) -> LocalCluster:
+    """SEARCH_BACKEND=xapian on the cluster, its shards emptied first."""
+    settings.SEARCH_BACKEND = "xapian"  # type: ignore[attr-defined]
+    settings.SEARCH_XAPIAN_SHARDS = cluster.setting()  # type: ignore[attr-defined]
+    settings.SEARCH_XAPIAN_TIMEOUT = 1.0  # type: ignore[attr-defined]
+    settings.SEARCH_XAPIAN_RETRY_SECONDS = 0.5  # type: ignore[attr-defined]
+    forget_down_servers()
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    with index.writer() as writer:
+        writer.delete_everything()
+        writer.commit()
+    cluster.wait_replicated()
+    return cluster
+
+
+def _applied(cluster: LocalCluster) -> None:
+    """The outbox applied to the masters and the replicas caught up (what a deployment's
+    writers and xapian-replicate do; the delay is at most about 2 x REPLICATE_INTERVAL)."""
+    search_index_sync()
+    cluster.wait_replicated()
+
+
+def test_the_bindings_speak_the_protocol_of_debians_server() -> None:
+    _tools()
+    server = subprocess.run(
+        ["xapian-tcpsrv", "--version"], capture_output=True, text=True, check=True
+    ).stdout
+    assert xapian.major_version() == 1 and xapian.minor_version() == 4
+    assert " 1.4." in server  # the remote protocol is the 1.4 line's (the tests below use it)
+
+
+@pytest.mark.django_db
+def test_a_search_finds_the_documents_of_every_shard_and_folds_them(
+    on_cluster: LocalCluster,
+) -> None:
+    ids = make_ferry()
+    _applied(on_cluster)
+    backend = get_backend()
+    assert backend.vendor == "xapian"
+    found = backend.search("ferry strike", limit=50)
+    assert {h.document_id for h in found.hits} == set(ids.values())
+    assert {(i - 1) % 2 for i in ids.values()} == {0, 1}  # both shards hold some
+    assert found.total_matches == len(ids)
+    assert all("<mark>" in str(h.snippet_html) for h in found.hits)
+    page = search_grouped(query="ferry strike", group="minhash", threshold=0.8)
+    folded = {m.hit.id for g in page.groups for m in g.members}
+    assert ids["original"] in folded or ids["upload"] in folded
+
+
+@pytest.mark.django_db
+def test_paging_reads_the_whole_list_across_shards(on_cluster: LocalCluster) -> None:
+    made = [
+        make_document(external_id=f"d{n}", text=f"harbour pilot {n} " + "tide " * n)
+        for n in range(30)
+    ]
+    _applied(on_cluster)
+    ranked = get_backend().open("harbour")
+    whole = [h.document_id for h in ranked.ranked(100)]
+    assert sorted(whole) == sorted(d.pk for d in made)
+    again = get_backend().open("harbour")
+    assert [h.document_id for h in again.ranked(10)] == whole[:10]
+    assert [h.document_id for h in again.ranked(20)] == whole[:20]
+    dated = get_backend().search("harbour", limit=5, sort="date")
+    assert len(dated.hits) == 5
+
+
+def _settled(hits: list[tuple[int, float]]) -> list[tuple[float, int]]:
+    # Ties aside: equal scores (to 1e-9) may come in either order across layouts.
+    return sorted((-round(score, 9), doc_id) for doc_id, score in hits)
+
+
+def test_the_same_ranked_ids_on_one_two_and_four_shards(shared_data: Path, tmp_path: Path) -> None:
+    _tools()
+    data = shared_data / "cranfield"
+    docs = [json.loads(line) for line in (data / "docs.jsonl").read_text().splitlines() if line]
+    queries = [
+        json.loads(line)["text"]
+        for line in (data / "queries.jsonl").read_text().splitlines()
+        if line
+    ][:RANKING_QUERIES]
+    indexed = [IndexedDocument(int(d["id"]), 1, d.get("title") or "", d["text"]) for d in docs]
+    rankings: dict[int, list[list[tuple[float, int]]]] = {}
+    for shards in (1, 2, 4):
+        with local_cluster(tmp_path / f"n{shards}", shards=shards, replicas=0) as layout:
+            index = Cluster(
+                [Shard(m, tuple(r)) for m, r in layout.setting()], timeout=5.0, retry_seconds=1.0
+            )
+            with index.writer() as writer:
+                writer.add(indexed)
+                writer.commit()
+
+            def ranked(database: xapian.Database) -> list[list[tuple[float, int]]]:
+                lists = []
+                for text in queries:
+                    query = Compiled(database, (DEFAULT_FIELDS,)).compile(
+                        parse_query(text), corpus_id=None, lang=None
+                    )
+                    assert query is not None
+                    found = enquire(database, query, "relevance").get_mset(0, RANKING_DEPTH)
+                    lists.append(_settled([(m.docid, m.weight) for m in found]))
+                return lists
+
+            assert index.document_count() == len(docs)
+            rankings[shards] = index.run(ranked)
+    assert rankings[2] == rankings[1]
+    assert rankings[4] == rankings[1]
+    assert all(len(r) == RANKING_DEPTH for r in rankings[1][:10])
+
+
+@pytest.mark.django_db
+def test_a_killed_replica_costs_no_request_and_a_shard_with_none_left_is_a_503(
+    on_cluster: LocalCluster, client: Client
+) -> None:
+    make_document(external_id="a", text="harbour pilot boats at dawn")
+    make_document(external_id="b", text="the harbour pilot retired")
+    make_document(external_id="c", text="a pilot whale in the harbour")
+    _applied(on_cluster)
+    shard = on_cluster.shards[0]
+    # The replica this process reads first (cluster.Cluster._open_shard) is the one killed.
+    turn = os.getpid() % 2
+    first, second = shard.replicas[turn], shard.replicas[1 - turn]
+    try:
+        assert client.get("/api/search", {"q": "harbour"}).status_code == 200
+        on_cluster.kill_replica_server(first)
+        for _ in range(5):  # every request answered, whichever replica it was reading
+            started = time.monotonic()
+            response = client.get("/api/search", {"q": "harbour pilot", "group": "none"})
+            assert response.status_code == 200
+            assert response.json()["total_matches"] == 3
+            assert time.monotonic() - started < 1.0 + 2.0  # one timeout at most, and the work
+        on_cluster.kill_replica_server(second)
+        api = client.get("/api/search", {"q": "harbour"})
+        assert api.status_code == 503
+        detail = api.json()["detail"]
+        assert (
+            "shard 1 of 2" in detail and f":{first.port}" in detail and f":{second.port}" in detail
+        )
+        page = client.get("/", {"q": "harbour"})
+        assert page.status_code == 503
+        assert "shard 1 of 2 has no server answering" in page.content.decode()
+    finally:
+        for replica in (first, second):
+            if replica.server is None:
+                on_cluster.start_replica_server(replica)
+    # Back: once the retry time has passed, the replicas answer again.
+    time.sleep(0.6)
+    assert client.get("/api/search", {"q": "harbour"}).status_code == 200
