@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 import tantivy
 from django.utils.safestring import mark_safe
 
-from searchapp.search import spelling
+import searchapp.search.spelling as spelling
 from searchapp.search.adjacency import adjacent_words_bonus
 from searchapp.search.analysis import (
     DEFAULT_FIELDS,

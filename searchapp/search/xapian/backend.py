@@ -13,7 +13,7 @@ import logging
 import xapian
 from django.utils.safestring import mark_safe
 
-from searchapp.search import spelling
+import searchapp.search.spelling as spelling
 from searchapp.search.analysis import FieldPair, field_pair
 from searchapp.search.highlight import unspaced_runs
 from searchapp.search.query import STOPWORDS, MatchMode, parse_query
