@@ -10,10 +10,13 @@ nor a list missing its documents; a replica brought back is used again.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
+import sys
 import time
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +24,7 @@ import pytest
 import xapian
 from corpora import make_document, make_ferry
 from django.test import Client
-from xapian_cluster import LocalCluster, have_xapian_tools, local_cluster
+from xapian_cluster import LocalCluster, free_port, have_xapian_tools, local_cluster
 
 from searchapp.search import get_backend
 from searchapp.search.analysis import DEFAULT_FIELDS
@@ -36,6 +39,7 @@ from searchapp.selectors.search import search_grouped
 
 pytestmark = pytest.mark.services
 
+ROOT = Path(__file__).resolve().parents[2]
 RANKING_QUERIES = 100
 RANKING_DEPTH = 100
 
@@ -202,3 +206,115 @@ def test_a_killed_replica_costs_no_request_and_a_shard_with_none_left_is_a_503(
     # Back: once the retry time has passed, the replicas answer again.
     time.sleep(0.6)
     assert client.get("/api/search", {"q": "harbour"}).status_code == 200
+
+
+# A document ingested is searchable on every web machine within this many seconds: the
+# ingest commits to the masters, the replicas ask for changes every REPLICATE_INTERVAL.
+STATED_DELAY_SECONDS = 10.0
+
+
+def _spec(cluster: LocalCluster) -> str:
+    return ";".join(
+        f"{m[0]}:{m[1]}>" + ",".join(f"{h}:{p}" for h, p in replicas)
+        for m, replicas in cluster.setting()
+    )
+
+
+def _manage(env: dict[str, str], *args: str, timeout: float = 300) -> None:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def _machine(base: dict[str, str], folder: Path) -> dict[str, str]:
+    """One machine's environment: its own local folders, the shared database and cluster."""
+    return {**base, "VAR_DIR": str(folder), "SEARCH_INDEX_DIR": str(folder / "search-index")}
+
+
+def _found(port: int, word: str) -> int:
+    url = f"http://127.0.0.1:{port}/api/search?q={word}&group=none"
+    with contextlib.suppress(OSError, ValueError), urllib.request.urlopen(url, timeout=5) as answer:
+        return int(json.loads(answer.read())["total_matches"])
+    return -1
+
+
+def test_two_web_machines_find_what_an_ingest_beside_neither_wrote(
+    on_cluster: LocalCluster, tmp_path: Path
+) -> None:
+    base = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DEBUG": "1",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'shared.sqlite3'}",
+        "CELERY_TASK_ALWAYS_EAGER": "1",
+        "SEARCH_BACKEND": "xapian",
+        "SEARCH_XAPIAN_SHARDS": _spec(on_cluster),
+        "LOG_LEVEL": "ERROR",
+    }
+    ingest = _machine(base, tmp_path / "ingest-machine")
+    _manage(ingest, "migrate", "--noinput")
+    webs = []
+    try:
+        for name in ("web-1", "web-2"):
+            port = free_port()
+            env = _machine(base, tmp_path / name)
+            log = (tmp_path / f"{name}.log").open("wb")
+            webs.append(
+                (
+                    port,
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            "manage.py",
+                            "runserver",
+                            "--noreload",
+                            f"127.0.0.1:{port}",
+                        ],
+                        cwd=ROOT,
+                        env=env,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    ),
+                )
+            )
+        for port, process in webs:
+            give_up = time.monotonic() + 60
+            while _found(port, "nothing") < 0:
+                assert process.poll() is None, f"the web server on {port} exited"
+                assert time.monotonic() < give_up, f"the web server on {port} never answered"
+                time.sleep(0.2)
+        records = tmp_path / "new.jsonl"
+        records.write_text(
+            json.dumps(
+                {
+                    "id": "n1",
+                    "title": "Lighthouse keepers",
+                    "text": "A zanzibarite lighthouse keeper's log.",
+                }
+            )
+            + "\n"
+        )
+        _manage(ingest, "ingest", str(records), "--corpus", "two-machines", "--no-progress")
+        ingested = time.monotonic()
+        waited = {}
+        for port, _process in webs:
+            while _found(port, "zanzibarite") != 1:
+                assert time.monotonic() - ingested < STATED_DELAY_SECONDS, (
+                    f"not found on the web server on {port} within {STATED_DELAY_SECONDS} s"
+                )
+                time.sleep(0.1)
+            waited[port] = time.monotonic() - ingested
+        assert len(waited) == 2
+        # Neither web machine holds an index of its own: both read the cluster.
+        assert not (tmp_path / "web-1" / "search-index" / "xapian").exists()
+        assert not (tmp_path / "web-2" / "search-index" / "xapian").exists()
+    finally:
+        for _port, process in webs:
+            process.terminate()
+            process.wait(timeout=10)

@@ -201,11 +201,13 @@ class Cluster:
         long: bool = False,
         heap_bytes: int = 0,
         threads: int = 0,
+        only: int | None = None,
     ) -> Iterator[XapianWriter]:
-        """One writer over every shard's master (a master serves one writer at a time)."""
+        """One writer over every shard's master (a master serves one writer at a time), or
+        over shard ``only``'s (0-based) alone."""
         masters: list[xapian.WritableDatabase] = []
         try:
-            for index in range(len(self.shards)):
+            for index in range(len(self.shards)) if only is None else (only,):
                 masters.append(self._open_master(index))
         except BaseException:
             for master in masters:

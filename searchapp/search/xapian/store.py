@@ -115,6 +115,20 @@ class XapianWriter:
         self.uncommitted += added
         return added
 
+    def add_to_shard(self, documents: Iterable[IndexedDocument], shard: int, shards: int) -> int:
+        """``documents`` (all of shard ``shard`` of ``shards``) into this writer's one database,
+        that shard's master (a rebuild of one shard)."""
+        (database,) = self.databases
+        added = 0
+        with writing(self.where):
+            for doc in documents:
+                assert shard_of(doc.id, shards) == shard
+                entry = document_for(doc.id, doc.corpus_id, doc.title, doc.text, doc.date, doc.lang)
+                database.replace_document(local_id(doc.id, shards), entry)
+                added += 1
+        self.uncommitted += added
+        return added
+
     def record_position(self, position: int) -> None:
         """Record, with the next commit, that every outbox row up to ``position`` is applied."""
         with writing(self.where):
