@@ -11,6 +11,7 @@ nor a list missing its documents; a replica brought back is used again.
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import subprocess
@@ -23,6 +24,7 @@ from pathlib import Path
 import pytest
 import xapian
 from corpora import make_document, make_ferry
+from django.core.management import CommandError, call_command
 from django.test import Client
 from xapian_cluster import LocalCluster, free_port, have_xapian_tools, local_cluster
 
@@ -318,3 +320,41 @@ def test_two_web_machines_find_what_an_ingest_beside_neither_wrote(
         for _port, process in webs:
             process.terminate()
             process.wait(timeout=10)
+
+
+@pytest.mark.django_db
+def test_the_cluster_command_shows_each_shards_lag_and_rebuilds_one_shard(
+    on_cluster: LocalCluster,
+) -> None:
+    made = [make_document(external_id=f"r{n}", text=f"ropewalk {n}") for n in range(6)]
+    _applied(on_cluster)
+    out = io.StringIO()
+    call_command("xapian_cluster", "status", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert [line.split(":")[0] for line in lines if line.startswith("shard")] == [
+        "shard 1",
+        "shard 2",
+    ]
+    assert sum("lag 0.0 s" in line for line in lines) == 4, lines
+    # Shard 2 loses its documents (a disk replaced), and is rebuilt from the database.
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    with index.writer(only=1) as writer:
+        writer.delete_everything()
+        writer.commit()
+    on_cluster.wait_replicated()
+    assert get_backend().search("ropewalk", limit=10).total_matches == 3
+    out = io.StringIO()
+    call_command("xapian_cluster", "rebuild", "--shard", "2", stdout=out)
+    assert out.getvalue().strip() == "shard 2: 3 document(s) indexed"
+    on_cluster.wait_replicated()
+    hits = get_backend().search("ropewalk", limit=10).hits
+    assert sorted(h.document_id for h in hits) == sorted(d.pk for d in made)
+    on_cluster.kill_replica_server(on_cluster.shards[1].replicas[0])
+    try:
+        out = io.StringIO()
+        with pytest.raises(CommandError, match="some servers are down"):
+            call_command("xapian_cluster", "status", stdout=out)
+        assert "DOWN" in out.getvalue()
+    finally:
+        on_cluster.start_replica_server(on_cluster.shards[1].replicas[0])
