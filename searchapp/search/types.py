@@ -75,6 +75,8 @@ class RankedSearch(Protocol):
     """
 
     total_matches: int
+    # total_matches is the engine's estimate (it stopped matching early), not a count.
+    total_estimated: bool
     sort: SortOrder
     message: str | None
     suggestion: str | None

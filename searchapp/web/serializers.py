@@ -78,6 +78,7 @@ def search_page_data(page: SearchPage) -> dict[str, object]:
     return {
         "query": page.query,
         "total_matches": page.total_matches,
+        "total_matches_estimated": page.total_estimated,
         "took_ms": page.took_ms,
         "grouping_ms": page.grouping_ms,
         "group": page.group,

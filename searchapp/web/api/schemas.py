@@ -131,6 +131,10 @@ class TopicOut(Schema):
 class SearchOut(Schema):
     query: str
     total_matches: int = Field(description="every document matching the query (all pages)")
+    total_matches_estimated: bool = Field(
+        description="total_matches is the search engine's estimate (Xapian stops counting "
+        "past 10,000 matches), not an exact count"
+    )
     took_ms: float
     grouping_ms: float
     group: GroupMethod
