@@ -33,6 +33,20 @@ class SearchIndexChange(models.Model):
         return f"documents {self.first_id}..{self.last_id}"
 
 
+class SearchIndexCursor(models.Model):
+    """How far one index that follows the outbox by position has read it (the Xapian ones;
+    the tantivy index deletes the rows it applied). The index records its position itself,
+    committed with the documents; this row is its copy for the others: outbox rows every
+    cursor seen lately has passed are deleted (searchapp.search.outbox)."""
+
+    name = models.CharField(max_length=400, unique=True)  # the index: its kind, host and place
+    position = models.BigIntegerField(default=0)  # every row up to this id is applied
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} at {self.position}"
+
+
 class DatabaseIdentity(models.Model):
     """One row: this database's id, written beside the search index it fills
     (searchapp.search.sync), so an index left by another database is never served as this one's."""

@@ -39,8 +39,10 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+import searchapp.search.outbox as outbox
 from searchapp.db_values import aware_datetime
 from searchapp.models import DatabaseIdentity, Document, SearchIndexChange
+from searchapp.search.outbox import merged_spans, within_budget
 from searchapp.search.text_index import (
     WRITER_HEAP_BYTES,
     WRITER_THREADS,
@@ -216,6 +218,8 @@ BEHIND_AFTER_SECONDS = 60
 
 
 def _oldest_pending() -> datetime | None:
+    if settings.SEARCH_BACKEND == "xapian":  # rows stay after they are applied: by position
+        return aware_datetime(outbox.oldest_pending_after(xapian_index().follower_name))
     # Plain SQL: every search asks, and the ORM compiled the query each time (~0.4 ms of a
     # search's CPU at 1M documents, profiled).
     with connection.cursor() as cursor:
@@ -243,6 +247,8 @@ def search_index_before_search() -> datetime | None:
 
 def search_index_pending() -> int:
     """Outbox rows not yet applied (0 when the index is up to date)."""
+    if settings.SEARCH_BACKEND == "xapian":
+        return outbox.pending_after(xapian_index().follower_name)
     return SearchIndexChange.objects.count()
 
 
@@ -270,35 +276,10 @@ def _documents_between(first_id: int, last_id: int) -> Iterator[list[IndexedDocu
         after = rows[-1][0]
 
 
-def _merged(rows: Sequence[tuple[int, int, int]]) -> list[tuple[int, int, list[int]]]:
-    """The rows' id spans merged where they overlap or touch: ``(first, last, row ids)``."""
-    merged: list[tuple[int, int, list[int]]] = []
-    for row_id, first, last in sorted(rows, key=lambda row: (row[1], row[2])):
-        if merged and first <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], last), [*merged[-1][2], row_id])
-        else:
-            merged.append((first, last, [row_id]))
-    return merged
-
-
-def _within(rows: Sequence[tuple[int, int, int]], budget: int) -> list[tuple[int, int, int]]:
-    """The rows, in order, whose id spans fit in ``budget`` ids together; wider rows skipped.
-
-    An id span bounds the documents a row re-adds (ids are unique), so a caller holding to a
-    budget never re-indexes more than it, however wide a range some writer recorded.
-    """
-    taken: list[tuple[int, int, int]] = []
-    for row in rows:
-        span = row[2] - row[1] + 1
-        if span <= budget:
-            taken.append(row)
-            budget -= span
-    return taken
-
-
 class IndexSession:
     """One writer kept open across many syncs (an ingest), committing every ``commit_every``
-    documents and on close. Outbox rows are deleted only after the commit that covers them."""
+    documents and on close. The tantivy index deletes outbox rows only after the commit that
+    covers them; a Xapian index records its position instead (searchapp.search.outbox)."""
 
     def __init__(self, writer: AnyWriter, *, commit_every: int) -> None:
         self.writer = writer
@@ -312,8 +293,11 @@ class IndexSession:
         self._written: dict[int, IndexedDocument] = {}
         # Rows are read in id order past this cursor. A row that commits later with a smaller id
         # (concurrent PostgreSQL transactions) is not lost: rows are deleted by id, so it stays
-        # for the next sync.
-        self._after = 0
+        # for the next sync; an index following by position looks for it among its gaps.
+        self._position = writer.position() if isinstance(writer, XapianWriter) else None
+        self._after = self._position.after if self._position is not None else 0
+        self._read_up_to = self._after
+        self._skipped: list[int] = []  # rows left for the budget (the position stays below)
 
     def written(self, rows: Sequence[int], documents: Sequence[IndexedDocument]) -> None:
         """Tell the session that this process just committed outbox ``rows`` with ``documents``
@@ -348,9 +332,24 @@ class IndexSession:
             self._own_rows.clear()
             self._written.clear()
 
+    def _apply(self, rows: list[tuple[int, int, int]]) -> None:
+        for first, last, row_ids in merged_spans(rows):
+            self.writer.delete_range(first, last)
+            for chunk in self._documents(first, last, row_ids):
+                self.report.documents += self.writer.add(chunk)
+        self._applied += [row[0] for row in rows]
+        self.report.changes += len(rows)
+
     def _sync(self, *, max_documents: int | None, max_rows: int | None) -> None:
         budget = max_documents
         seen = 0
+        if self._position is not None and self._position.gaps:
+            late = list(
+                SearchIndexChange.objects.filter(id__in=list(self._position.gaps))
+                .order_by("id")
+                .values_list("id", "first_id", "last_id")
+            )
+            self._apply(late)
         while budget is None or budget > 0:
             take = ROWS_PER_ROUND if max_rows is None else min(ROWS_PER_ROUND, max_rows - seen)
             if take <= 0:
@@ -363,22 +362,27 @@ class IndexSession:
             if not rows:
                 break
             seen += len(rows)
-            self._after = rows[-1][0]
+            self._after = self._read_up_to = rows[-1][0]
             if budget is not None:
-                rows = _within(rows, budget)
+                read = rows
+                rows = within_budget(rows, budget)
                 budget -= sum(last - first + 1 for _id, first, last in rows)
-            for first, last, row_ids in _merged(rows):
-                self.writer.delete_range(first, last)
-                for chunk in self._documents(first, last, row_ids):
-                    self.report.documents += self.writer.add(chunk)
-            self._applied += [row[0] for row in rows]
-            self.report.changes += len(rows)
+                self._skipped += sorted({r[0] for r in read} - {r[0] for r in rows})
+            self._apply(rows)
             if self.writer.uncommitted >= self.commit_every:
                 self.commit()
 
     def commit(self) -> None:
-        self.writer.commit()
         applied, self._applied = self._applied, []
+        if self._position is not None and isinstance(self.writer, XapianWriter):
+            position = self._position.advanced(applied, self._skipped, self._read_up_to)
+            self.writer.record_position(position.dumps())
+            self.writer.commit()
+            self._position, self._skipped = position, []
+            outbox.record_cursor(self.writer.name, position.after)
+            outbox.collect_garbage()
+            return
+        self.writer.commit()
         for start in range(0, len(applied), 500):
             SearchIndexChange.objects.filter(id__in=applied[start : start + 500]).delete()
 
@@ -472,7 +476,7 @@ def search_index_apply_written() -> SyncReport | None:
     ingest applies every row it finds itself), and only where the index is. Never raises: the
     write has committed, and the outbox keeps what was not applied."""
     budget = settings.SEARCH_WRITER_APPLY_DOCUMENTS
-    if budget <= 0 or not search_index_here() or not SearchIndexChange.objects.exists():
+    if budget <= 0 or not search_index_here() or _oldest_pending() is None:
         return None
     return _apply_quietly(
         max_documents=budget,
@@ -502,12 +506,24 @@ def search_index_rebuild(
     bounds = Document.objects.order_by("id").values_list("id", flat=True)
     first, last = bounds.first(), bounds.last()
     indexed = 0
-    with (index or _index()).rebuild() as writer:
+    target = index or _index()
+    with target.rebuild() as writer:
         if first is not None and last is not None:
             for chunk in _documents_between(first, last):
                 indexed += writer.add(chunk)
                 if progress is not None:
                     progress(len(chunk))
+        if isinstance(writer, XapianWriter):
+            # Rows recorded before the read began are in it: its position is past them (and
+            # rows below it made later are looked for as gaps), committed with the documents.
+            position = outbox.Position(min(covered, default=1) - 1).advanced(
+                covered, (), max(covered, default=0)
+            )
+            writer.record_position(position.dumps())
+    if isinstance(target, Cluster | LocalXapianIndex):
+        outbox.record_cursor(target.follower_name, position.after)
+        outbox.collect_garbage()
+        return indexed
     # Rows recorded before the read began are in the new index; later ones stay pending.
     for start in range(0, len(covered), 500):
         SearchIndexChange.objects.filter(id__in=covered[start : start + 500]).delete()

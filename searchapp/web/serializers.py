@@ -138,6 +138,7 @@ CSV_COLUMNS = [
     "snippet",
 ]
 
+
 def _csv_date(when: datetime | None) -> str:
     # ISO 8601 in UTC, as the JSON writes it ("2024-05-06T07:08:00Z"); empty when undated.
     if when is None:

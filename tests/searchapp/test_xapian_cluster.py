@@ -30,6 +30,7 @@ from xapian_cluster import LocalCluster, free_port, have_xapian_tools, local_clu
 
 from searchapp.search import get_backend
 from searchapp.search.analysis import DEFAULT_FIELDS
+from searchapp.search.outbox import Position
 from searchapp.search.query import parse_query
 from searchapp.search.sync import search_index_sync
 from searchapp.search.text_index import IndexedDocument
@@ -71,6 +72,9 @@ def on_cluster(cluster: LocalCluster, settings: pytest.FixtureRequest) -> LocalC
     assert isinstance(index, Cluster)
     with index.writer() as writer:
         writer.delete_everything()
+        # Each test's database starts its outbox afresh (its ids again from 1): so does the
+        # cluster's position in it.
+        writer.record_position(Position().dumps())
         writer.commit()
     cluster.wait_replicated()
     return cluster

@@ -82,7 +82,8 @@ class Command(BaseCommand):
                 lag = shard.lag_seconds(replica)
                 said = "lag unknown" if lag is None else f"lag {lag:.1f} s"
                 self.stdout.write(
-                    f"  replica {replica.address} up, {replica.documents} document(s), {said}"
+                    f"  replica {replica.address} up, {replica.documents} document(s), {said}, "
+                    f"outbox applied to row {replica.outbox_position or 0}"
                 )
             if not master.up or (shard.replicas and not any(r.up for r in shard.replicas)):
                 down = True

@@ -29,7 +29,7 @@ import xapian
 
 from searchapp.search.text_index import IndexBusy, IndexWriteError
 from searchapp.search.types import SearchUnavailable
-from searchapp.search.xapian.store import OUTBOX_KEY, XapianWriter
+from searchapp.search.xapian.store import XapianWriter
 
 __all__ = ["Address", "Cluster", "Shard", "label"]
 
@@ -173,6 +173,11 @@ class Cluster:
                     self._failed(opened)
         raise SearchUnavailable("Search is unavailable: the search servers keep failing.")
 
+    @property
+    def follower_name(self) -> str:
+        """The cluster among the outbox's followers (SearchIndexCursor.name): its masters."""
+        return "xapian-cluster:" + ",".join(label(s.master) for s in self.shards)
+
     def document_count(self) -> int:
         return self.run(lambda database: int(database.get_doccount()))
 
@@ -214,7 +219,9 @@ class Cluster:
                 with contextlib.suppress(xapian.Error):
                     master.close()
             raise
-        writer = XapianWriter(masters, where="the search cluster's masters")
+        writer = XapianWriter(
+            masters, where="the search cluster's masters", name=self.follower_name
+        )
         try:
             yield writer
         finally:
@@ -228,13 +235,3 @@ class Cluster:
             writer.delete_everything()
             yield writer
             writer.commit()
-
-    def outbox_position(self) -> int:
-        """The outbox rows every master has applied (the smallest of their positions)."""
-        positions = []
-        for index in range(len(self.shards)):
-            host, port = self.shards[index].master
-            master = xapian.remote_open(host, port, self.timeout_ms, self.timeout_ms)
-            raw = master.get_metadata(OUTBOX_KEY)
-            positions.append(int(raw) if raw else 0)
-        return min(positions, default=0)

@@ -18,6 +18,7 @@ from django.db.models import F
 from django.db.models.functions import Mod
 
 from searchapp.models import Document
+from searchapp.search.outbox import Position
 from searchapp.search.text_index import IndexedDocument, epoch_seconds
 from searchapp.search.xapian.cluster import Address, Cluster, label
 from searchapp.search.xapian.store import COMMITTED_KEY, OUTBOX_KEY
@@ -66,7 +67,7 @@ def _server_state(address: Address, timeout_ms: int) -> ServerState:
             True,
             int(database.get_doccount()),
             int(stamp) if stamp else None,
-            int(position) if position else None,
+            Position.loads(position).after if position else None,
         )
     except xapian.Error as exc:
         return ServerState(label(address), False, problem=exc.get_msg())

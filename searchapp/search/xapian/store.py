@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -21,6 +22,7 @@ from typing import TypeVar
 
 import xapian
 
+from searchapp.search.outbox import Position
 from searchapp.search.text_index import IndexedDocument, IndexWriteError, TextIndex
 from searchapp.search.xapian.terms import document_for, local_id, shard_of
 
@@ -70,9 +72,12 @@ class XapianWriter:
     """The sync's writer (text_index.Writer's methods) over ``databases``, shard k holding the
     documents whose ids are k + 1 modulo their number."""
 
-    def __init__(self, databases: list[xapian.WritableDatabase], *, where: str) -> None:
+    def __init__(
+        self, databases: list[xapian.WritableDatabase], *, where: str, name: str = ""
+    ) -> None:
         self.databases = databases
         self.where = where
+        self.name = name  # the index's name among the outbox's followers (outbox.record_cursor)
         self.uncommitted = 0
         # Everything between two commits is one transaction: Xapian commits pending changes
         # when a database is closed, where the sync needs them dropped (its outbox keeps them).
@@ -129,11 +134,18 @@ class XapianWriter:
         self.uncommitted += added
         return added
 
-    def record_position(self, position: int) -> None:
-        """Record, with the next commit, that every outbox row up to ``position`` is applied."""
+    def position(self) -> Position:
+        """How far this index has applied the outbox (the least of its shards')."""
+        with writing(self.where):
+            return Position.least(
+                Position.loads(database.get_metadata(OUTBOX_KEY)) for database in self.databases
+            )
+
+    def record_position(self, position: str) -> None:
+        """Record, with the next commit, how far the outbox is applied (outbox.Position)."""
         with writing(self.where):
             for database in self.databases:
-                database.set_metadata(OUTBOX_KEY, str(position))
+                database.set_metadata(OUTBOX_KEY, position)
 
     def commit(self) -> None:
         stamp = str(time.time_ns())
@@ -204,16 +216,17 @@ class LocalXapianIndex(TextIndex):
             self._local.held = (name, database)
             return database, (name, database.get_revision())
 
+    @property
+    def follower_name(self) -> str:
+        """This database among the outbox's followers (SearchIndexCursor.name)."""
+        return f"xapian:{socket.gethostname()}:{self.root}"
+
     def run(self, read: Callable[[xapian.Database], T]) -> T:
         """``read`` on this thread's database (the cluster's ``run`` retries on a failover)."""
         return read(self.database()[0])
 
     def document_count(self) -> int:
         return int(self.database()[0].get_doccount())
-
-    def outbox_position(self) -> int:
-        raw = self.database()[0].get_metadata(OUTBOX_KEY)
-        return int(raw) if raw else 0
 
     @contextlib.contextmanager
     def writer(  # type: ignore[override]  # the tantivy writer's knobs mean nothing here
@@ -235,7 +248,7 @@ class LocalXapianIndex(TextIndex):
                 if long:
                     marker.write_text(f"{os.getpid()}\n")
                 database = xapian.WritableDatabase(str(self.root / name), xapian.DB_OPEN)
-            writer = XapianWriter([database], where=str(self.root))
+            writer = XapianWriter([database], where=str(self.root), name=self.follower_name)
             try:
                 yield writer
             finally:
@@ -255,7 +268,7 @@ class LocalXapianIndex(TextIndex):
                 marker.write_text(f"{os.getpid()}\n")
                 name, path = self._new_generation()
                 database = xapian.WritableDatabase(str(path), xapian.DB_CREATE_OR_OPEN)
-            writer = XapianWriter([database], where=str(self.root))
+            writer = XapianWriter([database], where=str(self.root), name=self.follower_name)
             try:
                 yield writer
                 writer.commit()
