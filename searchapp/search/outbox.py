@@ -88,7 +88,10 @@ class Position:
         gaps = {
             i: seen for i, seen in self.gaps.items() if i not in done and now - seen < GAP_SECONDS
         }
-        missing = (i for i in range(self.after + 1, after + 1) if i not in done and i not in left)
+        # An index that never applied a row starts at the first it reads: ids below it are
+        # rows deleted before it existed (the outbox's past), not late ones.
+        start = self.after + 1 if self.after else min(done | left, default=after + 1)
+        missing = (i for i in range(start, after + 1) if i not in done and i not in left)
         for i in missing:
             if len(gaps) >= MAX_GAPS:
                 logger.warning(
