@@ -175,6 +175,31 @@ def test_the_same_ranked_ids_on_one_two_and_four_shards(shared_data: Path, tmp_p
 
 
 @pytest.mark.django_db
+def test_a_replica_that_hangs_costs_one_timeout_then_is_skipped(
+    on_cluster: LocalCluster, client: Client
+) -> None:
+    make_document(external_id="a", text="harbour pilot boats at dawn")
+    _applied(on_cluster)
+    shard = on_cluster.shards[1]
+    silent = shard.replicas[os.getpid() % 2]  # the one this process reads
+    assert client.get("/api/search", {"q": "harbour"}).status_code == 200
+    on_cluster.pause_replica_server(silent, paused=True)
+    try:
+        started = time.monotonic()
+        response = client.get("/api/search", {"q": "harbour", "group": "none"})
+        took = time.monotonic() - started
+        assert response.status_code == 200 and response.json()["total_matches"] == 1
+        # One SEARCH_XAPIAN_TIMEOUT (1 s) waited on the silent replica, then the other one;
+        # the next request does not wait at all.
+        assert 1.0 <= took < 1.0 + 1.5, took
+        started = time.monotonic()
+        assert client.get("/api/search", {"q": "harbour"}).status_code == 200
+        assert time.monotonic() - started < 1.0
+    finally:
+        on_cluster.pause_replica_server(silent, paused=False)
+
+
+@pytest.mark.django_db
 def test_a_killed_replica_costs_no_request_and_a_shard_with_none_left_is_a_503(
     on_cluster: LocalCluster, client: Client
 ) -> None:

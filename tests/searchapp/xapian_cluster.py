@@ -117,6 +117,12 @@ class LocalCluster:
         replica.server.wait()
         replica.server = None
 
+    def pause_replica_server(self, replica: Replica, *, paused: bool) -> None:
+        """Stop (SIGSTOP) or resume a replica's server: it holds its connections and answers
+        nothing, as a machine that hangs."""
+        assert replica.server is not None
+        os.killpg(replica.server.pid, signal.SIGSTOP if paused else signal.SIGCONT)
+
     def wait_replicated(self, timeout: float = 20.0) -> float:
         """Wait until every live replica holds its master's last commit; the seconds waited."""
         started = time.monotonic()

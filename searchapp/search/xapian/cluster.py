@@ -132,9 +132,18 @@ class Cluster:
             combined.add_database(part)
         return _Opened(combined, parts, addresses)
 
-    def _failed(self, opened: _Opened) -> None:
-        """After a read broke: mark the servers that do not answer a new connection now as
-        down (a connection the server closed for being idle is no sign of a server down)."""
+    def _failed(self, opened: _Opened, error: xapian.Error) -> None:
+        """After a read broke: the server that did not answer in time is down (Xapian names
+        it in the error's context); otherwise the servers that do not answer a new connection
+        now are (a connection the server closed for being idle is no sign of a server down).
+        A silent server costs one timeout, not a second one for a probe."""
+        context = error.get_context() if isinstance(error, xapian.NetworkTimeoutError) else ""
+        named = [a for a in opened.addresses if f"({a[0]}:{a[1]})" in context]
+        if named:
+            for address in named:
+                _mark_down(address, self.retry_seconds)
+            self._local.opened = None
+            return
         for address in opened.addresses:
             try:
                 xapian.remote_open(address[0], address[1], self.timeout_ms, self.timeout_ms)
@@ -151,8 +160,8 @@ class Cluster:
             try:
                 opened.combined.reopen()
                 return opened.combined
-            except (xapian.NetworkError, xapian.DatabaseError):
-                self._failed(opened)
+            except (xapian.NetworkError, xapian.DatabaseError) as exc:
+                self._failed(opened, exc)
         opened = self._open()
         self._local.opened = opened
         return opened.combined
@@ -165,12 +174,12 @@ class Cluster:
             database = self.database()
             try:
                 return read(database)
-            except (xapian.NetworkError, xapian.DatabaseModifiedError):
+            except (xapian.NetworkError, xapian.DatabaseModifiedError) as exc:
                 # A server gone (or a replica that applied a changeset under the read): the
                 # read again, on the servers that answer.
                 opened = getattr(self._local, "opened", None)
                 if opened is not None:
-                    self._failed(opened)
+                    self._failed(opened, exc)
         raise SearchUnavailable("Search is unavailable: the search servers keep failing.")
 
     @property
