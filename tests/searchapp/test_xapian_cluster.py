@@ -387,3 +387,23 @@ def test_the_cluster_command_shows_each_shards_lag_and_rebuilds_one_shard(
         assert "DOWN" in out.getvalue()
     finally:
         on_cluster.start_replica_server(on_cluster.shards[1].replicas[0])
+
+
+@pytest.mark.django_db
+def test_reindex_fills_every_shard_and_a_second_writer_waits_its_turn(
+    on_cluster: LocalCluster,
+) -> None:
+    made = [make_document(external_id=f"q{n}", text=f"quayside {n}") for n in range(5)]
+    out = io.StringIO()
+    call_command("reindex", "--no-progress", stdout=out)
+    assert out.getvalue().startswith("indexed 5 document(s)")
+    on_cluster.wait_replicated()
+    assert {h.document_id for h in get_backend().search("quayside", limit=10).hits} == {
+        d.pk for d in made
+    }
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    make_document(external_id="q9", text="quayside later")
+    with index.writer():  # an ingest holds the masters
+        assert search_index_sync(wait=False).busy  # the change is left to it, or to later
+    assert search_index_sync(wait=False).changes == 1

@@ -36,6 +36,8 @@ __all__ = ["Address", "Cluster", "Shard", "label"]
 Address = tuple[str, int]
 T = TypeVar("T")
 
+# How long a writer that asks to wait waits for another to release the masters.
+WAIT_FOR_WRITER_SECONDS = 600.0
 # Process-wide: when each server found down may be asked again (time.monotonic()).
 _down_until: dict[Address, float] = {}
 _down_lock = threading.Lock()
@@ -218,16 +220,22 @@ class Cluster:
         only: int | None = None,
     ) -> Iterator[XapianWriter]:
         """One writer over every shard's master (a master serves one writer at a time), or
-        over shard ``only``'s (0-based) alone."""
-        masters: list[xapian.WritableDatabase] = []
-        try:
-            for index in range(len(self.shards)) if only is None else (only,):
-                masters.append(self._open_master(index))
-        except BaseException:
-            for master in masters:
-                with contextlib.suppress(xapian.Error):
-                    master.close()
-            raise
+        over shard ``only``'s (0-based) alone. Another writer holding a master is waited for
+        (``wait``: up to WAIT_FOR_WRITER_SECONDS; else ``patience`` seconds), then IndexBusy."""
+        give_up = time.monotonic() + (WAIT_FOR_WRITER_SECONDS if wait else patience)
+        while True:
+            masters: list[xapian.WritableDatabase] = []
+            try:
+                for index in range(len(self.shards)) if only is None else (only,):
+                    masters.append(self._open_master(index))
+                break
+            except BaseException as exc:
+                for master in masters:
+                    with contextlib.suppress(xapian.Error):
+                        master.close()
+                if not isinstance(exc, IndexBusy) or time.monotonic() >= give_up:
+                    raise
+                time.sleep(0.1)
         writer = XapianWriter(
             masters, where="the search cluster's masters", name=self.follower_name
         )
