@@ -5,7 +5,9 @@ derived from it. Every write that changes what a document says (ingest, edit, de
 row here in the same transaction, naming the range of document ids it touched. The index
 applies a row by deleting those ids and re-adding the ones that still exist, which is
 idempotent, and deletes the row only after the index has committed: a crash at any point
-leaves the row to be applied again, never a change lost.
+leaves the row to be applied again, never a change lost. A Xapian index deletes nothing: it
+follows the rows by position (SearchIndexCursor; searchapp.search.outbox), and rows go once
+every follower has passed them.
 """
 
 from __future__ import annotations

@@ -5,7 +5,9 @@ own transaction). Here the rows are applied: each row's id range is deleted from
 documents of that range that still exist are re-added as they are now, the index commits, and
 only then are the rows deleted. Applying a row twice gives the same index, and the order of
 rows does not matter (each re-reads the database), so a crash anywhere between the two commits
-is repaired by the next sync.
+is repaired by the next sync. A Xapian index (SEARCH_BACKEND=xapian) deletes no row: it records
+how far it has applied them, committed with its documents, so that every index following the
+outbox receives every change (searchapp.search.outbox).
 
 Who applies: the writers. An ingest applies after every batch, through one long-lived
 ``IndexSession``; any other write applies its own rows once its transaction commits
