@@ -407,3 +407,24 @@ def test_reindex_fills_every_shard_and_a_second_writer_waits_its_turn(
     with index.writer():  # an ingest holds the masters
         assert search_index_sync(wait=False).busy  # the change is left to it, or to later
     assert search_index_sync(wait=False).changes == 1
+
+
+@pytest.mark.django_db
+def test_a_replica_that_comes_back_catches_up(on_cluster: LocalCluster) -> None:
+    shard = on_cluster.shards[0]
+    away = shard.replicas[0]
+    on_cluster.kill_replica_server(away)
+    on_cluster.kill_follower(away)
+    try:
+        made = [make_document(external_id=f"c{n}", text=f"cormorant {n}") for n in range(4)]
+        _applied(on_cluster)  # the replicas still up
+        assert {h.document_id for h in get_backend().search("cormorant", limit=9).hits} == {
+            d.pk for d in made
+        }
+    finally:
+        on_cluster.start_follower(shard, away)
+        on_cluster.start_replica_server(away)
+    waited = on_cluster.wait_replicated()
+    assert waited < 10
+    copy = xapian.remote_open("127.0.0.1", away.port, 2000, 2000)
+    assert copy.get_termfreq("XTEXT:cormor") == sum(1 for d in made if (d.pk - 1) % 2 == 0)

@@ -99,6 +99,30 @@ class LocalCluster:
                 start_new_session=True,
             )
 
+    def start_follower(self, shard: ShardProcesses, replica: Replica) -> None:
+        """``xapian-replicate`` keeping ``replica`` in step with its shard's master."""
+        replica.follower = self._spawn(
+            "xapian-replicate",
+            "-q",
+            "-h",
+            HOST,
+            "-p",
+            str(shard.replicate_port),
+            "-m",
+            "master",
+            "-i",
+            str(REPLICATE_INTERVAL),
+            "-r",
+            "0",
+            str(replica.path),
+        )
+
+    def kill_follower(self, replica: Replica) -> None:
+        assert replica.follower is not None
+        os.killpg(replica.follower.pid, signal.SIGKILL)
+        replica.follower.wait()
+        replica.follower = None
+
     def start_replica_server(self, replica: Replica) -> None:
         replica.server = self._spawn(
             "xapian-tcpsrv",
@@ -202,21 +226,7 @@ def local_cluster(root: Path, *, shards: int, replicas: int) -> Iterator[LocalCl
             cluster.shards.append(shard)
             for number in range(replicas):
                 replica = Replica(home / f"replica{number + 1}", free_port())
-                replica.follower = cluster._spawn(
-                    "xapian-replicate",
-                    "-q",
-                    "-h",
-                    HOST,
-                    "-p",
-                    str(shard.replicate_port),
-                    "-m",
-                    "master",
-                    "-i",
-                    str(REPLICATE_INTERVAL),
-                    "-r",
-                    "0",
-                    str(replica.path),
-                )
+                cluster.start_follower(shard, replica)
                 shard.replicas.append(replica)
         for shard in cluster.shards:
             for replica in shard.replicas:
