@@ -129,6 +129,11 @@ def test_paging_reads_the_whole_list_across_shards(on_cluster: LocalCluster) -> 
     assert [h.document_id for h in again.ranked(20)] == whole[:20]
     dated = get_backend().search("harbour", limit=5, sort="date")
     assert len(dated.hits) == 5
+    # The query language on the shards: a prefix expands over both shards' words, a phrase.
+    assert get_backend().search("harb*", limit=50).total_matches == 30
+    assert get_backend().search('"pilot 7"', limit=50).total_matches == 1
+    assert get_backend().search("harbour -tide", limit=50).total_matches == 1
+    assert get_backend().search("harbor", limit=5).suggestion == "harbour"
 
 
 def _settled(hits: list[tuple[int, float]]) -> list[tuple[float, int]]:
