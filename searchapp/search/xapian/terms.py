@@ -128,11 +128,13 @@ def document_for(
 
 def present_pairs(database: xapian.Database, *, unspaced_query: bool) -> tuple[FieldPair, ...]:
     """The field pairs holding documents (tantivy_backend.present_fields, on this index)."""
-    stemmers = {stem for code, stem in STEMMERS.items() if database.get_termfreq(lang_term(code))}
+    # The languages present, in one walk of the language terms (on a cluster one request per
+    # shard, where a look-up per language was a round trip each).
+    head = len(lang_term(""))
+    present = {item.term.decode()[head:] for item in database.allterms(lang_term(""))}
+    stemmers = {stem for code, stem in STEMMERS.items() if code in present}
     pairs = [DEFAULT_FIELDS, *(LANGUAGE_FIELDS[stem] for stem in sorted(stemmers))]
-    if unspaced_query or any(
-        database.get_termfreq(lang_term(code)) for code in (*UNSPACED_LANGUAGES, UNSPACED_BY_SCRIPT)
-    ):
+    if unspaced_query or present & {*UNSPACED_LANGUAGES, UNSPACED_BY_SCRIPT}:
         pairs.append(UNSPACED)
     return tuple(pairs)
 
