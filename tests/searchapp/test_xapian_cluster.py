@@ -196,10 +196,11 @@ def test_a_replica_that_hangs_costs_one_timeout_then_is_skipped(
         assert response.status_code == 200 and response.json()["total_matches"] == 1
         # One SEARCH_XAPIAN_TIMEOUT (1 s) waited on the silent replica, then the other one;
         # the next request does not wait at all.
-        assert 1.0 <= took < 1.0 + 1.5, took
+        # (Room for the request's own work on a loaded machine, short of a second timeout.)
+        assert 1.0 <= took < 1.0 + 1.9, took
         started = time.monotonic()
         assert client.get("/api/search", {"q": "harbour"}).status_code == 200
-        assert time.monotonic() - started < 1.0
+        assert time.monotonic() - started < 0.9
     finally:
         on_cluster.pause_replica_server(silent, paused=False)
 
