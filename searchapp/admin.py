@@ -220,7 +220,9 @@ class JobChunkInline(admin.TabularInline):
     def get_queryset(self, request: HttpRequest) -> QuerySet[JobChunk]:
         # The chunk's first and last documents by their own ids, in the listing's one query.
         def external_id(column: str) -> Subquery:
-            return Subquery(Document.objects.filter(pk=OuterRef(column)).values("external_id")[:1])
+            return Subquery(
+                Document.objects.filter(pk=OuterRef(column)).values("external_id")[:1]
+            )
 
         return (
             super()

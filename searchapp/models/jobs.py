@@ -18,7 +18,9 @@ class JobQuerySet(models.QuerySet["Job"]):
         ended (cancelled, failed, or closed by the stall check) while its worker ran on."""
         running = [Job.State.QUEUED, Job.State.RUNNING]
         return (
-            self.filter(pk=job_id).filter(Q(cancel_requested=True) | ~Q(state__in=running)).exists()
+            self.filter(pk=job_id)
+            .filter(Q(cancel_requested=True) | ~Q(state__in=running))
+            .exists()
         )
 
 

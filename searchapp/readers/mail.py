@@ -316,7 +316,9 @@ def _enclosed_message(part: Message) -> Message | str:
         # then sees the encoded text as a message without headers. Decoded (never larger than
         # what was read), it is parsed as the message it is.
         try:
-            raw = base64.b64decode(body) if encoding == "base64" else quopri.decodestring(body)
+            raw = (
+                base64.b64decode(body) if encoding == "base64" else quopri.decodestring(body)
+            )
         except (binascii.Error, ValueError):
             return f"message part in {encoding} that cannot be decoded; skipped"
         return _parse(raw)
@@ -504,4 +506,6 @@ def read_mbox(
             continue
         if not data.strip():
             continue
-        yield from _message(data, f"{rel_id}#{number}", source, position, file_name, limit, seen)
+        yield from _message(
+            data, f"{rel_id}#{number}", source, position, file_name, limit, seen
+        )

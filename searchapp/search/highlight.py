@@ -131,7 +131,9 @@ def window_html(text: str, runs: tuple[str, ...]) -> SafeString | None:
     start = max(0, min(found) - SNIPPET_CHARS // 3)
     window = text[start : start + SNIPPET_CHARS]
     spans = sorted(
-        (m.start(), m.end()) for run in runs for m in re.finditer(re.escape(run), window.lower())
+        (m.start(), m.end())
+        for run in runs
+        for m in re.finditer(re.escape(run), window.lower())
     )
     ranges: list[tuple[int, int]] = []
     for a, b in spans:

@@ -216,7 +216,7 @@ def _chunk_node(chunk: str, notes: list[str]) -> Node | None:
 
 def _tokens(text: str, notes: list[str]) -> list[_Tok]:
     if text.count('"') % 2:
-        raise _SyntaxProblem('The query has an unmatched quote (")')
+        raise _SyntaxProblem("The query has an unmatched quote (\")")
     tokens: list[_Tok] = []
     for match in _TOKEN.finditer(text):
         quoted, paren, chunk = match.groups()

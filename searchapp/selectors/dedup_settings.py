@@ -74,7 +74,9 @@ def settings_in_force() -> SettingsInForce:
     # between the two reads then shows as both in force and pending (and the page, still
     # polling, corrects itself a second later), never as pending for good.
     pending_job = (
-        Job.objects.filter(kind=Job.Kind.REBUILD, state__in=[Job.State.QUEUED, Job.State.RUNNING])
+        Job.objects.filter(
+            kind=Job.Kind.REBUILD, state__in=[Job.State.QUEUED, Job.State.RUNNING]
+        )
         .order_by("-id")
         .first()
     )

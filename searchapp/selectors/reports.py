@@ -71,7 +71,9 @@ def corpora_with_counts(queryset: QuerySet[Corpus] | None = None) -> QuerySet[Co
     subqueries, so a changelist of any length costs one query.
     """
     qs = queryset if queryset is not None else Corpus.objects.all()
-    active_ids = list(SignatureSet.objects.active().values_list("id", flat=True))
+    active_ids = list(
+        SignatureSet.objects.active().values_list("id", flat=True)
+    )
     docs = Document.objects.filter(corpus=OuterRef("pk"))
     total = docs.order_by().values("corpus").annotate(c=Count("pk")).values("c")
     signed = docs.filter(pending_signature__isnull=True)
@@ -253,7 +255,9 @@ def _grouped_mask(
     decoded = signature_codec.decode_rows(signature_set, list(usable.values()))
     ia = np.array([position[pairs[i][0]] for i in decided], dtype=np.int64)
     ib = np.array([position[pairs[i][1]] for i in decided], dtype=np.int64)
-    cutoff = signature_codec.min_similarity(method, threshold=threshold, max_distance=max_distance)
+    cutoff = signature_codec.min_similarity(
+        method, threshold=threshold, max_distance=max_distance
+    )
     mask[decided] = decoded.similarities(ia, ib) >= cutoff
     return mask
 

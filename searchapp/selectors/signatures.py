@@ -98,7 +98,7 @@ def search_set_and_version(method: str) -> tuple[SignatureSet | None, Hashable |
     rows = _active_rows("method = %s", [method], version)
     if not rows:
         return None, None
-    ((found, token),) = rows
+    (found, token), = rows
     return found, (fold_memo.version_token(token) if version else None)
 
 
@@ -146,7 +146,9 @@ def _from_row(row: tuple[object, ...]) -> SignatureSet:
     values = []
     for field, value in zip(meta.concrete_fields, row, strict=True):
         column = field.get_col(meta.db_table)
-        converters = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
+        converters = connection.ops.get_db_converters(column) + column.get_db_converters(
+            connection
+        )
         for convert in converters:
             value = convert(value, column, connection)
         values.append(value)

@@ -23,6 +23,7 @@ from searchapp.services.sql_rows import ID_BATCH
 logger = logging.getLogger(__name__)
 
 
+
 def documents_delete(*, document_ids: Sequence[int]) -> int:
     """Delete documents (their signatures, band keys, cluster rows and decisions cascade).
 
@@ -77,9 +78,13 @@ def signatures_rebuild_active(*, created_by: Any = None) -> list[Job]:
 
     Each rebuild builds a new version; the active one keeps serving searches until it is done.
     """
-    methods = sorted(set(SignatureSet.objects.active().values_list("method", flat=True))) or [
-        SignatureSet.Method.MINHASH
-    ]
+    methods = sorted(
+        set(
+            SignatureSet.objects.active().values_list(
+                "method", flat=True
+            )
+        )
+    ) or [SignatureSet.Method.MINHASH]
     return [
         signature_set_rebuild(method=method, params=None, created_by=created_by)
         for method in methods

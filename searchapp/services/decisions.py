@@ -119,9 +119,9 @@ def cluster_decide(
     )
     user = decided_by if getattr(decided_by, "is_authenticated", False) else None
     with transaction.atomic():
-        cluster = (
-            Cluster.objects.filter(pk=cluster_id).values_list("representative_id", "size").first()
-        )
+        cluster = Cluster.objects.filter(pk=cluster_id).values_list(
+            "representative_id", "size"
+        ).first()
         if cluster is None or cluster != (expected_representative_id, expected_size):
             raise changed_since
         rep = cluster[0]

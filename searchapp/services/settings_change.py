@@ -77,7 +77,9 @@ def dedup_settings_update(
     num_perm = gp.check_int(
         num_perm, field="num_perm", minimum=gp.NUM_PERM_MIN, maximum=gp.NUM_PERM_MAX
     )
-    simhash_max_distance = gp.check_max_distance(simhash_max_distance, field="simhash_max_distance")
+    simhash_max_distance = gp.check_max_distance(
+        simhash_max_distance, field="simhash_max_distance"
+    )
     user = updated_by if getattr(updated_by, "is_authenticated", False) else None
     with transaction.atomic():
         obj = DedupSettings.load()

@@ -118,10 +118,8 @@ def sqlite_insert_values(
         raw = cursor.cursor
         for start in range(0, len(values), step):
             part = values[start : start + step]
-            sql = (
-                full
-                if len(part) == step
-                else (f"{head} VALUES {', '.join([row_marks] * (len(part) // width))} {tail}")
+            sql = full if len(part) == step else (
+                f"{head} VALUES {', '.join([row_marks] * (len(part) // width))} {tail}"
             )
             sqlite3.Cursor.execute(raw, sql, part)
             returned += raw.fetchall()

@@ -28,7 +28,9 @@ class UploadForm(forms.Form):
         # The upload service refuses an empty file with a message naming it.
         allow_empty_file=True,
         help_text="JSON lines, CSV (id, title, text, url), .txt, .md, .html, or a .zip of those.",
-        widget=forms.ClearableFileInput(attrs={"accept": ",".join(ACCEPTED_SUFFIXES)}),
+        widget=forms.ClearableFileInput(
+            attrs={"accept": ",".join(ACCEPTED_SUFFIXES)}
+        ),
     )
     corpus = forms.CharField(label="Corpus", max_length=200, initial="uploads")
     skip_bad_records = forms.BooleanField(

@@ -71,7 +71,8 @@ def _time_html(date: datetime, zone: str, language: str | None) -> str:
     # filter is ~40 us a call, two a hit, and a repeated search shows the same dates.
     when = template_localtime(date)
     return (
-        f'<time datetime="{_e(date_filter(when, "c"))}">{_e(date_filter(when, "j M Y"))}</time> · '
+        f'<time datetime="{_e(date_filter(when, "c"))}">{_e(date_filter(when, "j M Y"))}'
+        "</time> · "
     )
 
 
@@ -139,7 +140,7 @@ class _Writer:
                 lead = "Shares a passage with"
             out.append(
                 f'<p class="hit-partial">{lead} <a href="{self.document_url(m.other_id)}">'
-                f'{_e(m.other_title)}</a> · <a class="why" '
+                f"{_e(m.other_title)}</a> · <a class=\"why\" "
                 f'href="{self.why_url(hit.id, m.other_id)}?view=shared">shared passages</a></p>\n'
             )
         return "".join(out)

@@ -383,7 +383,9 @@ class _Phrases:
     occurrence_column: np.ndarray  # the phrase of every occurrence (-1: not a candidate)
 
 
-def _per_word(stream: _Stream, name: str, compute: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+def _per_word(
+    stream: _Stream, name: str, compute: Callable[[list[str]], np.ndarray]
+) -> np.ndarray:
     """``compute(stream.words)``, once per list: its sub-topics' streams share the words."""
     found = stream.cache.get(name)
     if found is None:
@@ -563,7 +565,6 @@ def _misread(
         before = sum(capitalised(int(s) - 1) for s in starts)
         if before >= 0.8 * len(starts):
             return True
-
     def heading_subject(position: int) -> bool:
         # In a heading in capitals ("OLIVER'S STORES FILES CHAPTER 11") any word before it.
         before = position - 1

@@ -98,7 +98,7 @@ class PlainSelect(forms.Select):
             for option in group_choices:
                 parts.append(
                     f'\n  <option value="{conditional_escape(str(option["value"]))}"'
-                    f"{_attrs_html(option['attrs'])}>{conditional_escape(option['label'])}</option>\n"
+                    f'{_attrs_html(option["attrs"])}>{conditional_escape(option["label"])}</option>\n'
                 )
             if group_name:
                 parts.append("\n  </optgroup>")
@@ -289,19 +289,13 @@ class SearchForm(forms.Form):
     # among the results shows them all, with a notice).
     topic = forms.CharField(
         label="Topic",
-        required=False,
-        max_length=TOPIC_MAX_LENGTH,
-        strip=True,
-        widget=PlainHiddenInput(),
+        required=False, max_length=TOPIC_MAX_LENGTH, strip=True, widget=PlainHiddenInput(),
         error_messages={"null_characters_not_allowed": nul_refused("The topic")},
     )
     # One of that topic's sub-topics (a large topic's links beneath it set both).
     subtopic = forms.CharField(
         label="Sub-topic",
-        required=False,
-        max_length=TOPIC_MAX_LENGTH,
-        strip=True,
-        widget=PlainHiddenInput(),
+        required=False, max_length=TOPIC_MAX_LENGTH, strip=True, widget=PlainHiddenInput(),
         error_messages={"null_characters_not_allowed": nul_refused("The sub-topic")},
     )
 

@@ -243,7 +243,9 @@ def _bucket_partners(
     bucket: dict[tuple[int, int], set[int]] = {}
     for a, b, band, key in rows:
         bucket.setdefault((band, key), set()).update((a, b))
-    return {(int(a), int(b)) for a, b, band, key in rows if len(bucket[(band, key)]) <= MAX_SHARED}
+    return {
+        (int(a), int(b)) for a, b, band, key in rows if len(bucket[(band, key)]) <= MAX_SHARED
+    }
 
 
 def stored_partners(
@@ -363,7 +365,8 @@ def partial_copies_touching(ids: Sequence[int], *, min_share: float) -> list[Sto
             a_in, a_params = _in("p.doc_a_id", batch)
             b_in, b_params = _in("p.doc_b_id", batch)
             columns = (
-                "p.doc_a_id, p.doc_b_id, p.share_a_in_b, p.share_b_in_a, p.shingles_a, p.shingles_b"
+                "p.doc_a_id, p.doc_b_id, p.share_a_in_b, p.share_b_in_a, p.shingles_a, "
+                "p.shingles_b"
             )
             current = (
                 f"JOIN {docs} da ON da.id = p.doc_a_id AND da.content_hash = p.content_hash_a "

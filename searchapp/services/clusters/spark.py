@@ -81,10 +81,8 @@ def _parts(path: str) -> Iterator[Path]:
 
 def clusters_import(pairs_path: str, members_path: str) -> Computed:
     """The job's output as the recompute's ``Computed`` (clusters ordered by representative)."""
-    pair_values = [
-        np.array(p.read_bytes().replace(b",", b" ").split(), dtype=np.int64)
-        for p in _parts(pairs_path)
-    ]
+    pair_values = [np.array(p.read_bytes().replace(b",", b" ").split(), dtype=np.int64)
+                   for p in _parts(pairs_path)]
     flat = np.concatenate(pair_values) if pair_values else np.empty(0, dtype=np.int64)
     pairs = flat.reshape(-1, 2)
     if len(pairs):
@@ -190,9 +188,8 @@ def clusters_compute_spark(
     from searchapp.services.clusters.spark_job import SparkJobSpec, clusters_spark_run
 
     Path(settings.SPARK_WORK_DIR).mkdir(parents=True, exist_ok=True)
-    work = Path(
-        tempfile.mkdtemp(prefix=f"clusters-set{signature_set.pk}-", dir=settings.SPARK_WORK_DIR)
-    )
+    work = Path(tempfile.mkdtemp(prefix=f"clusters-set{signature_set.pk}-",
+                                 dir=settings.SPARK_WORK_DIR))
     try:
         say = report or (lambda _text: None)
         say("On Spark: exporting the corpus")

@@ -201,7 +201,9 @@ def _is_star_forest(edges: DataFrame) -> bool:
     return not edges.groupBy("b").count().filter(F.col("count") > 1).limit(1).count()
 
 
-def _components(edges: DataFrame, progress: Callable[[str], None]) -> tuple[DataFrame, int]:
+def _components(
+    edges: DataFrame, progress: Callable[[str], None]
+) -> tuple[DataFrame, int]:
     """(representative a, member b) for every member but the representative; rounds run."""
     current = edges
     for rounds in range(1, _MAX_ROUNDS + 1):
@@ -271,4 +273,6 @@ def clusters_spark_run(
     documents = members.count()
     lap("similarities, output")
     signed.unpersist()
-    return SparkJobResult(pairs_path, members_path, pairs, documents, clusters, rounds, seconds)
+    return SparkJobResult(
+        pairs_path, members_path, pairs, documents, clusters, rounds, seconds
+    )

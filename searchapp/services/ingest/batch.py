@@ -90,7 +90,8 @@ def ingest_batch_prepare(
     stored: dict[str, str] = {}
     if corpus is not None and records:
         stored = {
-            doc.external_id: doc.content_hash for doc in documents_existing(corpus, list(records))
+            doc.external_id: doc.content_hash
+            for doc in documents_existing(corpus, list(records))
         }
     wanted = [
         external_id
@@ -182,10 +183,7 @@ def ingest_batch_write(
                 unchanged += 1
                 if stored_origin(doc) != record_origin(record):
                     (
-                        doc.source_name,
-                        doc.source_type,
-                        doc.source_position,
-                        doc.source_parent,
+                        doc.source_name, doc.source_type, doc.source_position, doc.source_parent,
                         doc.source_details,
                     ) = record_origin(record)
                     moved.append(doc)
@@ -203,10 +201,7 @@ def ingest_batch_write(
                 )
                 doc.lang = record.lang or doc.lang
                 (
-                    doc.source_name,
-                    doc.source_type,
-                    doc.source_position,
-                    doc.source_parent,
+                    doc.source_name, doc.source_type, doc.source_position, doc.source_parent,
                     doc.source_details,
                 ) = record_origin(record)
                 doc.updated_at = now
@@ -229,15 +224,9 @@ def ingest_batch_write(
             UPDATE_COLUMNS,
             [
                 (
-                    doc.pk,
-                    doc.title,
-                    doc.url,
-                    doc.text,
-                    None if doc.date is None else stamp(doc.date),
-                    doc.lang,
-                    doc.content_hash,
-                    stamp(now),
-                    *stored_origin(doc),
+                    doc.pk, doc.title, doc.url, doc.text,
+                    None if doc.date is None else stamp(doc.date), doc.lang,
+                    doc.content_hash, stamp(now), *stored_origin(doc),
                 )
                 for doc in to_update
             ],
@@ -258,11 +247,7 @@ def ingest_batch_write(
             pending_mark([(pk, h) for pk, _text, h in texts], text_changed=True)
     written = [
         IndexedDocument(
-            pk,
-            corpus.pk,
-            r.title,
-            r.text,
-            epoch_seconds(r.date),
+            pk, corpus.pk, r.title, r.text, epoch_seconds(r.date),
             r.lang or detected.get(external_id, ""),
         )
         for pk, (external_id, r, _hash) in zip(created_ids, to_create, strict=True)
@@ -272,11 +257,6 @@ def ingest_batch_write(
         for doc in to_update
     ]
     return BatchWritten(
-        outbox,
-        written,
-        len(to_create),
-        len(to_update),
-        unchanged,
-        to_sign=[pk for pk, _text, _hash in texts],
-        signed=signed,
+        outbox, written, len(to_create), len(to_update), unchanged,
+        to_sign=[pk for pk, _text, _hash in texts], signed=signed,
     )

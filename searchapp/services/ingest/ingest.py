@@ -355,10 +355,7 @@ def documents_ingest(
                         # it is the same read twice (one message in two mailboxes of a folder).
                         earlier = batch[item.external_id]
                         same = (earlier.title, earlier.text, earlier.url, earlier.date) == (
-                            item.title,
-                            item.text,
-                            item.url,
-                            item.date,
+                            item.title, item.text, item.url, item.date,
                         )
                         superseded[1 if same else 0] += 1
                     batch[item.external_id] = item

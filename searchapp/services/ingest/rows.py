@@ -34,7 +34,9 @@ def documents_existing(corpus: Corpus, external_ids: list[str]) -> Iterable[Docu
         # on every call (Django binds on the client), which was a tenth of an ingest.
         where, params = "external_id = ANY(%s)", [external_ids]
     else:
-        where, params = f"external_id IN ({', '.join(['%s'] * len(external_ids))})", [*external_ids]
+        where, params = f"external_id IN ({', '.join(['%s'] * len(external_ids))})", [
+            *external_ids
+        ]
     return Document.objects.raw(
         "SELECT id, external_id, url, date, lang, content_hash, source_name, "
         "source_type, source_position, source_parent, source_details "
@@ -45,60 +47,23 @@ def documents_existing(corpus: Corpus, external_ids: list[str]) -> Iterable[Docu
 
 
 UPDATE_COLUMNS = (
-    ("title", "text"),
-    ("url", "text"),
-    ("text", "text"),
-    ("date", "timestamptz"),
-    ("lang", "text"),
-    ("content_hash", "text"),
-    ("updated_at", "timestamptz"),
-    ("source_name", "text"),
-    ("source_type", "text"),
-    ("source_position", "text"),
-    ("source_parent", "text"),
-    ("source_details", "text"),
+    ("title", "text"), ("url", "text"), ("text", "text"), ("date", "timestamptz"),
+    ("lang", "text"), ("content_hash", "text"),
+    ("updated_at", "timestamptz"), ("source_name", "text"), ("source_type", "text"),
+    ("source_position", "text"), ("source_parent", "text"), ("source_details", "text"),
 )
 SOURCE_COLUMNS = (
-    "source_name",
-    "source_type",
-    "source_position",
-    "source_parent",
-    "source_details",
+    "source_name", "source_type", "source_position", "source_parent", "source_details",
 )
 _INSERT_COLUMNS = (
-    "corpus_id",
-    "external_id",
-    "title",
-    "url",
-    "text",
-    "date",
-    "lang",
-    "content_hash",
-    "created_at",
-    "updated_at",
-    "source_name",
-    "source_type",
-    "source_position",
-    "source_parent",
-    "source_details",
+    "corpus_id", "external_id", "title", "url", "text", "date", "lang", "content_hash",
+    "created_at", "updated_at", "source_name", "source_type",
+    "source_position", "source_parent", "source_details",
 )
 # Their PostgreSQL types, for a binary COPY (varchar takes text's binary form).
 _INSERT_TYPES = (
-    "bigint",
-    "text",
-    "text",
-    "text",
-    "text",
-    "timestamptz",
-    "text",
-    "text",
-    "timestamptz",
-    "timestamptz",
-    "text",
-    "text",
-    "text",
-    "text",
-    "text",
+    "bigint", "text", "text", "text", "text", "timestamptz", "text", "text",
+    "timestamptz", "timestamptz", "text", "text", "text", "text", "text",
 )
 
 
@@ -115,7 +80,9 @@ def record_origin(record: Record) -> tuple[str, str, str, str, str]:
     the reader names when it gave none), type, place (its line when it gave none), parent id
     and details as JSON."""
     name = record.source_name or _file_name(record.source)
-    position = record.source_position or (f"line {record.line}" if record.line is not None else "")
+    position = record.source_position or (
+        f"line {record.line}" if record.line is not None else ""
+    )
     details = ""
     if record.details:
         details = json.dumps(record.details, ensure_ascii=False, sort_keys=True)
@@ -124,10 +91,7 @@ def record_origin(record: Record) -> tuple[str, str, str, str, str]:
 
 def stored_origin(doc: Document) -> tuple[str, str, str, str, str]:
     return (
-        doc.source_name,
-        doc.source_type,
-        doc.source_position,
-        doc.source_parent,
+        doc.source_name, doc.source_type, doc.source_position, doc.source_parent,
         doc.source_details,
     )
 
@@ -147,16 +111,9 @@ def documents_insert(
         _INSERT_COLUMNS,
         [
             (
-                corpus.pk,
-                external_id,
-                r.title,
-                r.url,
-                r.text,
+                corpus.pk, external_id, r.title, r.url, r.text,
                 None if r.date is None else adapt(r.date),
-                r.lang or detected.get(external_id, ""),
-                content_hash,
-                stamp,
-                stamp,
+                r.lang or detected.get(external_id, ""), content_hash, stamp, stamp,
                 *record_origin(r),
             )
             for external_id, r, content_hash in rows

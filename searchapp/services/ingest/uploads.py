@@ -378,7 +378,9 @@ def upload_import(*, job: Job) -> Job:
     job.message = f"Reading {name}"
     job.total, job.done = int(params.get("size") or 0), 0
     job.report = {"phase": "reading"}
-    job.save(update_fields=["message", "total", "done", "report", "updated_at"])
+    job.save(
+        update_fields=["message", "total", "done", "report", "updated_at"]
+    )
     records: list[Any] = []
     errors: list[dict[str, Any]] = []
     progress = _reading_progress(job.pk, name, job.total)
@@ -386,7 +388,9 @@ def upload_import(*, job: Job) -> Job:
     try:
         try:
             with path.open("rb") as raw:
-                fileobj = _CountingReader(raw, lambda n: progress(n, len(records) + len(errors)))
+                fileobj = _CountingReader(
+                    raw, lambda n: progress(n, len(records) + len(errors))
+                )
                 for item in read_upload(
                     name,
                     cast(BinaryIO, fileobj),

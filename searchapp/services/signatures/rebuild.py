@@ -284,16 +284,20 @@ def _job_finish(*, job: Job) -> None:
     """
     signature_set = SignatureSet.objects.select_for_update().get(pk=_rebuild_set_id(job))
     newer = (
-        SignatureSet.objects.active(signature_set.method).filter(pk__gt=signature_set.pk).first()
+        SignatureSet.objects.active(signature_set.method)
+        .filter(pk__gt=signature_set.pk)
+        .first()
     )
     if signature_set.state != SignatureSet.State.BUILDING or newer is not None:
         job.state = Job.State.CANCELLED
         job.finished_at = database_now()
-        job.message = f"cancelled: {newer.label} is in force" if newer else "cancelled: superseded"
-        job.save(update_fields=["state", "finished_at", "message"])
-        SignatureSet.objects.filter(pk=signature_set.pk, state=SignatureSet.State.BUILDING).update(
-            state=SignatureSet.State.CANCELLED
+        job.message = (
+            f"cancelled: {newer.label} is in force" if newer else "cancelled: superseded"
         )
+        job.save(update_fields=["state", "finished_at", "message"])
+        SignatureSet.objects.filter(
+            pk=signature_set.pk, state=SignatureSet.State.BUILDING
+        ).update(state=SignatureSet.State.CANCELLED)
         return
     signature_set_activate(signature_set=signature_set)
     job.state = Job.State.DONE

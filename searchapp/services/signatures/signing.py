@@ -207,7 +207,9 @@ def documents_refresh_pending(*, document_ids: Sequence[int] | None = None) -> i
     Limited to ``document_ids`` when given. Returns the number of documents still pending
     (of ``document_ids`` when given).
     """
-    active_ids = list(SignatureSet.objects.active().values_list("pk", flat=True))
+    active_ids = list(
+        SignatureSet.objects.active().values_list("pk", flat=True)
+    )
     if not active_ids:
         if document_ids is not None:
             return 0
@@ -254,7 +256,9 @@ def _pending_ids(limit: int | None, *, older_than: datetime | None = None) -> li
         .values_list("pk", flat=True)
     )
     ids = list(qs[:limit] if limit else qs)
-    for set_id in SignatureSet.objects.active().values_list("pk", flat=True):
+    for set_id in SignatureSet.objects.active().values_list(
+        "pk", flat=True
+    ):
         if limit and len(ids) >= limit:
             break
         # Unmarked documents without a current row (e.g. added while this set was building).

@@ -172,7 +172,7 @@ class SearchOut(Schema):
     )
     suggestion: str | None = Field(
         description="the query respelled from the index's vocabulary when one of its words "
-        'is in no document ("Did you mean …?")'
+        "is in no document (\"Did you mean …?\")"
     )
     groups: list[GroupOut]
     topics: list[TopicOut] | None = Field(
@@ -209,7 +209,7 @@ class SearchParams(Schema):
         "",
         max_length=MAX_QUERY_LENGTH,
         description=(
-            "the query (at most 1000 characters): words (any of them, best matches first), "
+            'the query (at most 1000 characters): words (any of them, best matches first), '
             '"phrases", prefix* (3+ letters), AND, OR, NOT or -word, parentheses; operators '
             "in capitals only. Unreadable operators (an unmatched quote or parenthesis) are "
             "searched as plain words, with a message"
@@ -381,6 +381,8 @@ class DocumentParams(Schema):
     threshold: float | None = Field(
         None, ge=gp.THRESHOLD_MIN, le=gp.THRESHOLD_MAX, allow_inf_nan=False
     )
+
+
 
 
 class CorpusOut(Schema):
