@@ -18,6 +18,12 @@ after another (``manage.py rebuild_signatures --wait``), kept going for the whol
 req/s, latency p50/p95/max and errors per row, and the busy/idle throughput ratio (goal >= 0.7,
 0 errors). CPU time per request is the search processes' user+system time over the pass
 divided by the requests answered.
+
+Freshness during the busy phase: a probe stores one document with a word of its own every few
+seconds (``manage.py ingest`` in a process of its own, as a second loader would) and asks the
+API for that word every 0.1 s from the moment the command has committed; the delay until it is
+found is printed (p50 / p95 / max; goal: at most 5 s, SEARCH_REFRESH_SECONDS and the writers'
+apply included).
 """
 
 # ruff: noqa: E501 - table rows read better unwrapped
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import json
 import os
 import random
 import socket
@@ -127,6 +134,48 @@ def one_pass(
     }
 
 
+class FreshnessProbe:
+    """One probe document at a time during the busy phase: the seconds from its ingest's
+    commit until a search finds it."""
+
+    def __init__(self, stack: Stack, port: int) -> None:
+        self.stack, self.port = stack, port
+        self.stop = threading.Event()
+        self.delays: list[float] = []
+        self.lost = 0
+        self.thread = threading.Thread(target=self.run)
+
+    def found(self, word: str) -> bool:
+        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        try:
+            conn.request("GET", "/api/search?" + urllib.parse.urlencode({"q": word, "group": "none"}))
+            response = conn.getresponse()
+            return response.status == 200 and b'"total_matches":0' not in response.read().replace(b" ", b"")
+        except (OSError, http.client.HTTPException):
+            return False
+        finally:
+            conn.close()
+
+    def run(self) -> None:
+        folder = Path(tempfile.mkdtemp(prefix="load-probe-"))
+        n = 0
+        while not self.stop.is_set():
+            n += 1
+            word = f"zqprobe{n}x{random.randrange(10**6)}"
+            path = folder / f"probe-{n}.jsonl"
+            path.write_text(json.dumps({"id": f"probe-{word}", "title": "probe", "text": f"{word} freshness probe"}) + "\n")
+            self.stack.manage("ingest", str(path), "--corpus", "probe", "--no-progress")
+            committed = time.monotonic()
+            while not self.found(word):
+                if time.monotonic() - committed > 60:
+                    self.lost += 1
+                    break
+                time.sleep(0.1)
+            else:
+                self.delays.append(time.monotonic() - committed)
+            self.stop.wait(2.0)
+
+
 class Background:
     """Ingest then rebuilds, one after another, until stopped."""
 
@@ -179,6 +228,7 @@ def main() -> int:
     rows: dict[tuple[str, str], dict[int, dict[str, float]]] = {(p, m): {} for p in ("idle", "busy") for m in mixes}
     cpu: dict[str, float] = {}
     background: Background | None = None
+    probe: FreshnessProbe | None = None
     server: subprocess.Popen[bytes] | None = None
     try:
         stack.manage("migrate", "-v0")
@@ -201,6 +251,8 @@ def main() -> int:
             if phase == "busy":
                 background = Background(stack, busy)
                 background.thread.start()
+                probe = FreshnessProbe(stack, port)
+                probe.thread.start()
                 time.sleep(3)  # the ingest under way
             for mix in mixes:
                 cpu_before = cpu_seconds(server.pid)
@@ -219,6 +271,9 @@ def main() -> int:
                     print(f"{phase:5} {mix:8} {n:3} clients: {row['req/s']:7.1f} req/s  p95 {row['p95']:7.1f} ms  errors {row['errors']}", flush=True)
                 cpu[f"{phase} {mix}"] = (cpu_seconds(server.pid) - cpu_before) / max(answered, 1) * 1000
     finally:
+        if probe is not None:
+            probe.stop.set()
+            probe.thread.join(timeout=120)
         if background is not None:
             background.stop.set()
             background.thread.join(timeout=600)
@@ -241,6 +296,10 @@ def main() -> int:
     for n in clients:
         rep, uni = rows[("idle", "repeated")][n], rows[("idle", "unique")][n]
         print(f"idle, {n} clients: unique / repeated req/s {uni['req/s'] / rep['req/s']:.2f}")
+    if probe is not None and probe.delays:
+        delays = probe.delays
+        print(f"freshness during the busy pass ({len(delays)} probes, {probe.lost} never found in 60 s): "
+              f"p50 {percentile(delays, 50):.2f} s, p95 {percentile(delays, 95):.2f} s, max {max(delays):.2f} s")
     print("search processes' CPU per answered request (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in cpu.items()))
     return 0
 

@@ -405,7 +405,7 @@ def main() -> int:
     r.add_argument("--profile-seconds", type=float, default=20.0)
     r.add_argument("--seed", type=int, default=5)
     r.add_argument("--queries", type=int, default=500, help="the pool drawn from at random per request: 500 repeat often (the caches answer most); 20000 hardly ever do")
-    r.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="a setting for the server (repeatable), e.g. SEARCH_TOPICS_CACHE=0")
+    r.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="a setting for the server (repeatable), e.g. SEARCH_MEMO_ENTRIES=0")
     r.add_argument("--code", type=Path, default=ROOT, help="the app's code to serve (default: this checkout; e.g. an export of another commit, for a before/after)")
     d = sub.add_parser("drop", help="drop a built database and its folder")
     d.add_argument("--dir", type=Path, required=True)

@@ -111,6 +111,14 @@ TEMPLATES = [
             ],
         },
     },
+    # The search page's list of groups only (searchapp/templatetags/result_html.py says why);
+    # Django's templates above render everything else and call it.
+    {
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "DIRS": [BASE_DIR / "templates" / "jinja2"],
+        "APP_DIRS": False,
+        "OPTIONS": {"environment": "searchapp.templatetags.result_html.environment"},
+    },
 ]
 
 DATABASES = {
@@ -332,24 +340,23 @@ SEARCH_MAX_TOPICS = env_int(
     minimum=grouping_params.TOPICS_MIN,
     maximum=grouping_params.TOPICS_MAX,
 )
-# Topic facets each web process remembers, keyed by their exact input (titles, snippets, query):
-# a repeated search's page skips the clustering. 0 turns the memory off.
-SEARCH_TOPICS_CACHE = env_int("SEARCH_TOPICS_CACHE", 512, minimum=0, maximum=100_000)
 # Searches whose topics are anchored (searchapp/topics/memory.py): a search's first topics are
 # kept in the database, and its later lists (a few documents added or gone, another folding
 # threshold) keep them, the changed results placed in the topics they fit. The most recently
 # anchored this many searches are kept; 0 clusters every list afresh.
 SEARCH_TOPIC_ANCHORS = env_int("SEARCH_TOPIC_ANCHORS", 10_000, minimum=0, maximum=10_000_000)
-# Ranked lists (ids, scores, the count of matches) each web process remembers, keyed by the
-# query and the index's state (a commit makes a new one): a repeated search skips scoring every
-# match again (searchapp/search/ranked.py). 0 turns the memory off.
-SEARCH_RANKED_CACHE = env_int("SEARCH_RANKED_CACHE", 256, minimum=0, maximum=100_000)
-# Folded ranked lists each web process remembers, keyed by the ranked list, the grouping asked
-# for and the database's version (every commit makes a new one): a repeated search skips the
-# fold's reads and the fold (searchapp/selectors/folding/memo.py). 0 turns the memory off.
-SEARCH_FOLD_CACHE = env_int("SEARCH_FOLD_CACHE", 256, minimum=0, maximum=100_000)
+# What each web process remembers of the searches it served (searchapp/memo/): ranked lists,
+# folds, topics, maps, each kind its most recently used this many entries. 0 keeps nothing
+# (every search computed afresh).
+SEARCH_MEMO_ENTRIES = env_int("SEARCH_MEMO_ENTRIES", 256, minimum=0, maximum=100_000)
+# How far behind other processes' writes a search may be, in seconds (searchapp/memo/view.py):
+# a process keeps its view of the index and the database, and what it computed under it, for
+# at most this long while others write (a process's own writes are seen at once), as an
+# Elasticsearch index refreshes. 0: every search reads the latest commit (under a load, every
+# search is then computed afresh).
+SEARCH_REFRESH_SECONDS = env_float("SEARCH_REFRESH_SECONDS", 1.0, minimum=0.0, maximum=5.0)
 # A Redis URL (redis://, rediss:// or unix://) where the web processes share the ranked lists
-# they read and the topics they cluster (searchapp/shared_cache.py): a query read by one process
+# they read and the topics they cluster (searchapp/memo/): a query read by one process
 # is not scored again by the others. Empty: each process keeps its own only.
 SEARCH_SHARED_CACHE_URL = env_str("SEARCH_SHARED_CACHE_URL", "").strip()
 if SEARCH_SHARED_CACHE_URL and urlsplit(SEARCH_SHARED_CACHE_URL).scheme not in (

@@ -18,3 +18,12 @@ class SearchappConfig(AppConfig):
         from searchapp.staff import tasks as staff_tasks  # noqa: F401
 
         search_index_connect_signals()
+
+        # Every connection tells the memo's key rule when this process writes (its next
+        # search takes the latest state, not its view). Imported here, AppConfig.ready: the
+        # app's modules load only once the registry is ready.
+        from django.db.backends.signals import connection_created
+
+        from searchapp.memo.view import watch_writes  # AppConfig.ready, as above
+
+        connection_created.connect(watch_writes, dispatch_uid="searchapp.memo.view")

@@ -1,6 +1,6 @@
 """DedupSettings.simhash_max_distance defaults to 4 bits (was 6): the largest SimHash distance
-whose folded pairs are near-duplicates at least 95% of the time on every shared corpus (issue
-23, grouping_params). A default only: saved settings keep the distance staff chose."""
+whose folded pairs are near-duplicates at least 95% of the time on every shared corpus
+(grouping_params). A default only: saved settings keep the distance staff chose."""
 
 from __future__ import annotations
 

@@ -20,17 +20,16 @@ window: a window of a thousand ids costs a millisecond, a thousand snippets far 
 from __future__ import annotations
 
 import threading
-from collections import OrderedDict
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
 import tantivy
-from django.conf import settings
 from django.db.models.functions import Substr
 from django.utils.safestring import SafeString
 
 import searchapp.search.shared_lists as shared_lists
+from searchapp import memo
 from searchapp.models import Document
 from searchapp.search.analysis import DEFAULT_FIELDS, FieldPair, field_pair
 from searchapp.search.highlight import SNIPPET_CHARS, leading_text, snippet_html, window_html
@@ -60,8 +59,8 @@ FIRST_WINDOW = 512
 MAX_TIED = 20_000
 # A run of equal scores that fills most of a read may be long: the next read asks for
 # matches / MATCHES_PER_HIT hits (tie_read). Every read scores every match again (50-75 ns
-# each for a two-word query) and keeps its hits (~0.7 us each), measured at 1M documents (issue
-# 23), so those hits cost about a tenth of one more scoring: at 1M (350,000 matches, 3,500
+# each for a two-word query) and keeps its hits (~0.7 us each), measured at 1M documents
+# (profiled), so those hits cost about a tenth of one more scoring: at 1M (350,000 matches, 3,500
 # hits) as cheap as doubling's 512; at 10M (millions of matches) the run's 20,000 in one read,
 # where doubling scored every match four or five times for one first page.
 MATCHES_PER_HIT = 100
@@ -80,11 +79,12 @@ Occur = tantivy.Occur
 # near-duplicates further down) and the snippets cut (each with the content hash of the text
 # it was cut from, used only while the document still has that text). Reading them is the
 # largest cost of a search at 1M documents (every read scores every match: ~7 ms for a median
-# query's 200k), and a popular query asks the same again. The key holds the index's
-# state (text_index.version: a commit, a deletion, a merge or a reindex makes a new one), so an
-# entry is never stale; the database's side (documents deleted since, signatures, clusters) is
-# read per search as before.
-# Per process, SEARCH_RANKED_CACHE entries, each of at most MEMO_MAX_HITS hits (a deep page's
+# query's 200k), and a popular query asks the same again. The key holds the index state the
+# searcher reads (text_index.version, as the process's view holds it: searchapp.memo.view), so
+# an entry is the list of that state; the database's side (documents deleted since,
+# signatures, clusters) is read per search as before.
+# Kept by the memo (kind RANKED: per process SEARCH_MEMO_ENTRIES entries, shared through Redis
+# by shared_lists' codec), each of at most MEMO_MAX_HITS hits (a deep page's
 # longer list is read again), kept as arrays: 12 bytes a hit, so a full entry (a run of equal
 # scores read to MAX_TIED) takes ~0.4 MB, less than the 4,096 Python objects an entry held before;
 # with at most MEMO_MAX_LOOKED_UP scores looked up (~0.1 KB each in a dict: ~0.4 MB) and
@@ -93,7 +93,8 @@ Occur = tantivy.Occur
 MEMO_MAX_HITS = 32_768
 MEMO_MAX_LOOKED_UP = 4_096
 MEMO_MAX_SNIPPETS = 300
-_memo: OrderedDict[Hashable, _Read] = OrderedDict()
+RANKED = "ranked"
+# Held while a kept entry's look-ups or snippets are filled in (searches of one list share them).
 _memo_lock = threading.Lock()
 
 
@@ -142,30 +143,20 @@ _NO_SCORES = np.zeros(0, dtype=np.float32)
 
 
 def _recalled(key: Hashable) -> _Read | None:
-    with _memo_lock:
-        found = _memo.get(key)
-        if found is not None:
-            _memo.move_to_end(key)
-        return found
+    found = memo.recall(RANKED, key)
+    return found if isinstance(found, _Read) else None
 
 
 def _remember(key: Hashable, state: _Read) -> None:
-    size = settings.SEARCH_RANKED_CACHE
-    if size <= 0 or len(state.ids) + len(state.tied_ids) > MEMO_MAX_HITS:
+    if len(state.ids) + len(state.tied_ids) > MEMO_MAX_HITS:
         return
-    with _memo_lock:
-        known = _memo.get(key)
-        if known is None or known.read < state.read:
-            _memo[key] = state
-        _memo.move_to_end(key)
-        while len(_memo) > size:
-            _memo.popitem(last=False)
+    # A list read further replaces a shorter read of it, never the other way round.
+    memo.remember(RANKED, key, state, replaces=lambda known: known.read < state.read)
 
 
 def forget_ranked_lists() -> None:
     """Drop every remembered ranked list (tests; never needed for correctness)."""
-    with _memo_lock:
-        _memo.clear()
+    memo.forget(RANKED)
 
 
 def first_read(documents: int) -> int:
@@ -246,7 +237,7 @@ class TantivyRanked:
     def start(self) -> None:
         """The first read, which also counts the matches (or the same list read before)."""
         if self.memo_key is not None:
-            mine = _recalled(self.memo_key) if settings.SEARCH_RANKED_CACHE > 0 else None
+            mine = _recalled(self.memo_key)
             found = mine or self._shared()
             if found is not None:
                 self.total_matches = found.total_matches
@@ -260,7 +251,7 @@ class TantivyRanked:
     def _shared(self) -> _Read | None:
         """The read another web process shared under this key (shared_lists), now this
         process's own too, with its own look-ups and snippets to come."""
-        got = shared_lists.recall(self.memo_key)
+        got = memo.recall_shared(RANKED, self.memo_key, shared_lists.CODEC)
         if got is None:
             return None
         state = _Read.of(got, {}, {})
@@ -338,7 +329,7 @@ class TantivyRanked:
             )
             _remember(self.memo_key, _Read.of(read, self._looked_up, self._snippets))
             if len(self._ids) + len(self._tied_ids) <= MEMO_MAX_HITS:
-                shared_lists.share(self.memo_key, read)
+                memo.share(RANKED, self.memo_key, read, shared_lists.CODEC)
 
     def scores(self, ids: list[int]) -> dict[int, float]:
         """The scores of those of ``ids`` that match the query (the others are left out).

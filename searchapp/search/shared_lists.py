@@ -1,4 +1,5 @@
-"""Ranked lists shared by the web processes through Redis (``SEARCH_SHARED_CACHE_URL``).
+"""The codec of ranked lists shared by the web processes through the memo's Redis tier
+(``SEARCH_SHARED_CACHE_URL``).
 
 Why: reading a query's ranked list scores every match (~7 ms for a median query at 1M
 documents), and each web process remembered only what it had read itself, so a
@@ -15,23 +16,22 @@ in a fixed binary layout read back with ``numpy.frombuffer`` (no pickle: a cache
 to run code from). Not shared: the scores looked up and the snippets cut later, which stay in
 the process's own memory (``searchapp.search.ranked``).
 
-Through ``searchapp.shared_cache`` (its failures cost a search nothing but the index read);
-a value that does not decode is ignored.
+Through ``searchapp.memo`` (the Redis tier's failures cost a search nothing but the index
+read); a value that does not decode is ignored.
 """
 
 from __future__ import annotations
 
-import hashlib
 import struct
-from collections.abc import Hashable
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from searchapp import shared_cache
+from searchapp import memo
+from searchapp.memo import redis_tier
 
-__all__ = ["SharedRead", "decode", "encode", "key_for", "recall", "share"]
+__all__ = ["CODEC", "SharedRead", "decode", "encode"]
 
 # Format tag, total matches, hits read, done, settled count, tied count (little-endian).
 _HEADER = struct.Struct("<4sqqBqq")
@@ -40,7 +40,7 @@ _FORMAT = b"RNK1"
 
 # The code that compiles and ranks a query: this package's sources, what its analyzers read
 # (the languages' records, dedup.tokens' table of scripts) and the tantivy wheel.
-_CODE = shared_cache.code_digest(
+_CODE = redis_tier.code_digest(
     (
         *Path(__file__).parent.glob("*.py"),
         Path(__file__).parents[1] / "language_components.py",
@@ -61,13 +61,6 @@ class SharedRead:
     tied_scores: np.ndarray
     read: int
     done: bool
-
-
-def key_for(memo_key: Hashable) -> str:
-    """The Redis key of a ranked list's memo key (made of strings, numbers and tuples, whose
-    ``repr`` is the same in every process)."""
-    text = repr((_CODE, memo_key)).encode("utf-8", "surrogatepass")
-    return "searchapp:ranked:" + hashlib.blake2b(text, digest_size=20).hexdigest()
 
 
 def encode(state: SharedRead) -> bytes:
@@ -108,15 +101,4 @@ def decode(value: bytes) -> SharedRead | None:
     return SharedRead(total, parts[0], parts[1], parts[2], tied_scores, read, bool(done))
 
 
-def recall(memo_key: Hashable) -> SharedRead | None:
-    """The read another process shared under ``memo_key``, if any (None: none, or no Redis)."""
-    if not shared_cache.enabled():  # no key made: this runs on every search not remembered
-        return None
-    value = shared_cache.get(key_for(memo_key))
-    return decode(value) if value is not None else None
-
-
-def share(memo_key: Hashable, state: SharedRead) -> None:
-    """Offer this read to the other processes (nothing without Redis)."""
-    if shared_cache.enabled():
-        shared_cache.put(key_for(memo_key), encode(state))
+CODEC = memo.Codec(code=_CODE, encode=encode, decode=decode)

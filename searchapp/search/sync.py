@@ -43,6 +43,7 @@ from django.utils import timezone
 
 import searchapp.search.outbox as outbox
 from searchapp.db_values import aware_datetime
+from searchapp.memo.view import within_view
 from searchapp.models import DatabaseIdentity, Document, SearchIndexChange
 from searchapp.search.outbox import merged_spans, within_budget
 from searchapp.search.text_index import (
@@ -237,9 +238,10 @@ def search_index_before_search() -> datetime | None:
     searchable was made if that is more than BEHIND_AFTER_SECONDS ago (the index cannot be
     written, or no writer ran), else None.
 
-    One query when nothing is pending, which is the steady state; a search writes nothing.
+    One query when nothing is pending, which is the steady state, at most once a refresh
+    interval (``memo.view.within_view``); a search writes nothing.
     """
-    oldest = _oldest_pending()
+    oldest = within_view("search-index-pending", _oldest_pending)
     if oldest is None:
         return None
     if timezone.now() - oldest < timedelta(seconds=BEHIND_AFTER_SECONDS):

@@ -30,9 +30,11 @@ the matched byte ranges are markup.
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field
 
 import tantivy
+from django.conf import settings
 from django.utils.safestring import mark_safe
 
 import searchapp.search.spelling as spelling
@@ -360,6 +362,13 @@ class TantivyBackend:
         ranked.start()
         if ranked.total_matches == 0 and all(term in STOPWORDS for term in parsed.plain_terms()):
             messages.append("Only very common words were typed; add a more specific word.")
+        if text_index.behind is not None:
+            # The view of the index (memo.view) is older than its last commit: another
+            # process's writes are searched from the next refresh on.
+            messages.append(
+                f"Results leave out changes of the last {math.ceil(text_index.behind)} s: "
+                f"they are brought up to date every {settings.SEARCH_REFRESH_SECONDS:g} s."
+            )
         if behind is not None:
             messages.append(
                 f"Changes made since {behind:%Y-%m-%d %H:%M} UTC are not searchable yet: "

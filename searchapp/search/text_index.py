@@ -13,8 +13,9 @@ Layout of ``root``:
 
 A reindex builds a new generation beside the old one and switches CURRENT only when it has
 committed, so a killed reindex leaves the old generation serving. Readers notice a switch on
-their next search. This module knows nothing of Django; the sync module
-(searchapp.search.sync, applying the outbox the writers fill) decides what goes in.
+their next search, or within SEARCH_REFRESH_SECONDS while others write (the memo's key rule,
+searchapp.memo.view, the one thing of Django here); the sync module (searchapp.search.sync,
+applying the outbox the writers fill) decides what goes in.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import IO
 
 import tantivy
 
+from searchapp.memo.view import adopt
 from searchapp.search.analysis import (
     ANALYZER,
     DEFAULT_FIELDS,
@@ -151,13 +153,11 @@ def _field_names(path: Path) -> set[str] | None:
 
 
 def _has_date(path: Path) -> bool:
-    names = _field_names(path)
-    return names is None or DATE in names
+    return (names := _field_names(path)) is None or DATE in names
 
 
 def _has_languages(path: Path) -> bool:
-    names = _field_names(path)
-    return names is None or LANG in names
+    return (names := _field_names(path)) is None or LANG in names
 
 
 def _open_tantivy(path: Path) -> tantivy.Index:
@@ -260,16 +260,13 @@ class TextIndex:
         self._lock = threading.Lock()
         self._generation: str | None = None
         self._index: tantivy.Index | None = None
-        # The last searcher and the state it reads (versioned_searcher): reused while the state
-        # stands, since reloading for every search cost ~0.3 ms of it at 1M documents.
+        # The last searcher and its state (versioned_searcher): reloading cost ~0.3 ms a search.
         self._searcher: tuple[IndexVersion, tantivy.Index, tantivy.Searcher] | None = None
-        self._dated = True
-        self._languages = True
-        # Set when the directory cannot be written and searches read a view of it.
-        self.read_only = False
+        self._own_commit = False  # a writer of this process closed: search the latest
+        self.behind: float | None = None  # how long a newer commit has waited (memo.view)
+        self._dated, self._languages = True, True
+        self.read_only = False  # the directory cannot be written: searches read a view of it
         self._view: Path | None = None
-
-    # --- generations ---------------------------------------------------------------------
 
     def _current_name(self) -> str | None:
         try:
@@ -366,26 +363,28 @@ class TextIndex:
         return self.versioned_searcher()[0]
 
     def versioned_searcher(self) -> tuple[tantivy.Searcher, IndexVersion]:
-        """A searcher of the latest commit, and a key of the index's state (``version``).
-
-        The key is taken before the reload: a commit landing between the two gives a key
-        older than what the searcher reads, so whatever is remembered under it is asked for by
-        no later search (their keys are newer), never a stale answer under a new key.
-        """
+        """A searcher of the state this process's view holds (``memo.view``: the latest
+        commit, or one at most SEARCH_REFRESH_SECONDS old while others write), and its key
+        (``version``), taken before the reload: a commit landing between the two gives a key
+        older than what the searcher reads, never a stale answer under a new key."""
         try:
             index = self.index()
+            latest = self.version()
+            last = self._searcher
+            fresh = last is None or last[1] is not index  # a new generation: no view of it
+            own, self._own_commit = self._own_commit, False
+            view = adopt(f"index:{self.root}", latest, own=own or fresh)
+            self.behind = view.behind
+            if last is not None and not fresh and view.version == last[0]:
+                # No commit since this searcher was reloaded (meta.json is replaced by every
+                # commit, deletion and merge), or one elsewhere within the refresh interval.
+                return last[2], last[0]
             if self.read_only and self._generation is not None:
                 self._view_of(self.root / self._generation)  # segments committed meanwhile
-            version = self.version()
-            last = self._searcher
-            if last is not None and last[0] == version and last[1] is index:
-                # No commit since the state this searcher was reloaded at: meta.json is
-                # replaced (a new inode) by every commit, deletion and merge.
-                return last[2], version
             index.reload()  # picks up commits made by other processes
             searcher = index.searcher()
-            self._searcher = (version, index, searcher)
-            return searcher, version
+            self._searcher = (latest, index, searcher)
+            return searcher, latest
         except (OSError, ValueError):
             # A reindex switched generations and removed the old one between our look at
             # CURRENT and the reload: open the current generation afresh.
@@ -394,6 +393,7 @@ class TextIndex:
             index = self.index()
             version = self.version()
             index.reload()
+            self.behind = None
             return index.searcher(), version
 
     def version(self) -> IndexVersion:
@@ -491,6 +491,7 @@ class TextIndex:
                 yield writer
             finally:
                 writer.close()
+                self._own_commit = True  # this process's next search sees what it wrote
                 if long:
                     marker.unlink(missing_ok=True)
 

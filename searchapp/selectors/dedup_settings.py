@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from searchapp import grouping_params as gp
+from searchapp.memo.view import within_view
 from searchapp.models import DedupSettings, Job, SignatureSet
 from searchapp.selectors import signatures
 
@@ -74,9 +75,7 @@ def settings_in_force() -> SettingsInForce:
     # between the two reads then shows as both in force and pending (and the page, still
     # polling, corrects itself a second later), never as pending for good.
     pending_job = (
-        Job.objects.filter(
-            kind=Job.Kind.REBUILD, state__in=[Job.State.QUEUED, Job.State.RUNNING]
-        )
+        Job.objects.filter(kind=Job.Kind.REBUILD, state__in=[Job.State.QUEUED, Job.State.RUNNING])
         .order_by("-id")
         .first()
     )
@@ -181,8 +180,12 @@ def default_threshold_and_distance() -> tuple[float, int]:
 
 
 def default_containment() -> float:
-    """The containment share staff chose (the search form's default and search's)."""
-    saved = DedupSettings.objects.filter(pk=1).values_list("containment", flat=True).first()
+    """The containment share staff chose (the search form's default and search's), read with
+    the memo's view (at most once a refresh interval; at once after this process's writes)."""
+    saved = within_view(
+        "containment",
+        lambda: DedupSettings.objects.filter(pk=1).values_list("containment", flat=True).first(),
+    )
     return gp.clamp_containment(saved)
 
 

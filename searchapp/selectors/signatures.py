@@ -12,8 +12,8 @@ from django.db.models import F
 
 from dedup.shingle import CURRENT_TOKENS, ShingleSpec
 from searchapp import grouping_params as gp
+from searchapp.memo import view as memo_view
 from searchapp.models import Signature, SignatureSet
-from searchapp.selectors.folding import memo as fold_memo
 
 __all__ = [
     "StoredSignature",
@@ -82,24 +82,31 @@ _searched_lock = threading.Lock()
 
 
 def search_set(method: str) -> SignatureSet | None:
-    """``active_signature_set(method)`` for a search, which only reads it: the row is read on
-    every call (a staff change or a rebuild is seen at once), and the model instance is the
+    """``active_signature_set(method)`` for a search, which only reads it: the row is read with
+    the memo's view (a staff change or a rebuild is seen within SEARCH_REFRESH_SECONDS, at once
+    by the process that made it), and the model instance is the
     one loaded from an identical row before, never modified. Why: the ORM compiled and built
     it on every search, ~0.6 ms of a search's CPU at 1M documents (profiled)."""
     return search_set_and_version(method)[0]
 
 
 def search_set_and_version(method: str) -> tuple[SignatureSet | None, Hashable | None]:
-    """``search_set(method)`` and, in the same statement, the database's version
-    (selectors/folding/memo.py: it changes with every commit); None when no set is active or no
-    version can be read (inside a transaction, or another vendor)."""
+    """``search_set(method)`` and, in the same statement, the database's version as this
+    process's view holds it (searchapp.memo.view: the latest, or one at most
+    SEARCH_REFRESH_SECONDS old while others write; the statement itself runs at most once a
+    refresh interval, and at once after this process's writes); None when no set is active or
+    no version can be read (inside a transaction, or another vendor)."""
     gp.check_method(method)
-    version = fold_memo.version_columns()
-    rows = _active_rows("method = %s", [method], version)
-    if not rows:
-        return None, None
-    (found, token), = rows
-    return found, (fold_memo.version_token(token) if version else None)
+
+    def read() -> tuple[SignatureSet | None, Hashable | None]:
+        version = memo_view.version_columns()
+        rows = _active_rows("method = %s", [method], version)
+        if not rows:
+            return None, None
+        ((found, token),) = rows
+        return found, (memo_view.database_version(token).version if version else None)
+
+    return memo_view.within_view(f"signature-set:{method}", read)
 
 
 def search_sets() -> dict[str, SignatureSet]:
@@ -146,9 +153,7 @@ def _from_row(row: tuple[object, ...]) -> SignatureSet:
     values = []
     for field, value in zip(meta.concrete_fields, row, strict=True):
         column = field.get_col(meta.db_table)
-        converters = connection.ops.get_db_converters(column) + column.get_db_converters(
-            connection
-        )
+        converters = connection.ops.get_db_converters(column) + column.get_db_converters(connection)
         for convert in converters:
             value = convert(value, column, connection)
         values.append(value)

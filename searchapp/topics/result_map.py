@@ -16,8 +16,6 @@ the estimate falls short.
 
 from __future__ import annotations
 
-import functools
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +23,8 @@ from pathlib import Path
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from searchapp import shared_cache
+from searchapp import memo
+from searchapp.memo import redis_tier
 from searchapp.topics.label_fit import ELLIPSIS, FittedLabel, fit_label, text_width, wrap
 from searchapp.topics.map_input import MapGroup, MapSubtopic, MapTopic
 from searchapp.topics.treemap import NestedArea, PlacedArea, Rect, nested_treemap
@@ -414,23 +413,29 @@ def topic_map_svg(
 ) -> SafeString:
     """The map as an inline <svg> element, or an empty string when there is no topic to draw.
 
-    Drawn once per distinct input and kept (``MAP_CACHE`` maps a process, and, with
+    Drawn once per distinct input and kept (the memo: per process, and, with
     SEARCH_SHARED_CACHE_URL, signed in Redis for the other processes): the map is a pure
-    function of its arguments, drawing one took ~4 ms of a search page at 1M documents (issue
-    23), and a repeated search whose topics are remembered asks for the same map again.
+    function of its arguments, drawing one took ~4 ms of a search page at 1M documents (profiled),
+    and a repeated search whose topics are remembered asks for the same map again.
     """
     return _kept(tuple(topics), more_url, htmx_target, total, described_by)
 
 
-MAP_CACHE = 128
+MAP = "map"
 # The code a map follows from: this module, its layout and its label fitting.
-_MAP_CODE = shared_cache.code_digest(
+_MAP_CODE = redis_tier.code_digest(
     Path(__file__).with_name(f"{name}.py")
     for name in ("result_map", "map_input", "treemap", "label_fit")
 )
+# Markup a page shows as it is: shared signed.
+_MAP_CODEC: memo.Codec[SafeString] = memo.Codec(
+    code=_MAP_CODE,
+    encode=lambda drawn: str(drawn).encode(),
+    decode=lambda value: mark_safe(value.decode()),
+    signed=True,
+)
 
 
-@functools.lru_cache(maxsize=MAP_CACHE)
 def _kept(
     topics: tuple[MapTopic, ...],
     more_url: str,
@@ -438,20 +443,14 @@ def _kept(
     total: int | None,
     described_by: str | None,
 ) -> SafeString:
-    """``_drawn``, or the markup another process drew from the same input (signed)."""
-    key = None
-    if shared_cache.enabled():
-        # The dataclasses' repr names every field's value: the same text in every process.
-        text = repr((_MAP_CODE, topics, more_url, htmx_target, total, described_by))
-        digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20)
-        key = "searchapp:map:" + digest.hexdigest()
-        found = shared_cache.get_signed(key)
-        if found is not None:
-            return mark_safe(found.decode())
-    drawn = _drawn(topics, more_url, htmx_target, total, described_by)
-    if key is not None:
-        shared_cache.put_signed(key, str(drawn).encode())
-    return drawn
+    """``_drawn``, kept by the memo (kind MAP; the dataclasses' repr names every field's
+    value: the same key text in every process)."""
+    return memo.get_or_compute(
+        MAP,
+        (topics, more_url, htmx_target, total, described_by),
+        lambda: _drawn(topics, more_url, htmx_target, total, described_by),
+        _MAP_CODEC,
+    )
 
 
 def _drawn(

@@ -3,29 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 import redis
-from api_checks import as_validated
 
-from searchapp import shared_cache
+from searchapp.memo import redis_tier as shared_cache
 from searchapp.search import ranked as ranked_module
 from searchapp.selectors.topics import background as topic_background
-from searchapp.web import api
-
-
-@pytest.fixture(autouse=True)
-def _api_search_checked(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Every /api/search response of every test is checked against SearchOut (as_validated).
-    original: Callable[..., dict[str, object]] = api.search_page_data
-
-    def checked(page: object) -> dict[str, object]:
-        data = original(page)
-        as_validated(data)
-        return data
-
-    monkeypatch.setattr(api, "search_page_data", checked)
 
 
 @pytest.fixture(autouse=True)

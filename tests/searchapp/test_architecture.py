@@ -10,6 +10,7 @@ readers' (test_readers_boundary.py) have tests of their own.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -83,8 +84,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "config.celery",
             "config.folder_broker",
             "searchapp.db_values",
-            "searchapp.shared_cache",
-            "searchapp.topics.anchor_store",
+            # The memo: its process tier and key rule, Redis, the topic anchors' table.
+            "searchapp.memo",
             # The app's package (a docstring) and the configuration's, which only loads Celery's
             # app (Celery's Django recipe).
             "searchapp",
@@ -372,3 +373,81 @@ def test_each_feature_has_its_folder_and_the_map_names_it() -> None:
         stem = feature.rstrip("s").removesuffix("_copie")
         strays = [p.name for p in parent.glob(f"{stem}_*.py")]
         assert not strays, f"{strays} in {parent.relative_to(ROOT)} belong in {folder}/"
+
+
+# What may keep values between requests outside the memo (searchapp/memo/): pure helpers whose
+# value follows from their arguments alone, bounded by lru_cache's maxsize or by a domain as
+# small as the languages; and process state that is not a value of a search (index handles,
+# the database's identity, the broker probe, the planner's counts, the active signature set's
+# instance per method, re-read on every search; the Xapian cluster's connections per
+# configuration and the servers found down, asked again after SEARCH_XAPIAN_RETRY_SECONDS).
+PURE_BOUNDED_HELPERS = {
+    "searchapp.templatetags.result_html._ordinal",
+    "searchapp.templatetags.result_html._date",
+    "searchapp.services.ingest.rows._file_name",
+    "searchapp.topics.words._latin_voters",
+    "searchapp.topics.words._any_latin_voter",
+    "searchapp.topics.label_fit._char_em",
+    "searchapp.topics.labels._parts_of_speech",
+    "searchapp.language_components.stop_words",
+    "searchapp.language_components.iso_stop_words",
+    "searchapp.selectors.search_results._host",
+}
+PROCESS_STATE = {
+    "searchapp.search.text_index._indexes",
+    "searchapp.search.xapian.store._indexes",
+    "searchapp.search.xapian._clusters",
+    "searchapp.search.xapian.cluster._down_until",
+    "searchapp.search.sync._database_ids",
+    "searchapp.publishing._broker_cache",
+    "searchapp.publishing._broker_refreshing",
+    "searchapp.services.planner_stats._added",
+    "searchapp.services.planner_stats._size_then",
+    "searchapp.selectors.signatures._searched",
+}
+
+
+def _kept_values(tree: ast.Module) -> Iterator[tuple[str, int]]:
+    """Module-level functions with a cache decorator and module-level empty dicts, by name."""
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            for decorator in node.decorator_list:
+                target = decorator.func if isinstance(decorator, ast.Call) else decorator
+                name = (
+                    target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                )
+                if name in ("lru_cache", "cache"):
+                    yield node.name, node.lineno
+        value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) else None
+        if value is None:
+            continue
+        # An empty dict filled as the process runs (a table of constants is not kept state).
+        made = (isinstance(value, ast.Dict) and not value.keys) or (
+            isinstance(value, ast.Call)
+            and not value.args
+            and getattr(value.func, "id", getattr(value.func, "attr", ""))
+            in ("dict", "OrderedDict")
+        )
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if made:
+            for target in targets:
+                if isinstance(target, ast.Name) and target.id.startswith("_"):
+                    yield target.id, node.lineno
+
+
+def test_nothing_outside_the_memo_keeps_values_between_requests(
+    modules: dict[str, Module],
+) -> None:
+    kept = []
+    for name, module in modules.items():
+        if not name.startswith("searchapp.") or name.startswith("searchapp.memo"):
+            continue
+        if "migrations" in module.path.parts:
+            continue
+        tree = ast.parse(module.path.read_text())
+        for value, line in _kept_values(tree):
+            if f"{name}.{value}" not in PURE_BOUNDED_HELPERS | PROCESS_STATE:
+                kept.append(f"{module.path.relative_to(ROOT)}:{line} {value}")
+    assert not kept, "values kept outside searchapp/memo (use memo.get_or_compute):\n" + "\n".join(
+        kept
+    )

@@ -1,5 +1,5 @@
 """Folded lists a web process remembers while the database has not changed
-(selectors/folding/memo.py, SEARCH_FOLD_CACHE): a repeated search reads none of the fold's rows
+(selectors/folding/memo.py, kept by searchapp.memo): a repeated search reads none of the fold's rows
 again and shows the same groups; anything committed in between (a staff decision, a document
 signed, the representative rule changed, a write from another connection) is seen by the very
 next search; inside a transaction nothing is kept. The tests commit (transaction=True), as a
@@ -15,6 +15,7 @@ from corpora import make_document, make_news, sign_all
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from searchapp import memo
 from searchapp.models import Document
 from searchapp.selectors.folding import memo as fold_memo
 from searchapp.selectors.search import SearchPage, search_grouped
@@ -25,6 +26,11 @@ from searchapp.services.signatures.signing import signatures_sign_documents
 pytestmark = pytest.mark.django_db(transaction=True)
 
 QUERY = "solar farm airfield Riverton"
+
+
+def kept_folds() -> dict[object, object]:
+    """The folds this process keeps."""
+    return memo._store.kinds.get(fold_memo.FOLD) or {}
 
 
 @pytest.fixture(autouse=True)
@@ -121,13 +127,46 @@ def test_a_write_by_another_connection_is_seen(news: dict[str, Document]) -> Non
     assert copy not in group_of(page, solar)
 
 
+def test_another_process_s_write_is_seen_within_the_refresh_interval(
+    news: dict[str, Document], settings: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A write this process did not make (a worker's, another web process's): the view, and
+    # the fold remembered under it, serve for up to SEARCH_REFRESH_SECONDS, then the next
+    # search folds again and shows the change.
+    import time
+
+    from searchapp.memo import view
+
+    settings.SEARCH_REFRESH_SECONDS = 0.5  # type: ignore[attr-defined]
+    view.forget_views()
+    solar, copy = news["solar"].pk, news["solar-syndicated"].pk
+    assert copy in group_of(fold_reads()[0], solar)
+    with monkeypatch.context() as elsewhere:
+        elsewhere.setattr(view, "note_write", lambda: None)  # not this process's own write
+
+        def decide() -> None:  # another connection, as another process has
+            try:
+                decision_record(doc_a_id=solar, doc_b_id=copy, verdict="not_duplicate")
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=decide)
+        thread.start()
+        thread.join()
+    page, reads = fold_reads()
+    assert reads == 0 and copy in group_of(page, solar)  # the view stands: reused
+    time.sleep(0.55)
+    page, reads = fold_reads()
+    assert reads >= 1 and copy not in group_of(page, solar)
+
+
 def test_inside_a_transaction_nothing_is_remembered(news: dict[str, Document]) -> None:
     with transaction.atomic():
         fold_reads()
-        assert not fold_memo._memo
+        assert not kept_folds()
         assert fold_reads()[1] >= 1
     fold_reads()
-    assert len(fold_memo._memo) == 1
+    assert len(kept_folds()) == 1
 
 
 def test_later_pages_of_a_remembered_fold_are_those_of_a_fresh_one(
@@ -136,9 +175,11 @@ def test_later_pages_of_a_remembered_fold_are_those_of_a_fresh_one(
     # One group a page: page 1 folds the first block; the later pages extend the remembered
     # stream, whose folded hits no longer keep their signatures and partners.
     query = "Riverton"
-    pages = [groups(search_grouped(query=query, group="minhash", per_page=1, page=n))
-             for n in (1, 2, 3, 4)]
-    assert len(fold_memo._memo) == 1
+    pages = [
+        groups(search_grouped(query=query, group="minhash", per_page=1, page=n))
+        for n in (1, 2, 3, 4)
+    ]
+    assert len(kept_folds()) == 1
     for n in (4, 3, 2, 1):
         fold_memo.forget_folds()
         fresh = search_grouped(query=query, group="minhash", per_page=1, page=n)
@@ -149,10 +190,10 @@ def test_later_pages_of_a_remembered_fold_are_those_of_a_fresh_one(
 def test_zero_turns_the_memory_off(
     news: dict[str, Document], settings: pytest.FixtureRequest
 ) -> None:
-    settings.SEARCH_FOLD_CACHE = 0  # type: ignore[attr-defined]
+    settings.SEARCH_MEMO_ENTRIES = 0  # type: ignore[attr-defined]
     fold_reads()
     assert fold_reads()[1] >= 1
-    assert not fold_memo._memo
+    assert not kept_folds()
 
 
 def test_a_stream_melted_again_takes_over_every_part_of_a_fresh_one() -> None:
@@ -206,8 +247,9 @@ def test_a_shared_fold_folds_again_when_a_page_needs_more(
     query = "Riverton"
     first = groups(search_grouped(query=query, group="minhash", per_page=1, page=1))
     another_process()
-    deeper = [groups(search_grouped(query=query, group="minhash", per_page=1, page=n))
-              for n in (1, 4, 2)]
+    deeper = [
+        groups(search_grouped(query=query, group="minhash", per_page=1, page=n)) for n in (1, 4, 2)
+    ]
     for n, seen in zip((1, 4, 2), deeper, strict=True):
         another_process()
         shared_pg.flushdb()  # type: ignore[attr-defined]
@@ -232,26 +274,34 @@ def test_a_shared_fold_comes_back_as_it_was_and_nothing_else_is_taken_for_one() 
     from searchapp.selectors.folding.stream import FrozenFold, StreamGroup
 
     frozen = FrozenFold(
-        block=2, loaded=150, exhausted=False, ended=False,
+        block=2,
+        loaded=150,
+        exhausted=False,
+        ended=False,
         groups=(
             StreamGroup(
                 7, ((9, 0.875, "similar"), (2**40, 1.0, "inside")), "Best-ranked of the group.", 0
             ),
-                StreamGroup(3, (), "", 1)),
-        gone=(11,), signed=(7, 9), scores=((2**40, 1.5),),
+            StreamGroup(3, (), "", 1),
+        ),
+        gone=(11,),
+        signed=(7, 9),
+        scores=((2**40, 1.5),),
     )
     assert fold_memo.decode_frozen(fold_memo.encode_frozen(frozen)) == frozen
     good = fold_memo.encode_frozen(frozen).decode()
     for bad in [
-        b"not json", b"[]", b"{}",
+        b"not json",
+        b"[]",
+        b"{}",
         good.replace('"block": 2', '"block": -2'),
         good.replace('"block": 2', '"block": true'),
-        good.replace('0.875', 'NaN'),
-        good.replace('0.875', '"0.875"'),
+        good.replace("0.875", "NaN"),
+        good.replace("0.875", '"0.875"'),
         good.replace('"exhausted": false', '"exhausted": 0'),
         good.replace('[3, [], "", 1]', '[9, [], "", 1]'),  # a document in two groups
         good.replace('"Best-ranked of the group."', '"' + "x" * 501 + '"'),
         good.replace('"gone": [11]', '"gone": [11.5]'),
-        good.replace('[3, [], "", 1]', '[3, []]'),
+        good.replace('[3, [], "", 1]', "[3, []]"),
     ]:
         assert fold_memo.decode_frozen(bad.encode() if isinstance(bad, str) else bad) is None, bad

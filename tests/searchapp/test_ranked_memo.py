@@ -1,4 +1,4 @@
-"""Ranked lists remembered per query and index state (search/ranked.py, SEARCH_RANKED_CACHE):
+"""Ranked lists remembered per query and index state (search/ranked.py, kept by searchapp.memo):
 a repeated search reads nothing of the index again and shows the same, and any change to the
 index (a document added, edited, deleted, a reindex) is seen by the very next search, with the
 count of matches right."""
@@ -65,7 +65,7 @@ def test_every_change_to_the_index_is_seen_by_the_next_search(index_reads: list[
 
 
 def test_zero_turns_the_memory_off(index_reads: list[int], settings: pytest.FixtureRequest) -> None:
-    settings.SEARCH_RANKED_CACHE = 0  # type: ignore[attr-defined]
+    settings.SEARCH_MEMO_ENTRIES = 0  # type: ignore[attr-defined]
     documents_ingest(corpus=corpus_get_or_create(name="news"), records=[rec("a", "zeppelin")])
     assert search("zeppelin") == search("zeppelin") == (1, ["a"])
     assert len(index_reads) == 2

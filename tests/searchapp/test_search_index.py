@@ -383,13 +383,17 @@ def _day(year: int, month: int, day: int):  # type: ignore[no-untyped-def]
 
 
 def test_a_searcher_is_kept_while_the_index_stands_and_a_commit_elsewhere_is_seen(
-    tmp_path: Path,
+    tmp_path: Path, settings: pytest.FixtureRequest
 ) -> None:
     # Two handles on one index directory, as the web server and a worker process hold: the
     # reader keeps its searcher while nothing is committed (no reload per search), and sees
-    # the other's commits, deletions included, at its very next search.
+    # the other's commits, deletions included, at its very next search when its view may not
+    # lag (SEARCH_REFRESH_SECONDS = 0).
+    from searchapp.memo.view import forget_views
     from searchapp.search.text_index import TextIndex
 
+    settings.SEARCH_REFRESH_SECONDS = 0.0  # type: ignore[attr-defined]
+    forget_views()
     writer_side, reader = TextIndex(tmp_path), TextIndex(tmp_path)
 
     def write(*ids: int, delete: int | None = None) -> None:
@@ -408,6 +412,74 @@ def test_a_searcher_is_kept_while_the_index_stands_and_a_commit_elsewhere_is_see
     assert seen is not first and newer != version and seen.num_docs == 3
     write(delete=2)
     assert reader.versioned_searcher()[0].num_docs == 2
+    assert reader.behind is None
+
+
+def test_a_commit_elsewhere_is_seen_within_the_refresh_interval_and_one_made_here_at_once(
+    tmp_path: Path, settings: pytest.FixtureRequest
+) -> None:
+    # While another process writes, a reader searches the view it adopted (and what it
+    # remembered under it stays valid) for at most SEARCH_REFRESH_SECONDS, saying how long a
+    # newer commit has waited; a commit made through its own handle is searched at once.
+    import time
+
+    from searchapp.memo.view import forget_views
+    from searchapp.search.text_index import TextIndex
+
+    settings.SEARCH_REFRESH_SECONDS = 0.5  # type: ignore[attr-defined]
+    forget_views()
+    elsewhere, reader = TextIndex(tmp_path), TextIndex(tmp_path)
+
+    def write(handle: TextIndex, *ids: int) -> None:
+        with handle.writer() as writer:
+            writer.add([IndexedDocument(id=i, corpus_id=1, title="", text="kestrel") for i in ids])
+            writer.commit()
+
+    write(elsewhere, 1)
+    first, version = reader.versioned_searcher()
+    assert first.num_docs == 1 and reader.behind is None
+    write(elsewhere, 2)
+    held, same = reader.versioned_searcher()
+    assert held is first and same == version and reader.behind is not None
+    time.sleep(0.1)
+    assert reader.versioned_searcher()[0] is first and reader.behind >= 0.1
+    time.sleep(0.45)
+    seen, newer = reader.versioned_searcher()
+    assert seen.num_docs == 2 and newer != version and reader.behind is None
+    write(reader, 3)  # this process's own commit: no wait
+    assert reader.versioned_searcher()[0].num_docs == 3
+
+
+def test_the_page_says_when_its_results_leave_out_another_process_s_commit(
+    settings: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A document another process indexed (a worker's ingest) waits for the reader's refresh;
+    # meanwhile the page says its results are behind, and after it the document is found.
+    from searchapp.memo import view
+    from searchapp.search.text_index import TextIndex
+
+    settings.SEARCH_REFRESH_SECONDS = 0.5  # type: ignore[attr-defined]
+    view.forget_views()
+    corpus = corpus_get_or_create(name="news")
+    documents_ingest(corpus=corpus, records=[rec("a", text="kestrel over moor")])
+    client = Client()
+    first = client.get("/", {"q": "kestrel"}).content.decode()
+    assert "Results leave out changes" not in first
+    # The same document, committed again through another handle on the directory (as another
+    # process's writer would): no write of this process's.
+    monkeypatch.setattr(view, "note_write", lambda: None)
+    elsewhere = TextIndex(Path(settings.SEARCH_INDEX_DIR))
+    doc = Document.objects.get(external_id="a")
+    with elsewhere.writer() as writer:
+        writer.delete_range(doc.pk, doc.pk)
+        writer.add([IndexedDocument(id=doc.pk, corpus_id=corpus.pk, title="", text="merlin")])
+        writer.commit()
+    behind = client.get("/", {"q": "kestrel"}).content.decode()
+    assert "Results leave out changes of the last" in behind
+    assert "over moor" in behind  # the view it searched
+    time.sleep(0.55)
+    after = client.get("/", {"q": "kestrel"}).content.decode()
+    assert "Results leave out changes" not in after
 
 
 # --- an ingest indexes what it wrote without reading it back -----------------------------------

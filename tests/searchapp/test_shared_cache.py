@@ -18,7 +18,8 @@ import pytest
 import redis
 from corpora import make_jaguar, sign_all
 
-from searchapp import shared_cache
+from searchapp import memo
+from searchapp.memo import redis_tier as shared_cache
 from searchapp.models import Document
 from searchapp.readers import Record
 from searchapp.search import get_backend, shared_lists
@@ -80,7 +81,7 @@ def test_every_process_makes_the_same_key_of_a_search(monkeypatch: pytest.Monkey
     # The key is the repr of the memo key: an object shown by its address would differ in
     # every process, and no list would ever be shared.
     keys: list[Hashable] = []
-    monkeypatch.setattr(shared_lists, "recall", lambda key: keys.append(key))
+    monkeypatch.setattr(memo, "recall_shared", lambda kind, key, codec: keys.append(key))
     ranked_module.forget_ranked_lists()
     corpus = corpus_get_or_create(name="news")
     documents_ingest(corpus=corpus, records=[rec("a", "zeppelin over the harbour")])
@@ -89,9 +90,10 @@ def test_every_process_makes_the_same_key_of_a_search(monkeypatch: pytest.Monkey
     assert " at 0x" not in repr(keys[0])
     script = (
         "import django; django.setup()\n"
+        "from searchapp import memo\n"
         "from searchapp.search import shared_lists\n"
         "from searchapp.search.analysis import FieldPair\n"
-        f"print(shared_lists.key_for({keys[0]!r}))"
+        f"print(memo.shared_key('ranked', {keys[0]!r}, shared_lists.CODEC))"
     )
     other = subprocess.run(
         [sys.executable, "-c", script],
@@ -102,7 +104,7 @@ def test_every_process_makes_the_same_key_of_a_search(monkeypatch: pytest.Monkey
         timeout=60,
     )
     assert other.returncode == 0, other.stderr
-    assert other.stdout.split()[-1] == shared_lists.key_for(keys[0])
+    assert other.stdout.split()[-1] == memo.shared_key("ranked", keys[0], shared_lists.CODEC)
 
 
 @pytest.mark.services
@@ -135,8 +137,8 @@ def test_a_value_that_does_not_decode_is_read_from_the_index(
     corpus = corpus_get_or_create(name="news")
     documents_ingest(corpus=corpus, records=[rec("a", "zeppelin"), rec("b", "zeppelin zeppelin")])
     keys: list[str] = []
-    original = shared_lists.key_for
-    monkeypatch.setattr(shared_lists, "key_for", lambda k: keys.append(original(k)) or keys[-1])
+    original = memo.shared_key
+    monkeypatch.setattr(memo, "shared_key", lambda *a: keys.append(original(*a)) or keys[-1])
     search("zeppelin")
     shared.set(keys[0], b"not a ranked list")
     ranked_module.forget_ranked_lists()
@@ -162,7 +164,7 @@ def test_searches_go_on_without_an_unreachable_shared_cache(
     monkeypatch.setattr(shared_cache._Redis, "failed", failed)
     corpus = corpus_get_or_create(name="news")
     documents_ingest(corpus=corpus, records=[rec("a", "zeppelin"), rec("b", "zeppelin zeppelin")])
-    with caplog.at_level(logging.WARNING, logger="searchapp.shared_cache"):
+    with caplog.at_level(logging.WARNING, logger="searchapp.memo.redis_tier"):
         for _ in range(3):
             ranked_module.forget_ranked_lists()
             assert search("zeppelin") == (2, ["b", "a"])
@@ -185,9 +187,9 @@ def clusterings(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
         return original(stream, ids, kn)  # type: ignore[arg-type]
 
     monkeypatch.setattr(topics, "_topic_clusters", counted)
-    topic_facet._cache.clear()
+    memo.forget(topic_facet.TOPICS)
     yield calls
-    topic_facet._cache.clear()
+    memo.forget(topic_facet.TOPICS)
 
 
 def facet_of(query: str) -> list[tuple[str, tuple[int, ...]]]:
@@ -205,7 +207,7 @@ def test_topics_one_process_clustered_are_not_clustered_again_by_another(
     first = facet_of("jaguar")
     assert len(first) == 2 and len(clusterings) == 1
     assert len(shared.keys("searchapp:topics:*")) == 1
-    topic_facet._cache.clear()  # another process
+    memo.forget(topic_facet.TOPICS)  # another process
     assert facet_of("jaguar") == first
     assert len(clusterings) == 1
     facet_of("jaguar cat")  # another list: clustered
@@ -226,13 +228,19 @@ def planted(n_per_sense: int) -> list[topics.TopicDoc]:
     return docs
 
 
+def _shared_topics(value: bytes, n: int) -> list[topics.Topic] | None:
+    """What a process takes of topics shared as ``value`` for ``n`` documents (None: it
+    clusters them again)."""
+    found = topic_facet._decode(value)
+    return found if found is not None and topic_facet._cover(found, n) else None
+
+
 def test_shared_topics_come_back_as_they_were_clustered(monkeypatch: pytest.MonkeyPatch) -> None:
     docs = planted(30)
     made = topics.topic_clusters(docs, query="jaguar", subtopics=True)
     assert len(made) >= 2 and any(t.children for t in made)  # sub-topics travel too
     value = topic_facet._encode(made)
-    monkeypatch.setattr(shared_cache, "get", lambda key: value)
-    assert topic_facet._shared_topics("k", len(docs)) == made
+    assert _shared_topics(value, len(docs)) == made
 
 
 @pytest.mark.parametrize(
@@ -250,8 +258,7 @@ def test_shared_topics_come_back_as_they_were_clustered(monkeypatch: pytest.Monk
 def test_shared_topics_that_do_not_check_are_clustered_again(
     value: bytes, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(shared_cache, "get", lambda key: value)
-    assert topic_facet._shared_topics("k", 4) is None
+    assert _shared_topics(value, 4) is None
 
 
 def test_a_background_sample_is_known_by_its_words_in_every_process() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from searchapp import memo
 from searchapp.topics.label_fit import ELLIPSIS, fit_label, fit_text, text_width, wrap
 from searchapp.topics.map_input import MapGroup, MapSubtopic, MapTopic
 from searchapp.topics.result_map import (
@@ -406,16 +407,16 @@ def drawn(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
         return original(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(topic_map_module, "nested_treemap", counted)
-    topic_map_module._kept.cache_clear()
+    memo.forget(topic_map_module.MAP)
     yield counts
-    topic_map_module._kept.cache_clear()
+    memo.forget(topic_map_module.MAP)
 
 
 def another_process() -> None:
     """What another web process starts with: no map kept of its own."""
     import searchapp.topics.result_map as topic_map_module
 
-    topic_map_module._kept.cache_clear()
+    memo.forget(topic_map_module.MAP)
 
 
 def test_the_same_topics_are_drawn_once_and_any_change_draws_them_again(drawn: list[int]) -> None:

@@ -264,8 +264,8 @@ def test_on_ambient_four_more_results_leave_most_topics_where_they_were(
         labels = {t.label for t in before if not t.other}
         kept.append(len(labels & {t.label for t in after}) / max(1, len(labels)))
     # Measured: ARI 0.886 (±0.036) between the two, 86.8% (±3.3) of the labels kept (average
-    # linkage, topic_linkage); spectral clustering: 0.832 and 81.2%; the method before issue
-    # 19: 0.576 and 68.0%. Bounds: the measured figures less their interval.
+    # linkage, topic_linkage); spectral clustering: 0.832 and 81.2%; the method before the
+    # anchors: 0.576 and 68.0%. Bounds: the measured figures less their interval.
     assert statistics.fmean(agreement) >= 0.85
     assert statistics.fmean(kept) >= 0.83
 

@@ -713,7 +713,7 @@ def test_unreadable_operators_say_so_on_the_page(
     assert "unmatched quote" in html and "searched without operators" in html
 
 
-def test_the_fixed_selects_show_what_was_chosen_as_django_writes_them_every_time() -> None:
+def test_the_fixed_selects_show_what_was_chosen_every_time() -> None:
     # The language, order and method selects are kept rendered per value (forms.FixedSelect):
     # each choice still shows selected when chosen, the markup is PlainSelect's rendered
     # afresh, and forms that no longer copy the choices still never share one form's change.
@@ -749,34 +749,48 @@ def test_the_fixed_selects_show_what_was_chosen_as_django_writes_them_every_time
     assert len(SearchForm().fields["lang"].choices) > 100
 
 
-def test_the_plain_inputs_write_what_django_writes() -> None:
-    # The search form's inputs are written in Python (forms.PlainInput): the same markup as
-    # Django's input templates, every value and attribute escaped the same way.
-    from django import forms
+def test_the_search_forms_controls_escape_what_the_url_and_the_corpora_hold(db: None) -> None:
+    # The search form's controls are written in Python (forms.PlainInput, PlainSelect): every
+    # value and attribute escaped (&quot; and &#x27;, as Django's templates write them), each
+    # control labelled, described and bounded.
     from django.http import QueryDict
 
-    from searchapp.web.forms import PlainInput, SearchForm
+    from searchapp import grouping_params as gp
+    from searchapp.web.forms import SearchForm
 
+    hostile = Corpus.objects.create(name="<b>\"x\"</b> & 'y'")
     query = QueryDict(mutable=True)
     query.update({"q": 'a "quoted" <b>&amp; query', "threshold": "0.7", "max_distance": "5",
-                  "limit": "150", "page": "2", "topic": "<oil> & \"gas\"", "subtopic": "x'y"})
+                  "limit": "150", "page": "2", "topic": "<oil> & \"gas\"", "subtopic": "x'y",
+                  "corpus": str(hostile.pk)})
     form = SearchForm(query)
-    form.is_valid()
-    checked = 0
-    for bound in form:
-        widget = bound.field.widget
-        if not isinstance(widget, PlainInput):
-            continue
-        django_widget = next(
-            c for c in type(widget).__mro__[1:]
-            if issubclass(c, forms.widgets.Input) and not issubclass(c, PlainInput)
-        )
-        theirs = django_widget(attrs=widget.attrs)
-        theirs.input_type = widget.input_type
-        assert str(bound) == bound.as_widget(widget=theirs), bound.name
-        checked += 1
-    assert checked == 8  # q, threshold, distance, containment, limit, page, topic, sub-topic
-    assert 'value="a &quot;quoted&quot; &lt;b&gt;&amp;amp; query"' in str(form["q"])
+    assert form.is_valid(), form.errors
+    assert str(form["q"]) == (
+        '<input type="search" name="q" value="a &quot;quoted&quot; &lt;b&gt;&amp;amp; query" '
+        'placeholder="Search the corpus" autocomplete="off" aria-describedby="syntax-help" '
+        f'maxlength="{gp.QUERY_MAX_LENGTH}" id="id_q">'
+    )
+    assert str(form["threshold"]) == (
+        f'<input type="range" name="threshold" value="0.7" min="{gp.THRESHOLD_MIN}" '
+        f'max="{gp.THRESHOLD_MAX}" step="{gp.THRESHOLD_STEP}" '
+        'aria-describedby="id_threshold_helptext" id="id_threshold">'
+    )
+    assert str(form["topic"]) == (
+        '<input type="hidden" name="topic" value="&lt;oil&gt; &amp; &quot;gas&quot;" '
+        'id="id_topic">'
+    )
+    assert 'value="x&#x27;y"' in str(form["subtopic"])
+    assert (
+        f'type="number" name="max_distance" value="5" min="{gp.MAX_DISTANCE_MIN}" '
+        f'max="{gp.MAX_DISTANCE_MAX}" step="1"'
+    ) in str(form["max_distance"])
+    corpus = str(form["corpus"])
+    assert corpus.startswith('<select name="corpus" id="id_corpus">')
+    assert (
+        f'<option value="{hostile.pk}" selected>&lt;b&gt;&quot;x&quot;&lt;/b&gt; &amp; '
+        "&#x27;y&#x27;</option>" in corpus
+    )
+    assert "<b>" not in corpus and '<option value="">All corpora</option>' in corpus
 
 
 @pytest.mark.parametrize(

@@ -21,6 +21,9 @@ loaded = topic_labels._parts_of_speech.cache_info().currsize >= 1
 print("lexicon", loaded and "lemminflect" in sys.modules)
 print("views", "searchapp.web.views" in sys.modules and "searchapp.web.api" in sys.modules)
 print("connection", connection.connection is not None)
+from django.template import engines
+compiled = {name for _loader, name in engines["jinja2"].env.cache.keys()}
+print("templates", "results/group.html" in compiled and "results/hit_source.html" in compiled)
 """
 
 
@@ -43,4 +46,6 @@ def test_a_web_process_warms_up_without_the_database(tmp_path: Path) -> None:
         timeout=120,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert result.stdout.split("\n")[:3] == ["lexicon True", "views True", "connection False"]
+    assert result.stdout.split("\n")[:4] == [
+        "lexicon True", "views True", "connection False", "templates True"
+    ]

@@ -1,26 +1,16 @@
-"""Folded ranked lists a web process remembers while the database has not changed.
+"""Folded ranked lists kept by the memo (``searchapp.memo``, kind FOLD), and their codec.
 
-A fold (selectors/folding/stream.py) is a pure function of the ranked list (its memo key: the
-query, its filters and the state of the index files), the method, signature set, threshold or
+A fold (selectors/folding/stream.py) is a function of the ranked list (its memo key: the
+query, its filters and the index state searched), the method, signature set, threshold or
 distance, and what the database holds: documents, signatures, stored clusters and band keys,
 staff decisions and the representative rule. So a process keeps the streams it folded lately
-under those and a **version of the database** read in the statement that reads the signature
-set (no round trip of its own), and a repeated search reuses the groups, rows and decoded
-signatures instead of reading and folding them again (at 1M documents about half of a grouped
-``/api/search`` request's CPU; bench/load/README.md).
-
-The version changes whenever anything is committed, by any connection, so an entry is never
-read after a change; it is never compared, only matched:
-
-* PostgreSQL: ``pg_current_snapshot()``, which names the transactions running and the next
-  one to start: any write transaction that starts or ends changes it (writes to other
-  databases of the server too, which costs hits, never correctness). It is read before any of
-  the fold's reads, so what a stream holds is never older than its version.
-* SQLite: ``PRAGMA data_version`` (changes when another connection commits) and
-  ``total_changes()`` (this connection's own writes), with the connection's serial number in
-  this process: both counters are the connection's own.
-* Inside a transaction (``atomic``) nothing is remembered or reused: its own uncommitted
-  writes change neither. Other databases: no version, no reuse.
+under those and the **database version of its view** (``searchapp.memo.view``: read in the
+statement that reads the signature set, no round trip of its own), and a repeated search
+reuses the groups, rows and decoded signatures instead of reading and folding them again (at
+1M documents about half of a grouped ``/api/search`` request's CPU; bench/load/README.md).
+While other processes write, the view holds for at most SEARCH_REFRESH_SECONDS, so a load's
+commits do not empty the memo for readers; inside a transaction there is no version and
+nothing is kept.
 
 A stream is extended in place by later pages (under its lock, for threaded servers); one read
 further than ``MEMO_MAX_POSITIONS`` hits is dropped rather than kept.
@@ -37,22 +27,18 @@ as a poisoned ranked list could change which are shown; every text is still esca
 
 from __future__ import annotations
 
-import hashlib
-import itertools
 import json
 import math
-import threading
-from collections import OrderedDict
 from collections.abc import Hashable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from django.conf import settings
 from django.db import connection
 
-from searchapp import shared_cache
+from searchapp import memo
+from searchapp.memo import redis_tier
 
-if TYPE_CHECKING:  # selectors/signatures.py reads the version: no import of the fold here
+if TYPE_CHECKING:  # the stream imports this module: the types only, for the checker
     from searchapp.selectors.folding.stream import FoldStream, FrozenFold
 
 __all__ = [
@@ -64,86 +50,39 @@ __all__ = [
     "recall_shared_fold",
     "remember_fold",
     "share_fold",
-    "version_columns",
-    "version_token",
 ]
 
 MEMO_MAX_POSITIONS = 2_000
 
-_memo: OrderedDict[Hashable, FoldStream] = OrderedDict()
-_lock = threading.Lock()
-_serials = itertools.count(1)
-
-
-def version_columns() -> str | None:
-    """The select-list expressions that read the database's version (see the module's
-    docstring), or None where no version can be read: another vendor, or inside a
-    transaction."""
-    if connection.in_atomic_block:
-        return None
-    if connection.vendor == "postgresql":
-        return "pg_current_snapshot()::text"
-    if connection.vendor == "sqlite":
-        return "(SELECT data_version FROM pragma_data_version()), total_changes()"
-    return None
-
-
-def version_token(values: tuple[object, ...]) -> Hashable:
-    """The version read by ``version_columns``' expressions, as a key part."""
-    if connection.vendor == "sqlite":
-        return (_connection_serial(), *values)
-    return values
-
-
-def _connection_serial() -> int:
-    """A number for the open SQLite connection, new for every connection this process opens:
-    a fresh connection starts its counters again, so they mean nothing without it."""
-    raw = connection.connection
-    known = getattr(connection, "_fold_memo_serial", None)
-    if known is None or known[0] is not raw:
-        known = (raw, next(_serials))  # holding ``raw`` keeps its identity from being reused
-        connection._fold_memo_serial = known  # type: ignore[attr-defined]
-    return known[1]
+FOLD = "fold"
 
 
 def recall_fold(key: Hashable) -> FoldStream | None:
     """The stream remembered under ``key`` (one whose version matched), if any."""
-    if settings.SEARCH_FOLD_CACHE <= 0:
+    found = memo.recall(FOLD, key)
+    if found is None:
         return None
-    with _lock:
-        found = _memo.get(key)
-        if found is None:
-            return None
-        if found.depth > MEMO_MAX_POSITIONS:
-            del _memo[key]
-            return None
-        _memo.move_to_end(key)
-        return found
+    if found.depth > MEMO_MAX_POSITIONS:
+        memo.forget_entry(FOLD, key)
+        return None
+    return found
 
 
 def remember_fold(key: Hashable, stream: FoldStream) -> None:
-    """Keep ``stream`` under ``key``; the least recently used go past SEARCH_FOLD_CACHE."""
-    size = settings.SEARCH_FOLD_CACHE
-    if size <= 0:
-        return
-    with _lock:
-        _memo[key] = stream
-        _memo.move_to_end(key)
-        while len(_memo) > size:
-            _memo.popitem(last=False)
+    """Keep ``stream`` under ``key`` (the memo's least recently used go)."""
+    memo.remember(FOLD, key, stream)
 
 
 def forget_folds() -> None:
     """Drop every remembered fold (tests; never needed for correctness)."""
-    with _lock:
-        _memo.clear()
+    memo.forget(FOLD)
 
 
 # --- shared between processes --------------------------------------------------------------
 
 _HERE = Path(__file__).resolve().parent
 # The code a fold follows from: the stream, its pools and reads, the codec, the engine.
-_FOLD_CODE = shared_cache.code_digest(
+_FOLD_CODE = redis_tier.code_digest(
     [
         *(_HERE / f"{name}.py" for name in ("stream", "pools", "inputs")),
         _HERE.parents[1] / "signature_codec.py",
@@ -154,31 +93,26 @@ _FOLD_CODE = shared_cache.code_digest(
 )
 
 
-def _shared_key(key: Hashable) -> str | None:
+def _shared(key: Hashable) -> Hashable | None:
     """The key other processes find this fold under, or None when it cannot be shared."""
-    if connection.vendor != "postgresql" or not shared_cache.enabled():
+    if connection.vendor != "postgresql":
         return None
     where = connection.settings_dict
     # The database named too: every database of a server shares one snapshot.
-    text = repr((_FOLD_CODE, where.get("HOST"), where.get("PORT"), where.get("NAME"), key))
-    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20)
-    return "searchapp:fold:" + digest.hexdigest()
+    return (where.get("HOST"), where.get("PORT"), where.get("NAME"), key)
 
 
 def share_fold(key: Hashable, stream: FoldStream) -> None:
     """Share ``stream``'s groups so far under ``key`` (when a shared cache is configured)."""
-    shared = _shared_key(key)
+    shared = _shared(key)
     if shared is not None and stream.depth <= MEMO_MAX_POSITIONS:
-        shared_cache.put(shared, encode_frozen(stream.freeze()))
+        memo.share(FOLD, shared, stream.freeze(), CODEC)
 
 
 def recall_shared_fold(key: Hashable) -> FrozenFold | None:
     """The groups another process shared under ``key``, if any and if they check."""
-    shared = _shared_key(key)
-    if shared is None:
-        return None
-    value = shared_cache.get(shared)
-    return None if value is None else decode_frozen(value)
+    shared = _shared(key)
+    return None if shared is None else memo.recall_shared(FOLD, shared, CODEC)
 
 
 def encode_frozen(frozen: FrozenFold) -> bytes:
@@ -252,3 +186,8 @@ def decode_frozen(value: bytes) -> FrozenFold | None:
     except (ValueError, TypeError, KeyError):
         return None
     return frozen
+
+
+CODEC: memo.Codec[FrozenFold] = memo.Codec(
+    code=_FOLD_CODE, encode=encode_frozen, decode=decode_frozen
+)

@@ -14,23 +14,22 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
 
 from searchapp import grouping_params as gp
-from searchapp import shared_cache
+from searchapp import memo
+from searchapp.memo import redis_tier
+from searchapp.memo.anchors import topic_anchor_read, topic_anchor_save
 from searchapp.selectors.folding.pools import FoldedGroup
 from searchapp.selectors.search_results import Hit, TopicEntry, TopicFacet, TopicGroup
 from searchapp.selectors.topics.background import background_digest, corpus_background
 from searchapp.topics import clustering as topics_module
 from searchapp.topics import memory as topic_memory
-from searchapp.topics.anchor_store import topic_anchor_read, topic_anchor_save
 from searchapp.topics.clustering import Background, Topic, TopicDoc, topic_clusters
 
 _TOPIC_CLUSTERS = topic_clusters  # the real one (a test's stand-in is not shared)
@@ -38,16 +37,14 @@ _TOPIC_MODULES = ("clustering", "words", "labels", "linkage", "spectral")
 
 __all__ = ["GroupTopics", "check_topic_params", "topic_anchor_key", "topic_facet"]
 
-# Topics of inputs clustered lately, by a digest of those inputs. The clustering is a pure
-# function of its input (searchapp.topics.clustering: same documents, query, background and seed,
-# same
-# topics) and the largest CPU cost of a search page (~15 ms of ~60, profiled), while a popular
-# query's page asks it the same question again and again. Keyed by the content itself (every
-# title, snippet and language, in rank order) and by the background sample it was weighed
-# against, an entry can never be stale: a changed corpus or ranking changes the input, a new
-# sample is another object. Per process, SEARCH_TOPICS_CACHE entries of a few kB.
-_cache: OrderedDict[tuple[int, int, bytes], tuple[object, list[Topic]]] = OrderedDict()
-_cache_lock = threading.Lock()
+# Topics of inputs clustered lately (the memo's kind TOPICS), by a digest of those inputs.
+# The clustering is a pure function of its input (searchapp.topics.clustering: same documents,
+# query, background and seed, same topics) and the largest CPU cost of a search page (~15 ms of
+# ~60, profiled), while a popular query's page asks it the same question again and again. Keyed
+# by the content itself (every title, snippet and language, in rank order) and by the
+# background sample it was weighed against, an entry can never be stale: a changed corpus or
+# ranking changes the input, a new sample is another object.
+TOPICS = "topics"
 
 
 def _clusters(
@@ -56,11 +53,6 @@ def _clusters(
     """``topic_clusters(docs, query=query, max_topics=max_topics, background=background,
     subtopics=True)``, remembered (the facet always shows a large topic's sub-topics, so
     ``subtopics`` is not part of the key)."""
-    size = settings.SEARCH_TOPICS_CACHE
-    if size <= 0:
-        return topic_clusters(
-            docs, query=query, max_topics=max_topics, background=background, subtopics=True
-        )
     # The function's identity is part of the key: one replaced (a test's stand-in) has its own.
     cluster = topic_clusters
     # A background is a bound method of its sample, made anew on every call: the sample is
@@ -68,23 +60,18 @@ def _clusters(
     # the entry lives, and a hit checks it is the very same sample.
     owner = getattr(background, "__self__", background)
     key = (id(cluster), id(owner), _content_digest(docs, query, str(max_topics)))
-    with _cache_lock:
-        found = _cache.get(key)
-        if found is not None and found[0] is owner:
-            _cache.move_to_end(key)
-            return found[1]
-    shared_key = _shared_key(cluster, background, key[2])
-    clusters = _shared_topics(shared_key, len(docs)) if shared_key else None
-    if clusters is None:
+    found = memo.recall(TOPICS, key)
+    if found is not None and found[0] is owner:
+        return found[1]
+    shared = _shared_key(cluster, background, key[2])
+    clusters = memo.recall_shared(TOPICS, shared, _TOPICS_CODEC) if shared else None
+    if clusters is None or not _cover(clusters, len(docs)):
         clusters = cluster(
             docs, query=query, max_topics=max_topics, background=background, subtopics=True
         )
-        if shared_key:
-            shared_cache.put(shared_key, _encode(clusters))
-    with _cache_lock:
-        _cache[key] = (owner, clusters)
-        while len(_cache) > size:
-            _cache.popitem(last=False)
+        if shared:
+            memo.share(TOPICS, shared, clusters, _TOPICS_CODEC)
+    memo.remember(TOPICS, key, (owner, clusters))
     return clusters
 
 
@@ -107,7 +94,7 @@ _LANGUAGE_SOURCES = (
 )
 # The code the topics follow from (searchapp.topics.clustering and its modules, the languages'
 # records and the script table, the numeric libraries and the stop words' package).
-_TOPICS_CODE = shared_cache.code_digest(
+_TOPICS_CODE = redis_tier.code_digest(
     (
         *(Path(topics_module.__file__).with_name(f"{m}.py") for m in _TOPIC_MODULES),
         *_LANGUAGE_SOURCES,
@@ -115,7 +102,7 @@ _TOPICS_CODE = shared_cache.code_digest(
     packages=("numpy", "scipy", "scikit-learn", "stopwordsiso"),
 )
 # ... and an anchor's (searchapp.topics.memory reads it): other code clusters afresh.
-_ANCHOR_CODE = shared_cache.code_digest(
+_ANCHOR_CODE = redis_tier.code_digest(
     (
         *(Path(topics_module.__file__).with_name(f"{m}.py") for m in (*_TOPIC_MODULES, "memory")),
         *_LANGUAGE_SOURCES,
@@ -124,29 +111,14 @@ _ANCHOR_CODE = shared_cache.code_digest(
 )
 
 
-# Anchors read lately, decoded, by their text (a 1,000-result anchor decodes in ~0.6 ms), and
-# lists whose new results were placed, by a digest of the anchor and of the list: placing
-# tokenises the whole list (a few ms per 100 results), so a process does it once per list, not
-# on every page. A list with nothing to place is read directly (~0.7 ms for 1,000 results,
-# less than the digest of their texts). Per process: placed lists as many as
-# SEARCH_TOPICS_CACHE; decoded anchors (a 1,000-result one holds ~100 kB) at most
-# _DECODED_MAX, keyed by a digest of their text.
-_decoded_cache: OrderedDict[bytes, topic_memory.TopicMemory | None] = OrderedDict()
-_placed_cache: OrderedDict[bytes, list[Topic] | None] = OrderedDict()
-_DECODED_MAX = 32
-
-
-def _remembered(cache: OrderedDict, key: bytes, compute: Callable[[], object], size: int) -> object:
-    with _cache_lock:
-        if key in cache:
-            cache.move_to_end(key)
-            return cache[key]
-    value = compute()
-    with _cache_lock:
-        cache[key] = value
-        while len(cache) > size:
-            cache.popitem(last=False)
-    return value
+# Anchors read lately, decoded (the memo's kind TOPIC_ANCHOR), by their text (a 1,000-result
+# anchor decodes in ~0.6 ms), and lists whose new results were placed (TOPICS_PLACED), by a
+# digest of the anchor and of the list: placing tokenises the whole list (a few ms per 100
+# results), so a process does it once per list, not on every page. A list with nothing to
+# place is read directly (~0.7 ms for 1,000 results, less than the digest of their texts).
+TOPIC_ANCHOR = "topic-anchor"
+TOPICS_PLACED = "topics-placed"
+_DAMAGED = ()  # an anchor that does not decode, remembered as such
 
 
 def _recalled(
@@ -158,11 +130,10 @@ def _recalled(
     background: Background | None,
 ) -> list[Topic] | None:
     """``topic_memory.recall`` of the anchor ``state`` (None: damaged, or too far)."""
-    memory = _remembered(
-        _decoded_cache,
+    memory = memo.get_or_compute(
+        TOPIC_ANCHOR,
         hashlib.blake2b(state.encode("utf-8", "surrogatepass"), digest_size=20).digest(),
-        lambda: topic_memory.decode(state),
-        min(_DECODED_MAX, settings.SEARCH_TOPICS_CACHE),
+        lambda: topic_memory.decode(state) or _DAMAGED,
     )
     if not isinstance(memory, topic_memory.TopicMemory):
         return None
@@ -173,7 +144,8 @@ def _recalled(
     if all(any(d in memory.places for d in group) for group in group_docs):
         return recall()
     key = _content_digest(docs, state, query, repr(group_docs))
-    return _remembered(_placed_cache, key, recall, settings.SEARCH_TOPICS_CACHE)  # type: ignore[return-value]
+    placed = memo.get_or_compute(TOPICS_PLACED, key, lambda: recall() or _DAMAGED)
+    return placed if isinstance(placed, list) else None
 
 
 def topic_anchor_key(**search: object) -> str:
@@ -216,15 +188,14 @@ def _anchored(
 def _shared_key(cluster: object, background: Background | None, content: bytes) -> str | None:
     """The key other web processes find these topics under: the same input (``content``,
     the digest of every title, snippet and language, the query and max_topics), weighed by a
-    background of the same words and counts, by the same code. None: not shareable (no shared
-    cache; a stand-in for topic_clusters; a background that is not the corpus's sample)."""
-    if cluster is not _TOPIC_CLUSTERS or not shared_cache.enabled():
+    background of the same words and counts. None: not shareable (no shared cache; a
+    stand-in for topic_clusters; a background that is not the corpus's sample)."""
+    if cluster is not _TOPIC_CLUSTERS or not redis_tier.enabled():
         return None
     weights = background_digest(background)  # made once per sample, and only when shared
     if weights is None:
         return None
-    text = f"{_TOPICS_CODE}\n{weights}\n{content.hex()}".encode()
-    return "searchapp:topics:" + hashlib.blake2b(text, digest_size=20).hexdigest()
+    return f"{weights}\n{content.hex()}"
 
 
 def _encode(topics: Sequence[Topic]) -> bytes:
@@ -239,25 +210,25 @@ def _encode(topics: Sequence[Topic]) -> bytes:
     return json.dumps([one(t) for t in topics], ensure_ascii=False).encode()
 
 
-def _shared_topics(key: str, n: int) -> list[Topic] | None:
-    """The topics another process shared under ``key``, checked against the ``n`` documents
-    clustered (every one in exactly one topic; a sub-topic's within its topic); None when there
-    are none or they do not check."""
-    value = shared_cache.get(key)
-    if value is None:
-        return None
+def _decode(value: bytes) -> list[Topic] | None:
+    """The topics ``_encode`` wrote; None for anything else."""
     try:
-        topics = [_decoded(t) for t in json.loads(value)]
+        return [_decoded(t) for t in json.loads(value)]
     except (ValueError, TypeError, KeyError):
         return None
+
+
+def _cover(topics: Sequence[Topic], n: int) -> bool:
+    """Whether ``topics`` hold each of the ``n`` documents clustered exactly once (and each
+    sub-topic within its topic): a shared value is checked before it is shown."""
     members = [i for t in topics for i in t.member_ids]
     if sorted(members) != list(range(n)):  # type: ignore[type-var]
-        return None
+        return False
     for t in topics:
         inner = [i for c in t.children for i in c.member_ids]
         if t.children and sorted(inner) != sorted(t.member_ids):  # type: ignore[type-var]
-            return None
-    return topics
+            return False
+    return True
 
 
 def _decoded(raw: dict[str, object]) -> Topic:
@@ -278,6 +249,11 @@ def _decoded(raw: dict[str, object]) -> Topic:
         other=raw["other"] is True,
         children=tuple(_decoded(c) for c in children),
     )
+
+
+_TOPICS_CODEC: memo.Codec[list[Topic]] = memo.Codec(
+    code=_TOPICS_CODE, encode=_encode, decode=_decode
+)
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,10 @@
 """What the JSON API takes and returns: one schema per answer, the very one the API serves
-(and its OpenAPI document describes)."""
+(and its OpenAPI document describes). A search's answer, ``SearchOut``, is the downloads' too:
+it is declared with the code that fills it, in ``searchapp/web/serializers.py``."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from enum import StrEnum
-from typing import Literal
 
 from ninja import Field, Schema
 
@@ -23,6 +22,15 @@ from searchapp.languages import LANGUAGE_NAMES
 from searchapp.models.corpus import CORPUS_NAME_MAX
 from searchapp.search import SortOrder
 from searchapp.selectors.search import MAX_QUERY_LENGTH
+from searchapp.web.serializers import (
+    GroupOut,
+    HitOut,
+    HitPartialOut,
+    MemberOut,
+    SearchOut,
+    SubtopicOut,
+    TopicOut,
+)
 
 __all__ = [
     "ClusterOut",
@@ -47,154 +55,6 @@ __all__ = [
 
 class ErrorOut(Schema):
     detail: str | list[dict[str, object]]
-
-
-class HitPartialOut(Schema):
-    id: int = Field(description="the other result's document id (it is on this page)")
-    relation: Literal["contains", "appears", "passage"] = Field(
-        description="contains: this result holds `share` of the other's text; appears: `share` "
-        "of this result's text appears in the other; passage: they share a passage of "
-        "PARTIAL_COPY_MIN_WORDS words or more"
-    )
-    share: float = Field(description="the share (0..1); for passage, the larger of the two")
-
-
-class HitOut(Schema):
-    id: int
-    external_id: str
-    title: str
-    url: str
-    snippet: str = Field(description="HTML: the escaped text with matches in <mark> tags")
-    score: float = Field(description="BM25 score (in either sort order)")
-    rank: int | None = Field(
-        description="1-based position in the ranking; null for a similar result folded from "
-        "further down the ranking than this page read"
-    )
-    date: datetime | None = Field(description="the document's date, if its source gave one")
-    corpus: str = Field(description="the name of the document's corpus")
-    host: str = Field(description="the host of the document's http(s) url, else empty")
-    lang: str = Field(
-        "", description="the document's language, an ISO 639-1 code (zh, ja, de…); empty: unknown"
-    )
-    partial_copies: list[HitPartialOut] = Field(
-        default_factory=list,
-        description="other results of this page that this one quotes or is quoted in (not "
-        "folded: folding is by Jaccard similarity); largest share first, at most 3",
-    )
-
-
-class MemberOut(HitOut):
-    similarity: float = Field(
-        description="similarity to the group's representative (0..1), as the page and "
-        '"why?" show it; similar: the exact Jaccard of the two shingle sets, or the estimate '
-        "when similarity_estimated (texts too long to compare on a page)"
-    )
-    similarity_estimated: bool = Field(False, description='the page says "about" this figure')
-    folded_as: Literal["similar", "inside", "holds"] = Field(
-        "similar",
-        description=(
-            "similar: within the threshold of the representative; inside: its text is inside "
-            "the representative's (similarity: the share of it found there, exact); holds: it "
-            "holds the representative's text (the share of the representative's found in it)"
-        ),
-    )
-
-
-class GroupOut(Schema):
-    representative: HitOut
-    members: list[MemberOut]
-    representative_reason: str = Field(
-        "", description="why this member represents the group (empty for a group of one)"
-    )
-
-
-class SubtopicOut(Schema):
-    label: str = Field(description='a phrase from the topic\'s results ("Other topics": the rest)')
-    size: int = Field(description="results in the sub-topic (every member of its groups)")
-    n_groups: int = Field(description="near-duplicate groups in the sub-topic")
-    other: bool = Field(description='the "Other topics" bucket of the topic (always last)')
-    member_ids: list[int] = Field(description="document ids of its results, rank order")
-
-
-class TopicOut(Schema):
-    label: str = Field(description='a phrase from the results ("Other topics" for the rest)')
-    size: int = Field(description="results in the topic (every member of its groups)")
-    n_groups: int = Field(description="near-duplicate groups in the topic")
-    other: bool = Field(description='the "Other topics" bucket (always last)')
-    member_ids: list[int] = Field(description="document ids of the topic's results, rank order")
-    children: list[SubtopicOut] = Field(
-        description="a large topic's sub-topics, the same way made and ordered (\"Other "
-        "topics\" among them: the topic's groups none of them took); empty for the others"
-    )
-
-
-class SearchOut(Schema):
-    query: str
-    total_matches: int = Field(description="every document matching the query (all pages)")
-    total_matches_estimated: bool = Field(
-        description="total_matches is the search engine's estimate (Xapian stops counting "
-        "past 10,000 matches), not an exact count"
-    )
-    took_ms: float
-    grouping_ms: float
-    group: GroupMethod
-    threshold: float | None
-    max_distance: int | None
-    page: int = Field(description="this page (of `per_page` groups)")
-    per_page: int
-    num_pages: int | None = Field(
-        description="how many pages there are, once known: when the fold reached the last "
-        "match (or a topic is selected); null before"
-    )
-    max_pages: int = Field(
-        description="at most this many pages (each group holds at least one match); equals "
-        "`num_pages` once that is known"
-    )
-    has_next: bool = Field(description="a next page exists")
-    n_results: int = Field(description="results on this page: representatives and members")
-    n_groups: int = Field(description="groups on this page")
-    n_folded: int = Field(description="similar results folded under this page's groups")
-    topic_results: int | None = Field(
-        None, description="with `topic`: results in the topic, on all its pages"
-    )
-    topic_groups: int | None = Field(
-        None, description="with `topic`: groups in the topic, on all its pages"
-    )
-    limit: int = Field(description="topics cover the groups of the first `limit` matches")
-    pending: int = Field(description="results on this page without a signature yet (alone)")
-    message: str | None
-    sort: SortOrder = Field(
-        description="the order applied; `relevance` when `date` was asked of an index "
-        "built before dates (message says to reindex)"
-    )
-    corpus: int | None = Field(
-        description="the id of the corpus searched (null: every corpus); /api/corpora names it"
-    )
-    suggestion: str | None = Field(
-        description="the query respelled from the index's vocabulary when one of its words "
-        "is in no document (\"Did you mean …?\")"
-    )
-    groups: list[GroupOut]
-    topics: list[TopicOut] | None = Field(
-        None,
-        description="topic clusters of the groups of the first `limit` matches, largest first "
-        "(with topics=1)",
-    )
-    topic: str | None = Field(
-        None,
-        description=(
-            "the topic the groups are filtered to; null when none was asked for or the asked "
-            "one is not among these results (then every group is returned)"
-        ),
-    )
-    subtopic: str | None = Field(
-        None,
-        description=(
-            "the sub-topic of `topic` the groups are filtered to; null when none was asked for "
-            "or the topic has no such sub-topic (then the whole topic's groups are returned)"
-        ),
-    )
-    topics_ms: float | None = Field(None, description="time spent clustering into topics")
 
 
 # The ISO 639-1 codes as an enum, so the schema lists every value the filter accepts (a

@@ -1,10 +1,9 @@
-"""A cache the web processes share through Redis (``SEARCH_SHARED_CACHE_URL``), for values
-that are pure functions of their key: what one process computed, the others take as it is.
+"""The memo's shared tier: Redis (``SEARCH_SHARED_CACHE_URL``), for values that are pure
+functions of their key: what one process computed, the others take as it is.
 
-Used by ``search.shared_lists`` (a query's ranked list on one index state),
-``selectors.topics.facet`` (the topics of one exact result list), ``selectors.folding.memo`` (a
-fold's groups) and ``topic_map`` (a map's markup). Values are bytes in a layout their user
-defines and checks (no pickle: a cache is not a place to run code from). Markup that a page
+Reached through ``searchapp.memo`` (``share``, ``recall_shared``), whose kinds' codecs give
+the bytes and check them as they are read (no pickle: a cache is not a place to run code
+from). Markup that a page
 shows as it is (HTML marked safe) is shared only signed (``get_signed``/``put_signed``, an
 HMAC keyed by SECRET_KEY): whoever can write to Redis but does not hold the key cannot put
 markup into a page.
@@ -135,7 +134,7 @@ def put(key: str, value: bytes) -> None:
         _redis.failed(exc)
 
 
-_SIGNED_SALT = "searchapp.shared_cache.signed"
+_SIGNED_SALT = "searchapp.shared_cache.signed"  # the salt signed values were first made with
 _MAC_BYTES = 32  # SHA-256
 
 

@@ -1,9 +1,9 @@
-"""Where a search's topic anchor (searchapp.topics.memory) is kept: the database table of
-``models.TopicAnchor``, read and written by the search page's topics.
+"""The memo's database tier: where a search's topic anchor (searchapp.topics.memory) is kept,
+the table of ``models.TopicAnchor``, read and written by the search page's topics.
 
-An anchor is derived state that a read keeps for the next read, as ``shared_cache`` keeps
-values in Redis: so it sits beside it among the infrastructure, not among the services (a read
-never calls a write). Losing one costs a clustering, never a result, so a write that cannot
+An anchor is derived state that a read keeps for the next read, as the other tiers keep
+values in memory and Redis: the one write a read makes, and only through the memo (a read
+never calls a service). Losing one costs a clustering, never a result, so a write that cannot
 be made at once is given up rather than waited for: on SQLite the connection's busy timeout
 (30 s, for the ingest's writers) is cut to ``SQLITE_WAIT_MS`` for this statement, and a page
 never waits behind a bulk load's transaction.

@@ -1,0 +1,183 @@
+"""The one memo of the read path: what a search computed, kept for the next search that asks.
+
+Everything a read keeps goes through here, under one key rule, and nothing else on the read
+path keeps state between requests (the architecture test holds it; ``functools`` caches of
+pure, bounded helpers aside):
+
+* **Process tier** (this module): per *kind* (``ranked`` lists, ``fold`` streams, ``topics``,
+  ``map`` markup, ...) the ``SEARCH_MEMO_ENTRIES`` most recently used entries of this process
+  (a kind whose entries are large has a smaller bound of its own, ``KIND_LIMITS``).
+* **Shared tier** (``redis_tier``, with ``SEARCH_SHARED_CACHE_URL``): a value encoded by its
+  kind's ``Codec`` so the other web processes take it as it is. Markup a page shows as it is
+  goes signed (``Codec.signed``).
+* **Database tier** (``anchors``): a search's topic anchor, kept in a table so that its topics
+  stay put while the list changes. It is the only write a read makes, derived state that may
+  be lost at any time, and it never waits for a writer.
+
+**The key rule.** A value is a pure function of its key. Keys that depend on the corpus carry
+the *view* a reader has of it (``view``): the index generation and the database version this
+process adopted, which advance when this process wrote, or at most every
+``SEARCH_REFRESH_SECONDS`` when others write (Elasticsearch's refresh interval). So a load
+that commits a batch every half second empties nothing for readers: they reuse what they
+computed for up to that interval and are never more than that behind the last commit (the page
+says when they are). Keys that are a digest of their whole input (topics, maps) need no view.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
+
+from django.conf import settings
+
+from searchapp.memo import redis_tier
+
+__all__ = [
+    "KIND_LIMITS",
+    "Codec",
+    "forget",
+    "forget_entry",
+    "get_or_compute",
+    "recall",
+    "recall_shared",
+    "remember",
+    "share",
+    "shared_key",
+]
+
+T = TypeVar("T")
+
+# Kinds whose entries are large are bounded below SEARCH_MEMO_ENTRIES: a decoded topic anchor
+# of 1,000 results holds ~100 kB.
+KIND_LIMITS: dict[str, int] = {"topic-anchor": 32}
+
+
+@dataclass(frozen=True)
+class Codec(Generic[T]):
+    """How a kind's values cross to the other processes.
+
+    ``code``: a digest of the code the value follows from (``redis_tier.code_digest``):
+    processes running other code never share values. ``decode`` checks everything it reads
+    and returns None for anything ``encode`` did not write (a shared value is never trusted).
+    ``signed``: the value carries an HMAC keyed by SECRET_KEY (markup shown as it is).
+    """
+
+    code: str
+    encode: Callable[[T], bytes]
+    decode: Callable[[bytes], T | None]
+    signed: bool = False
+
+
+class _Store:
+    """The process tier: one LRU per kind, under one lock (entries are looked up and moved,
+    never computed, while it is held)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.kinds: dict[str, OrderedDict[Hashable, Any]] = {}
+
+    def limit(self, kind: str) -> int:
+        size: int = settings.SEARCH_MEMO_ENTRIES
+        return min(size, KIND_LIMITS.get(kind, size))
+
+
+_store = _Store()
+
+
+def recall(kind: str, key: Hashable) -> Any | None:
+    """The value this process keeps for ``key`` of ``kind``, if any (the most recently used)."""
+    with _store.lock:
+        entries = _store.kinds.get(kind)
+        if entries is None or key not in entries:
+            return None
+        entries.move_to_end(key)
+        return entries[key]
+
+
+def remember(
+    kind: str, key: Hashable, value: Any, *, replaces: Callable[[Any], bool] | None = None
+) -> None:
+    """Keep ``value`` for ``key``; the least recently used of the kind go past its bound.
+
+    ``replaces(old)``: whether ``value`` replaces one already kept (default: always), for a
+    kind whose entries grow (a ranked list read further replaces a shorter read, not the other
+    way round)."""
+    size = _store.limit(kind)
+    if size <= 0:
+        return
+    with _store.lock:
+        entries = _store.kinds.setdefault(kind, OrderedDict())
+        if key not in entries or replaces is None or replaces(entries[key]):
+            entries[key] = value
+        entries.move_to_end(key)
+        while len(entries) > size:
+            entries.popitem(last=False)
+
+
+def forget_entry(kind: str, key: Hashable) -> None:
+    """Drop one entry (one that grew past what is worth keeping)."""
+    with _store.lock:
+        entries = _store.kinds.get(kind)
+        if entries is not None:
+            entries.pop(key, None)
+
+
+def forget(kind: str | None = None) -> None:
+    """Drop what this process keeps (of one kind, or all): tests; never needed for
+    correctness, since a key names everything its value follows from."""
+    with _store.lock:
+        if kind is None:
+            _store.kinds.clear()
+        else:
+            _store.kinds.pop(kind, None)
+
+
+def shared_key(kind: str, key: Hashable, codec: Codec[Any]) -> str:
+    """The Redis key of ``key``: its kind, its code and the key's ``repr`` (made of strings,
+    numbers and tuples, the same text in every process)."""
+    text = repr((codec.code, key)).encode("utf-8", "surrogatepass")
+    return f"searchapp:{kind}:" + hashlib.blake2b(text, digest_size=20).hexdigest()
+
+
+def recall_shared(kind: str, key: Hashable, codec: Codec[T]) -> T | None:
+    """The value another process shared for ``key``, if any and if it decodes."""
+    if not redis_tier.enabled():  # no key made: this runs on every search not remembered
+        return None
+    where = shared_key(kind, key, codec)
+    value = redis_tier.get_signed(where) if codec.signed else redis_tier.get(where)
+    return None if value is None else codec.decode(value)
+
+
+def share(kind: str, key: Hashable, value: T, codec: Codec[T]) -> None:
+    """Offer ``value`` to the other processes (nothing without a shared cache)."""
+    if not redis_tier.enabled():
+        return
+    where = shared_key(kind, key, codec)
+    data = codec.encode(value)
+    if codec.signed:
+        redis_tier.put_signed(where, data)
+    else:
+        redis_tier.put(where, data)
+
+
+def get_or_compute(
+    kind: str, key: Hashable, compute: Callable[[], T], codec: Codec[T] | None = None
+) -> T:
+    """The value of ``key``: this process's, else another's (with a ``codec``), else
+    ``compute()``'s, kept in both tiers. Two threads asking at once may both compute: a value
+    is a pure function of its key, so either is the answer."""
+    found = recall(kind, key)
+    if found is not None:
+        return found
+    value = recall_shared(kind, key, codec) if codec is not None else None
+    if value is None:
+        value = compute()
+        if codec is not None and value is not None:
+            share(kind, key, value, codec)
+    if value is not None:
+        remember(kind, key, value)
+    return value

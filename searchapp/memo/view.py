@@ -1,0 +1,217 @@
+"""The memo's key rule: the view of the corpus a reader's keys carry.
+
+A search reads two things that writers change: the search index (its generation and last
+commit) and the database (documents, signatures, clusters, staff decisions). A key that named
+their *latest* state would change with every batch a load commits, every signing chunk and
+every cluster update, and under a load every request would be computed afresh (measured: a
+repeated-query mix fell to 0.13-0.24 of its idle throughput). So each process keeps a *view*:
+the state it adopted of each part, and searches with it, keyed by it, until
+
+* the part has not changed (the view is the latest), or
+* this process wrote (its own commit to the index; any statement that writes, on any of its
+  connections: ``watch_writes``): a reader sees its own writes at once, or
+* ``SEARCH_REFRESH_SECONDS`` have passed since the view was adopted (0: every search takes the
+  latest).
+
+Writers elsewhere are therefore seen within the refresh interval, as an Elasticsearch index
+refreshes, and what was computed under the view is reused meanwhile. ``behind`` says how long a
+newer state has been waiting, for the page to say so.
+
+The database's version is read in the statement that reads the signature set (no round trip
+of its own), and is never compared, only matched:
+
+* PostgreSQL: ``pg_current_snapshot()``, which names the transactions running and the next one
+  to start: any write transaction that starts or ends changes it (writes to other databases of
+  the server too, which costs hits, never correctness).
+* SQLite: ``PRAGMA data_version`` (changes when another connection commits) and
+  ``total_changes()`` (this connection's own writes), with the connection's serial number in
+  this process: both counters are the connection's own.
+* Inside a transaction (``atomic``) there is no version: nothing is remembered or reused (its
+  own uncommitted writes change neither). Other databases: no version, no reuse.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import Callable, Hashable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from django.conf import settings
+from django.db import connection
+
+__all__ = [
+    "Adopted",
+    "adopt",
+    "database_version",
+    "forget_views",
+    "note_write",
+    "version_columns",
+    "watch_writes",
+    "within_view",
+]
+
+
+@dataclass(frozen=True)
+class Adopted:
+    """The state of a part a search uses, and for how long a newer one has waited (None: the
+    view is the latest)."""
+
+    version: Hashable
+    behind: float | None = None
+
+
+@dataclass
+class _View:
+    version: Hashable
+    adopted_at: float
+    newer_since: float | None = None
+
+
+T = TypeVar("T")
+
+_lock = threading.Lock()
+_views: dict[str, _View] = {}
+# Values read with the view (within_view): when each was read, monotonic, and the value.
+_values: dict[str, tuple[float, Any]] = {}
+_written_at = 0.0  # when this process last served a write (note_write), monotonic
+
+
+def note_write() -> None:
+    """This process changed the corpus (a form it served, a commit it made): its next search
+    of every part takes the latest state."""
+    global _written_at
+    with _lock:
+        _written_at = time.monotonic()
+
+
+# Derived state a read keeps (the memo's database tier) and a login's bookkeeping: writing them
+# changes nothing a search shows.
+_NOT_CORPUS = ("searchapp_topicanchor", "django_session", "axes_")
+_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE", "COPY", "TRUNCATE", "WITH")
+
+
+def _writes(sql: str) -> bool:
+    head = sql.lstrip()[:8].upper()
+    if not head.startswith(_WRITES):
+        return False
+    if head.startswith("WITH") and not any(w in sql.upper() for w in _WRITES[:3]):
+        return False
+    return not any(name in sql for name in _NOT_CORPUS)
+
+
+def _noting_writes(
+    execute: Callable[..., Any], sql: object, params: Any, many: bool, context: dict[str, Any]
+) -> Any:
+    result = execute(sql, params, many, context)
+    if isinstance(sql, str) and _writes(sql):
+        note_write()
+    return result
+
+
+def watch_writes(sender: object, connection: object, **kwargs: object) -> None:
+    """``connection_created``'s receiver: the connection's statements that write the corpus
+    call ``note_write`` (one prefix check a statement)."""
+    wrappers = connection.execute_wrappers  # type: ignore[attr-defined]
+    if _noting_writes not in wrappers:
+        wrappers.append(_noting_writes)
+
+
+def forget_views() -> None:
+    """Drop every view (tests: each starts from the latest state)."""
+    with _lock:
+        _views.clear()
+        _values.clear()
+
+
+def within_view(name: str, read: Callable[[], T]) -> T:
+    """``read()``, a small value of the database a search needs (the active signature set and
+    the database's version, the staff's containment share, whether the index is behind), taken
+    again only when the one read before is SEARCH_REFRESH_SECONDS old or this process wrote
+    since: the view's rule, without a round trip per search. Inside a transaction, read."""
+    if connection.in_atomic_block:
+        return read()
+    name = f"{connection.alias}:{name}"
+    now = time.monotonic()
+    refresh: float = settings.SEARCH_REFRESH_SECONDS
+    with _lock:
+        kept = _values.get(name)
+        if kept is not None and now - kept[0] < refresh and _written_at < kept[0]:
+            return kept[1]
+    value = read()
+    with _lock:
+        _values[name] = (now, value)  # read after ``now``: a write meanwhile makes it old
+    return value
+
+
+def adopt(part: str, latest: Hashable, *, own: bool = False) -> Adopted:
+    """The state of ``part`` a search of this process uses, given the ``latest`` one read
+    now: the view kept, or ``latest`` when the view is the latest, ``own`` (this process made
+    the change), this process served a write since, or the refresh interval has passed."""
+    now = time.monotonic()
+    refresh: float = settings.SEARCH_REFRESH_SECONDS
+    with _lock:
+        view = _views.get(part)
+        if (
+            view is None
+            or view.version == latest
+            or own
+            or _written_at >= view.adopted_at
+            or now - view.adopted_at >= refresh
+        ):
+            _views[part] = _View(latest, now)
+            return Adopted(latest)
+        if view.newer_since is None:
+            view.newer_since = now
+        return Adopted(view.version, now - view.newer_since)
+
+
+# --- the database's version ----------------------------------------------------------------
+
+_serials = itertools.count(1)
+
+
+def version_columns() -> str | None:
+    """The select-list expressions that read the database's version (see the module's
+    docstring), or None where no version can be read: another vendor, or inside a
+    transaction."""
+    if connection.in_atomic_block:
+        return None
+    if connection.vendor == "postgresql":
+        return "pg_current_snapshot()::text"
+    if connection.vendor == "sqlite":
+        return "(SELECT data_version FROM pragma_data_version()), total_changes()"
+    return None
+
+
+def database_version(values: tuple[object, ...]) -> Adopted:
+    """The database's version this process searches with, from the values
+    ``version_columns``' expressions read (its view: see the module's docstring)."""
+    alias = connection.alias
+    if connection.vendor == "sqlite":
+        serial = _connection_serial()
+        latest: Hashable = (serial, *values)
+        with _lock:
+            view = _views.get(f"database:{alias}")
+        # Another connection's counters cannot be compared; this connection's own changes
+        # (total_changes) are this process's writes, seen at once.
+        own = (
+            view is None
+            or not isinstance(view.version, tuple)
+            or (view.version[0] != serial or view.version[-1] != values[-1])
+        )
+        return adopt(f"database:{alias}", latest, own=own)
+    return adopt(f"database:{alias}", values)
+
+
+def _connection_serial() -> int:
+    """A number for the open SQLite connection, new for every connection this process opens:
+    a fresh connection starts its counters again, so they mean nothing without it."""
+    raw = connection.connection
+    known = getattr(connection, "_memo_view_serial", None)
+    if known is None or known[0] is not raw:
+        known = (raw, next(_serials))  # holding ``raw`` keeps its identity from being reused
+        connection._memo_view_serial = known  # type: ignore[attr-defined]
+    return known[1]
