@@ -84,6 +84,34 @@ def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
     return value
 
 
+def _host_port(name: str, raw: str, address: str) -> tuple[str, int]:
+    host, colon, port = address.strip().rpartition(":")
+    if not colon or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ImproperlyConfigured(
+            f"{name}={raw!r}: {address.strip()!r} is not host:port (a port from 1 to 65535)"
+        )
+    return host, int(port)
+
+
+def env_shards(name: str) -> list[tuple[tuple[str, int], list[tuple[str, int]]]]:
+    """Shards of a search cluster, each ``master>replica,replica`` and separated by ``;``: the
+    master's writable server, then its read replicas' servers (none: reads go to the master).
+    Empty or unset: no cluster. Each address is host:port."""
+    raw = os.environ.get(name, "")
+    shards: list[tuple[tuple[str, int], list[tuple[str, int]]]] = []
+    for part in raw.split(";"):
+        if not part.strip():
+            continue
+        master, _sep, replicas = part.partition(">")
+        shards.append(
+            (
+                _host_port(name, raw, master),
+                [_host_port(name, raw, r) for r in replicas.split(",") if r.strip()],
+            )
+        )
+    return shards
+
+
 # Management commands that serve requests: like gunicorn and celery, they need a real SECRET_KEY
 # (or DEBUG=1) and never get the development key file.
 _SERVING_COMMANDS = {"runserver", "testserver", "runserver_plus"}

@@ -21,6 +21,7 @@ from config.env import (
     env_float,
     env_int,
     env_list,
+    env_shards,
     env_str,
     is_offline_management_command,
 )
@@ -377,6 +378,18 @@ SIGNATURE_CHUNK_SIZE = env_int("SIGNATURE_CHUNK_SIZE", 2000, minimum=10)
 # The full-text index (tantivy) of this server: derived from the database, rebuilt from it by
 # `manage.py reindex`. One directory per database; keep it on a local disk.
 SEARCH_INDEX_DIR = Path(env_str("SEARCH_INDEX_DIR", str(VAR_DIR / "search-index")))
+# Which full-text engine searches: tantivy (the embedded default, SEARCH_INDEX_DIR) or
+# Xapian (searchapp/search/xapian/): one local database under SEARCH_INDEX_DIR, or, with
+# SEARCH_XAPIAN_SHARDS, a cluster of xapian-tcpsrv servers read as one database
+# (docs/distributed-search.md).
+SEARCH_BACKEND = env_choice("SEARCH_BACKEND", "tantivy", ("tantivy", "xapian"))
+SEARCH_XAPIAN_SHARDS = env_shards("SEARCH_XAPIAN_SHARDS")
+# A shard server that has not answered within this many seconds is taken as down (the search
+# moves to another replica); one found down is not asked again for SEARCH_XAPIAN_RETRY_SECONDS.
+SEARCH_XAPIAN_TIMEOUT = env_float("SEARCH_XAPIAN_TIMEOUT", 1.0, minimum=0.05, maximum=60.0)
+SEARCH_XAPIAN_RETRY_SECONDS = env_float(
+    "SEARCH_XAPIAN_RETRY_SECONDS", 10.0, minimum=0.0, maximum=3600.0
+)
 # Who applies the index's pending changes (searchapp.search.sync): the writers, once their
 # transaction commits, at most SEARCH_WRITER_APPLY_DOCUMENTS document ids of changed ranges
 # each time (the periodic catch-up applies the rest). Searches apply nothing: measured, searches

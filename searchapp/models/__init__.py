@@ -6,7 +6,11 @@ from searchapp.models.corpus import Corpus, Document, PendingSignature
 from searchapp.models.decisions import DedupSettings, DuplicateDecision
 from searchapp.models.jobs import Job, JobChunk
 from searchapp.models.partial import PartialCopy, PartialFingerprint, PartialIndexed
-from searchapp.models.search_index import DatabaseIdentity, SearchIndexChange
+from searchapp.models.search_index import (
+    DatabaseIdentity,
+    SearchIndexChange,
+    SearchIndexCursor,
+)
 from searchapp.models.signatures import BandKey, Cluster, ClusterMember, Signature, SignatureSet
 from searchapp.models.topics import TopicAnchor
 
@@ -26,6 +30,7 @@ __all__ = [
     "PartialIndexed",
     "PendingSignature",
     "SearchIndexChange",
+    "SearchIndexCursor",
     "Signature",
     "SignatureSet",
     "TopicAnchor",

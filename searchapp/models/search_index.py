@@ -5,7 +5,9 @@ derived from it. Every write that changes what a document says (ingest, edit, de
 row here in the same transaction, naming the range of document ids it touched. The index
 applies a row by deleting those ids and re-adding the ones that still exist, which is
 idempotent, and deletes the row only after the index has committed: a crash at any point
-leaves the row to be applied again, never a change lost.
+leaves the row to be applied again, never a change lost. A Xapian index deletes nothing: it
+follows the rows by position (SearchIndexCursor; searchapp.search.outbox), and rows go once
+every follower has passed them.
 """
 
 from __future__ import annotations
@@ -31,6 +33,20 @@ class SearchIndexChange(models.Model):
 
     def __str__(self) -> str:
         return f"documents {self.first_id}..{self.last_id}"
+
+
+class SearchIndexCursor(models.Model):
+    """How far one index that follows the outbox by position has read it (the Xapian ones;
+    the tantivy index deletes the rows it applied). The index records its position itself,
+    committed with the documents; this row is its copy for the others: outbox rows every
+    cursor seen lately has passed are deleted (searchapp.search.outbox)."""
+
+    name = models.CharField(max_length=400, unique=True)  # the index: its kind, host and place
+    position = models.BigIntegerField(default=0)  # every row up to this id is applied
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"{self.name} at {self.position}"
 
 
 class DatabaseIdentity(models.Model):

@@ -20,7 +20,14 @@ from django.utils.safestring import SafeString, mark_safe
 
 from searchapp.search.analysis import UNSPACED_CHARS
 
-__all__ = ["SNIPPET_CHARS", "leading_text", "snippet_html", "unspaced_runs", "window_html"]
+__all__ = [
+    "SNIPPET_CHARS",
+    "fragment_html",
+    "leading_text",
+    "snippet_html",
+    "unspaced_runs",
+    "window_html",
+]
 
 SNIPPET_CHARS = 180
 _UNSPACED = re.compile(f"[{UNSPACED_CHARS}]")
@@ -100,6 +107,18 @@ def snippet_html(snippet: tantivy.Snippet, runs: tuple[str, ...] = ()) -> SafeSt
     if runs:
         ranges = _kept(fragment, ranges, runs)
     return _marked(fragment, ranges) if ranges else None
+
+
+def fragment_html(
+    fragment: str, ranges: list[tuple[int, int]], runs: tuple[str, ...] = ()
+) -> SafeString | None:
+    """``fragment`` escaped with the character ranges ``ranges`` (sorted, apart) marked, as
+    snippet_html marks a tantivy snippet's; None when nothing is left marked."""
+    encoded = fragment.encode()
+    byte_ranges = [(len(fragment[:a].encode()), len(fragment[:b].encode())) for a, b in ranges]
+    if runs:
+        byte_ranges = _kept(encoded, byte_ranges, runs)
+    return _marked(encoded, byte_ranges) if byte_ranges else None
 
 
 def window_html(text: str, runs: tuple[str, ...]) -> SafeString | None:

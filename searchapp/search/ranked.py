@@ -183,6 +183,7 @@ class NoMatches:
     sort: SortOrder = "relevance"
     suggestion: str | None = None
     rewritten_query: str | None = None
+    total_estimated: bool = False  # tantivy counts every match
     memo_key: Hashable | None = None  # nothing worth remembering
 
     def ranked(self, stop: int) -> list[RankedHit]:
@@ -216,6 +217,7 @@ class TantivyRanked:
     message: str | None = None
     suggestion: str | None = None
     rewritten_query: str | None = None
+    total_estimated: bool = False  # tantivy counts every match
     # Settled hits as arrays (ids, scores) in ranked order; RankedHit objects are made only for
     # the ones asked for (a run of equal scores reads up to MAX_TIED hits, a page shows tens).
     _ids: np.ndarray = field(default_factory=lambda: _NO_IDS)

@@ -5,7 +5,9 @@ own transaction). Here the rows are applied: each row's id range is deleted from
 documents of that range that still exist are re-added as they are now, the index commits, and
 only then are the rows deleted. Applying a row twice gives the same index, and the order of
 rows does not matter (each re-reads the database), so a crash anywhere between the two commits
-is repaired by the next sync.
+is repaired by the next sync. A Xapian index (SEARCH_BACKEND=xapian) deletes no row: it records
+how far it has applied them, committed with its documents, so that every index following the
+outbox receives every change (searchapp.search.outbox).
 
 Who applies: the writers. An ingest applies after every batch, through one long-lived
 ``IndexSession``; any other write applies its own rows once its transaction commits
@@ -33,14 +35,17 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import TypeVar
 
 from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
+import searchapp.search.outbox as outbox
 from searchapp.db_values import aware_datetime
 from searchapp.memo.view import within_view
 from searchapp.models import DatabaseIdentity, Document, SearchIndexChange
+from searchapp.search.outbox import merged_spans, within_budget
 from searchapp.search.text_index import (
     WRITER_HEAP_BYTES,
     WRITER_THREADS,
@@ -52,6 +57,8 @@ from searchapp.search.text_index import (
     epoch_seconds,
     open_index,
 )
+from searchapp.search.xapian import Cluster, LocalXapianIndex, XapianIndex, xapian_index
+from searchapp.search.xapian.store import XapianWriter
 
 __all__ = [
     "IndexSession",
@@ -61,6 +68,7 @@ __all__ = [
     "search_index_before_search",
     "search_index_here",
     "search_index_open",
+    "search_index_open_xapian",
     "search_index_pending",
     "search_index_rebuild",
     "search_index_session",
@@ -88,9 +96,18 @@ class SyncReport:
     busy: bool = False  # someone else was writing; nothing was done
 
 
-def _index() -> TextIndex:
+AnyIndex = TextIndex | XapianIndex
+AnyWriter = Writer | XapianWriter
+
+
+def _index() -> AnyIndex:
+    """The index SEARCH_BACKEND searches (and so the one the outbox is applied to)."""
+    if settings.SEARCH_BACKEND == "xapian":
+        return search_index_open_xapian()
     return search_index_open()
 
+
+_Claimable = TypeVar("_Claimable", TextIndex, LocalXapianIndex)
 
 # The index directories this process found (or made) to be this database's: checked once each.
 _owned: set[tuple[Path, str]] = set()
@@ -117,7 +134,7 @@ def _database_id() -> str:
     return str(identity.database_id)
 
 
-def _index_owner(index: TextIndex) -> str | None:
+def _index_owner(index: TextIndex | LocalXapianIndex) -> str | None:
     """The id of the database whose documents the index holds (None when not recorded)."""
     try:
         return (index.root / "DATABASE").read_text().strip() or None
@@ -125,7 +142,7 @@ def _index_owner(index: TextIndex) -> str | None:
         return None
 
 
-def _record_owner(index: TextIndex, database_id: str) -> None:
+def _record_owner(index: TextIndex | LocalXapianIndex, database_id: str) -> None:
     try:
         index.root.mkdir(parents=True, exist_ok=True)
         temporary = index.root / f".DATABASE.{os.getpid()}"
@@ -137,18 +154,21 @@ def _record_owner(index: TextIndex, database_id: str) -> None:
         ) from exc
 
 
-def _built(index: TextIndex) -> bool:
+def _built(index: TextIndex | LocalXapianIndex) -> bool:
     """Whether an index was ever built there (its CURRENT names a generation)."""
     return (index.root / "CURRENT").is_file()
 
 
-def _foreign(index: TextIndex, owner: str | None) -> bool:
+def _foreign(index: TextIndex | LocalXapianIndex, owner: str | None) -> bool:
     """Whether an index not recorded as this database's holds another's documents: one that
     names another database does; one built before databases were recorded is taken as this
     one's (an upgrade keeps its index), unless it holds documents while this database has none."""
     if owner is not None:
         return True
-    return index.searcher().num_docs > 0 and not Document.objects.exists()
+    held = (
+        index.document_count() if isinstance(index, LocalXapianIndex) else index.searcher().num_docs
+    )
+    return held > 0 and not Document.objects.exists()
 
 
 def search_index_open() -> TextIndex:
@@ -160,7 +180,20 @@ def search_index_open() -> TextIndex:
     were recorded (see ``_foreign``), is claimed. Raises IndexWriteError when that cannot be
     written (never serving the other database's documents instead).
     """
-    index = open_index(settings.SEARCH_INDEX_DIR)
+    return _claimed(open_index(settings.SEARCH_INDEX_DIR))
+
+
+def search_index_open_xapian() -> XapianIndex:
+    """The Xapian index (searchapp.search.xapian): the local database claimed for this
+    database as search_index_open claims tantivy's; a cluster as configured (its shards hold
+    whatever the databases that write to them wrote)."""
+    index = xapian_index()
+    if isinstance(index, Cluster):
+        return index
+    return _claimed(index)
+
+
+def _claimed(index: _Claimable) -> _Claimable:
     database_id = _database_id()
     if (index.root, database_id) in _owned:
         return index
@@ -184,6 +217,8 @@ def search_index_here() -> bool:
     """Whether this machine holds the deployment's index: its directory exists (made by the
     first ingest, search or ``manage.py reindex`` here). A machine that runs only workers has
     none, and applying the outbox there would build a stray index that no search reads."""
+    if settings.SEARCH_BACKEND == "xapian" and settings.SEARCH_XAPIAN_SHARDS:
+        return True  # the cluster's masters are written from any machine
     return Path(settings.SEARCH_INDEX_DIR).is_dir()
 
 
@@ -192,6 +227,8 @@ BEHIND_AFTER_SECONDS = 60
 
 
 def _oldest_pending() -> datetime | None:
+    if settings.SEARCH_BACKEND == "xapian":  # rows stay after they are applied: by position
+        return aware_datetime(outbox.oldest_pending_after(xapian_index().follower_name))
     # Plain SQL: every search asks, and the ORM compiled the query each time (~0.4 ms of a
     # search's CPU at 1M documents, profiled).
     with connection.cursor() as cursor:
@@ -220,6 +257,8 @@ def search_index_before_search() -> datetime | None:
 
 def search_index_pending() -> int:
     """Outbox rows not yet applied (0 when the index is up to date)."""
+    if settings.SEARCH_BACKEND == "xapian":
+        return outbox.pending_after(xapian_index().follower_name)
     return SearchIndexChange.objects.count()
 
 
@@ -247,37 +286,12 @@ def _documents_between(first_id: int, last_id: int) -> Iterator[list[IndexedDocu
         after = rows[-1][0]
 
 
-def _merged(rows: Sequence[tuple[int, int, int]]) -> list[tuple[int, int, list[int]]]:
-    """The rows' id spans merged where they overlap or touch: ``(first, last, row ids)``."""
-    merged: list[tuple[int, int, list[int]]] = []
-    for row_id, first, last in sorted(rows, key=lambda row: (row[1], row[2])):
-        if merged and first <= merged[-1][1] + 1:
-            merged[-1] = (merged[-1][0], max(merged[-1][1], last), [*merged[-1][2], row_id])
-        else:
-            merged.append((first, last, [row_id]))
-    return merged
-
-
-def _within(rows: Sequence[tuple[int, int, int]], budget: int) -> list[tuple[int, int, int]]:
-    """The rows, in order, whose id spans fit in ``budget`` ids together; wider rows skipped.
-
-    An id span bounds the documents a row re-adds (ids are unique), so a caller holding to a
-    budget never re-indexes more than it, however wide a range some writer recorded.
-    """
-    taken: list[tuple[int, int, int]] = []
-    for row in rows:
-        span = row[2] - row[1] + 1
-        if span <= budget:
-            taken.append(row)
-            budget -= span
-    return taken
-
-
 class IndexSession:
     """One writer kept open across many syncs (an ingest), committing every ``commit_every``
-    documents and on close. Outbox rows are deleted only after the commit that covers them."""
+    documents and on close. The tantivy index deletes outbox rows only after the commit that
+    covers them; a Xapian index records its position instead (searchapp.search.outbox)."""
 
-    def __init__(self, writer: Writer, *, commit_every: int) -> None:
+    def __init__(self, writer: AnyWriter, *, commit_every: int) -> None:
         self.writer = writer
         self.commit_every = commit_every
         self.report = SyncReport()
@@ -289,8 +303,11 @@ class IndexSession:
         self._written: dict[int, IndexedDocument] = {}
         # Rows are read in id order past this cursor. A row that commits later with a smaller id
         # (concurrent PostgreSQL transactions) is not lost: rows are deleted by id, so it stays
-        # for the next sync.
-        self._after = 0
+        # for the next sync; an index following by position looks for it among its gaps.
+        self._position = writer.position() if isinstance(writer, XapianWriter) else None
+        self._after = self._position.after if self._position is not None else 0
+        self._read_up_to = self._after
+        self._skipped: list[int] = []  # rows left for the budget (the position stays below)
 
     def written(self, rows: Sequence[int], documents: Sequence[IndexedDocument]) -> None:
         """Tell the session that this process just committed outbox ``rows`` with ``documents``
@@ -325,9 +342,24 @@ class IndexSession:
             self._own_rows.clear()
             self._written.clear()
 
+    def _apply(self, rows: list[tuple[int, int, int]]) -> None:
+        for first, last, row_ids in merged_spans(rows):
+            self.writer.delete_range(first, last)
+            for chunk in self._documents(first, last, row_ids):
+                self.report.documents += self.writer.add(chunk)
+        self._applied += [row[0] for row in rows]
+        self.report.changes += len(rows)
+
     def _sync(self, *, max_documents: int | None, max_rows: int | None) -> None:
         budget = max_documents
         seen = 0
+        if self._position is not None and self._position.gaps:
+            late = list(
+                SearchIndexChange.objects.filter(id__in=list(self._position.gaps))
+                .order_by("id")
+                .values_list("id", "first_id", "last_id")
+            )
+            self._apply(late)
         while budget is None or budget > 0:
             take = ROWS_PER_ROUND if max_rows is None else min(ROWS_PER_ROUND, max_rows - seen)
             if take <= 0:
@@ -340,22 +372,27 @@ class IndexSession:
             if not rows:
                 break
             seen += len(rows)
-            self._after = rows[-1][0]
+            self._after = self._read_up_to = rows[-1][0]
             if budget is not None:
-                rows = _within(rows, budget)
+                read = rows
+                rows = within_budget(rows, budget)
                 budget -= sum(last - first + 1 for _id, first, last in rows)
-            for first, last, row_ids in _merged(rows):
-                self.writer.delete_range(first, last)
-                for chunk in self._documents(first, last, row_ids):
-                    self.report.documents += self.writer.add(chunk)
-            self._applied += [row[0] for row in rows]
-            self.report.changes += len(rows)
+                self._skipped += sorted({r[0] for r in read} - {r[0] for r in rows})
+            self._apply(rows)
             if self.writer.uncommitted >= self.commit_every:
                 self.commit()
 
     def commit(self) -> None:
-        self.writer.commit()
         applied, self._applied = self._applied, []
+        if self._position is not None and isinstance(self.writer, XapianWriter):
+            position = self._position.advanced(applied, self._skipped, self._read_up_to)
+            self.writer.record_position(position.dumps())
+            self.writer.commit()
+            self._position, self._skipped = position, []
+            outbox.record_cursor(self.writer.name, position.after)
+            outbox.collect_garbage()
+            return
+        self.writer.commit()
         for start in range(0, len(applied), 500):
             SearchIndexChange.objects.filter(id__in=applied[start : start + 500]).delete()
 
@@ -378,15 +415,14 @@ def search_index_session(
     keeps it). ``long`` (an ingest) tells searches not to wait for this writer."""
     with contextlib.ExitStack() as stack:
         try:
-            writer = stack.enter_context(
-                _index().writer(
-                    wait=wait,
-                    patience=patience,
-                    long=long,
-                    heap_bytes=heap_bytes,
-                    threads=threads,
-                )
+            opening: contextlib.AbstractContextManager[AnyWriter] = _index().writer(
+                wait=wait,
+                patience=patience,
+                long=long,
+                heap_bytes=heap_bytes,
+                threads=threads,
             )
+            writer = stack.enter_context(opening)
         except IndexBusy:
             yield None
             return
@@ -450,7 +486,7 @@ def search_index_apply_written() -> SyncReport | None:
     ingest applies every row it finds itself), and only where the index is. Never raises: the
     write has committed, and the outbox keeps what was not applied."""
     budget = settings.SEARCH_WRITER_APPLY_DOCUMENTS
-    if budget <= 0 or not search_index_here() or not SearchIndexChange.objects.exists():
+    if budget <= 0 or not search_index_here() or _oldest_pending() is None:
         return None
     return _apply_quietly(
         max_documents=budget,
@@ -468,7 +504,7 @@ def search_index_apply_pending() -> SyncReport | None:
 
 
 def search_index_rebuild(
-    *, progress: Callable[[int], object] | None = None, index: TextIndex | None = None
+    *, progress: Callable[[int], object] | None = None, index: AnyIndex | None = None
 ) -> int:
     """Build the whole index anew from the database and switch it in; returns documents indexed.
 
@@ -480,12 +516,24 @@ def search_index_rebuild(
     bounds = Document.objects.order_by("id").values_list("id", flat=True)
     first, last = bounds.first(), bounds.last()
     indexed = 0
-    with (index or _index()).rebuild() as writer:
+    target = index or _index()
+    with target.rebuild() as writer:
         if first is not None and last is not None:
             for chunk in _documents_between(first, last):
                 indexed += writer.add(chunk)
                 if progress is not None:
                     progress(len(chunk))
+        if isinstance(writer, XapianWriter):
+            # Rows recorded before the read began are in it: its position is past them (and
+            # rows below it made later are looked for as gaps), committed with the documents.
+            position = outbox.Position(min(covered, default=1) - 1).advanced(
+                covered, (), max(covered, default=0)
+            )
+            writer.record_position(position.dumps())
+    if isinstance(target, Cluster | LocalXapianIndex):
+        outbox.record_cursor(target.follower_name, position.after)
+        outbox.collect_garbage()
+        return indexed
     # Rows recorded before the read began are in the new index; later ones stay pending.
     for start in range(0, len(covered), 500):
         SearchIndexChange.objects.filter(id__in=covered[start : start + 500]).delete()

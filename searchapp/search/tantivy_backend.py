@@ -31,15 +31,13 @@ from __future__ import annotations
 
 import logging
 import math
-import re
 from dataclasses import dataclass, field
 
 import tantivy
 from django.conf import settings
-from django.db.models.functions import Substr
 from django.utils.safestring import mark_safe
 
-from searchapp.models import Document
+import searchapp.search.spelling as spelling
 from searchapp.search.adjacency import adjacent_words_bonus
 from searchapp.search.analysis import (
     DEFAULT_FIELDS,
@@ -69,7 +67,8 @@ from searchapp.search.query import (
     Term,
     parse_query,
 )
-from searchapp.search.ranked import SNIPPET_SOURCE_CHARS, NoMatches, TantivyRanked
+from searchapp.search.ranked import NoMatches, TantivyRanked
+from searchapp.search.spelling import WITNESS_DOCUMENTS
 from searchapp.search.sync import search_index_before_search, search_index_open
 from searchapp.search.text_index import (
     CORPUS,
@@ -97,13 +96,6 @@ __all__ = [
 TITLE_BOOST = 1.0
 # A prefix searches at most this many words (its most frequent) per field.
 MAX_PREFIX_TERMS = 50
-# Words shorter than this get no spelling suggestion (too many words are one edit away).
-MIN_SUGGEST_CHARS = 3
-# Candidate stems whose documents are read to confirm a spelling, at most, and how many
-# documents each (a query and a database read per stem; only for a word no document holds).
-MAX_SUGGESTION_CHECKS = 5
-WITNESS_DOCUMENTS = 3
-MAX_SUGGESTED_WORDS = 3
 
 Occur = tantivy.Occur
 Query = tantivy.Query
@@ -258,85 +250,29 @@ def compile_query(
 
 # --- spelling ------------------------------------------------------------------------------
 
-_LETTERS = "abcdefghijklmnopqrstuvwxyz"
-# The letters tried in a misspelled word's place, by its script. Scripts written without spaces
-# get no suggestion: any run of their characters already finds the documents holding it.
-_ALPHABETS = (
-    (re.compile("[\u0400-\u04ff]"), "абвгдеёжзийклмнопрстуфхцчшщъыьэюяіїєґў"),
-    (re.compile("[\u0370-\u03ff]"), "αβγδεζηθικλμνξοπρστυφχψωάέήίόύώϊϋς"),
-    (re.compile("[\u0600-\u06ff]"), "ءآأؤإئابةتثجحخدذرزسشصضطظعغفقكلمنهوىي"),
-    (re.compile("[\u0590-\u05ff]"), "אבגדהוזחטיכךלמםנןסעפףצץקרשת"),
-    (re.compile("[\u00c0-\u024f]"), _LETTERS + "àâäçéèêëîïôöùûüÿñßæœøåáíóúãõ"),
-)
 
+@dataclass(frozen=True)
+class _TantivyVocabulary:
+    """The spelling's questions (searchapp.search.spelling.Vocabulary) asked of a searcher."""
 
-def _alphabet(word: str) -> str | None:
-    if word.isascii():
-        return _LETTERS
-    for script, letters in _ALPHABETS:
-        if script.search(word):
-            return letters
-    return None
+    searcher: tantivy.Searcher
 
-
-def _one_edit_away(word: str, letters: str = _LETTERS) -> set[str]:
-    splits = [(word[:i], word[i:]) for i in range(len(word) + 1)]
-    deletes = [a + b[1:] for a, b in splits if b]
-    swaps = [a + b[1] + b[0] + b[2:] for a, b in splits if len(b) > 1]
-    replaces = [a + c + b[1:] for a, b in splits if b for c in letters]
-    inserts = [a + c + b for a, b in splits for c in letters]
-    return set(deletes + swaps + replaces + inserts) - {word}
-
-
-def _documents_with(searcher: tantivy.Searcher, term: str, pair: FieldPair) -> int:
-    return int(searcher.doc_freq(pair.text, term)) + int(searcher.doc_freq(pair.title, term))
-
-
-def _words_of_documents_with(
-    searcher: tantivy.Searcher, stem: str, pair: FieldPair, corpus_id: int | None
-) -> set[str]:
-    """The words (folded, unstemmed) of a few documents holding ``stem`` (in the corpus)."""
-    either = Query.boolean_query(
-        [(Occur.Should, Query.term_query(SCHEMA, f, stem)) for f in (pair.title, pair.text)]
-    )
-    if corpus_id is not None:
-        either = Query.boolean_query(
-            [(Occur.Must, either), (Occur.Must, Query.term_query(SCHEMA, CORPUS, corpus_id))]
+    def documents_with(self, term: str, pair: FieldPair) -> int:
+        return int(self.searcher.doc_freq(pair.text, term)) + int(
+            self.searcher.doc_freq(pair.title, term)
         )
-    found = searcher.search(either, WITNESS_DOCUMENTS, count=False)
-    ids = searcher.fast_field_values("id", [address for _score, address in found.hits])
-    rows = (
-        Document.objects.filter(id__in=[i for i in ids if i is not None])
-        .annotate(head=Substr("text", 1, SNIPPET_SOURCE_CHARS))
-        .values_list("title", "head")
-    )
-    return {word for title, head in rows for word in fold(f"{title} {head}")}
 
-
-def _correction(
-    searcher: tantivy.Searcher, word: str, corpus_id: int | None, pairs: tuple[FieldPair, ...]
-) -> str | None:
-    # The index holds stems: "alled" and "called" both look up a known stem ("all", "call").
-    # A candidate is kept only if a document holding its stem spells it so, which rejects the
-    # non-words a stem lets through; stems are tried most frequent first, in the fields of
-    # every language that has documents.
-    letters = _alphabet(word)
-    if letters is None:
-        return None
-    by_stem: dict[tuple[FieldPair, str], list[str]] = {}
-    for candidate in sorted(_one_edit_away(word, letters)):
-        for pair in pairs:
-            tokens = analyze(candidate, pair)
-            if len(tokens) == 1:
-                by_stem.setdefault((pair, tokens[0]), []).append(candidate)
-    counts = {key: _documents_with(searcher, key[1], key[0]) for key in by_stem}
-    known = sorted((k for k in by_stem if counts[k]), key=lambda k: (-counts[k], k[1], k[0].text))
-    for pair, stem in known[:MAX_SUGGESTION_CHECKS]:
-        spelled = _words_of_documents_with(searcher, stem, pair, corpus_id)
-        for candidate in by_stem[(pair, stem)]:
-            if "".join(fold(candidate)) in spelled:
-                return candidate
-    return None
+    def witnesses(self, stem: str, pair: FieldPair, corpus_id: int | None) -> list[int]:
+        either = Query.boolean_query(
+            [(Occur.Should, Query.term_query(SCHEMA, f, stem)) for f in (pair.title, pair.text)]
+        )
+        if corpus_id is not None:
+            either = Query.boolean_query(
+                [(Occur.Must, either), (Occur.Must, Query.term_query(SCHEMA, CORPUS, corpus_id))]
+            )
+        found = self.searcher.search(either, WITNESS_DOCUMENTS, count=False)
+        ids = self.searcher.fast_field_values("id", [address for _score, address in found.hits])
+        return [int(i) for i in ids if i is not None]
 
 
 def suggest_spelling(
@@ -346,38 +282,10 @@ def suggest_spelling(
     corpus_id: int | None = None,
     pairs: tuple[FieldPair, ...] = (DEFAULT_FIELDS,),
 ) -> str | None:
-    """The query with each word no document holds replaced by its likeliest spelling (one
-    edit away, most documents, spelled so in a document of ``corpus_id`` when given); None
-    when every word is known or none has a correction. At most MAX_SUGGESTED_WORDS unknown
-    words are looked at (a query of gibberish costs no more than three). Words of alphabetic
-    scripts only (Latin, Cyrillic, Greek, Arabic, Hebrew), looked up in ``pairs``' fields."""
-    corrections: dict[str, str] = {}
-    tried = 0
-    for word in parsed.plain_terms():
-        if tried >= MAX_SUGGESTED_WORDS:
-            break
-        if len(word) < MIN_SUGGEST_CHARS or not word.isalpha() or unspaced_runs([word]):
-            continue
-        if word in STOPWORDS:
-            continue
-        known = False
-        for pair in pairs:
-            tokens = analyze(word, pair)
-            if not tokens or any(_documents_with(searcher, t, pair) for t in tokens):
-                known = True
-                break
-        if known:
-            continue
-        tried += 1
-        fixed = _correction(searcher, word, corpus_id, pairs)
-        if fixed is not None:
-            corrections[word] = fixed
-    if not corrections:
-        return None
-    text = " ".join(parsed.original.split())
-    for wrong, right in corrections.items():
-        text = re.sub(rf"(?<!\w){re.escape(wrong)}(?!\w)", right, text, flags=re.IGNORECASE)
-    return text
+    """searchapp.search.spelling.suggest_spelling on this searcher's vocabulary."""
+    return spelling.suggest_spelling(
+        parsed, _TantivyVocabulary(searcher), corpus_id=corpus_id, pairs=pairs
+    )
 
 
 class TantivyBackend:

@@ -21,8 +21,15 @@ __all__ = [
     "RankedHit",
     "RankedSearch",
     "SearchBackend",
+    "SearchUnavailable",
     "SortOrder",
 ]
+
+
+class SearchUnavailable(Exception):
+    """The search servers cannot answer (a shard with no server up): the message is a sentence
+    for the person searching, naming what is down; pages and the API answer 503 with it."""
+
 
 # "relevance": best BM25 score first; "date": newest first (documents without a date last).
 SortOrder = Literal["relevance", "date"]
@@ -68,6 +75,8 @@ class RankedSearch(Protocol):
     """
 
     total_matches: int
+    # total_matches is the engine's estimate (it stopped matching early), not a count.
+    total_estimated: bool
     sort: SortOrder
     message: str | None
     suggestion: str | None

@@ -168,6 +168,7 @@ def _page(
         threshold=folded.threshold if group == "minhash" else None,
         max_distance=folded.max_distance if group == "simhash" else None,
         total_matches=ranked.total_matches,
+        total_estimated=ranked.total_estimated,
         took_ms=round(folded.took_ms, 3),
         grouping_ms=round(folded.grouping_ms, 3) if group != "none" else 0.0,
         groups=page_groups(

@@ -165,6 +165,9 @@ class SearchPage:
     topic_groups: int | None = None
     # The page asked for is past the last one (``num_pages`` says how many there are).
     past_last_page: bool = False
+    # ``total_matches`` is the engine's estimate, not a count (Xapian stopped matching early):
+    # the page says "about".
+    total_estimated: bool = False
 
     @property
     def has_previous(self) -> bool:

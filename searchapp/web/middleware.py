@@ -1,4 +1,5 @@
-"""Response headers Django does not set itself, and a 503 while the database is unreachable."""
+"""Response headers Django does not set itself, and a 503 while the database or the search
+servers are unreachable."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from django.conf import settings
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.template.loader import render_to_string
+
+from searchapp.search import SearchUnavailable
 
 __all__ = ["ContentSecurityPolicyMiddleware", "DatabaseUnavailableMiddleware"]
 
@@ -59,6 +62,8 @@ class DatabaseUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, SearchUnavailable):
+            return _search_unavailable(request, exception)
         if not isinstance(exception, OperationalError | InterfaceError):
             return None
         logger.warning("database unavailable for %s: %s", request.path, str(exception)[:300])
@@ -72,3 +77,17 @@ class DatabaseUnavailableMiddleware:
             response = HttpResponse(render_to_string("503.html"), status=503)
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)
         return response
+
+
+def _search_unavailable(request: HttpRequest, exception: SearchUnavailable) -> HttpResponse:
+    """A search whose servers are down (a shard with no replica answering): a 503 naming
+    them, never a list missing that shard's documents."""
+    message = str(exception)
+    logger.warning("search unavailable for %s: %s", request.path, message[:300])
+    response: HttpResponse
+    if request.path.startswith("/api/"):
+        response = JsonResponse({"detail": message}, status=503)
+    else:
+        response = HttpResponse(render_to_string("503.html", {"message": message}), status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response

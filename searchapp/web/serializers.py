@@ -134,6 +134,10 @@ class TopicOut(BaseModel):
 class SearchOut(BaseModel):
     query: str
     total_matches: int = Field(description="every document matching the query (all pages)")
+    total_matches_estimated: bool = Field(
+        description="total_matches is the search engine's estimate (Xapian stops counting "
+        "past 10,000 matches), not an exact count"
+    )
     took_ms: float
     grouping_ms: float
     group: GroupMethod
@@ -257,6 +261,7 @@ def search_out(page: SearchPage) -> SearchOut:
     return SearchOut(
         query=page.query,
         total_matches=page.total_matches,
+        total_matches_estimated=page.total_estimated,
         took_ms=page.took_ms,
         grouping_ms=page.grouping_ms,
         group=page.group,  # type: ignore[arg-type]
@@ -310,6 +315,7 @@ CSV_COLUMNS = [
     "score",
     "snippet",
 ]
+
 
 def _csv_date(when: datetime | None) -> str:
     # ISO 8601 in UTC, as the JSON writes it ("2024-05-06T07:08:00Z"); empty when undated.

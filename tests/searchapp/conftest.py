@@ -33,6 +33,29 @@ def _no_bulk_load_remembered() -> Iterator[None]:
     clusters.bulk_load_forget()
 
 
+BACKENDS = ("tantivy", "xapian")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    # The search-facing modules (marked both_backends) run every test once per backend; CI
+    # time is why the rest of the suite runs on the default (tantivy) only.
+    definition = metafunc.definition
+    if definition.get_closest_marker("both_backends") and not definition.get_closest_marker(
+        "tantivy_only"
+    ):
+        metafunc.parametrize("search_backend", BACKENDS, indirect=True)
+
+
+@pytest.fixture(autouse=True)
+def search_backend(request: pytest.FixtureRequest, settings: pytest.FixtureRequest) -> str:
+    """The backend a test searches (SEARCH_BACKEND): tantivy, or each in turn for a
+    both_backends module. A local Xapian database lives in the test's own index folder."""
+    backend = getattr(request, "param", "tantivy")
+    settings.SEARCH_BACKEND = backend  # type: ignore[attr-defined]
+    settings.SEARCH_XAPIAN_SHARDS = []  # type: ignore[attr-defined]
+    return str(backend)
+
+
 @pytest.fixture(autouse=True)
 def _tasks_run_inline(settings: pytest.FixtureRequest) -> None:
     settings.CELERY_TASK_ALWAYS_EAGER = True
@@ -56,6 +79,7 @@ def _writes_searchable(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
     if request.node.get_closest_marker("writers_apply"):
         return
     from searchapp.search import sync, tantivy_backend
+    from searchapp.search.xapian import backend as xapian_backend
 
     before = tantivy_backend.search_index_before_search
 
@@ -67,6 +91,7 @@ def _writes_searchable(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
         return before()
 
     monkeypatch.setattr(tantivy_backend, "search_index_before_search", applied_then_checked)
+    monkeypatch.setattr(xapian_backend, "search_index_before_search", applied_then_checked)
 
 
 @pytest.fixture

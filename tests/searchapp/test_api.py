@@ -12,7 +12,7 @@ from django.test import Client
 from searchapp.web.api import api
 from searchapp.web.api.schemas import MemberOut, SearchOut
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.both_backends]
 
 QUERY = "Riverton solar farm airfield"
 

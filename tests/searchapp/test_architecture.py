@@ -379,7 +379,8 @@ def test_each_feature_has_its_folder_and_the_map_names_it() -> None:
 # value follows from their arguments alone, bounded by lru_cache's maxsize or by a domain as
 # small as the languages; and process state that is not a value of a search (index handles,
 # the database's identity, the broker probe, the planner's counts, the active signature set's
-# instance per method, re-read on every search).
+# instance per method, re-read on every search; the Xapian cluster's connections per
+# configuration and the servers found down, asked again after SEARCH_XAPIAN_RETRY_SECONDS).
 PURE_BOUNDED_HELPERS = {
     "searchapp.templatetags.result_html._ordinal",
     "searchapp.templatetags.result_html._date",
@@ -394,6 +395,9 @@ PURE_BOUNDED_HELPERS = {
 }
 PROCESS_STATE = {
     "searchapp.search.text_index._indexes",
+    "searchapp.search.xapian.store._indexes",
+    "searchapp.search.xapian._clusters",
+    "searchapp.search.xapian.cluster._down_until",
     "searchapp.search.sync._database_ids",
     "searchapp.publishing._broker_cache",
     "searchapp.publishing._broker_refreshing",

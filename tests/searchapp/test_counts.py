@@ -12,7 +12,7 @@ import pytest
 from corpora import DEMO_QUERY, make_demo
 from django.test import Client
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.both_backends]
 
 SUMMARY = re.compile(
     r"^(?:(?P<matches>[\d,]+) match(?:es)?|Topic “(?P<topic>[^”]+)”: (?P<results>[\d,]+) results? in (?P<groups>[\d,]+) groups?)"

@@ -19,7 +19,7 @@ from searchapp.selectors.documents import explain_pair
 from searchapp.selectors.search import search_grouped
 from searchapp.services.signatures.signing import signatures_sign_pending
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.both_backends]
 
 # Two reports that differ in one character (the minute of the first goal: 三 -> 四).
 ZH = (
@@ -87,6 +87,10 @@ def cjk() -> dict[str, int]:
     return ids
 
 
+# The two reports' texts are equally long and only their titles differ in length: which ranks
+# first (and so represents) is a tie on tantivy (per-field BM25: the lower id wins), and the
+# shorter title on Xapian 1.4 (BM25 by the whole document's length). The fold is the same.
+@pytest.mark.tantivy_only
 @pytest.mark.parametrize("group", ["minhash", "simhash"])
 def test_two_chinese_reports_differing_in_one_character_fold(cjk, group):
     assert folded("报道", group, cjk, hits=3) == [("zh", ["zh-edit"])]

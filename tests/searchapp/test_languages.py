@@ -132,6 +132,7 @@ def test_ingest_stores_each_documents_language(mixed: dict[str, int]) -> None:
     assert dict(Document.objects.values_list("external_id", "lang")) == LANGS
 
 
+@pytest.mark.both_backends
 @pytest.mark.parametrize(
     ("query", "expected"),
     [
@@ -154,6 +155,7 @@ def test_a_word_in_any_language_finds_its_document_through_the_api(
     assert _api(client, query) == expected
 
 
+@pytest.mark.both_backends
 def test_the_search_page_finds_cjk_words_and_shows_each_hits_language(
     client: Client, mixed: dict[str, int]
 ) -> None:
@@ -168,6 +170,7 @@ def test_the_search_page_finds_cjk_words_and_shows_each_hits_language(
         assert f'<span class="hit-lang" lang="en">{language}</span>' in page, query
 
 
+@pytest.mark.both_backends
 def test_the_language_filter_keeps_one_language(client: Client, mixed: dict[str, int]) -> None:
     assert _api(client, "雨") == ["ja-weather"]
     assert _api(client, "雨", lang="ja") == ["ja-weather"]
@@ -193,6 +196,7 @@ def test_an_unknown_language_filter_is_a_clear_error(
     assert "天気予報" not in page.content.decode()
 
 
+@pytest.mark.both_backends
 def test_phrases_and_prefixes_work_in_unspaced_scripts(mixed: dict[str, int]) -> None:
     backend = get_backend()
     by_id = {v: k for k, v in mixed.items()}
@@ -207,6 +211,7 @@ def test_phrases_and_prefixes_work_in_unspaced_scripts(mixed: dict[str, int]) ->
     assert found("日本队 -以三比一") == ["zh-match"]
 
 
+@pytest.mark.both_backends
 def test_highlighting_marks_the_query_characters_together(mixed: dict[str, int]) -> None:
     hits = get_backend().search("日本队", limit=10).hits
     snippet = next(h.snippet_html for h in hits if h.document_id == mixed["zh-match"])
@@ -222,6 +227,7 @@ def test_highlighting_marks_the_query_characters_together(mixed: dict[str, int])
     assert "<mark>станций</mark>" in hits[0].snippet_html
 
 
+@pytest.mark.both_backends
 def test_did_you_mean_in_german_and_russian(mixed: dict[str, int]) -> None:
     backend = get_backend()
     assert backend.search("Bundesregierunk", limit=10).suggestion == "bundesregierung"
@@ -230,6 +236,7 @@ def test_did_you_mean_in_german_and_russian(mixed: dict[str, int]) -> None:
     assert backend.search("日本人", limit=10).suggestion is None
 
 
+@pytest.mark.both_backends
 def test_a_query_in_one_language_finds_that_languages_documents(
     client: Client, mixed: dict[str, int]
 ) -> None:
@@ -329,6 +336,7 @@ def test_an_index_built_before_languages_keeps_serving_and_reindex_adds_them(
     assert len(backend.search("Haus", limit=10).hits) == 1
 
 
+@pytest.mark.both_backends
 def test_the_words_typed_side_by_side_rank_above_the_same_words_apart(
     db: None, tmp_path: Path
 ) -> None:

@@ -18,7 +18,7 @@ from searchapp.readers import read_path
 from searchapp.services.ingest.ingest import documents_ingest
 from searchapp.services.settings_change import representative_rule_update
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.both_backends]
 
 LANG = {doc.key: doc.lang for doc in MULTILINGUAL}
 BY_KEY = {doc.key: doc for doc in MULTILINGUAL}

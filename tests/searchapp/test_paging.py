@@ -12,7 +12,7 @@ from searchapp.search import get_backend
 from searchapp.selectors.search import search_grouped
 from searchapp.selectors.search_results import SearchPage
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.both_backends]
 
 # selectors/folding/stream.py's BLOCK: hits this close in the ranking are always compared exactly.
 BLOCK = 50

@@ -19,7 +19,7 @@ from searchapp.search.query import (
 )
 from searchapp.search.sync import search_index_sync
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.both_backends]
 
 
 def ids(result) -> list[str]:  # type: ignore[no-untyped-def]
@@ -27,8 +27,13 @@ def ids(result) -> list[str]:  # type: ignore[no-untyped-def]
     return [external[h.document_id] for h in result.hits]
 
 
+@pytest.mark.tantivy_only
 def test_the_backend_is_the_tantivy_index_on_every_database() -> None:
     assert get_backend().vendor == "tantivy"
+
+
+def test_search_backend_chooses_the_backend(search_backend: str) -> None:
+    assert get_backend().vendor == search_backend
 
 
 def test_a_title_match_ranks_above_the_same_word_in_the_text() -> None:
@@ -206,3 +211,26 @@ def test_equal_scores_rank_the_older_document_first_however_the_index_was_writte
         SearchIndexChange.objects.create(first_id=doc.pk, last_id=doc.pk)
         search_index_sync()
     assert ids(get_backend().search("harbour pilot", limit=10)) == ["older", "newer"]
+
+
+def test_an_estimated_count_is_said_so_on_the_page_and_in_the_api(
+    search_backend: str, client, monkeypatch: pytest.MonkeyPatch  # type: ignore[no-untyped-def]
+) -> None:
+    from searchapp.search.xapian import ranked as xapian_ranked
+
+    # Xapian may stop matching once it has looked at COUNT_EXACT_UP_TO matches: made tiny here
+    # so that 400 documents are past it (tantivy counts every match); a page of 3 reads far
+    # less than all of them.
+    monkeypatch.setattr(xapian_ranked, "COUNT_EXACT_UP_TO", 3)
+    monkeypatch.setattr(xapian_ranked, "FIRST_WINDOW", 3)
+    for n in range(400):
+        words = ["alpha"] * (n % 3 != 0) + ["beta"] * (n % 2 == 0) or ["gamma"]
+        make_document(external_id=f"e{n}", text=" ".join([*words, "filler"] * (1 + n % 5)))
+    api = client.get("/api/search", {"q": "alpha beta", "group": "none", "per_page": 3}).json()
+    page = client.get("/", {"q": "alpha beta", "group": "none"}).content.decode()
+    if search_backend == "tantivy":
+        assert api["total_matches"] == 333 and api["total_matches_estimated"] is False
+        assert "333 matches" in page and "about 333" not in page
+    else:
+        assert api["total_matches_estimated"] is True
+        assert f"about {api['total_matches']} matches" in page

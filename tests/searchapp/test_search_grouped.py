@@ -10,7 +10,7 @@ from searchapp.models import DuplicateDecision
 from searchapp.search.sync import search_index_sync
 from searchapp.selectors.search import SearchParameterError, compare_search, search_grouped
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.both_backends]
 
 
 def by_external_id(page) -> list[tuple[str, list[str]]]:  # type: ignore[no-untyped-def]

@@ -25,7 +25,7 @@ from searchapp.search.query import (
 )
 from searchapp.search.tantivy_backend import MAX_PREFIX_TERMS
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.both_backends]
 
 # id: (title, text, date)
 ENERGY = {

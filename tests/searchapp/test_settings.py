@@ -12,7 +12,7 @@ import pytest
 from django.conf import settings
 from django.core.exceptions import ImproperlyConfigured
 
-from config.env import env_bool, env_choice, env_float, env_int, env_list
+from config.env import env_bool, env_choice, env_float, env_int, env_list, env_shards
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -45,6 +45,21 @@ def test_lists_and_choices_are_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SOME_METHOD", "lsh")
     with pytest.raises(ImproperlyConfigured, match="must be one of minhash, simhash"):
         env_choice("SOME_METHOD", "minhash", ("minhash", "simhash"))
+
+
+def test_search_shards_are_parsed_and_a_bad_address_stops_the_process(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert env_shards("SOME_SHARDS") == []
+    monkeypatch.setenv("SOME_SHARDS", "m1:8100>r1:8111, r2:8112; m2:8200")
+    assert env_shards("SOME_SHARDS") == [
+        (("m1", 8100), [("r1", 8111), ("r2", 8112)]),
+        (("m2", 8200), []),
+    ]
+    for bad, named in (("m1>r1:8111", "'m1'"), ("m1:8100>r1:99999", "'r1:99999'")):
+        monkeypatch.setenv("SOME_SHARDS", bad)
+        with pytest.raises(ImproperlyConfigured, match=f"SOME_SHARDS=.*{named} is not host:port"):
+            env_shards("SOME_SHARDS")
 
 
 # Variables of the security settings: a test sets its own, whatever the caller's shell has.

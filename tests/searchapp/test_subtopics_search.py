@@ -25,7 +25,7 @@ from searchapp.selectors.search_results import TopicEntry
 from searchapp.selectors.topics import facet as topic_facet_module
 from searchapp.topics.clustering import Topic
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.both_backends]
 
 QUERY = "water"
 HOSTILE = '<script>alert(1)</script>" onmouseover="alert(2)'

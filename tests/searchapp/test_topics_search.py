@@ -15,7 +15,7 @@ from django.test import Client
 
 from searchapp.selectors.search import SearchParameterError, compare_search, search_grouped
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.both_backends]
 
 CARS = {"car-xf", "car-dealer", "car-ftype", "car-sales", "car-used", "car-etype"}
 CATS = {"cat-facts", "cat-amazon", "cat-conservation", "cat-hunting", "cat-zoo", "cat-leopard"}

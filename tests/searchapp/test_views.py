@@ -20,7 +20,7 @@ from searchapp.models import Corpus, Document, SignatureSet
 from searchapp.selectors.search_results import Hit, Member, ResultGroup, SearchPage
 from searchapp.services.clusters.recompute import clusters_recompute
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.both_backends]
 
 
 @pytest.fixture

@@ -1,0 +1,91 @@
+"""manage.py xapian_cluster: start, watch and repair the Xapian cluster (SEARCH_XAPIAN_SHARDS)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from searchapp.search.text_index import IndexBusy, IndexWriteError
+from searchapp.search.xapian import Cluster, xapian_index
+from searchapp.search.xapian.operations import cluster_status, launch_commands, rebuild_shard
+
+
+class Command(BaseCommand):
+    help = (
+        "The Xapian cluster: `commands` prints the shell lines that create and start shards "
+        "and replicas on this machine (and the SEARCH_XAPIAN_SHARDS that reads them); `status` "
+        "shows each shard's servers, documents and replica lag; `rebuild --shard N` refills one "
+        "shard from the database."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        actions = parser.add_subparsers(dest="action", required=True)
+        commands = actions.add_parser("commands", help="print the lines that start a cluster")
+        commands.add_argument("--root", type=Path, default=Path(settings.VAR_DIR) / "xapian")
+        commands.add_argument("--shards", type=int, default=2)
+        commands.add_argument("--replicas", type=int, default=2)
+        commands.add_argument("--host", default="127.0.0.1")
+        commands.add_argument("--base-port", type=int, default=8000)
+        actions.add_parser("status", help="each shard's servers, documents and lag")
+        rebuild = actions.add_parser("rebuild", help="refill one shard from the database")
+        rebuild.add_argument("--shard", type=int, required=True, help="1-based shard number")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        if options["action"] == "commands":
+            if options["shards"] < 1 or options["replicas"] < 0:
+                raise CommandError("--shards must be 1 or more and --replicas 0 or more")
+            lines, spec = launch_commands(
+                options["root"].resolve(),
+                shards=options["shards"],
+                replicas=options["replicas"],
+                host=options["host"],
+                base_port=options["base_port"],
+            )
+            self.stdout.write("\n".join(lines))
+            self.stdout.write(f"export SEARCH_BACKEND=xapian SEARCH_XAPIAN_SHARDS='{spec}'")
+            return
+        cluster = xapian_index()
+        if settings.SEARCH_BACKEND != "xapian" or not isinstance(cluster, Cluster):
+            raise CommandError(
+                "no cluster is configured: set SEARCH_BACKEND=xapian and SEARCH_XAPIAN_SHARDS "
+                "(manage.py xapian_cluster commands prints a value)"
+            )
+        if options["action"] == "status":
+            self._status(cluster)
+            return
+        try:
+            indexed = rebuild_shard(cluster, options["shard"])
+        except (ValueError, IndexBusy, IndexWriteError) as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"shard {options['shard']}: {indexed} document(s) indexed")
+
+    def _status(self, cluster: Cluster) -> None:
+        down = False
+        for shard in cluster_status(cluster):
+            master = shard.master
+            self.stdout.write(
+                f"shard {shard.number}: master {master.address} "
+                + (
+                    f"up, {master.documents} document(s)"
+                    if master.up
+                    else f"DOWN ({master.problem})"
+                )
+            )
+            for replica in shard.replicas:
+                if not replica.up:
+                    down = True
+                    self.stdout.write(f"  replica {replica.address} DOWN ({replica.problem})")
+                    continue
+                lag = shard.lag_seconds(replica)
+                said = "lag unknown" if lag is None else f"lag {lag:.1f} s"
+                self.stdout.write(
+                    f"  replica {replica.address} up, {replica.documents} document(s), {said}, "
+                    f"outbox applied to row {replica.outbox_position or 0}"
+                )
+            if not master.up or (shard.replicas and not any(r.up for r in shard.replicas)):
+                down = True
+        if down:
+            raise CommandError("some servers are down (see above)")

@@ -1,0 +1,158 @@
+"""Running a Xapian cluster: the commands that start it, each shard's state and lag, and the
+rebuild of one shard from the database (``manage.py xapian_cluster``).
+
+Lag: every commit records when it was made (store.COMMITTED_KEY) in the database it commits,
+and replication carries that record to the replicas with the rest, so a replica's lag is its
+master's last commit time less its own (0 when it holds the master's last commit).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import xapian
+from django.db.models import F
+from django.db.models.functions import Mod
+
+from searchapp.models import Document
+from searchapp.search.outbox import Position
+from searchapp.search.text_index import IndexedDocument, epoch_seconds
+from searchapp.search.xapian.cluster import Address, Cluster, label
+from searchapp.search.xapian.store import COMMITTED_KEY, OUTBOX_KEY
+
+__all__ = [
+    "ServerState",
+    "ShardState",
+    "cluster_status",
+    "launch_commands",
+    "rebuild_shard",
+]
+
+READ_CHUNK = 2000
+
+
+@dataclass(frozen=True)
+class ServerState:
+    address: str
+    up: bool
+    documents: int | None = None
+    committed_at_ns: int | None = None
+    outbox_position: int | None = None
+    problem: str | None = None
+
+
+@dataclass(frozen=True)
+class ShardState:
+    number: int  # 1-based
+    master: ServerState
+    replicas: tuple[ServerState, ...]
+
+    def lag_seconds(self, replica: ServerState) -> float | None:
+        """How far ``replica`` is behind its master (None when either cannot say)."""
+        if replica.committed_at_ns is None or self.master.committed_at_ns is None:
+            return None
+        return max(0.0, (self.master.committed_at_ns - replica.committed_at_ns) / 1e9)
+
+
+def _server_state(address: Address, timeout_ms: int) -> ServerState:
+    try:
+        database = xapian.remote_open(address[0], address[1], timeout_ms, timeout_ms)
+        stamp = database.get_metadata(COMMITTED_KEY)
+        position = database.get_metadata(OUTBOX_KEY)
+        return ServerState(
+            label(address),
+            True,
+            int(database.get_doccount()),
+            int(stamp) if stamp else None,
+            Position.loads(position).after if position else None,
+        )
+    except xapian.Error as exc:
+        return ServerState(label(address), False, problem=exc.get_msg())
+
+
+def cluster_status(cluster: Cluster) -> list[ShardState]:
+    """Each shard's master and replicas: up or not, documents, last commit."""
+    return [
+        ShardState(
+            number,
+            _server_state(shard.master, cluster.timeout_ms),
+            tuple(_server_state(r, cluster.timeout_ms) for r in shard.replicas),
+        )
+        for number, shard in enumerate(cluster.shards, start=1)
+    ]
+
+
+def _shard_documents(number: int, shards: int) -> Iterator[list[IndexedDocument]]:
+    """The database's documents that shard ``number`` (1-based) holds, in id order."""
+    rows = (
+        Document.objects.annotate(shard=Mod(F("id") - 1, shards))
+        .filter(shard=number - 1)
+        .order_by("id")
+    )
+    after = 0
+    while True:
+        chunk = list(
+            rows.filter(id__gt=after).values_list(
+                "id", "corpus_id", "title", "text", "date", "lang"
+            )[:READ_CHUNK]
+        )
+        if not chunk:
+            return
+        yield [IndexedDocument(i, c, t, x, epoch_seconds(d), lang) for i, c, t, x, d, lang in chunk]
+        after = chunk[-1][0]
+
+
+def rebuild_shard(
+    cluster: Cluster, number: int, *, progress: Callable[[int], object] | None = None
+) -> int:
+    """Shard ``number`` (1-based) emptied and refilled from the database in one commit (its
+    replicas follow by replication); returns the documents indexed."""
+    if not 1 <= number <= len(cluster.shards):
+        raise ValueError(f"there is no shard {number}: the cluster has {len(cluster.shards)}")
+    indexed = 0
+    with cluster.writer(only=number - 1) as writer:
+        writer.delete_everything()
+        for chunk in _shard_documents(number, len(cluster.shards)):
+            indexed += writer.add_to_shard(chunk, number - 1, len(cluster.shards))
+            if progress is not None:
+                progress(len(chunk))
+        writer.commit()
+    return indexed
+
+
+def launch_commands(
+    root: Path, *, shards: int, replicas: int, host: str, base_port: int
+) -> tuple[list[str], str]:
+    """Shell lines that create and start a cluster on one machine under ``root`` (shard k's
+    master on base_port + 100k, its replication server on + 1, replica r on + 10 + r), and the
+    SEARCH_XAPIAN_SHARDS value that reads it. On several machines, run a shard's master lines
+    on one and each replica's on another, with that machine's host name."""
+    lines: list[str] = []
+    spec: list[str] = []
+    for k in range(1, shards + 1):
+        home = root / f"shard{k}"
+        port = base_port + 100 * k
+        master = home / "master"
+        q = shlex.quote
+        lines += [
+            # The writable server creates the master; changesets are what replicas follow,
+            # and only a writer told to keep them (XAPIAN_MAX_CHANGESETS) writes them.
+            f"mkdir -p {q(str(home))}",
+            f"XAPIAN_MAX_CHANGESETS=1000 xapian-tcpsrv --writable --interface {host} "
+            f"--port {port} {q(str(master))} &",
+            f"xapian-replicate-server --interface {host} --port {port + 1} {q(str(home))} &",
+        ]
+        readers = []
+        for r in range(1, replicas + 1):
+            copy = home / f"replica{r}"
+            lines += [
+                f"xapian-replicate -q -h {host} -p {port + 1} -m master -i 1 -r 0 {q(str(copy))} &",
+                f"until [ -e {q(str(copy / 'XAPIANDB'))} ]; do sleep 0.2; done",
+                f"xapian-tcpsrv --interface {host} --port {port + 10 + r} {q(str(copy))} &",
+            ]
+            readers.append(f"{host}:{port + 10 + r}")
+        spec.append(f"{host}:{port}" + (">" + ",".join(readers) if readers else ""))
+    return lines, ";".join(spec)

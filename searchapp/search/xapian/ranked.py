@@ -1,0 +1,168 @@
+"""One query's ranked list on the Xapian index (``RankedSearch``), read as far as a page needs.
+
+Xapian orders by weight, then by document id ascending, and a hit's Xapian id is the
+document's id (terms), so its order is already the app's total order: no run of equal scores
+has to be read to its end, unlike tantivy's. A longer read asks the match again from the top
+(Xapian keeps no cursor); reads at least double, so a deep page costs a few reads.
+
+Counting: the first read asks Xapian to look at COUNT_EXACT_UP_TO matches at least
+(``check_at_least``); past that the matcher may stop early and the count is Xapian's estimate,
+said so (``total_estimated``: "about N" on the page).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Protocol, TypeVar
+
+import xapian
+from django.db.models.functions import Substr
+from django.utils.safestring import SafeString
+
+from searchapp.models import Document
+from searchapp.search.analysis import FieldPair, field_pair
+from searchapp.search.highlight import leading_text, window_html
+from searchapp.search.ranked import FIRST_WINDOW, SNIPPET_SOURCE_CHARS
+from searchapp.search.types import RankedHit, SnippetSource, SortOrder
+from searchapp.search.xapian.snippets import marked_snippet
+from searchapp.search.xapian.terms import DATE_SLOT, id_term
+
+__all__ = ["COUNT_EXACT_UP_TO", "Source", "XapianRanked", "enquire"]
+
+# Matches counted exactly, at least, before the matcher may stop early and estimate the rest.
+COUNT_EXACT_UP_TO = 10_000
+# Xapian's BM25+ with delta 0: BM25 with the idf log((N + 1) / n), close to tantivy's (Lucene's)
+# ln(1 + (N - n + 0.5) / (n + 0.5)), where Xapian's plain BM25 idf turns negative for a word
+# most documents hold and is floored. k1 = 1.5, b = 0.7 and no floor on the length (Xapian's
+# default floors it at half the average): Xapian normalises by the whole document's length
+# where tantivy normalises each field by its own, and on Cranfield these gave nDCG@10 0.3715
+# against tantivy's 0.3797 (tantivy's k1 = 1.2, b = 0.75 with the 0.5 floor gave 0.3664;
+# bench/ranking_cranfield.py, BENCHMARKS.md). k2 = 0 (no query-length factor), k3 = 1.
+BM25_PLUS = (1.5, 0.0, 1.0, 0.7, 1e-6, 0.0)
+
+T = TypeVar("T")
+
+
+class Source(Protocol):
+    """Where reads run: the local database, or the cluster (which fails over and retries)."""
+
+    def run(self, read: Callable[[xapian.Database], T]) -> T: ...
+
+
+def enquire(database: xapian.Database, query: xapian.Query, sort: SortOrder) -> xapian.Enquire:
+    found = xapian.Enquire(database)
+    found.set_query(query)
+    found.set_weighting_scheme(xapian.BM25PlusWeight(*BM25_PLUS))
+    found.set_docid_order(xapian.Enquire.ASCENDING)
+    if sort == "date":
+        # Newest first; a document without a date has an empty value, which sorts last.
+        found.set_sort_by_value(DATE_SLOT, True)
+    return found
+
+
+@dataclass
+class XapianRanked:
+    source: Source
+    query: xapian.Query
+    sort: SortOrder
+    marked: dict[FieldPair, set[str]] = field(default_factory=dict)
+    runs: tuple[str, ...] = ()
+    total_matches: int = 0
+    total_estimated: bool = False
+    message: str | None = None
+    suggestion: str | None = None
+    rewritten_query: str | None = None
+    memo_key: Hashable | None = None
+    _ids: list[int] = field(default_factory=list)
+    _scores: list[float] = field(default_factory=list)
+    _done: bool = False
+    _looked_up: dict[int, float | None] = field(default_factory=dict)
+
+    def start(self) -> None:
+        self._read(FIRST_WINDOW, count=True)
+
+    def _read(self, want: int, *, count: bool = False) -> None:
+        query, sort = self.query, self.sort
+
+        def read(database: xapian.Database) -> tuple[list[int], list[float], int, int, int]:
+            at_least = max(want, COUNT_EXACT_UP_TO) if count else want
+            matches = enquire(database, query, sort).get_mset(0, want, at_least)
+            return (
+                [m.docid for m in matches],
+                [m.weight for m in matches],
+                matches.get_matches_lower_bound(),
+                matches.get_matches_estimated(),
+                matches.get_matches_upper_bound(),
+            )
+
+        ids, scores, lower, estimated, upper = self.source.run(read)
+        self._ids, self._scores = ids, scores
+        self._done = len(ids) < want
+        if count:
+            self.total_estimated = lower != upper
+            self.total_matches = estimated if self.total_estimated else lower
+        if self._done and self.total_estimated:
+            self.total_matches, self.total_estimated = len(ids), False
+
+    def ranked(self, stop: int) -> list[RankedHit]:
+        if len(self._ids) < stop and not self._done:
+            self._read(max(stop, 2 * len(self._ids), FIRST_WINDOW))
+        ids = self._ids[:stop]
+        if self.sort == "date":
+            return [RankedHit(i, None) for i in ids]
+        return [RankedHit(i, s) for i, s in zip(ids, self._scores[:stop], strict=True)]
+
+    def scores(self, ids: list[int]) -> dict[int, float]:
+        if not ids:
+            return {}
+        known: dict[int, float | None] = {
+            i: self._looked_up[i] for i in ids if i in self._looked_up
+        }
+        if self.sort == "relevance":
+            position = {doc_id: n for n, doc_id in enumerate(self._ids)}
+            known.update({i: self._scores[position[i]] for i in ids if i in position})
+        asked = [i for i in dict.fromkeys(ids) if i not in known]
+        if asked:
+            only = xapian.Query(xapian.Query.OP_OR, [xapian.Query(id_term(i)) for i in asked])
+            scoped = xapian.Query(xapian.Query.OP_FILTER, self.query, only)
+
+            def read(database: xapian.Database) -> dict[int, float]:
+                matches = enquire(database, scoped, "relevance").get_mset(0, len(asked))
+                return {m.docid: m.weight for m in matches}
+
+            found = self.source.run(read)
+            fresh = {i: found.get(i) for i in asked}
+            self._looked_up.update(fresh)
+            known.update(fresh)
+        return {i: s for i, s in known.items() if s is not None}
+
+    def remembered_snippets(self, ids: list[int]) -> dict[int, tuple[str, SafeString]]:
+        return {}
+
+    def remember_snippets(self, cut: Mapping[int, tuple[str, SafeString]]) -> None:
+        return None
+
+    def snippets(
+        self, ids: list[int], texts: Mapping[int, SnippetSource] | None = None
+    ) -> dict[int, SafeString]:
+        if not ids:
+            return {}
+        rows: Iterable[tuple[int, str, str | None, str | None]]
+        if texts is not None:
+            rows = [(i, *texts[i]) for i in ids if i in texts]
+        else:
+            rows = (
+                Document.objects.filter(id__in=list(ids))
+                .annotate(head=Substr("text", 1, SNIPPET_SOURCE_CHARS))
+                .values_list("id", "head", "lang", "title")
+            )
+        snippets: dict[int, SafeString] = {}
+        for doc_id, text, lang, title in rows:
+            # The pair the document was indexed in (terms.document_for chooses it so).
+            pair = field_pair(lang, f"{title} {text[:500]}")
+            shown = marked_snippet(text, pair, self.marked.get(pair, set()), self.runs)
+            if shown is None and self.runs:
+                shown = window_html(text, self.runs)
+            snippets[doc_id] = shown if shown is not None else leading_text(text)
+        return snippets

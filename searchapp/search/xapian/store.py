@@ -1,0 +1,298 @@
+"""Writing the Xapian index, and the one local database of a deployment without a cluster.
+
+``XapianWriter`` is the sync's writer (searchapp.search.sync: delete a span of ids, add
+documents, commit) over one database or over every shard's master, routing each document by
+its id (terms.shard_of). ``LocalXapianIndex`` keeps its database in the tantivy index's layout
+(text_index.TextIndex: CURRENT names a generation directory, write.lock is held by the one
+writer, a rebuild builds a new generation and switches CURRENT only once committed), so a
+killed rebuild leaves the old generation serving and the next writer clears what it left.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+import xapian
+
+from searchapp.search.outbox import Position
+from searchapp.search.text_index import IndexedDocument, IndexWriteError, TextIndex
+from searchapp.search.xapian.terms import document_for, local_id, shard_of
+
+__all__ = [
+    "COMMITTED_KEY",
+    "OUTBOX_KEY",
+    "LocalXapianIndex",
+    "XapianWriter",
+    "open_local",
+    "writing",
+]
+
+# A span of at most this many ids is deleted id by id; a wider one by reading which ids are
+# there (an id by id delete is a round trip each on a remote master).
+_DIRECT_DELETE_SPAN = 4096
+# The metadata key under which a database records the last outbox row it applied.
+OUTBOX_KEY = "outbox-position"
+# The metadata key under which each commit records when it was made (nanoseconds since the
+# epoch): a replica holding an older one than its master's is that far behind.
+COMMITTED_KEY = "committed-at"
+
+T = TypeVar("T")
+
+
+@contextlib.contextmanager
+def writing(where: str) -> Iterator[None]:
+    """A Xapian failure while writing, as the IndexWriteError the sync reports in one line."""
+    try:
+        yield
+    except (xapian.Error, OSError) as exc:
+        reason = exc.get_msg() if isinstance(exc, xapian.Error) else str(exc)
+        raise IndexWriteError(
+            f"the search index at {where} could not be written: {reason}"
+        ) from exc
+
+
+def _ids_of_shard(first: int, last: int, shard: int, shards: int) -> range:
+    """The shard-local ids of the documents ``first..last`` that shard ``shard`` holds."""
+    head = first + (shard - (first - 1)) % shards
+    tail = last - ((last - 1) - shard) % shards
+    if head > last or tail < first or head > tail:
+        return range(0)
+    return range(local_id(head, shards), local_id(tail, shards) + 1)
+
+
+class XapianWriter:
+    """The sync's writer (text_index.Writer's methods) over ``databases``, shard k holding the
+    documents whose ids are k + 1 modulo their number."""
+
+    def __init__(
+        self, databases: list[xapian.WritableDatabase], *, where: str, name: str = ""
+    ) -> None:
+        self.databases = databases
+        self.where = where
+        self.name = name  # the index's name among the outbox's followers (outbox.record_cursor)
+        self.uncommitted = 0
+        # Everything between two commits is one transaction: Xapian commits pending changes
+        # when a database is closed, where the sync needs them dropped (its outbox keeps them).
+        with writing(where):
+            for database in databases:
+                database.begin_transaction(True)
+
+    def delete_range(self, first_id: int, last_id: int) -> None:
+        shards = len(self.databases)
+        with writing(self.where):
+            for shard, database in enumerate(self.databases):
+                ids = _ids_of_shard(first_id, last_id, shard, shards)
+                if not ids:
+                    continue
+                if len(ids) > _DIRECT_DELETE_SPAN:
+                    present = database.postlist("")
+                    held: list[int] = []
+                    for posting in present:
+                        if posting.docid > ids[-1]:
+                            break
+                        if posting.docid >= ids[0]:
+                            held.append(posting.docid)
+                    targets: Iterable[int] = held
+                else:
+                    targets = ids
+                for docid in targets:
+                    with contextlib.suppress(xapian.DocNotFoundError):
+                        database.delete_document(docid)
+
+    def add(self, documents: Iterable[IndexedDocument]) -> int:
+        shards = len(self.databases)
+        added = 0
+        with writing(self.where):
+            for doc in documents:
+                entry = document_for(doc.id, doc.corpus_id, doc.title, doc.text, doc.date, doc.lang)
+                self.databases[shard_of(doc.id, shards)].replace_document(
+                    local_id(doc.id, shards), entry
+                )
+                added += 1
+        self.uncommitted += added
+        return added
+
+    def add_to_shard(self, documents: Iterable[IndexedDocument], shard: int, shards: int) -> int:
+        """``documents`` (all of shard ``shard`` of ``shards``) into this writer's one database,
+        that shard's master (a rebuild of one shard)."""
+        (database,) = self.databases
+        added = 0
+        with writing(self.where):
+            for doc in documents:
+                assert shard_of(doc.id, shards) == shard
+                entry = document_for(doc.id, doc.corpus_id, doc.title, doc.text, doc.date, doc.lang)
+                database.replace_document(local_id(doc.id, shards), entry)
+                added += 1
+        self.uncommitted += added
+        return added
+
+    def position(self) -> Position:
+        """How far this index has applied the outbox (the least of its shards')."""
+        with writing(self.where):
+            return Position.least(
+                Position.loads(database.get_metadata(OUTBOX_KEY)) for database in self.databases
+            )
+
+    def record_position(self, position: str) -> None:
+        """Record, with the next commit, how far the outbox is applied (outbox.Position)."""
+        with writing(self.where):
+            for database in self.databases:
+                database.set_metadata(OUTBOX_KEY, position)
+
+    def commit(self) -> None:
+        stamp = str(time.time_ns())
+        with writing(self.where):
+            for database in self.databases:
+                database.set_metadata(COMMITTED_KEY, stamp)
+                database.commit_transaction()
+                database.begin_transaction(True)
+        self.uncommitted = 0
+
+    def delete_everything(self) -> None:
+        """Every document gone (a rebuild refills the database before its commit)."""
+        with writing(self.where):
+            for database in self.databases:
+                for posting in list(database.postlist("")):
+                    database.delete_document(posting.docid)
+
+    def close(self) -> None:
+        for database in self.databases:
+            with contextlib.suppress(xapian.Error):
+                database.cancel_transaction()  # what was not committed is dropped
+            with contextlib.suppress(xapian.Error):
+                database.close()
+
+
+def _create_empty(path: Path) -> None:
+    xapian.WritableDatabase(str(path), xapian.DB_CREATE_OR_OPEN).close()
+
+
+class LocalXapianIndex(TextIndex):
+    """One Xapian database under ``root`` in TextIndex's layout (generations, CURRENT,
+    write.lock, the long-writer marker): that class's locking and generation switching,
+    with Xapian databases in the generations instead of tantivy indexes."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(root)
+        self._local = threading.local()  # each thread's open database (Xapian's are not shared)
+
+    def _ensure_generation(self) -> str:
+        name = self._current_name()
+        if name is None:
+            with self._write_lock(wait=True):
+                name = self._current_name()
+                if name is None:
+                    with writing(str(self.root)):
+                        name, path = self._new_generation()
+                        _create_empty(path)
+                        self._switch(name)
+        return name
+
+    def database(self) -> tuple[xapian.Database, tuple[str, int]]:
+        """This thread's database at its latest commit, and a key of that state (the
+        generation and Xapian's revision)."""
+        name = self._ensure_generation()
+        held: tuple[str, xapian.Database] | None = getattr(self._local, "held", None)
+        try:
+            if held is None or held[0] != name:
+                held = (name, xapian.Database(str(self.root / name)))
+                self._local.held = held
+            else:
+                held[1].reopen()
+            return held[1], (name, held[1].get_revision())
+        except xapian.DatabaseOpeningError:
+            # A rebuild switched generations and removed the old one meanwhile.
+            self._local.held = None
+            name = self._ensure_generation()
+            database = xapian.Database(str(self.root / name))
+            self._local.held = (name, database)
+            return database, (name, database.get_revision())
+
+    @property
+    def follower_name(self) -> str:
+        """This database among the outbox's followers (SearchIndexCursor.name)."""
+        return f"xapian:{socket.gethostname()}:{self.root}"
+
+    def run(self, read: Callable[[xapian.Database], T]) -> T:
+        """``read`` on this thread's database (the cluster's ``run`` retries on a failover)."""
+        return read(self.database()[0])
+
+    def document_count(self) -> int:
+        return int(self.database()[0].get_doccount())
+
+    @contextlib.contextmanager
+    def writer(  # type: ignore[override]  # the tantivy writer's knobs mean nothing here
+        self,
+        *,
+        wait: bool = True,
+        patience: float = 0.0,
+        long: bool = False,
+        heap_bytes: int = 0,
+        threads: int = 0,
+    ) -> Iterator[XapianWriter]:
+        """The database's one writer, under the write lock (IndexBusy when ``wait`` is False
+        and another writer holds it past ``patience``); what is not committed is dropped."""
+        self._ensure_generation()
+        with self._write_lock(wait=wait, patience=patience):
+            name = self._ensure_generation()
+            marker = self.root / "long-writer"
+            with writing(str(self.root)):
+                if long:
+                    marker.write_text(f"{os.getpid()}\n")
+                database = xapian.WritableDatabase(str(self.root / name), xapian.DB_OPEN)
+            writer = XapianWriter([database], where=str(self.root), name=self.follower_name)
+            try:
+                yield writer
+            finally:
+                writer.close()  # closing drops uncommitted changes
+                if long:
+                    marker.unlink(missing_ok=True)
+
+    @contextlib.contextmanager
+    def rebuild(  # type: ignore[override]  # the tantivy writer's knobs mean nothing here
+        self, *, heap_bytes: int = 0, threads: int = 0
+    ) -> Iterator[XapianWriter]:
+        """A writer on a new, empty generation, switched in only if the block completes."""
+        with self._write_lock(wait=True):
+            marker = self.root / "long-writer"
+            current = self._current_name()
+            with writing(str(self.root)):
+                marker.write_text(f"{os.getpid()}\n")
+                name, path = self._new_generation()
+                database = xapian.WritableDatabase(str(path), xapian.DB_CREATE_OR_OPEN)
+            writer = XapianWriter([database], where=str(self.root), name=self.follower_name)
+            try:
+                yield writer
+                writer.commit()
+            except BaseException:
+                writer.close()
+                shutil.rmtree(path, ignore_errors=True)
+                marker.unlink(missing_ok=True)
+                raise
+            writer.close()
+            with writing(str(self.root)):
+                self._switch(name)
+            marker.unlink(missing_ok=True)
+            if current is not None:
+                shutil.rmtree(self.root / current, ignore_errors=True)
+
+
+_indexes: dict[Path, LocalXapianIndex] = {}
+_indexes_lock = threading.Lock()
+
+
+def open_local(root: Path) -> LocalXapianIndex:
+    """The process's one LocalXapianIndex for ``root``."""
+    path = Path(root).resolve()
+    with _indexes_lock:
+        if path not in _indexes:
+            _indexes[path] = LocalXapianIndex(path)
+        return _indexes[path]

@@ -1,0 +1,436 @@
+"""The Xapian backend on a real cluster: 2 shards x 2 replicas of Debian's xapian-tcpsrv, the
+replicas following their masters with xapian-replicate (tests/searchapp/xapian_cluster.py).
+
+What it holds to: the venv's bindings (the xapian-bindings-binary wheel) speak the remote
+protocol of the servers Debian ships; a search sees every shard's documents, folded and paged
+as on one index; the ranked ids are the same on 1, 2 and 4 shards; a replica killed mid-run
+costs no request; a shard with no replica left is a 503 naming it, page and API, never a 500
+nor a list missing its documents; a replica brought back is used again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import xapian
+from corpora import make_document, make_ferry
+from django.core.management import CommandError, call_command
+from django.test import Client
+from xapian_cluster import LocalCluster, free_port, have_xapian_tools, local_cluster
+
+from searchapp.search import get_backend
+from searchapp.search.analysis import DEFAULT_FIELDS
+from searchapp.search.outbox import Position
+from searchapp.search.query import parse_query
+from searchapp.search.sync import search_index_sync
+from searchapp.search.text_index import IndexedDocument
+from searchapp.search.xapian import xapian_index
+from searchapp.search.xapian.cluster import Cluster, Shard, forget_down_servers
+from searchapp.search.xapian.ranked import enquire
+from searchapp.search.xapian.terms import Compiled
+from searchapp.selectors.search import search_grouped
+
+pytestmark = pytest.mark.services
+
+ROOT = Path(__file__).resolve().parents[2]
+RANKING_QUERIES = 100
+RANKING_DEPTH = 100
+
+
+def _tools() -> None:
+    why = have_xapian_tools()
+    if why:
+        pytest.skip(why)
+
+
+@pytest.fixture(scope="session")
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    _tools()
+    with local_cluster(tmp_path_factory.mktemp("xapian-cluster"), shards=2, replicas=2) as c:
+        yield c
+
+
+@pytest.fixture
+def on_cluster(cluster: LocalCluster, settings: pytest.FixtureRequest) -> LocalCluster:
+    """SEARCH_BACKEND=xapian on the cluster, its shards emptied first."""
+    settings.SEARCH_BACKEND = "xapian"  # type: ignore[attr-defined]
+    settings.SEARCH_XAPIAN_SHARDS = cluster.setting()  # type: ignore[attr-defined]
+    settings.SEARCH_XAPIAN_TIMEOUT = 1.0  # type: ignore[attr-defined]
+    settings.SEARCH_XAPIAN_RETRY_SECONDS = 0.5  # type: ignore[attr-defined]
+    forget_down_servers()
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    with index.writer() as writer:
+        writer.delete_everything()
+        # Each test's database starts its outbox afresh (its ids again from 1): so does the
+        # cluster's position in it.
+        writer.record_position(Position().dumps())
+        writer.commit()
+    cluster.wait_replicated()
+    return cluster
+
+
+def _applied(cluster: LocalCluster) -> None:
+    """The outbox applied to the masters and the replicas caught up (what a deployment's
+    writers and xapian-replicate do; the delay is at most about 2 x REPLICATE_INTERVAL)."""
+    search_index_sync()
+    cluster.wait_replicated()
+
+
+def test_the_bindings_speak_the_protocol_of_debians_server() -> None:
+    _tools()
+    server = subprocess.run(
+        ["xapian-tcpsrv", "--version"], capture_output=True, text=True, check=True
+    ).stdout
+    assert xapian.major_version() == 1 and xapian.minor_version() == 4
+    assert " 1.4." in server  # the remote protocol is the 1.4 line's (the tests below use it)
+
+
+@pytest.mark.django_db
+def test_a_search_finds_the_documents_of_every_shard_and_folds_them(
+    on_cluster: LocalCluster,
+) -> None:
+    ids = make_ferry()
+    _applied(on_cluster)
+    backend = get_backend()
+    assert backend.vendor == "xapian"
+    found = backend.search("ferry strike", limit=50)
+    assert {h.document_id for h in found.hits} == set(ids.values())
+    assert {(i - 1) % 2 for i in ids.values()} == {0, 1}  # both shards hold some
+    assert found.total_matches == len(ids)
+    assert all("<mark>" in str(h.snippet_html) for h in found.hits)
+    page = search_grouped(query="ferry strike", group="minhash", threshold=0.8)
+    folded = {m.hit.id for g in page.groups for m in g.members}
+    assert ids["original"] in folded or ids["upload"] in folded
+
+
+@pytest.mark.django_db
+def test_paging_reads_the_whole_list_across_shards(on_cluster: LocalCluster) -> None:
+    made = [
+        make_document(external_id=f"d{n}", text=f"harbour pilot {n} " + "tide " * n)
+        for n in range(30)
+    ]
+    _applied(on_cluster)
+    ranked = get_backend().open("harbour")
+    whole = [h.document_id for h in ranked.ranked(100)]
+    assert sorted(whole) == sorted(d.pk for d in made)
+    again = get_backend().open("harbour")
+    assert [h.document_id for h in again.ranked(10)] == whole[:10]
+    assert [h.document_id for h in again.ranked(20)] == whole[:20]
+    dated = get_backend().search("harbour", limit=5, sort="date")
+    assert len(dated.hits) == 5
+    # The query language on the shards: a prefix expands over both shards' words, a phrase.
+    assert get_backend().search("harb*", limit=50).total_matches == 30
+    assert get_backend().search('"pilot 7"', limit=50).total_matches == 1
+    assert get_backend().search("harbour -tide", limit=50).total_matches == 1
+    assert get_backend().search("harbor", limit=5).suggestion == "harbour"
+
+
+def _settled(hits: list[tuple[int, float]]) -> list[tuple[float, int]]:
+    # Ties aside: equal scores (to 1e-9) may come in either order across layouts.
+    return sorted((-round(score, 9), doc_id) for doc_id, score in hits)
+
+
+def test_the_same_ranked_ids_on_one_two_and_four_shards(shared_data: Path, tmp_path: Path) -> None:
+    _tools()
+    data = shared_data / "cranfield"
+    docs = [json.loads(line) for line in (data / "docs.jsonl").read_text().splitlines() if line]
+    queries = [
+        json.loads(line)["text"]
+        for line in (data / "queries.jsonl").read_text().splitlines()
+        if line
+    ][:RANKING_QUERIES]
+    indexed = [IndexedDocument(int(d["id"]), 1, d.get("title") or "", d["text"]) for d in docs]
+    rankings: dict[int, list[list[tuple[float, int]]]] = {}
+    for shards in (1, 2, 4):
+        with local_cluster(tmp_path / f"n{shards}", shards=shards, replicas=0) as layout:
+            index = Cluster(
+                [Shard(m, tuple(r)) for m, r in layout.setting()], timeout=5.0, retry_seconds=1.0
+            )
+            with index.writer() as writer:
+                writer.add(indexed)
+                writer.commit()
+
+            def ranked(database: xapian.Database) -> list[list[tuple[float, int]]]:
+                lists = []
+                for text in queries:
+                    query = Compiled(database, (DEFAULT_FIELDS,)).compile(
+                        parse_query(text), corpus_id=None, lang=None
+                    )
+                    assert query is not None
+                    found = enquire(database, query, "relevance").get_mset(0, RANKING_DEPTH)
+                    lists.append(_settled([(m.docid, m.weight) for m in found]))
+                return lists
+
+            assert index.document_count() == len(docs)
+            rankings[shards] = index.run(ranked)
+    assert rankings[2] == rankings[1]
+    assert rankings[4] == rankings[1]
+    assert all(len(r) == RANKING_DEPTH for r in rankings[1][:10])
+
+
+@pytest.mark.django_db
+def test_a_replica_that_hangs_costs_one_timeout_then_is_skipped(
+    on_cluster: LocalCluster, client: Client
+) -> None:
+    make_document(external_id="a", text="harbour pilot boats at dawn")
+    _applied(on_cluster)
+    shard = on_cluster.shards[1]
+    silent = shard.replicas[os.getpid() % 2]  # the one this process reads
+    assert client.get("/api/search", {"q": "harbour"}).status_code == 200
+    on_cluster.pause_replica_server(silent, paused=True)
+    try:
+        started = time.monotonic()
+        response = client.get("/api/search", {"q": "harbour", "group": "none"})
+        took = time.monotonic() - started
+        assert response.status_code == 200 and response.json()["total_matches"] == 1
+        # One SEARCH_XAPIAN_TIMEOUT (1 s) waited on the silent replica, then the other one;
+        # the next request does not wait at all.
+        # (Room for the request's own work on a loaded machine, short of a second timeout.)
+        assert 1.0 <= took < 1.0 + 1.9, took
+        started = time.monotonic()
+        assert client.get("/api/search", {"q": "harbour"}).status_code == 200
+        assert time.monotonic() - started < 0.9
+    finally:
+        on_cluster.pause_replica_server(silent, paused=False)
+
+
+@pytest.mark.django_db
+def test_a_killed_replica_costs_no_request_and_a_shard_with_none_left_is_a_503(
+    on_cluster: LocalCluster, client: Client
+) -> None:
+    make_document(external_id="a", text="harbour pilot boats at dawn")
+    make_document(external_id="b", text="the harbour pilot retired")
+    make_document(external_id="c", text="a pilot whale in the harbour")
+    _applied(on_cluster)
+    shard = on_cluster.shards[0]
+    # The replica this process reads first (cluster.Cluster._open_shard) is the one killed.
+    turn = os.getpid() % 2
+    first, second = shard.replicas[turn], shard.replicas[1 - turn]
+    try:
+        assert client.get("/api/search", {"q": "harbour"}).status_code == 200
+        on_cluster.kill_replica_server(first)
+        for _ in range(5):  # every request answered, whichever replica it was reading
+            started = time.monotonic()
+            response = client.get("/api/search", {"q": "harbour pilot", "group": "none"})
+            assert response.status_code == 200
+            assert response.json()["total_matches"] == 3
+            assert time.monotonic() - started < 1.0 + 2.0  # one timeout at most, and the work
+        on_cluster.kill_replica_server(second)
+        api = client.get("/api/search", {"q": "harbour"})
+        assert api.status_code == 503
+        detail = api.json()["detail"]
+        assert (
+            "shard 1 of 2" in detail and f":{first.port}" in detail and f":{second.port}" in detail
+        )
+        page = client.get("/", {"q": "harbour"})
+        assert page.status_code == 503
+        assert "shard 1 of 2 has no server answering" in page.content.decode()
+    finally:
+        for replica in (first, second):
+            if replica.server is None:
+                on_cluster.start_replica_server(replica)
+    # Back: once the retry time has passed, the replicas answer again.
+    time.sleep(0.6)
+    assert client.get("/api/search", {"q": "harbour"}).status_code == 200
+
+
+# A document ingested is searchable on every web machine within this many seconds: the
+# ingest commits to the masters, the replicas ask for changes every REPLICATE_INTERVAL.
+STATED_DELAY_SECONDS = 10.0
+
+
+def _spec(cluster: LocalCluster) -> str:
+    return ";".join(
+        f"{m[0]}:{m[1]}>" + ",".join(f"{h}:{p}" for h, p in replicas)
+        for m, replicas in cluster.setting()
+    )
+
+
+def _manage(env: dict[str, str], *args: str, timeout: float = 300) -> None:
+    result = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+
+
+def _machine(base: dict[str, str], folder: Path) -> dict[str, str]:
+    """One machine's environment: its own local folders, the shared database and cluster."""
+    return {**base, "VAR_DIR": str(folder), "SEARCH_INDEX_DIR": str(folder / "search-index")}
+
+
+def _found(port: int, word: str) -> int:
+    url = f"http://127.0.0.1:{port}/api/search?q={word}&group=none"
+    with contextlib.suppress(OSError, ValueError), urllib.request.urlopen(url, timeout=5) as answer:
+        return int(json.loads(answer.read())["total_matches"])
+    return -1
+
+
+def test_two_web_machines_find_what_an_ingest_beside_neither_wrote(
+    on_cluster: LocalCluster, tmp_path: Path
+) -> None:
+    base = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings",
+        "DEBUG": "1",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'shared.sqlite3'}",
+        "CELERY_TASK_ALWAYS_EAGER": "1",
+        "SEARCH_BACKEND": "xapian",
+        "SEARCH_XAPIAN_SHARDS": _spec(on_cluster),
+        "LOG_LEVEL": "ERROR",
+    }
+    ingest = _machine(base, tmp_path / "ingest-machine")
+    _manage(ingest, "migrate", "--noinput")
+    webs = []
+    try:
+        for name in ("web-1", "web-2"):
+            port = free_port()
+            env = _machine(base, tmp_path / name)
+            log = (tmp_path / f"{name}.log").open("wb")
+            webs.append(
+                (
+                    port,
+                    subprocess.Popen(
+                        [
+                            sys.executable,
+                            "manage.py",
+                            "runserver",
+                            "--noreload",
+                            f"127.0.0.1:{port}",
+                        ],
+                        cwd=ROOT,
+                        env=env,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                    ),
+                )
+            )
+        for port, process in webs:
+            give_up = time.monotonic() + 60
+            while _found(port, "nothing") < 0:
+                assert process.poll() is None, f"the web server on {port} exited"
+                assert time.monotonic() < give_up, f"the web server on {port} never answered"
+                time.sleep(0.2)
+        records = tmp_path / "new.jsonl"
+        records.write_text(
+            json.dumps(
+                {
+                    "id": "n1",
+                    "title": "Lighthouse keepers",
+                    "text": "A zanzibarite lighthouse keeper's log.",
+                }
+            )
+            + "\n"
+        )
+        _manage(ingest, "ingest", str(records), "--corpus", "two-machines", "--no-progress")
+        ingested = time.monotonic()
+        waited = {}
+        for port, _process in webs:
+            while _found(port, "zanzibarite") != 1:
+                assert time.monotonic() - ingested < STATED_DELAY_SECONDS, (
+                    f"not found on the web server on {port} within {STATED_DELAY_SECONDS} s"
+                )
+                time.sleep(0.1)
+            waited[port] = time.monotonic() - ingested
+        assert len(waited) == 2
+        # Neither web machine holds an index of its own: both read the cluster.
+        assert not (tmp_path / "web-1" / "search-index" / "xapian").exists()
+        assert not (tmp_path / "web-2" / "search-index" / "xapian").exists()
+    finally:
+        for _port, process in webs:
+            process.terminate()
+            process.wait(timeout=10)
+
+
+@pytest.mark.django_db
+def test_the_cluster_command_shows_each_shards_lag_and_rebuilds_one_shard(
+    on_cluster: LocalCluster,
+) -> None:
+    made = [make_document(external_id=f"r{n}", text=f"ropewalk {n}") for n in range(6)]
+    _applied(on_cluster)
+    out = io.StringIO()
+    call_command("xapian_cluster", "status", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert [line.split(":")[0] for line in lines if line.startswith("shard")] == [
+        "shard 1",
+        "shard 2",
+    ]
+    assert sum("lag 0.0 s" in line for line in lines) == 4, lines
+    # Shard 2 loses its documents (a disk replaced), and is rebuilt from the database.
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    with index.writer(only=1) as writer:
+        writer.delete_everything()
+        writer.commit()
+    on_cluster.wait_replicated()
+    assert get_backend().search("ropewalk", limit=10).total_matches == 3
+    out = io.StringIO()
+    call_command("xapian_cluster", "rebuild", "--shard", "2", stdout=out)
+    assert out.getvalue().strip() == "shard 2: 3 document(s) indexed"
+    on_cluster.wait_replicated()
+    hits = get_backend().search("ropewalk", limit=10).hits
+    assert sorted(h.document_id for h in hits) == sorted(d.pk for d in made)
+    on_cluster.kill_replica_server(on_cluster.shards[1].replicas[0])
+    try:
+        out = io.StringIO()
+        with pytest.raises(CommandError, match="some servers are down"):
+            call_command("xapian_cluster", "status", stdout=out)
+        assert "DOWN" in out.getvalue()
+    finally:
+        on_cluster.start_replica_server(on_cluster.shards[1].replicas[0])
+
+
+@pytest.mark.django_db
+def test_reindex_fills_every_shard_and_a_second_writer_waits_its_turn(
+    on_cluster: LocalCluster,
+) -> None:
+    made = [make_document(external_id=f"q{n}", text=f"quayside {n}") for n in range(5)]
+    out = io.StringIO()
+    call_command("reindex", "--no-progress", stdout=out)
+    assert out.getvalue().startswith("indexed 5 document(s)")
+    on_cluster.wait_replicated()
+    assert {h.document_id for h in get_backend().search("quayside", limit=10).hits} == {
+        d.pk for d in made
+    }
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    make_document(external_id="q9", text="quayside later")
+    with index.writer():  # an ingest holds the masters
+        assert search_index_sync(wait=False).busy  # the change is left to it, or to later
+    assert search_index_sync(wait=False).changes == 1
+
+
+@pytest.mark.django_db
+def test_a_replica_that_comes_back_catches_up(on_cluster: LocalCluster) -> None:
+    shard = on_cluster.shards[0]
+    away = shard.replicas[0]
+    on_cluster.kill_replica_server(away)
+    on_cluster.kill_follower(away)
+    try:
+        made = [make_document(external_id=f"c{n}", text=f"cormorant {n}") for n in range(4)]
+        _applied(on_cluster)  # the replicas still up
+        assert {h.document_id for h in get_backend().search("cormorant", limit=9).hits} == {
+            d.pk for d in made
+        }
+    finally:
+        on_cluster.start_follower(shard, away)
+        on_cluster.start_replica_server(away)
+    waited = on_cluster.wait_replicated()
+    assert waited < 10
+    copy = xapian.remote_open("127.0.0.1", away.port, 2000, 2000)
+    assert copy.get_termfreq("XTEXT:cormor") == sum(1 for d in made if (d.pk - 1) % 2 == 0)
