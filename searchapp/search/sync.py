@@ -31,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -87,6 +88,11 @@ ROWS_PER_ROUND = 200
 # index (an ingest, which applies every row it finds itself, is never waited for).
 WRITER_APPLY_ROWS = 1000
 WRITER_APPLY_PATIENCE = 2.0
+# A session (an ingest) commits the index at least this often while it writes, not only every
+# ``commit_every`` documents: what a load committed to the database, and other writers' changes
+# it applied, are searchable within this plus the readers' SEARCH_REFRESH_SECONDS (the page's
+# freshness bound of 5 s; measured by bench/load.py's probe).
+VISIBLE_WITHIN_SECONDS = 2.0
 
 
 @dataclass
@@ -308,6 +314,7 @@ class IndexSession:
         self._after = self._position.after if self._position is not None else 0
         self._read_up_to = self._after
         self._skipped: list[int] = []  # rows left for the budget (the position stays below)
+        self._since = time.monotonic()  # the last commit (VISIBLE_WITHIN_SECONDS)
 
     def written(self, rows: Sequence[int], documents: Sequence[IndexedDocument]) -> None:
         """Tell the session that this process just committed outbox ``rows`` with ``documents``
@@ -381,9 +388,12 @@ class IndexSession:
             self._apply(rows)
             if self.writer.uncommitted >= self.commit_every:
                 self.commit()
+        if self.writer.uncommitted and time.monotonic() - self._since >= VISIBLE_WITHIN_SECONDS:
+            self.commit()
 
     def commit(self) -> None:
         applied, self._applied = self._applied, []
+        self._since = time.monotonic()
         if self._position is not None and isinstance(self.writer, XapianWriter):
             position = self._position.advanced(applied, self._skipped, self._read_up_to)
             self.writer.record_position(position.dumps())

@@ -113,6 +113,28 @@ def test_the_writer_makes_its_change_searchable_once_it_commits(
 
 
 @pytest.mark.writers_apply
+def test_a_long_session_commits_what_it_applied_within_seconds(
+    monkeypatch: pytest.MonkeyPatch, settings: pytest.FixtureRequest
+) -> None:
+    # An ingest holds the index's writer for its whole run and commits every 50,000 documents;
+    # what it applied is searchable before that, once VISIBLE_WITHIN_SECONDS have passed since
+    # its last commit (another process's reader finds it while the ingest still runs).
+    from searchapp.search.text_index import TextIndex
+
+    make_document(external_id="a", text="caldera rim")
+    reader = TextIndex(Path(settings.SEARCH_INDEX_DIR))  # type: ignore[attr-defined]
+    with sync.search_index_session(long=True) as session:
+        assert session is not None
+        session.sync()  # applied, not committed: its last commit is not 2 s old
+        assert reader.versioned_searcher()[0].num_docs == 0
+        monkeypatch.setattr(sync, "VISIBLE_WITHIN_SECONDS", 0.0)
+        make_document(external_id="b", text="crater lake")
+        session.sync()
+        assert reader.versioned_searcher()[0].num_docs == 2
+        assert SearchIndexChange.objects.count() == 0
+
+
+@pytest.mark.writers_apply
 def test_a_transaction_of_many_writes_applies_the_index_once(
     settings, django_capture_on_commit_callbacks
 ) -> None:  # type: ignore[no-untyped-def]
