@@ -352,7 +352,7 @@ SEARCH_MEMO_ENTRIES = env_int("SEARCH_MEMO_ENTRIES", 256, minimum=0, maximum=100
 # at most this long while others write (a process's own writes are seen at once), as an
 # Elasticsearch index refreshes. 0: every search reads the latest commit (under a load, every
 # search is then computed afresh).
-SEARCH_REFRESH_SECONDS = env_float("SEARCH_REFRESH_SECONDS", 1.0, minimum=0.0, maximum=5.0)
+SEARCH_REFRESH_SECONDS = env_float("SEARCH_REFRESH_SECONDS", 3.0, minimum=0.0, maximum=5.0)
 # A Redis URL (redis://, rediss:// or unix://) where the web processes share the ranked lists
 # they read and the topics they cluster (searchapp/memo/): a query read by one process
 # is not scored again by the others. Empty: each process keeps its own only.
