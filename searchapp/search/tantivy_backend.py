@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 
 import tantivy
 from django.conf import settings
-from django.utils.safestring import mark_safe
 
 import searchapp.search.spelling as spelling
 from searchapp.search.adjacency import adjacent_words_bonus
@@ -77,7 +76,7 @@ from searchapp.search.text_index import (
     UNSPACED_BY_SCRIPT,
     IndexWriteError,
 )
-from searchapp.search.types import BackendHit, BackendResult, RankedSearch, SortOrder
+from searchapp.search.types import BackendResult, RankedSearch, SortOrder, top_hits
 
 logger = logging.getLogger(__name__)
 
@@ -391,28 +390,4 @@ class TantivyBackend:
     ) -> BackendResult:
         """The top ``limit`` hits with their snippets (and scores, in either order)."""
         ranked = self.open(query, corpus_id=corpus_id, mode=mode, sort=sort, lang=lang)
-        top = ranked.ranked(limit)
-        ids = [h.document_id for h in top]
-        scores = (
-            ranked.scores(ids)
-            if ranked.sort == "date"
-            else {h.document_id: h.score or 0.0 for h in top}
-        )
-        snippets = ranked.snippets(ids)
-        hits = [
-            BackendHit(
-                document_id=doc_id,
-                score=scores.get(doc_id, 0.0),
-                rank=rank,
-                snippet_html=snippets.get(doc_id, mark_safe("")),
-            )
-            for rank, doc_id in enumerate(ids, start=1)
-        ]
-        return BackendResult(
-            hits=hits,
-            total_matches=ranked.total_matches,
-            rewritten_query=ranked.rewritten_query,
-            message=ranked.message,
-            suggestion=ranked.suggestion,
-            sort=ranked.sort,
-        )
+        return top_hits(ranked, limit)

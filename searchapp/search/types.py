@@ -10,7 +10,7 @@ from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from searchapp.search.query import MatchMode
 
@@ -23,6 +23,7 @@ __all__ = [
     "SearchBackend",
     "SearchUnavailable",
     "SortOrder",
+    "top_hits",
 ]
 
 
@@ -138,3 +139,32 @@ class SearchBackend(Protocol):
         sort: SortOrder = "relevance",
         lang: str | None = None,  # ISO 639-1: only documents in this language
     ) -> BackendResult: ...
+
+
+def top_hits(ranked: RankedSearch, limit: int) -> BackendResult:
+    """The first ``limit`` hits of ``ranked`` with their snippets and scores (looked up when
+    the list is ordered by date): what every backend's ``search`` answers."""
+    top = ranked.ranked(limit)
+    ids = [h.document_id for h in top]
+    scores = (
+        ranked.scores(ids)
+        if ranked.sort == "date"
+        else {h.document_id: h.score or 0.0 for h in top}
+    )
+    snippets = ranked.snippets(ids)
+    return BackendResult(
+        hits=[
+            BackendHit(
+                document_id=doc_id,
+                score=scores.get(doc_id, 0.0),
+                rank=rank,
+                snippet_html=snippets.get(doc_id, mark_safe("")),
+            )
+            for rank, doc_id in enumerate(ids, start=1)
+        ],
+        total_matches=ranked.total_matches,
+        rewritten_query=ranked.rewritten_query,
+        message=ranked.message,
+        suggestion=ranked.suggestion,
+        sort=ranked.sort,
+    )

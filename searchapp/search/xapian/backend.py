@@ -11,7 +11,6 @@ from __future__ import annotations
 import logging
 
 import xapian
-from django.utils.safestring import mark_safe
 
 import searchapp.search.spelling as spelling
 from searchapp.search.analysis import FieldPair, field_pair
@@ -20,7 +19,7 @@ from searchapp.search.query import STOPWORDS, MatchMode, parse_query
 from searchapp.search.ranked import NoMatches
 from searchapp.search.sync import search_index_before_search, search_index_open_xapian
 from searchapp.search.text_index import IndexWriteError
-from searchapp.search.types import BackendHit, BackendResult, RankedSearch, SortOrder
+from searchapp.search.types import BackendResult, RankedSearch, SortOrder, top_hits
 from searchapp.search.xapian import LocalXapianIndex, XapianIndex
 from searchapp.search.xapian.ranked import XapianRanked, enquire
 from searchapp.search.xapian.terms import Compiled, corpus_term, prefixed, present_pairs
@@ -138,27 +137,4 @@ class XapianBackend:
     ) -> BackendResult:
         """The top ``limit`` hits with their snippets (and scores, in either order)."""
         ranked = self.open(query, corpus_id=corpus_id, mode=mode, sort=sort, lang=lang)
-        top = ranked.ranked(limit)
-        ids = [h.document_id for h in top]
-        scores = (
-            ranked.scores(ids)
-            if ranked.sort == "date"
-            else {h.document_id: h.score or 0.0 for h in top}
-        )
-        snippets = ranked.snippets(ids)
-        return BackendResult(
-            hits=[
-                BackendHit(
-                    document_id=doc_id,
-                    score=scores.get(doc_id, 0.0),
-                    rank=rank,
-                    snippet_html=snippets.get(doc_id, mark_safe("")),
-                )
-                for rank, doc_id in enumerate(ids, start=1)
-            ],
-            total_matches=ranked.total_matches,
-            rewritten_query=ranked.rewritten_query,
-            message=ranked.message,
-            suggestion=ranked.suggestion,
-            sort=ranked.sort,
-        )
+        return top_hits(ranked, limit)
