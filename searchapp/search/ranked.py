@@ -42,6 +42,7 @@ __all__ = [
     "TantivyRanked",
     "first_read",
     "forget_ranked_lists",
+    "snippet_sources",
     "tie_read",
 ]
 
@@ -157,6 +158,20 @@ def _remember(key: Hashable, state: _Read) -> None:
 def forget_ranked_lists() -> None:
     """Drop every remembered ranked list (tests; never needed for correctness)."""
     memo.forget(RANKED)
+
+
+def snippet_sources(
+    ids: list[int], texts: Mapping[int, SnippetSource] | None
+) -> Iterable[tuple[int, str, str | None, str | None]]:
+    """(id, leading text, lang, title) of each of ``ids``: from ``texts`` when the caller read
+    them already, else from the database (the first SNIPPET_SOURCE_CHARS of each text)."""
+    if texts is not None:
+        return [(i, *texts[i]) for i in ids if i in texts]
+    return (
+        Document.objects.filter(id__in=list(ids))
+        .annotate(head=Substr("text", 1, SNIPPET_SOURCE_CHARS))
+        .values_list("id", "head", "lang", "title")
+    )
 
 
 def first_read(documents: int) -> int:
@@ -403,15 +418,7 @@ class TantivyRanked:
     ) -> dict[int, SafeString]:
         if not ids:
             return {}
-        rows: Iterable[tuple[int, str, str | None, str | None]]
-        if texts is not None:
-            rows = [(i, *texts[i]) for i in ids if i in texts]
-        else:
-            rows = (
-                Document.objects.filter(id__in=list(ids))
-                .annotate(head=Substr("text", 1, SNIPPET_SOURCE_CHARS))
-                .values_list("id", "head", "lang", "title")
-            )
+        rows = snippet_sources(ids, texts)
         generators: dict[FieldPair, tantivy.SnippetGenerator] = {}
         snippets: dict[int, SafeString] = {}
         for doc_id, text, lang, title in rows:

@@ -30,11 +30,9 @@ the matched byte ranges are markup.
 from __future__ import annotations
 
 import logging
-import math
 from dataclasses import dataclass, field
 
 import tantivy
-from django.conf import settings
 
 import searchapp.search.spelling as spelling
 from searchapp.search.adjacency import adjacent_words_bonus
@@ -55,7 +53,6 @@ from searchapp.search.highlight import (
 )
 from searchapp.search.query import (
     MIN_PREFIX_CHARS,
-    STOPWORDS,
     AllOf,
     AnyOf,
     MatchMode,
@@ -76,7 +73,14 @@ from searchapp.search.text_index import (
     UNSPACED_BY_SCRIPT,
     IndexWriteError,
 )
-from searchapp.search.types import BackendResult, RankedSearch, SortOrder, top_hits
+from searchapp.search.types import (
+    NOT_BUILT,
+    BackendResult,
+    RankedSearch,
+    SortOrder,
+    end_notes,
+    top_hits,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -311,9 +315,7 @@ class TantivyBackend:
             searcher, version = text_index.versioned_searcher()
         except IndexWriteError as exc:  # no index yet, and none can be made here
             logger.error("%s", exc)
-            return NoMatches(
-                message="Search is not available yet: the search index has not been built."
-            )
+            return NoMatches(message=NOT_BUILT)
         messages = [m for m in (parsed.message,) if m]
         languages = text_index.has_languages
         if lang and not languages:
@@ -359,22 +361,7 @@ class TantivyBackend:
             memo_key=(version, query, mode or "or", corpus_id, sort, lang, pairs),
         )
         ranked.start()
-        if ranked.total_matches == 0 and all(term in STOPWORDS for term in parsed.plain_terms()):
-            messages.append("Only very common words were typed; add a more specific word.")
-        if text_index.behind is not None:
-            # The view of the index (memo.view) is older than its last commit: another
-            # process's writes are searched from the next refresh on.
-            messages.append(
-                f"Results leave out changes of the last {math.ceil(text_index.behind)} s: "
-                f"they are brought up to date every {settings.SEARCH_REFRESH_SECONDS:g} s."
-            )
-        if behind is not None:
-            messages.append(
-                f"Changes made since {behind:%Y-%m-%d %H:%M} UTC are not searchable yet: "
-                "the search index is behind."
-            )
-        ranked.message = " ".join(dict.fromkeys(messages)) or None
-        ranked.rewritten_query = parsed.describe() if parsed.messages else None
+        end_notes(ranked, parsed, messages, behind=behind, lagging=text_index.behind)
         ranked.suggestion = suggest_spelling(parsed, searcher, corpus_id=corpus_id, pairs=pairs)
         return ranked
 

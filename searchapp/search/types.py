@@ -6,13 +6,16 @@ without importing each other.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal, Protocol
 
+from django.conf import settings
 from django.utils.safestring import SafeString, mark_safe
 
-from searchapp.search.query import MatchMode
+from searchapp.search.query import STOPWORDS, MatchMode, ParsedQuery
 
 __all__ = [
     "SORT_ORDERS",
@@ -168,3 +171,37 @@ def top_hits(ranked: RankedSearch, limit: int) -> BackendResult:
         suggestion=ranked.suggestion,
         sort=ranked.sort,
     )
+
+
+# What a backend answers when it has no index to search.
+NOT_BUILT = "Search is not available yet: the search index has not been built."
+
+
+def end_notes(
+    ranked: RankedSearch,
+    parsed: ParsedQuery,
+    notes: list[str],
+    *,
+    behind: datetime | None,
+    lagging: float | None = None,
+) -> None:
+    """Set ``ranked``'s message from ``notes`` and the sentences every backend ends with: only
+    stop words typed and nothing found; the view of the index ``lagging`` seconds behind its
+    last commit (searchapp.memo.view); changes not searchable since ``behind`` (the outbox);
+    and the query as rewritten, when it was."""
+    notes = list(notes)
+    if ranked.total_matches == 0 and all(term in STOPWORDS for term in parsed.plain_terms()):
+        notes.append("Only very common words were typed; add a more specific word.")
+    if lagging is not None:
+        # Another process's writes are searched from the next refresh on.
+        notes.append(
+            f"Results leave out changes of the last {math.ceil(lagging)} s: "
+            f"they are brought up to date every {settings.SEARCH_REFRESH_SECONDS:g} s."
+        )
+    if behind is not None:
+        notes.append(
+            f"Changes made since {behind:%Y-%m-%d %H:%M} UTC are not searchable yet: "
+            "the search index is behind."
+        )
+    ranked.message = " ".join(dict.fromkeys(notes)) or None
+    ranked.rewritten_query = parsed.describe() if parsed.messages else None

@@ -15,11 +15,18 @@ import xapian
 import searchapp.search.spelling as spelling
 from searchapp.search.analysis import FieldPair, field_pair
 from searchapp.search.highlight import unspaced_runs
-from searchapp.search.query import STOPWORDS, MatchMode, parse_query
+from searchapp.search.query import MatchMode, parse_query
 from searchapp.search.ranked import NoMatches
 from searchapp.search.sync import search_index_before_search, search_index_open_xapian
 from searchapp.search.text_index import IndexWriteError
-from searchapp.search.types import BackendResult, RankedSearch, SortOrder, top_hits
+from searchapp.search.types import (
+    NOT_BUILT,
+    BackendResult,
+    RankedSearch,
+    SortOrder,
+    end_notes,
+    top_hits,
+)
 from searchapp.search.xapian import LocalXapianIndex, XapianIndex
 from searchapp.search.xapian.ranked import XapianRanked, enquire
 from searchapp.search.xapian.terms import Compiled, corpus_term, prefixed, present_pairs
@@ -77,9 +84,7 @@ class XapianBackend:
             index = search_index_open_xapian()
         except IndexWriteError as exc:
             logger.error("%s", exc)
-            return NoMatches(
-                message="Search is not available yet: the search index has not been built."
-            )
+            return NoMatches(message=NOT_BUILT)
         messages = [m for m in (parsed.message,) if m]
         runs = unspaced_runs(parsed.plain_terms())
 
@@ -108,15 +113,7 @@ class XapianBackend:
             memo_key=memo_key,
         )
         ranked.start()
-        if ranked.total_matches == 0 and all(term in STOPWORDS for term in parsed.plain_terms()):
-            messages.append("Only very common words were typed; add a more specific word.")
-        if behind is not None:
-            messages.append(
-                f"Changes made since {behind:%Y-%m-%d %H:%M} UTC are not searchable yet: "
-                "the search index is behind."
-            )
-        ranked.message = " ".join(dict.fromkeys(messages)) or None
-        ranked.rewritten_query = parsed.describe() if parsed.messages else None
+        end_notes(ranked, parsed, messages, behind=behind)
         ranked.suggestion = spelling.suggest_spelling(
             parsed,
             _Vocabulary(index),

@@ -12,18 +12,16 @@ said so (``total_estimated``: "about N" on the page).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 import xapian
-from django.db.models.functions import Substr
 from django.utils.safestring import SafeString
 
-from searchapp.models import Document
 from searchapp.search.analysis import FieldPair, field_pair
 from searchapp.search.highlight import leading_text, window_html
-from searchapp.search.ranked import FIRST_WINDOW, SNIPPET_SOURCE_CHARS
+from searchapp.search.ranked import FIRST_WINDOW, snippet_sources
 from searchapp.search.types import RankedHit, SnippetSource, SortOrder
 from searchapp.search.xapian.snippets import marked_snippet
 from searchapp.search.xapian.terms import DATE_SLOT, id_term
@@ -148,15 +146,7 @@ class XapianRanked:
     ) -> dict[int, SafeString]:
         if not ids:
             return {}
-        rows: Iterable[tuple[int, str, str | None, str | None]]
-        if texts is not None:
-            rows = [(i, *texts[i]) for i in ids if i in texts]
-        else:
-            rows = (
-                Document.objects.filter(id__in=list(ids))
-                .annotate(head=Substr("text", 1, SNIPPET_SOURCE_CHARS))
-                .values_list("id", "head", "lang", "title")
-            )
+        rows = snippet_sources(ids, texts)
         snippets: dict[int, SafeString] = {}
         for doc_id, text, lang, title in rows:
             # The pair the document was indexed in (terms.document_for chooses it so).
