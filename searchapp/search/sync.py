@@ -58,8 +58,10 @@ from searchapp.search.text_index import (
     epoch_seconds,
     open_index,
 )
+from searchapp.search.types import SearchUnavailable
 from searchapp.search.xapian import Cluster, LocalXapianIndex, XapianIndex, xapian_index
-from searchapp.search.xapian.store import XapianWriter
+from searchapp.search.xapian.cluster import label
+from searchapp.search.xapian.store import OWNER_KEY, XapianWriter
 
 __all__ = [
     "IndexSession",
@@ -67,6 +69,7 @@ __all__ = [
     "search_index_apply_pending",
     "search_index_apply_written",
     "search_index_before_search",
+    "search_index_database_id",
     "search_index_here",
     "search_index_open",
     "search_index_open_xapian",
@@ -113,6 +116,15 @@ def _index() -> AnyIndex:
     return search_index_open()
 
 
+def _index_to_write() -> AnyIndex:
+    """The index the outbox is applied to: ``_index()``, except that a cluster is checked by
+    its writer, on the masters themselves (``_claim_masters``; a rebuild refills and claims
+    another database's shards)."""
+    if settings.SEARCH_BACKEND == "xapian" and settings.SEARCH_XAPIAN_SHARDS:
+        return xapian_index()
+    return _index()
+
+
 _Claimable = TypeVar("_Claimable", TextIndex, LocalXapianIndex)
 
 # The index directories this process found (or made) to be this database's: checked once each.
@@ -138,6 +150,11 @@ def _database_id() -> str:
             return str(identity.database_id)
     _database_ids[key] = str(identity.database_id)
     return str(identity.database_id)
+
+
+def search_index_database_id() -> str:
+    """The id of this database (DatabaseIdentity) that an index records as its owner."""
+    return _database_id()
 
 
 def _index_owner(index: TextIndex | LocalXapianIndex) -> str | None:
@@ -191,12 +208,65 @@ def search_index_open() -> TextIndex:
 
 def search_index_open_xapian() -> XapianIndex:
     """The Xapian index (searchapp.search.xapian): the local database claimed for this
-    database as search_index_open claims tantivy's; a cluster as configured (its shards hold
-    whatever the databases that write to them wrote)."""
+    database as search_index_open claims tantivy's; a cluster checked to hold this database's
+    documents (``_cluster_checked``)."""
     index = xapian_index()
     if isinstance(index, Cluster):
-        return index
+        return _cluster_checked(index)
     return _claimed(index)
+
+
+def _foreign_cluster(index: Cluster, owners: Sequence[str], database_id: str) -> str | None:
+    """Why ``index``, whose shards record ``owners``, must not serve this database (None when
+    it may): a shard recording another database's id; or shards that record none (filled
+    before owners were recorded) holding documents while this database has none."""
+    others = sorted({owner for owner in owners if owner and owner != database_id})
+    if others:
+        return f"holds the documents of another database ({', '.join(others)})"
+    if not all(owners) and index.document_count() > 0 and not Document.objects.exists():
+        return "records no database and holds documents while this database has none"
+    return None
+
+
+def _refusal(index: Cluster, why: str, database_id: str) -> str:
+    masters = ", ".join(label(s.master) for s in index.shards)
+    return (
+        f"the search cluster ({masters}) {why}, not this database's ({database_id}): point "
+        "SEARCH_XAPIAN_SHARDS at this database's shards, or refill these from this database "
+        "with manage.py reindex"
+    )
+
+
+def _cluster_checked(index: Cluster) -> Cluster:
+    """The cluster, after checking that its shards hold this database's documents and no
+    other's: the shards' recorded owners are read again every SEARCH_REFRESH_SECONDS (one
+    round trip per shard). A cluster another database filled is never served: its ids would
+    name this database's documents. Raises SearchUnavailable (a 503 saying why)."""
+    database_id = _database_id()
+    owners = within_view(
+        f"xapian-owners:{index.follower_name}", lambda: tuple(index.shard_metadata(OWNER_KEY))
+    )
+    why = _foreign_cluster(index, owners, database_id)
+    if why is not None:
+        logger.error("%s", _refusal(index, why, database_id))
+        raise SearchUnavailable(f"Search is unavailable: {_refusal(index, why, database_id)}.")
+    return index
+
+
+def _claim_masters(index: AnyIndex, writer: AnyWriter) -> None:
+    """A writer on a cluster's masters: refused (IndexWriteError) when a master holds another
+    database's documents, else each master records this database as its owner with the
+    writer's next commit (a master that records none is claimed)."""
+    if not isinstance(index, Cluster) or not isinstance(writer, XapianWriter):
+        return
+    database_id = _database_id()
+    owners = writer.owners()
+    others = sorted({owner for owner in owners if owner and owner != database_id})
+    if others:
+        why = f"holds the documents of another database ({', '.join(others)})"
+        raise IndexWriteError(_refusal(index, why, database_id))
+    if not all(owners):
+        writer.record_owner(database_id)
 
 
 def _claimed(index: _Claimable) -> _Claimable:
@@ -425,7 +495,8 @@ def search_index_session(
     keeps it). ``long`` (an ingest) tells searches not to wait for this writer."""
     with contextlib.ExitStack() as stack:
         try:
-            opening: contextlib.AbstractContextManager[AnyWriter] = _index().writer(
+            index = _index_to_write()
+            opening: contextlib.AbstractContextManager[AnyWriter] = index.writer(
                 wait=wait,
                 patience=patience,
                 long=long,
@@ -436,6 +507,7 @@ def search_index_session(
         except IndexBusy:
             yield None
             return
+        _claim_masters(index, writer)
         session = IndexSession(writer, commit_every=commit_every)
         yield session
         if apply_rest:
@@ -526,8 +598,10 @@ def search_index_rebuild(
     bounds = Document.objects.order_by("id").values_list("id", flat=True)
     first, last = bounds.first(), bounds.last()
     indexed = 0
-    target = index or _index()
+    target = index or _index_to_write()
     with target.rebuild() as writer:
+        if isinstance(target, Cluster) and isinstance(writer, XapianWriter):
+            writer.record_owner(_database_id())  # refilled from this database, whoever's it was
         if first is not None and last is not None:
             for chunk in _documents_between(first, last):
                 indexed += writer.add(chunk)

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,15 +29,17 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from xapian_cluster import LocalCluster, free_port, have_xapian_tools, local_cluster
 
-from searchapp.search import get_backend
+from searchapp.models import DatabaseIdentity, Document, SearchIndexChange
+from searchapp.search import get_backend, sync
 from searchapp.search.analysis import DEFAULT_FIELDS
 from searchapp.search.outbox import Position
 from searchapp.search.query import parse_query
 from searchapp.search.sync import search_index_sync
-from searchapp.search.text_index import IndexedDocument
+from searchapp.search.text_index import IndexedDocument, IndexWriteError
 from searchapp.search.xapian import xapian_index
 from searchapp.search.xapian.cluster import Cluster, Shard, forget_down_servers
 from searchapp.search.xapian.ranked import enquire
+from searchapp.search.xapian.store import OWNER_KEY
 from searchapp.search.xapian.terms import Compiled
 from searchapp.selectors.search import search_grouped
 
@@ -75,6 +78,7 @@ def on_cluster(cluster: LocalCluster, settings: pytest.FixtureRequest) -> LocalC
         # Each test's database starts its outbox afresh (its ids again from 1): so does the
         # cluster's position in it.
         writer.record_position(Position().dumps())
+        writer.record_owner("")  # nor does it belong to any database yet
         writer.commit()
     cluster.wait_replicated()
     return cluster
@@ -434,3 +438,62 @@ def test_a_replica_that_comes_back_catches_up(on_cluster: LocalCluster) -> None:
     assert waited < 10
     copy = xapian.remote_open("127.0.0.1", away.port, 2000, 2000)
     assert copy.get_termfreq("XTEXT:cormor") == sum(1 for d in made if (d.pk - 1) % 2 == 0)
+
+
+@pytest.mark.django_db
+def test_a_cluster_another_database_filled_is_never_served_nor_written_until_refilled(
+    on_cluster: LocalCluster, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_document(external_id="theirs", text="lighthouse keeper's logbook")
+    _applied(on_cluster)
+    theirs = str(DatabaseIdentity.objects.get().database_id)
+    assert [h.document_id for h in get_backend().search("lighthouse", limit=5).hits]
+    # A fresh database pointed at the same shards (a second deployment's settings copied):
+    # its own id, none of the first one's documents; its ids would name other documents.
+    DatabaseIdentity.objects.all().delete()
+    ours = str(DatabaseIdentity.objects.create(database_id=uuid.uuid4()).database_id)
+    monkeypatch.setattr(sync, "_database_ids", {})  # a process started on the new database
+    Document.objects.all().delete()
+    SearchIndexChange.objects.all().delete()
+    mine = make_document(external_id="ours", text="lighthouse restoration appeal")
+    api = client.get("/api/search", {"q": "lighthouse"})
+    assert api.status_code == 503
+    detail = api.json()["detail"]
+    assert f"another database ({theirs})" in detail and ours in detail
+    assert "manage.py reindex" in detail
+    page = client.get("/", {"q": "lighthouse"})
+    assert page.status_code == 503 and "another database" in page.content.decode()
+    # Nor does its writer add to them: the outbox keeps the change.
+    with pytest.raises(IndexWriteError, match="another database"):
+        search_index_sync()
+    on_cluster.wait_replicated()
+    assert client.get("/api/search", {"q": "restoration"}).status_code == 503
+    # Refilled from this database, the shards are its own.
+    call_command("reindex", "--no-progress", stdout=io.StringIO())
+    on_cluster.wait_replicated()
+    assert [h.document_id for h in get_backend().search("lighthouse", limit=5).hits] == [mine.pk]
+    assert get_backend().search("logbook", limit=5).total_matches == 0
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    assert index.shard_metadata(OWNER_KEY) == [ours, ours]
+
+
+@pytest.mark.django_db
+def test_a_cluster_filled_before_owners_were_recorded_is_kept_and_claimed_by_its_writer(
+    on_cluster: LocalCluster,
+) -> None:
+    made = make_document(external_id="old", text="ropewalk ledger")
+    _applied(on_cluster)
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    with index.writer() as writer:  # as a cluster filled before owners were recorded
+        writer.record_owner("")
+        writer.commit()
+    on_cluster.wait_replicated()
+    assert index.shard_metadata(OWNER_KEY) == ["", ""]
+    # This database has documents: the shards are taken as its own (an upgrade keeps them).
+    assert [h.document_id for h in get_backend().search("ropewalk", limit=5).hits] == [made.pk]
+    make_document(external_id="new", text="ropewalk again")
+    _applied(on_cluster)
+    ours = str(DatabaseIdentity.objects.get().database_id)
+    assert index.shard_metadata(OWNER_KEY) == [ours, ours]
