@@ -11,7 +11,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -192,14 +192,17 @@ def _stamp(host: str, port: int) -> bytes:
 
 
 @contextlib.contextmanager
-def local_cluster(root: Path, *, shards: int, replicas: int) -> Iterator[LocalCluster]:
-    """``shards`` shards, each a writable master and ``replicas`` replicas following it."""
+def local_cluster(
+    root: Path, *, shards: int, replicas: int, port: Callable[[], int] = free_port
+) -> Iterator[LocalCluster]:
+    """``shards`` shards, each a writable master and ``replicas`` replicas following it, each
+    server on the port ``port`` gives (a free one by default)."""
     cluster = LocalCluster(root, [], root / "cluster.log")
     try:
         for index in range(shards):
             home = root / f"shard{index + 1}"
             home.mkdir(parents=True)
-            shard = ShardProcesses(home / "master", free_port(), free_port())
+            shard = ShardProcesses(home / "master", port(), port())
             xapian.WritableDatabase(str(shard.master_path), xapian.DB_CREATE_OR_OPEN).close()
             # Changesets are what replicas follow; the writing process must be told to keep them.
             shard.master = cluster._spawn(
@@ -225,7 +228,7 @@ def local_cluster(root: Path, *, shards: int, replicas: int) -> Iterator[LocalCl
             _wait_listening(shard.replicate_port, shard.replicate_server)
             cluster.shards.append(shard)
             for number in range(replicas):
-                replica = Replica(home / f"replica{number + 1}", free_port())
+                replica = Replica(home / f"replica{number + 1}", port())
                 cluster.start_follower(shard, replica)
                 shard.replicas.append(replica)
         for shard in cluster.shards:
