@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -43,9 +42,10 @@ from django.db import connection
 from django.utils import timezone
 
 import searchapp.search.outbox as outbox
+import searchapp.search.owner as owner
 from searchapp.db_values import aware_datetime
 from searchapp.memo.view import within_view
-from searchapp.models import DatabaseIdentity, Document, SearchIndexChange
+from searchapp.models import Document, SearchIndexChange
 from searchapp.search.outbox import merged_spans, within_budget
 from searchapp.search.text_index import (
     WRITER_HEAP_BYTES,
@@ -58,10 +58,8 @@ from searchapp.search.text_index import (
     epoch_seconds,
     open_index,
 )
-from searchapp.search.types import SearchUnavailable
 from searchapp.search.xapian import Cluster, LocalXapianIndex, XapianIndex, xapian_index
-from searchapp.search.xapian.cluster import label
-from searchapp.search.xapian.store import OWNER_KEY, XapianWriter
+from searchapp.search.xapian.store import XapianWriter
 
 __all__ = [
     "IndexSession",
@@ -69,7 +67,6 @@ __all__ = [
     "search_index_apply_pending",
     "search_index_apply_written",
     "search_index_before_search",
-    "search_index_database_id",
     "search_index_here",
     "search_index_open",
     "search_index_open_xapian",
@@ -118,7 +115,7 @@ def _index() -> AnyIndex:
 
 def _index_to_write() -> AnyIndex:
     """The index the outbox is applied to: ``_index()``, except that a cluster is checked by
-    its writer, on the masters themselves (``_claim_masters``; a rebuild refills and claims
+    its writer, on the masters themselves (``owner.claim_masters``; a rebuild refills and claims
     another database's shards)."""
     if settings.SEARCH_BACKEND == "xapian" and settings.SEARCH_XAPIAN_SHARDS:
         return xapian_index()
@@ -131,76 +128,13 @@ _Claimable = TypeVar("_Claimable", TextIndex, LocalXapianIndex)
 _owned: set[tuple[Path, str]] = set()
 
 
-# This process's databases' ids, read once each: an id never changes once made, and every
-# search asks (a query each time was one more round trip on every request).
-_database_ids: dict[tuple[str, str, str], str] = {}
-
-
-def _database_id() -> str:
-    """This database's id, made at migrate time (and here for a database made without it)."""
-    where = connection.settings_dict
-    key = (str(where.get("NAME")), str(where.get("HOST")), str(where.get("PORT")))
-    known = _database_ids.get(key)
-    if known is not None:
-        return known
-    identity = DatabaseIdentity.objects.order_by("id").first()
-    if identity is None:
-        identity = DatabaseIdentity.objects.create()
-        if connection.in_atomic_block:  # made inside a transaction: it may yet roll back
-            return str(identity.database_id)
-    _database_ids[key] = str(identity.database_id)
-    return str(identity.database_id)
-
-
-def search_index_database_id() -> str:
-    """The id of this database (DatabaseIdentity) that an index records as its owner."""
-    return _database_id()
-
-
-def _index_owner(index: TextIndex | LocalXapianIndex) -> str | None:
-    """The id of the database whose documents the index holds (None when not recorded)."""
-    try:
-        return (index.root / "DATABASE").read_text().strip() or None
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-
-
-def _record_owner(index: TextIndex | LocalXapianIndex, database_id: str) -> None:
-    try:
-        index.root.mkdir(parents=True, exist_ok=True)
-        temporary = index.root / f".DATABASE.{os.getpid()}"
-        temporary.write_text(database_id + "\n")
-        os.replace(temporary, index.root / "DATABASE")
-    except OSError as exc:
-        raise IndexWriteError(
-            f"the search index at {index.root} could not be written: {exc.strerror or exc}"
-        ) from exc
-
-
-def _built(index: TextIndex | LocalXapianIndex) -> bool:
-    """Whether an index was ever built there (its CURRENT names a generation)."""
-    return (index.root / "CURRENT").is_file()
-
-
-def _foreign(index: TextIndex | LocalXapianIndex, owner: str | None) -> bool:
-    """Whether an index not recorded as this database's holds another's documents: one that
-    names another database does; one built before databases were recorded is taken as this
-    one's (an upgrade keeps its index), unless it holds documents while this database has none."""
-    if owner is not None:
-        return True
-    held = (
-        index.document_count() if isinstance(index, LocalXapianIndex) else index.searcher().num_docs
-    )
-    return held > 0 and not Document.objects.exists()
-
-
 def search_index_open() -> TextIndex:
     """The search index, made sure to hold this database's documents and no other's.
 
     An index directory records the database it was built from (``DATABASE`` beside it). One
     left by another database (two runs sharing one ``var/``) is rebuilt from this database
     before anything reads it, and the log says so; an empty one, or one built before databases
-    were recorded (see ``_foreign``), is claimed. Raises IndexWriteError when that cannot be
+    were recorded (see ``owner.foreign``), is claimed. Raises IndexWriteError when that cannot be
     written (never serving the other database's documents instead).
     """
     return _claimed(open_index(settings.SEARCH_INDEX_DIR))
@@ -209,82 +143,29 @@ def search_index_open() -> TextIndex:
 def search_index_open_xapian() -> XapianIndex:
     """The Xapian index (searchapp.search.xapian): the local database claimed for this
     database as search_index_open claims tantivy's; a cluster checked to hold this database's
-    documents (``_cluster_checked``)."""
+    documents (``owner.cluster_checked``)."""
     index = xapian_index()
     if isinstance(index, Cluster):
-        return _cluster_checked(index)
+        return owner.cluster_checked(index)
     return _claimed(index)
 
 
-def _foreign_cluster(index: Cluster, owners: Sequence[str], database_id: str) -> str | None:
-    """Why ``index``, whose shards record ``owners``, must not serve this database (None when
-    it may): a shard recording another database's id; or shards that record none (filled
-    before owners were recorded) holding documents while this database has none."""
-    others = sorted({owner for owner in owners if owner and owner != database_id})
-    if others:
-        return f"holds the documents of another database ({', '.join(others)})"
-    if not all(owners) and index.document_count() > 0 and not Document.objects.exists():
-        return "records no database and holds documents while this database has none"
-    return None
-
-
-def _refusal(index: Cluster, why: str, database_id: str) -> str:
-    masters = ", ".join(label(s.master) for s in index.shards)
-    return (
-        f"the search cluster ({masters}) {why}, not this database's ({database_id}): point "
-        "SEARCH_XAPIAN_SHARDS at this database's shards, or refill these from this database "
-        "with manage.py reindex"
-    )
-
-
-def _cluster_checked(index: Cluster) -> Cluster:
-    """The cluster, after checking that its shards hold this database's documents and no
-    other's: the shards' recorded owners are read again every SEARCH_REFRESH_SECONDS (one
-    round trip per shard). A cluster another database filled is never served: its ids would
-    name this database's documents. Raises SearchUnavailable (a 503 saying why)."""
-    database_id = _database_id()
-    owners = within_view(
-        f"xapian-owners:{index.follower_name}", lambda: tuple(index.shard_metadata(OWNER_KEY))
-    )
-    why = _foreign_cluster(index, owners, database_id)
-    if why is not None:
-        logger.error("%s", _refusal(index, why, database_id))
-        raise SearchUnavailable(f"Search is unavailable: {_refusal(index, why, database_id)}.")
-    return index
-
-
-def _claim_masters(index: AnyIndex, writer: AnyWriter) -> None:
-    """A writer on a cluster's masters: refused (IndexWriteError) when a master holds another
-    database's documents, else each master records this database as its owner with the
-    writer's next commit (a master that records none is claimed)."""
-    if not isinstance(index, Cluster) or not isinstance(writer, XapianWriter):
-        return
-    database_id = _database_id()
-    owners = writer.owners()
-    others = sorted({owner for owner in owners if owner and owner != database_id})
-    if others:
-        why = f"holds the documents of another database ({', '.join(others)})"
-        raise IndexWriteError(_refusal(index, why, database_id))
-    if not all(owners):
-        writer.record_owner(database_id)
-
-
 def _claimed(index: _Claimable) -> _Claimable:
-    database_id = _database_id()
+    database_id = owner.database_id()
     if (index.root, database_id) in _owned:
         return index
-    owner = _index_owner(index)
-    if owner != database_id and _built(index) and _foreign(index, owner):
+    recorded = owner.index_owner(index)
+    if recorded != database_id and owner.built(index) and owner.foreign(index, recorded):
         logger.warning(
             "the search index at %s %s; rebuilding it from this database (%s)",
             index.root,
-            f"belongs to another database ({owner})" if owner else "records no database",
+            f"belongs to another database ({recorded})" if recorded else "records no database",
             database_id,
         )
         indexed = search_index_rebuild(index=index)
         logger.warning("the search index at %s was rebuilt: %d documents", index.root, indexed)
-    if owner != database_id:
-        _record_owner(index, database_id)
+    if recorded != database_id:
+        owner.record_owner(index, database_id)
     _owned.add((index.root, database_id))
     return index
 
@@ -507,7 +388,7 @@ def search_index_session(
         except IndexBusy:
             yield None
             return
-        _claim_masters(index, writer)
+        owner.claim_masters(index, writer)
         session = IndexSession(writer, commit_every=commit_every)
         yield session
         if apply_rest:
@@ -601,7 +482,7 @@ def search_index_rebuild(
     target = index or _index_to_write()
     with target.rebuild() as writer:
         if isinstance(target, Cluster) and isinstance(writer, XapianWriter):
-            writer.record_owner(_database_id())  # refilled from this database, whoever's it was
+            writer.record_owner(owner.database_id())  # refilled from this database
         if first is not None and last is not None:
             for chunk in _documents_between(first, last):
                 indexed += writer.add(chunk)

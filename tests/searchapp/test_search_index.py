@@ -22,7 +22,7 @@ from django.test import Client
 
 from searchapp.models import Document, SearchIndexChange
 from searchapp.readers import Record
-from searchapp.search import get_backend, sync
+from searchapp.search import get_backend, owner, sync
 from searchapp.search.text_index import IndexedDocument, open_index
 from searchapp.services import search_index
 from searchapp.services.catchup import catch_up
@@ -577,7 +577,7 @@ def test_an_index_left_by_another_database_is_rebuilt_from_this_one_and_never_se
     DatabaseIdentity.objects.all().delete()
     DatabaseIdentity.objects.create(database_id=uuid.uuid4())
     # A process started on the new database: it knows none of the old one's ids.
-    monkeypatch.setattr(sync, "_database_ids", {})
+    monkeypatch.setattr(owner, "_database_ids", {})
     Document.objects.all().delete()
     SearchIndexChange.objects.all().delete()
     make_document(external_id="ours", text="lighthouse restoration appeal")

@@ -30,7 +30,7 @@ from django.test import Client
 from xapian_cluster import LocalCluster, free_port, have_xapian_tools, local_cluster
 
 from searchapp.models import DatabaseIdentity, Document, SearchIndexChange
-from searchapp.search import get_backend, sync
+from searchapp.search import get_backend, owner
 from searchapp.search.analysis import DEFAULT_FIELDS
 from searchapp.search.outbox import Position
 from searchapp.search.query import parse_query
@@ -452,7 +452,7 @@ def test_a_cluster_another_database_filled_is_never_served_nor_written_until_ref
     # its own id, none of the first one's documents; its ids would name other documents.
     DatabaseIdentity.objects.all().delete()
     ours = str(DatabaseIdentity.objects.create(database_id=uuid.uuid4()).database_id)
-    monkeypatch.setattr(sync, "_database_ids", {})  # a process started on the new database
+    monkeypatch.setattr(owner, "_database_ids", {})  # a process started on the new database
     Document.objects.all().delete()
     SearchIndexChange.objects.all().delete()
     mine = make_document(external_id="ours", text="lighthouse restoration appeal")

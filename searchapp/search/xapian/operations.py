@@ -19,7 +19,7 @@ from django.db.models.functions import Mod
 
 from searchapp.models import Document
 from searchapp.search.outbox import Position
-from searchapp.search.sync import search_index_database_id
+from searchapp.search.owner import database_id
 from searchapp.search.text_index import IndexedDocument, epoch_seconds
 from searchapp.search.xapian.cluster import Address, Cluster, label
 from searchapp.search.xapian.store import COMMITTED_KEY, OUTBOX_KEY
@@ -116,7 +116,7 @@ def rebuild_shard(
     indexed = 0
     with cluster.writer(only=number - 1) as writer:
         writer.delete_everything()
-        writer.record_owner(search_index_database_id())  # refilled from this database
+        writer.record_owner(database_id())  # refilled from this database
         for chunk in _shard_documents(number, len(cluster.shards)):
             indexed += writer.add_to_shard(chunk, number - 1, len(cluster.shards))
             if progress is not None:
