@@ -15,10 +15,11 @@ masters and signed.
 1. Load: --clients clients (bench/load.py's loop: grouped /api/search, top 100, queries from
    the corpus's titles) for --seconds. A quarter in, one replica of shard 1 (its xapian-tcpsrv
    and its xapian-replicate, each killed with SIGKILL) goes; 300 new documents are ingested
-   while it is away; halfway it is started again. Printed: requests, failed requests (those
+   while it is away; halfway it is started again as launch_commands starts one (a pass of
+   replication, then its follower and its server). Printed: requests, failed requests (those
    within one SEARCH_XAPIAN_TIMEOUT of the kill apart), requests slower than that timeout,
-   p50/p95 before, during and after, and the seconds until the restarted replica's revision
-   equals its master's.
+   p50/p95 before, during and after, the seconds until the restarted replica serves and its
+   revision then (it must equal its master's: a replica never serves a stale copy).
 2. Ranked ids: 50 fixed queries (first page of 50 ungrouped results each) through the API, and
    in a process reading each replica of every shard in turn, against one local Xapian database
    built from the same database (``manage.py reindex`` without SEARCH_XAPIAN_SHARDS). Equal,
@@ -233,9 +234,9 @@ def main() -> int:
                 time.sleep(max(0.0, begin + args.seconds / 2 - time.monotonic()))
                 behind.extend((revision(victim.path), revision(shard1.master_path)))
                 marks["restarted"] = time.monotonic()
-                cluster.start_follower(shard1, victim)
-                cluster.start_replica_server(victim)
+                cluster.restart_replica(shard1, victim)  # one pass of replication, then serving
                 marks["serving"] = time.monotonic()
+                behind.extend((revision(victim.path), revision(shard1.master_path)))
                 while revision(victim.path) != revision(shard1.master_path):
                     if time.monotonic() - marks["restarted"] > 120:
                         return
@@ -259,8 +260,10 @@ def main() -> int:
             print(f"   {phases(events, killed, restarted)}")
             rev_master, rev_replica = revision(shard1.master_path), revision(victim.path)
             if caught_up:
-                print(f"   restarted replica (at revision {behind[0]}, its master at {behind[1]}) caught up {caught_up[0]:.1f} s after its xapian-replicate and xapian-tcpsrv were started "
-                      f"(serving after {marks['serving'] - marks['restarted']:.1f} s): revision {rev_replica} = master's {rev_master}")
+                print(f"   restarted replica (at revision {behind[0]}, its master at {behind[1]}): serving {marks['serving'] - marks['restarted']:.1f} s after its restart, "
+                      f"at revision {behind[2]} (master {behind[3]}); level {caught_up[0]:.1f} s after its restart: revision {rev_replica} = master's {rev_master}")
+                if behind[2] != behind[3]:
+                    failures.append("the restarted replica served before it was level with its master")
             else:
                 failures.append("the restarted replica did not catch up within 120 s")
             if beyond:

@@ -432,10 +432,8 @@ def test_a_replica_that_comes_back_catches_up(on_cluster: LocalCluster) -> None:
             d.pk for d in made
         }
     finally:
-        on_cluster.start_follower(shard, away)
-        on_cluster.start_replica_server(away)
-    waited = on_cluster.wait_replicated()
-    assert waited < 10
+        on_cluster.restart_replica(shard, away)  # as launch_commands starts a replica
+    # Its server answers only once the copy is level with its master: nothing to wait for.
     copy = xapian.remote_open("127.0.0.1", away.port, 2000, 2000)
     assert copy.get_termfreq("XTEXT:cormor") == sum(1 for d in made if (d.pk - 1) % 2 == 0)
 

@@ -117,6 +117,36 @@ class LocalCluster:
             str(replica.path),
         )
 
+    def catch_up(self, shard: ShardProcesses, replica: Replica) -> None:
+        """One pass of ``xapian-replicate`` (``-o``), waited for: ``replica`` made, or brought
+        level with its master after a stop, before its server is started
+        (operations.launch_commands runs the same)."""
+        with self.log.open("ab") as out:
+            subprocess.run(
+                [
+                    "xapian-replicate",
+                    "-q",
+                    "-o",
+                    "-h",
+                    HOST,
+                    "-p",
+                    str(shard.replicate_port),
+                    "-m",
+                    "master",
+                    str(replica.path),
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                check=True,
+                timeout=60,
+            )
+
+    def restart_replica(self, shard: ShardProcesses, replica: Replica) -> None:
+        """A stopped replica back: caught up, then following its master and serving."""
+        self.catch_up(shard, replica)
+        self.start_follower(shard, replica)
+        self.start_replica_server(replica)
+
     def kill_follower(self, replica: Replica) -> None:
         assert replica.follower is not None
         os.killpg(replica.follower.pid, signal.SIGKILL)
@@ -229,16 +259,8 @@ def local_cluster(
             cluster.shards.append(shard)
             for number in range(replicas):
                 replica = Replica(home / f"replica{number + 1}", port())
-                cluster.start_follower(shard, replica)
                 shard.replicas.append(replica)
-        for shard in cluster.shards:
-            for replica in shard.replicas:
-                give_up = time.monotonic() + 20
-                while not (replica.path / "XAPIANDB").exists():
-                    if time.monotonic() > give_up:
-                        raise RuntimeError(f"{replica.path} was never replicated")
-                    time.sleep(0.05)
-                cluster.start_replica_server(replica)
+                cluster.restart_replica(shard, replica)
         yield cluster
     finally:
         cluster.stop()

@@ -150,9 +150,14 @@ def launch_commands(
         readers = []
         for r in range(1, replicas + 1):
             copy = home / f"replica{r}"
+            follow = f"xapian-replicate -q -h {host} -p {port + 1} -m master"
             lines += [
-                f"xapian-replicate -q -h {host} -p {port + 1} -m master -i 1 -r 0 {q(str(copy))} &",
-                f"until [ -e {q(str(copy / 'XAPIANDB'))} ]; do sleep 0.2; done",
+                # One pass first, in the foreground (again until its master answers): the copy
+                # is level with its master (made, or caught up after a stop) before its server
+                # answers a search; then the follower keeps it in step. A restarted replica
+                # runs the same three lines.
+                f"until {follow} -o {q(str(copy))}; do sleep 1; done",
+                f"{follow} -i 1 -r 0 {q(str(copy))} &",
                 f"xapian-tcpsrv --interface {host} --port {port + 10 + r} {q(str(copy))} &",
             ]
             readers.append(f"{host}:{port + 10 + r}")
