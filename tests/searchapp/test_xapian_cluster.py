@@ -466,6 +466,11 @@ def test_a_cluster_another_database_filled_is_never_served_nor_written_until_ref
         search_index_sync()
     on_cluster.wait_replicated()
     assert client.get("/api/search", {"q": "restoration"}).status_code == 503
+    # The operator's status names whose documents the shards hold.
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="another database's documents"):
+        call_command("xapian_cluster", "status", stdout=out)
+    assert f"database {theirs}: ANOTHER database's (this one is {ours})" in out.getvalue()
     # Refilled from this database, the shards are its own.
     call_command("reindex", "--no-progress", stdout=io.StringIO())
     on_cluster.wait_replicated()

@@ -22,7 +22,7 @@ from searchapp.search.outbox import Position
 from searchapp.search.owner import database_id
 from searchapp.search.text_index import IndexedDocument, epoch_seconds
 from searchapp.search.xapian.cluster import Address, Cluster, label
-from searchapp.search.xapian.store import COMMITTED_KEY, OUTBOX_KEY
+from searchapp.search.xapian.store import COMMITTED_KEY, OUTBOX_KEY, OWNER_KEY
 
 __all__ = [
     "ServerState",
@@ -43,6 +43,7 @@ class ServerState:
     committed_at_ns: int | None = None
     outbox_position: int | None = None
     problem: str | None = None
+    database_id: str = ""  # whose documents it holds (store.OWNER_KEY; empty: none recorded)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ def _server_state(address: Address, timeout_ms: int) -> ServerState:
             int(database.get_doccount()),
             int(stamp) if stamp else None,
             Position.loads(position).after if position else None,
+            database_id=database.get_metadata(OWNER_KEY).decode(),
         )
     except xapian.Error as exc:
         return ServerState(label(address), False, problem=exc.get_msg())
