@@ -426,8 +426,10 @@ def test_a_replica_that_comes_back_catches_up(on_cluster: LocalCluster) -> None:
     on_cluster.kill_replica_server(away)
     on_cluster.kill_follower(away)
     try:
-        made = [make_document(external_id=f"c{n}", text=f"cormorant {n}") for n in range(4)]
-        _applied(on_cluster)  # the replicas still up
+        made = []
+        for batch in range(3):  # several commits: changesets to apply one after another
+            made += [make_document(external_id=f"c{batch}{n}", text="cormorant") for n in range(2)]
+            _applied(on_cluster)  # the replicas still up
         assert {h.document_id for h in get_backend().search("cormorant", limit=9).hits} == {
             d.pk for d in made
         }

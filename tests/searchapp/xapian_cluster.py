@@ -127,6 +127,8 @@ class LocalCluster:
                     "xapian-replicate",
                     "-q",
                     "-o",
+                    "-r",  # nothing reads the copy yet: no 30 s wait between changesets
+                    "0",
                     "-h",
                     HOST,
                     "-p",

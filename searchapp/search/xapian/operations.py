@@ -157,8 +157,9 @@ def launch_commands(
                 # One pass first, in the foreground (again until its master answers): the copy
                 # is level with its master (made, or caught up after a stop) before its server
                 # answers a search; then the follower keeps it in step. A restarted replica
-                # runs the same three lines.
-                f"until {follow} -o {q(str(copy))}; do sleep 1; done",
+                # runs the same three lines. -r 0: nothing reads the copy yet, and the default
+                # waits 30 s between changesets for readers.
+                f"until {follow} -o -r 0 {q(str(copy))}; do sleep 1; done",
                 f"{follow} -i 1 -r 0 {q(str(copy))} &",
                 f"xapian-tcpsrv --interface {host} --port {port + 10 + r} {q(str(copy))} &",
             ]
