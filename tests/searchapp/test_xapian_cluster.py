@@ -14,6 +14,8 @@ import contextlib
 import io
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
 import time
@@ -502,3 +504,87 @@ def test_a_cluster_filled_before_owners_were_recorded_is_kept_and_claimed_by_its
     _applied(on_cluster)
     ours = str(DatabaseIdentity.objects.get().database_id)
     assert index.shard_metadata(OWNER_KEY) == [ours, ours]
+
+
+def _free_base_port() -> int:
+    """A base port for launch_commands' layout of one shard and one replica (base + 100, + 101
+    and + 111) where nothing listens."""
+    for _attempt in range(50):
+        base = free_port() // 1000 * 1000 - 1000
+        ports = (base + 100, base + 101, base + 111)
+        with contextlib.ExitStack() as probes:
+            try:
+                for port in ports:
+                    probe = probes.enter_context(socket.socket())
+                    probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return base
+    raise AssertionError("no free ports for the cluster's layout")
+
+
+def _bash(lines: list[str], cwd: Path, groups: list[int]) -> list[int]:
+    """``lines`` run by bash in a session of their own (its id added to ``groups``, so that all
+    it started can be stopped); the ids of what they left running."""
+    with (cwd / "bash.log").open("ab") as log:
+        shell = subprocess.Popen(
+            ["bash", "-c", "\n".join([*lines, "jobs -p > jobs.txt"])],
+            cwd=cwd,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    groups.append(shell.pid)
+    assert shell.wait(timeout=60) == 0, (cwd / "bash.log").read_text()[-2000:]
+    return [int(pid) for pid in (cwd / "jobs.txt").read_text().split()]
+
+
+def _listening(port: int) -> xapian.Database:
+    give_up = time.monotonic() + 20
+    while True:
+        try:
+            return xapian.remote_open("127.0.0.1", port, 2000, 2000)
+        except xapian.NetworkError:
+            assert time.monotonic() < give_up, f"nothing answers on {port}"
+            time.sleep(0.05)
+
+
+def test_the_printed_commands_start_a_replica_that_answers_level_with_its_master(
+    tmp_path: Path,
+) -> None:
+    _tools()
+    base = _free_base_port()
+    out = io.StringIO()
+    call_command(
+        "xapian_cluster", "commands", "--shards", "1", "--replicas", "1",
+        "--root", str(tmp_path / "cluster"), "--host", "127.0.0.1",
+        "--base-port", str(base), stdout=out,
+    )  # fmt: skip
+    *script, export = out.getvalue().splitlines()
+    assert export.endswith(f"'127.0.0.1:{base + 100}>127.0.0.1:{base + 111}'")
+    replica_lines = script[-3:]  # the replica's: one pass, its follower, its server
+    groups: list[int] = []
+    try:
+        running = _bash(script, tmp_path, groups)
+        master = (("127.0.0.1", base + 100),)
+        for batch in range(3):  # commits while the replica is away: changesets to catch up
+            if batch == 1:  # the replica's follower and server killed, as a machine lost
+                for pid in running[-2:]:
+                    os.kill(pid, signal.SIGKILL)
+            writer = xapian.remote_open_writable(*master[0], 10000, 2000)
+            for _n in range(5):
+                document = xapian.Document()
+                document.add_term(f"Xbatch{batch}")
+                writer.add_document(document)
+            writer.commit()
+            writer.close()
+        _bash(replica_lines, tmp_path, groups)  # the replica started again, as printed
+        copy = _listening(base + 111)
+        # Level with its master from its first answer: it never served the copy it was left with.
+        assert copy.get_doccount() == 15
+        assert copy.get_termfreq("Xbatch2") == 5
+        copy.close()
+    finally:
+        for group in groups:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGTERM)
