@@ -41,6 +41,7 @@ import tempfile
 import threading
 import time
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -84,8 +85,17 @@ class UniqueQueries:
 
 
 def one_pass(
-    port: int, queries: list[str] | UniqueQueries, clients: int, seconds: float
+    port: int,
+    queries: list[str] | UniqueQueries,
+    clients: int,
+    seconds: float,
+    *,
+    path_of: Callable[[str], str] | None = None,
+    events: list[tuple[float, int, float]] | None = None,
 ) -> dict[str, float]:
+    """``clients`` threads asking ``queries`` for ``seconds``: grouped /api/search, top 100
+    (or ``path_of(query)``). ``events`` receives each request's start (time.monotonic()),
+    HTTP status (0: no answer) and seconds taken (bench/xapian_faults.py times its faults)."""
     latencies: list[float] = []
     errors = [0]
     lock = threading.Lock()
@@ -98,19 +108,26 @@ def one_pass(
             query = queries.next() if isinstance(queries, UniqueQueries) else rng.choice(queries)
             if query is None:
                 break  # every unique query asked: the pass ends (the caller sizes the file)
-            path = "/api/search?" + urllib.parse.urlencode({"q": query, "limit": 100})
+            if path_of is None:
+                path = "/api/search?" + urllib.parse.urlencode({"q": query, "limit": 100})
+            else:
+                path = path_of(query)
+            at = time.monotonic()
             started = time.perf_counter()
             try:
                 conn.request("GET", path)
                 response = conn.getresponse()
                 response.read()
-                ok = response.status == 200
+                status = response.status
             except (OSError, http.client.HTTPException):
-                ok = False
+                status = 0
                 conn.close()
                 conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
             elapsed = time.perf_counter() - started
+            ok = status == 200
             with lock:
+                if events is not None:
+                    events.append((at, status, elapsed))
                 if ok:
                     latencies.append(elapsed)
                 else:

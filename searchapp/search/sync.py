@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -43,9 +42,10 @@ from django.db import connection
 from django.utils import timezone
 
 import searchapp.search.outbox as outbox
+import searchapp.search.owner as owner
 from searchapp.db_values import aware_datetime
 from searchapp.memo.view import within_view
-from searchapp.models import DatabaseIdentity, Document, SearchIndexChange
+from searchapp.models import Document, SearchIndexChange
 from searchapp.search.outbox import merged_spans, within_budget
 from searchapp.search.text_index import (
     WRITER_HEAP_BYTES,
@@ -113,68 +113,19 @@ def _index() -> AnyIndex:
     return search_index_open()
 
 
+def _index_to_write() -> AnyIndex:
+    """The index the outbox is applied to: ``_index()``, except that a cluster is checked by
+    its writer, on the masters themselves (``owner.claim_masters``; a rebuild refills and claims
+    another database's shards)."""
+    if settings.SEARCH_BACKEND == "xapian" and settings.SEARCH_XAPIAN_SHARDS:
+        return xapian_index()
+    return _index()
+
+
 _Claimable = TypeVar("_Claimable", TextIndex, LocalXapianIndex)
 
 # The index directories this process found (or made) to be this database's: checked once each.
 _owned: set[tuple[Path, str]] = set()
-
-
-# This process's databases' ids, read once each: an id never changes once made, and every
-# search asks (a query each time was one more round trip on every request).
-_database_ids: dict[tuple[str, str, str], str] = {}
-
-
-def _database_id() -> str:
-    """This database's id, made at migrate time (and here for a database made without it)."""
-    where = connection.settings_dict
-    key = (str(where.get("NAME")), str(where.get("HOST")), str(where.get("PORT")))
-    known = _database_ids.get(key)
-    if known is not None:
-        return known
-    identity = DatabaseIdentity.objects.order_by("id").first()
-    if identity is None:
-        identity = DatabaseIdentity.objects.create()
-        if connection.in_atomic_block:  # made inside a transaction: it may yet roll back
-            return str(identity.database_id)
-    _database_ids[key] = str(identity.database_id)
-    return str(identity.database_id)
-
-
-def _index_owner(index: TextIndex | LocalXapianIndex) -> str | None:
-    """The id of the database whose documents the index holds (None when not recorded)."""
-    try:
-        return (index.root / "DATABASE").read_text().strip() or None
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-
-
-def _record_owner(index: TextIndex | LocalXapianIndex, database_id: str) -> None:
-    try:
-        index.root.mkdir(parents=True, exist_ok=True)
-        temporary = index.root / f".DATABASE.{os.getpid()}"
-        temporary.write_text(database_id + "\n")
-        os.replace(temporary, index.root / "DATABASE")
-    except OSError as exc:
-        raise IndexWriteError(
-            f"the search index at {index.root} could not be written: {exc.strerror or exc}"
-        ) from exc
-
-
-def _built(index: TextIndex | LocalXapianIndex) -> bool:
-    """Whether an index was ever built there (its CURRENT names a generation)."""
-    return (index.root / "CURRENT").is_file()
-
-
-def _foreign(index: TextIndex | LocalXapianIndex, owner: str | None) -> bool:
-    """Whether an index not recorded as this database's holds another's documents: one that
-    names another database does; one built before databases were recorded is taken as this
-    one's (an upgrade keeps its index), unless it holds documents while this database has none."""
-    if owner is not None:
-        return True
-    held = (
-        index.document_count() if isinstance(index, LocalXapianIndex) else index.searcher().num_docs
-    )
-    return held > 0 and not Document.objects.exists()
 
 
 def search_index_open() -> TextIndex:
@@ -183,7 +134,7 @@ def search_index_open() -> TextIndex:
     An index directory records the database it was built from (``DATABASE`` beside it). One
     left by another database (two runs sharing one ``var/``) is rebuilt from this database
     before anything reads it, and the log says so; an empty one, or one built before databases
-    were recorded (see ``_foreign``), is claimed. Raises IndexWriteError when that cannot be
+    were recorded (see ``owner.foreign``), is claimed. Raises IndexWriteError when that cannot be
     written (never serving the other database's documents instead).
     """
     return _claimed(open_index(settings.SEARCH_INDEX_DIR))
@@ -191,30 +142,30 @@ def search_index_open() -> TextIndex:
 
 def search_index_open_xapian() -> XapianIndex:
     """The Xapian index (searchapp.search.xapian): the local database claimed for this
-    database as search_index_open claims tantivy's; a cluster as configured (its shards hold
-    whatever the databases that write to them wrote)."""
+    database as search_index_open claims tantivy's; a cluster checked to hold this database's
+    documents (``owner.cluster_checked``)."""
     index = xapian_index()
     if isinstance(index, Cluster):
-        return index
+        return owner.cluster_checked(index)
     return _claimed(index)
 
 
 def _claimed(index: _Claimable) -> _Claimable:
-    database_id = _database_id()
+    database_id = owner.database_id()
     if (index.root, database_id) in _owned:
         return index
-    owner = _index_owner(index)
-    if owner != database_id and _built(index) and _foreign(index, owner):
+    recorded = owner.index_owner(index)
+    if recorded != database_id and owner.built(index) and owner.foreign(index, recorded):
         logger.warning(
             "the search index at %s %s; rebuilding it from this database (%s)",
             index.root,
-            f"belongs to another database ({owner})" if owner else "records no database",
+            f"belongs to another database ({recorded})" if recorded else "records no database",
             database_id,
         )
         indexed = search_index_rebuild(index=index)
         logger.warning("the search index at %s was rebuilt: %d documents", index.root, indexed)
-    if owner != database_id:
-        _record_owner(index, database_id)
+    if recorded != database_id:
+        owner.record_owner(index, database_id)
     _owned.add((index.root, database_id))
     return index
 
@@ -425,7 +376,8 @@ def search_index_session(
     keeps it). ``long`` (an ingest) tells searches not to wait for this writer."""
     with contextlib.ExitStack() as stack:
         try:
-            opening: contextlib.AbstractContextManager[AnyWriter] = _index().writer(
+            index = _index_to_write()
+            opening: contextlib.AbstractContextManager[AnyWriter] = index.writer(
                 wait=wait,
                 patience=patience,
                 long=long,
@@ -436,6 +388,7 @@ def search_index_session(
         except IndexBusy:
             yield None
             return
+        owner.claim_masters(index, writer)
         session = IndexSession(writer, commit_every=commit_every)
         yield session
         if apply_rest:
@@ -526,8 +479,10 @@ def search_index_rebuild(
     bounds = Document.objects.order_by("id").values_list("id", flat=True)
     first, last = bounds.first(), bounds.last()
     indexed = 0
-    target = index or _index()
+    target = index or _index_to_write()
     with target.rebuild() as writer:
+        if isinstance(target, Cluster) and isinstance(writer, XapianWriter):
+            writer.record_owner(owner.database_id())  # refilled from this database
         if first is not None and last is not None:
             for chunk in _documents_between(first, last):
                 indexed += writer.add(chunk)

@@ -398,7 +398,7 @@ PROCESS_STATE = {
     "searchapp.search.xapian.store._indexes",
     "searchapp.search.xapian._clusters",
     "searchapp.search.xapian.cluster._down_until",
-    "searchapp.search.sync._database_ids",
+    "searchapp.search.owner._database_ids",
     "searchapp.publishing._broker_cache",
     "searchapp.publishing._broker_refreshing",
     "searchapp.services.planner_stats._added",

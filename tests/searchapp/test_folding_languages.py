@@ -87,13 +87,12 @@ def cjk() -> dict[str, int]:
     return ids
 
 
-# The two reports' texts are equally long and only their titles differ in length: which ranks
-# first (and so represents) is a tie on tantivy (per-field BM25: the lower id wins), and the
-# shorter title on Xapian 1.4 (BM25 by the whole document's length). The fold is the same.
-@pytest.mark.tantivy_only
 @pytest.mark.parametrize("group", ["minhash", "simhash"])
 def test_two_chinese_reports_differing_in_one_character_fold(cjk, group):
-    assert folded("报道", group, cjk, hits=3) == [("zh", ["zh-edit"])]
+    # The query names the original's title (亚洲杯), so that it ranks first and represents on
+    # both backends: for 报道 alone the two reports, equally long, differ only in their titles'
+    # lengths, which tantivy weighs per field (a tie) and Xapian 1.4 by the whole document.
+    assert folded("报道 亚洲杯", group, cjk, hits=3) == [("zh", ["zh-edit"])]
 
 
 @pytest.mark.parametrize("group", ["minhash", "simhash"])

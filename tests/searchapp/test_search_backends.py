@@ -29,6 +29,8 @@ def ids(result) -> list[str]:  # type: ignore[no-untyped-def]
 
 @pytest.mark.tantivy_only
 def test_the_backend_is_the_tantivy_index_on_every_database() -> None:
+    # The default (SEARCH_BACKEND unset): tantivy's by definition; the next test checks the
+    # setting chooses either backend.
     assert get_backend().vendor == "tantivy"
 
 

@@ -14,10 +14,13 @@ import contextlib
 import io
 import json
 import os
+import signal
+import socket
 import subprocess
 import sys
 import time
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,15 +31,17 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from xapian_cluster import LocalCluster, free_port, have_xapian_tools, local_cluster
 
-from searchapp.search import get_backend
+from searchapp.models import DatabaseIdentity, Document, SearchIndexChange
+from searchapp.search import get_backend, owner
 from searchapp.search.analysis import DEFAULT_FIELDS
 from searchapp.search.outbox import Position
 from searchapp.search.query import parse_query
 from searchapp.search.sync import search_index_sync
-from searchapp.search.text_index import IndexedDocument
+from searchapp.search.text_index import IndexedDocument, IndexWriteError
 from searchapp.search.xapian import xapian_index
 from searchapp.search.xapian.cluster import Cluster, Shard, forget_down_servers
 from searchapp.search.xapian.ranked import enquire
+from searchapp.search.xapian.store import OWNER_KEY
 from searchapp.search.xapian.terms import Compiled
 from searchapp.selectors.search import search_grouped
 
@@ -75,6 +80,7 @@ def on_cluster(cluster: LocalCluster, settings: pytest.FixtureRequest) -> LocalC
         # Each test's database starts its outbox afresh (its ids again from 1): so does the
         # cluster's position in it.
         writer.record_position(Position().dumps())
+        writer.record_owner("")  # nor does it belong to any database yet
         writer.commit()
     cluster.wait_replicated()
     return cluster
@@ -422,15 +428,163 @@ def test_a_replica_that_comes_back_catches_up(on_cluster: LocalCluster) -> None:
     on_cluster.kill_replica_server(away)
     on_cluster.kill_follower(away)
     try:
-        made = [make_document(external_id=f"c{n}", text=f"cormorant {n}") for n in range(4)]
-        _applied(on_cluster)  # the replicas still up
+        made = []
+        for batch in range(3):  # several commits: changesets to apply one after another
+            made += [make_document(external_id=f"c{batch}{n}", text="cormorant") for n in range(2)]
+            _applied(on_cluster)  # the replicas still up
         assert {h.document_id for h in get_backend().search("cormorant", limit=9).hits} == {
             d.pk for d in made
         }
     finally:
-        on_cluster.start_follower(shard, away)
-        on_cluster.start_replica_server(away)
-    waited = on_cluster.wait_replicated()
-    assert waited < 10
+        on_cluster.restart_replica(shard, away)  # as launch_commands starts a replica
+    # Its server answers only once the copy is level with its master: nothing to wait for.
     copy = xapian.remote_open("127.0.0.1", away.port, 2000, 2000)
     assert copy.get_termfreq("XTEXT:cormor") == sum(1 for d in made if (d.pk - 1) % 2 == 0)
+
+
+@pytest.mark.django_db
+def test_a_cluster_another_database_filled_is_never_served_nor_written_until_refilled(
+    on_cluster: LocalCluster, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_document(external_id="theirs", text="lighthouse keeper's logbook")
+    _applied(on_cluster)
+    theirs = str(DatabaseIdentity.objects.get().database_id)
+    assert [h.document_id for h in get_backend().search("lighthouse", limit=5).hits]
+    # A fresh database pointed at the same shards (a second deployment's settings copied):
+    # its own id, none of the first one's documents; its ids would name other documents.
+    DatabaseIdentity.objects.all().delete()
+    ours = str(DatabaseIdentity.objects.create(database_id=uuid.uuid4()).database_id)
+    monkeypatch.setattr(owner, "_database_ids", {})  # a process started on the new database
+    Document.objects.all().delete()
+    SearchIndexChange.objects.all().delete()
+    mine = make_document(external_id="ours", text="lighthouse restoration appeal")
+    api = client.get("/api/search", {"q": "lighthouse"})
+    assert api.status_code == 503
+    detail = api.json()["detail"]
+    assert f"another database ({theirs})" in detail and ours in detail
+    assert "manage.py reindex" in detail
+    page = client.get("/", {"q": "lighthouse"})
+    assert page.status_code == 503 and "another database" in page.content.decode()
+    # Nor does its writer add to them: the outbox keeps the change.
+    with pytest.raises(IndexWriteError, match="another database"):
+        search_index_sync()
+    on_cluster.wait_replicated()
+    assert client.get("/api/search", {"q": "restoration"}).status_code == 503
+    # The operator's status names whose documents the shards hold.
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="another database's documents"):
+        call_command("xapian_cluster", "status", stdout=out)
+    assert f"database {theirs}: ANOTHER database's (this one is {ours})" in out.getvalue()
+    # Refilled from this database, the shards are its own.
+    call_command("reindex", "--no-progress", stdout=io.StringIO())
+    on_cluster.wait_replicated()
+    assert [h.document_id for h in get_backend().search("lighthouse", limit=5).hits] == [mine.pk]
+    assert get_backend().search("logbook", limit=5).total_matches == 0
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    assert index.shard_metadata(OWNER_KEY) == [ours, ours]
+
+
+@pytest.mark.django_db
+def test_a_cluster_filled_before_owners_were_recorded_is_kept_and_claimed_by_its_writer(
+    on_cluster: LocalCluster,
+) -> None:
+    made = make_document(external_id="old", text="ropewalk ledger")
+    _applied(on_cluster)
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    with index.writer() as writer:  # as a cluster filled before owners were recorded
+        writer.record_owner("")
+        writer.commit()
+    on_cluster.wait_replicated()
+    assert index.shard_metadata(OWNER_KEY) == ["", ""]
+    # This database has documents: the shards are taken as its own (an upgrade keeps them).
+    assert [h.document_id for h in get_backend().search("ropewalk", limit=5).hits] == [made.pk]
+    make_document(external_id="new", text="ropewalk again")
+    _applied(on_cluster)
+    ours = str(DatabaseIdentity.objects.get().database_id)
+    assert index.shard_metadata(OWNER_KEY) == [ours, ours]
+
+
+def _free_base_port() -> int:
+    """A base port for launch_commands' layout of one shard and one replica (base + 100, + 101
+    and + 111) where nothing listens."""
+    for _attempt in range(50):
+        base = free_port() // 1000 * 1000 - 1000
+        ports = (base + 100, base + 101, base + 111)
+        with contextlib.ExitStack() as probes:
+            try:
+                for port in ports:
+                    probe = probes.enter_context(socket.socket())
+                    probe.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        return base
+    raise AssertionError("no free ports for the cluster's layout")
+
+
+def _bash(lines: list[str], cwd: Path, groups: list[int]) -> list[int]:
+    """``lines`` run by bash in a session of their own (its id added to ``groups``, so that all
+    it started can be stopped); the ids of what they left running."""
+    with (cwd / "bash.log").open("ab") as log:
+        shell = subprocess.Popen(
+            ["bash", "-c", "\n".join([*lines, "jobs -p > jobs.txt"])],
+            cwd=cwd,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    groups.append(shell.pid)
+    assert shell.wait(timeout=60) == 0, (cwd / "bash.log").read_text()[-2000:]
+    return [int(pid) for pid in (cwd / "jobs.txt").read_text().split()]
+
+
+def _listening(port: int) -> xapian.Database:
+    give_up = time.monotonic() + 20
+    while True:
+        try:
+            return xapian.remote_open("127.0.0.1", port, 2000, 2000)
+        except xapian.NetworkError:
+            assert time.monotonic() < give_up, f"nothing answers on {port}"
+            time.sleep(0.05)
+
+
+def test_the_printed_commands_start_a_replica_that_answers_level_with_its_master(
+    tmp_path: Path,
+) -> None:
+    _tools()
+    base = _free_base_port()
+    out = io.StringIO()
+    call_command(
+        "xapian_cluster", "commands", "--shards", "1", "--replicas", "1",
+        "--root", str(tmp_path / "cluster"), "--host", "127.0.0.1",
+        "--base-port", str(base), stdout=out,
+    )  # fmt: skip
+    *script, export = out.getvalue().splitlines()
+    assert export.endswith(f"'127.0.0.1:{base + 100}>127.0.0.1:{base + 111}'")
+    replica_lines = script[-3:]  # the replica's: one pass, its follower, its server
+    groups: list[int] = []
+    try:
+        running = _bash(script, tmp_path, groups)
+        master = (("127.0.0.1", base + 100),)
+        for batch in range(3):  # commits while the replica is away: changesets to catch up
+            if batch == 1:  # the replica's follower and server killed, as a machine lost
+                for pid in running[-2:]:
+                    os.kill(pid, signal.SIGKILL)
+            writer = xapian.remote_open_writable(*master[0], 10000, 2000)
+            for _n in range(5):
+                document = xapian.Document()
+                document.add_term(f"Xbatch{batch}")
+                writer.add_document(document)
+            writer.commit()
+            writer.close()
+        _bash(replica_lines, tmp_path, groups)  # the replica started again, as printed
+        copy = _listening(base + 111)
+        # Level with its master from its first answer: it never served the copy it was left with.
+        assert copy.get_doccount() == 15
+        assert copy.get_termfreq("Xbatch2") == 5
+        copy.close()
+    finally:
+        for group in groups:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGTERM)

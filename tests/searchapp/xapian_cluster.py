@@ -11,7 +11,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -117,6 +117,38 @@ class LocalCluster:
             str(replica.path),
         )
 
+    def catch_up(self, shard: ShardProcesses, replica: Replica) -> None:
+        """One pass of ``xapian-replicate`` (``-o``), waited for: ``replica`` made, or brought
+        level with its master after a stop, before its server is started
+        (operations.launch_commands runs the same)."""
+        with self.log.open("ab") as out:
+            subprocess.run(
+                [
+                    "xapian-replicate",
+                    "-q",
+                    "-o",
+                    "-r",  # nothing reads the copy yet: no 30 s wait between changesets
+                    "0",
+                    "-h",
+                    HOST,
+                    "-p",
+                    str(shard.replicate_port),
+                    "-m",
+                    "master",
+                    str(replica.path),
+                ],
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                check=True,
+                timeout=60,
+            )
+
+    def restart_replica(self, shard: ShardProcesses, replica: Replica) -> None:
+        """A stopped replica back: caught up, then following its master and serving."""
+        self.catch_up(shard, replica)
+        self.start_follower(shard, replica)
+        self.start_replica_server(replica)
+
     def kill_follower(self, replica: Replica) -> None:
         assert replica.follower is not None
         os.killpg(replica.follower.pid, signal.SIGKILL)
@@ -192,14 +224,17 @@ def _stamp(host: str, port: int) -> bytes:
 
 
 @contextlib.contextmanager
-def local_cluster(root: Path, *, shards: int, replicas: int) -> Iterator[LocalCluster]:
-    """``shards`` shards, each a writable master and ``replicas`` replicas following it."""
+def local_cluster(
+    root: Path, *, shards: int, replicas: int, port: Callable[[], int] = free_port
+) -> Iterator[LocalCluster]:
+    """``shards`` shards, each a writable master and ``replicas`` replicas following it, each
+    server on the port ``port`` gives (a free one by default)."""
     cluster = LocalCluster(root, [], root / "cluster.log")
     try:
         for index in range(shards):
             home = root / f"shard{index + 1}"
             home.mkdir(parents=True)
-            shard = ShardProcesses(home / "master", free_port(), free_port())
+            shard = ShardProcesses(home / "master", port(), port())
             xapian.WritableDatabase(str(shard.master_path), xapian.DB_CREATE_OR_OPEN).close()
             # Changesets are what replicas follow; the writing process must be told to keep them.
             shard.master = cluster._spawn(
@@ -225,17 +260,9 @@ def local_cluster(root: Path, *, shards: int, replicas: int) -> Iterator[LocalCl
             _wait_listening(shard.replicate_port, shard.replicate_server)
             cluster.shards.append(shard)
             for number in range(replicas):
-                replica = Replica(home / f"replica{number + 1}", free_port())
-                cluster.start_follower(shard, replica)
+                replica = Replica(home / f"replica{number + 1}", port())
                 shard.replicas.append(replica)
-        for shard in cluster.shards:
-            for replica in shard.replicas:
-                give_up = time.monotonic() + 20
-                while not (replica.path / "XAPIANDB").exists():
-                    if time.monotonic() > give_up:
-                        raise RuntimeError(f"{replica.path} was never replicated")
-                    time.sleep(0.05)
-                cluster.start_replica_server(replica)
+                cluster.restart_replica(shard, replica)
         yield cluster
     finally:
         cluster.stop()

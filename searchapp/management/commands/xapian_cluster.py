@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from searchapp.search.owner import database_id
 from searchapp.search.text_index import IndexBusy, IndexWriteError
 from searchapp.search.xapian import Cluster, xapian_index
 from searchapp.search.xapian.operations import cluster_status, launch_commands, rebuild_shard
@@ -64,12 +65,20 @@ class Command(BaseCommand):
 
     def _status(self, cluster: Cluster) -> None:
         down = False
+        foreign = False
+        ours = database_id()
         for shard in cluster_status(cluster):
             master = shard.master
+            owner = master.database_id
+            if owner and owner != ours:
+                foreign = True
+                whose = f", database {owner}: ANOTHER database's (this one is {ours})"
+            else:
+                whose = f", database {owner}" if owner else ", no database recorded"
             self.stdout.write(
                 f"shard {shard.number}: master {master.address} "
                 + (
-                    f"up, {master.documents} document(s)"
+                    f"up, {master.documents} document(s){whose}"
                     if master.up
                     else f"DOWN ({master.problem})"
                 )
@@ -89,3 +98,9 @@ class Command(BaseCommand):
                 down = True
         if down:
             raise CommandError("some servers are down (see above)")
+        if foreign:
+            raise CommandError(
+                "the shards hold another database's documents: this deployment's searches are "
+                "refused until SEARCH_XAPIAN_SHARDS names its own, or manage.py reindex refills "
+                "these"
+            )

@@ -192,6 +192,16 @@ class Cluster:
     def document_count(self) -> int:
         return self.run(lambda database: int(database.get_doccount()))
 
+    def shard_metadata(self, key: str) -> list[str]:
+        """Each shard's metadata ``key``, as its replica read holds it (a database of several
+        shards answers only the first one's)."""
+
+        def read(_database: xapian.Database) -> list[str]:
+            opened: _Opened = self._local.opened
+            return [part.get_metadata(key).decode() for part in opened.parts]
+
+        return self.run(read)
+
     # --- writing ----------------------------------------------------------------------------
 
     def _open_master(self, index: int) -> xapian.WritableDatabase:

@@ -19,9 +19,10 @@ from django.db.models.functions import Mod
 
 from searchapp.models import Document
 from searchapp.search.outbox import Position
+from searchapp.search.owner import database_id
 from searchapp.search.text_index import IndexedDocument, epoch_seconds
 from searchapp.search.xapian.cluster import Address, Cluster, label
-from searchapp.search.xapian.store import COMMITTED_KEY, OUTBOX_KEY
+from searchapp.search.xapian.store import COMMITTED_KEY, OUTBOX_KEY, OWNER_KEY
 
 __all__ = [
     "ServerState",
@@ -42,6 +43,7 @@ class ServerState:
     committed_at_ns: int | None = None
     outbox_position: int | None = None
     problem: str | None = None
+    database_id: str = ""  # whose documents it holds (store.OWNER_KEY; empty: none recorded)
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ def _server_state(address: Address, timeout_ms: int) -> ServerState:
             int(database.get_doccount()),
             int(stamp) if stamp else None,
             Position.loads(position).after if position else None,
+            database_id=database.get_metadata(OWNER_KEY).decode(),
         )
     except xapian.Error as exc:
         return ServerState(label(address), False, problem=exc.get_msg())
@@ -115,6 +118,7 @@ def rebuild_shard(
     indexed = 0
     with cluster.writer(only=number - 1) as writer:
         writer.delete_everything()
+        writer.record_owner(database_id())  # refilled from this database
         for chunk in _shard_documents(number, len(cluster.shards)):
             indexed += writer.add_to_shard(chunk, number - 1, len(cluster.shards))
             if progress is not None:
@@ -148,9 +152,15 @@ def launch_commands(
         readers = []
         for r in range(1, replicas + 1):
             copy = home / f"replica{r}"
+            follow = f"xapian-replicate -q -h {host} -p {port + 1} -m master"
             lines += [
-                f"xapian-replicate -q -h {host} -p {port + 1} -m master -i 1 -r 0 {q(str(copy))} &",
-                f"until [ -e {q(str(copy / 'XAPIANDB'))} ]; do sleep 0.2; done",
+                # One pass first, in the foreground (again until its master answers): the copy
+                # is level with its master (made, or caught up after a stop) before its server
+                # answers a search; then the follower keeps it in step. A restarted replica
+                # runs the same three lines. -r 0: nothing reads the copy yet, and the default
+                # waits 30 s between changesets for readers.
+                f"until {follow} -o -r 0 {q(str(copy))}; do sleep 1; done",
+                f"{follow} -i 1 -r 0 {q(str(copy))} &",
                 f"xapian-tcpsrv --interface {host} --port {port + 10 + r} {q(str(copy))} &",
             ]
             readers.append(f"{host}:{port + 10 + r}")

@@ -29,6 +29,7 @@ from searchapp.search.xapian.terms import document_for, local_id, shard_of
 __all__ = [
     "COMMITTED_KEY",
     "OUTBOX_KEY",
+    "OWNER_KEY",
     "LocalXapianIndex",
     "XapianWriter",
     "open_local",
@@ -43,6 +44,9 @@ OUTBOX_KEY = "outbox-position"
 # The metadata key under which each commit records when it was made (nanoseconds since the
 # epoch): a replica holding an older one than its master's is that far behind.
 COMMITTED_KEY = "committed-at"
+# The metadata key under which a cluster's shard records the id of the database whose documents
+# it holds (DatabaseIdentity): a deployment of another database refuses to read or write it.
+OWNER_KEY = "database-id"
 
 T = TypeVar("T")
 
@@ -146,6 +150,17 @@ class XapianWriter:
         with writing(self.where):
             for database in self.databases:
                 database.set_metadata(OUTBOX_KEY, position)
+
+    def owners(self) -> list[str]:
+        """Each database's recorded owner (OWNER_KEY; empty when none is recorded)."""
+        with writing(self.where):
+            return [database.get_metadata(OWNER_KEY).decode() for database in self.databases]
+
+    def record_owner(self, database_id: str) -> None:
+        """Record, with the next commit, that these databases hold ``database_id``'s documents."""
+        with writing(self.where):
+            for database in self.databases:
+                database.set_metadata(OWNER_KEY, database_id)
 
     def commit(self) -> None:
         stamp = str(time.time_ns())
