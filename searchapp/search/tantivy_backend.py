@@ -75,11 +75,10 @@ from searchapp.search.text_index import (
 )
 from searchapp.search.types import (
     NOT_BUILT,
-    BackendResult,
+    ListBackend,
     RankedSearch,
     SortOrder,
     end_notes,
-    top_hits,
 )
 
 logger = logging.getLogger(__name__)
@@ -291,7 +290,7 @@ def suggest_spelling(
     )
 
 
-class TantivyBackend:
+class TantivyBackend(ListBackend):
     vendor = "tantivy"
 
     def open(
@@ -364,17 +363,3 @@ class TantivyBackend:
         end_notes(ranked, parsed, messages, behind=behind, lagging=text_index.behind)
         ranked.suggestion = suggest_spelling(parsed, searcher, corpus_id=corpus_id, pairs=pairs)
         return ranked
-
-    def search(
-        self,
-        query: str,
-        *,
-        limit: int,
-        corpus_id: int | None = None,
-        mode: MatchMode | None = None,
-        sort: SortOrder = "relevance",
-        lang: str | None = None,
-    ) -> BackendResult:
-        """The top ``limit`` hits with their snippets (and scores, in either order)."""
-        ranked = self.open(query, corpus_id=corpus_id, mode=mode, sort=sort, lang=lang)
-        return top_hits(ranked, limit)

@@ -31,8 +31,6 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import IO
 
@@ -53,6 +51,7 @@ from searchapp.search.analysis import (
     field_pair,
     fold,
 )
+from searchapp.search.types import GenerationWriter, IndexedDocument, epoch_seconds
 
 logger = logging.getLogger(__name__)
 
@@ -108,21 +107,6 @@ def _writing(root: Path) -> Iterator[None]:
 
 class IndexBusy(Exception):
     """Another process holds the write lock (raised only when not asked to wait)."""
-
-
-@dataclass(frozen=True)
-class IndexedDocument:
-    id: int
-    corpus_id: int
-    title: str
-    text: str
-    date: int | None = None  # seconds since the epoch (UTC)
-    lang: str | None = None  # ISO 639-1 code; "" or None when unknown
-
-
-def epoch_seconds(date: datetime | None) -> int | None:
-    """An aware ``date`` as ``IndexedDocument.date`` holds it (None stays None)."""
-    return None if date is None else int(date.timestamp())
 
 
 def _schema() -> tantivy.Schema:
@@ -495,31 +479,38 @@ class TextIndex:
                 if long:
                     marker.unlink(missing_ok=True)
 
+    def _writing(self) -> contextlib.AbstractContextManager[None]:
+        """The engine's I/O failures while writing, as an IndexWriteError naming the folder."""
+        return _writing(self.root)
+
+    def _fresh_writer(self, path: Path, *, heap_bytes: int, threads: int) -> GenerationWriter:
+        """A writer on the new, empty generation at ``path`` (``rebuild``)."""
+        return Writer(
+            _open_tantivy(path),
+            root=self.root,
+            heap_bytes=heap_bytes,
+            threads=threads,
+            dated=True,
+            languages=True,
+        )
+
     @contextlib.contextmanager
     def rebuild(
         self, *, heap_bytes: int = WRITER_HEAP_BYTES, threads: int = WRITER_THREADS
-    ) -> Iterator[Writer]:
+    ) -> Iterator[GenerationWriter]:
         """A writer on a new, empty generation, switched in only if the block completes.
 
         Holds the write lock throughout, so no sync writes to the old generation meanwhile.
         On an exception (or a kill) the old generation keeps serving and the partial one is
-        removed (by the next rebuild, after a kill).
+        removed (by the next rebuild, after a kill). The engine's part: ``_fresh_writer``.
         """
         with self._write_lock(wait=True):
             marker = self.root / "long-writer"
             current = self._current_name()
-            with _writing(self.root):
+            with self._writing():
                 marker.write_text(f"{os.getpid()}\n")
                 name, path = self._new_generation()
-                fresh = _open_tantivy(path)
-            writer = Writer(
-                fresh,
-                root=self.root,
-                heap_bytes=heap_bytes,
-                threads=threads,
-                dated=True,
-                languages=True,
-            )
+                writer = self._fresh_writer(path, heap_bytes=heap_bytes, threads=threads)
             try:
                 yield writer
                 writer.commit()
@@ -529,7 +520,7 @@ class TextIndex:
                 marker.unlink(missing_ok=True)
                 raise
             writer.close()
-            with _writing(self.root):
+            with self._writing():
                 self._switch(name)
             marker.unlink(missing_ok=True)
             if current is not None:

@@ -6,8 +6,9 @@ without importing each other.
 
 from __future__ import annotations
 
+import abc
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal, Protocol
@@ -21,11 +22,15 @@ __all__ = [
     "SORT_ORDERS",
     "BackendHit",
     "BackendResult",
+    "GenerationWriter",
+    "IndexedDocument",
+    "ListBackend",
     "RankedHit",
     "RankedSearch",
     "SearchBackend",
     "SearchUnavailable",
     "SortOrder",
+    "epoch_seconds",
     "top_hits",
 ]
 
@@ -171,6 +176,64 @@ def top_hits(ranked: RankedSearch, limit: int) -> BackendResult:
         suggestion=ranked.suggestion,
         sort=ranked.sort,
     )
+
+
+@dataclass(frozen=True)
+class IndexedDocument:
+    id: int
+    corpus_id: int
+    title: str
+    text: str
+    date: int | None = None  # seconds since the epoch (UTC)
+    lang: str | None = None  # ISO 639-1 code; "" or None when unknown
+
+
+def epoch_seconds(date: datetime | None) -> int | None:
+    """An aware ``date`` as ``IndexedDocument.date`` holds it (None stays None)."""
+    return None if date is None else int(date.timestamp())
+
+
+class GenerationWriter(Protocol):
+    """What a rebuild writes a new generation with (the tantivy ``Writer``, or the local Xapian
+    index's)."""
+
+    def add(self, documents: Iterable[IndexedDocument]) -> int: ...
+
+    def commit(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class ListBackend(abc.ABC):
+    """What every backend shares: its ``search`` is the top of the list ``open`` reads."""
+
+    vendor: str
+
+    @abc.abstractmethod
+    def open(
+        self,
+        query: str,
+        *,
+        corpus_id: int | None = None,
+        mode: MatchMode | None = None,
+        sort: SortOrder = "relevance",
+        lang: str | None = None,
+    ) -> RankedSearch:
+        """The query's ranked list, its first window read (and its matches counted)."""
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int,
+        corpus_id: int | None = None,
+        mode: MatchMode | None = None,
+        sort: SortOrder = "relevance",
+        lang: str | None = None,
+    ) -> BackendResult:
+        """The top ``limit`` hits with their snippets (and scores, in either order)."""
+        ranked = self.open(query, corpus_id=corpus_id, mode=mode, sort=sort, lang=lang)
+        return top_hits(ranked, limit)
 
 
 # What a backend answers when it has no index to search.

@@ -21,11 +21,10 @@ from searchapp.search.sync import search_index_before_search, search_index_open_
 from searchapp.search.text_index import IndexWriteError
 from searchapp.search.types import (
     NOT_BUILT,
-    BackendResult,
+    ListBackend,
     RankedSearch,
     SortOrder,
     end_notes,
-    top_hits,
 )
 from searchapp.search.xapian import LocalXapianIndex, XapianIndex
 from searchapp.search.xapian.ranked import XapianRanked, enquire
@@ -63,7 +62,7 @@ class _Vocabulary:
         )
 
 
-class XapianBackend:
+class XapianBackend(ListBackend):
     vendor = "xapian"
 
     def open(
@@ -121,17 +120,3 @@ class XapianBackend:
             pairs=compiled.pairs,
         )
         return ranked
-
-    def search(
-        self,
-        query: str,
-        *,
-        limit: int,
-        corpus_id: int | None = None,
-        mode: MatchMode | None = None,
-        sort: SortOrder = "relevance",
-        lang: str | None = None,
-    ) -> BackendResult:
-        """The top ``limit`` hits with their snippets (and scores, in either order)."""
-        ranked = self.open(query, corpus_id=corpus_id, mode=mode, sort=sort, lang=lang)
-        return top_hits(ranked, limit)

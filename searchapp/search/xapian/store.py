@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import socket
 import threading
 import time
@@ -271,33 +270,13 @@ class LocalXapianIndex(TextIndex):
                 if long:
                     marker.unlink(missing_ok=True)
 
-    @contextlib.contextmanager
-    def rebuild(  # type: ignore[override]  # the tantivy writer's knobs mean nothing here
-        self, *, heap_bytes: int = 0, threads: int = 0
-    ) -> Iterator[XapianWriter]:
-        """A writer on a new, empty generation, switched in only if the block completes."""
-        with self._write_lock(wait=True):
-            marker = self.root / "long-writer"
-            current = self._current_name()
-            with writing(str(self.root)):
-                marker.write_text(f"{os.getpid()}\n")
-                name, path = self._new_generation()
-                database = xapian.WritableDatabase(str(path), xapian.DB_CREATE_OR_OPEN)
-            writer = XapianWriter([database], where=str(self.root), name=self.follower_name)
-            try:
-                yield writer
-                writer.commit()
-            except BaseException:
-                writer.close()
-                shutil.rmtree(path, ignore_errors=True)
-                marker.unlink(missing_ok=True)
-                raise
-            writer.close()
-            with writing(str(self.root)):
-                self._switch(name)
-            marker.unlink(missing_ok=True)
-            if current is not None:
-                shutil.rmtree(self.root / current, ignore_errors=True)
+    def _writing(self) -> contextlib.AbstractContextManager[None]:
+        return writing(str(self.root))
+
+    def _fresh_writer(self, path: Path, *, heap_bytes: int, threads: int) -> XapianWriter:
+        # The tantivy writer's knobs (heap, threads) mean nothing here.
+        database = xapian.WritableDatabase(str(path), xapian.DB_CREATE_OR_OPEN)
+        return XapianWriter([database], where=str(self.root), name=self.follower_name)
 
 
 _indexes: dict[Path, LocalXapianIndex] = {}
