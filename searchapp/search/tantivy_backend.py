@@ -75,8 +75,8 @@ from searchapp.search.text_index import (
 )
 from searchapp.search.types import (
     NOT_BUILT,
-    ListBackend,
     RankedSearch,
+    SearchBackend,
     SortOrder,
     end_notes,
 )
@@ -290,7 +290,7 @@ def suggest_spelling(
     )
 
 
-class TantivyBackend(ListBackend):
+class TantivyBackend(SearchBackend):
     vendor = "tantivy"
 
     def open(

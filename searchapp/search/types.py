@@ -24,7 +24,6 @@ __all__ = [
     "BackendResult",
     "GenerationWriter",
     "IndexedDocument",
-    "ListBackend",
     "RankedHit",
     "RankedSearch",
     "SearchBackend",
@@ -124,31 +123,6 @@ class RankedSearch(Protocol):
         ...
 
 
-class SearchBackend(Protocol):
-    vendor: str
-
-    def open(
-        self,
-        query: str,
-        *,
-        corpus_id: int | None = None,
-        mode: MatchMode | None = None,
-        sort: SortOrder = "relevance",
-        lang: str | None = None,  # ISO 639-1: only documents in this language
-    ) -> RankedSearch: ...
-
-    def search(
-        self,
-        query: str,
-        *,
-        limit: int,
-        corpus_id: int | None = None,
-        mode: MatchMode | None = None,
-        sort: SortOrder = "relevance",
-        lang: str | None = None,  # ISO 639-1: only documents in this language
-    ) -> BackendResult: ...
-
-
 def top_hits(ranked: RankedSearch, limit: int) -> BackendResult:
     """The first ``limit`` hits of ``ranked`` with their snippets and scores (looked up when
     the list is ordered by date): what every backend's ``search`` answers."""
@@ -204,8 +178,9 @@ class GenerationWriter(Protocol):
     def close(self) -> None: ...
 
 
-class ListBackend(abc.ABC):
-    """What every backend shares: its ``search`` is the top of the list ``open`` reads."""
+class SearchBackend(abc.ABC):
+    """The search index's interface (tantivy, Xapian): ``open`` reads a query's ranked list;
+    ``search`` is the top of that list, the same for every backend."""
 
     vendor: str
 
@@ -217,7 +192,7 @@ class ListBackend(abc.ABC):
         corpus_id: int | None = None,
         mode: MatchMode | None = None,
         sort: SortOrder = "relevance",
-        lang: str | None = None,
+        lang: str | None = None,  # ISO 639-1: only documents in this language
     ) -> RankedSearch:
         """The query's ranked list, its first window read (and its matches counted)."""
 

@@ -21,8 +21,8 @@ from searchapp.search.sync import search_index_before_search, search_index_open_
 from searchapp.search.text_index import IndexWriteError
 from searchapp.search.types import (
     NOT_BUILT,
-    ListBackend,
     RankedSearch,
+    SearchBackend,
     SortOrder,
     end_notes,
 )
@@ -62,7 +62,7 @@ class _Vocabulary:
         )
 
 
-class XapianBackend(ListBackend):
+class XapianBackend(SearchBackend):
     vendor = "xapian"
 
     def open(
