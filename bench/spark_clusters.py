@@ -137,6 +137,22 @@ def _shuffles(event_dir: Path) -> dict[str, Any]:
     }
 
 
+def _clusters_digest(database: Path) -> str:
+    """A digest of the clusters in force (each one's representative and members): two runs
+    that wrote the same clusters have the same digest, whatever ids their rows were given."""
+    import hashlib
+    import sqlite3
+
+    with sqlite3.connect(database) as db:
+        rows = db.execute(
+            "SELECT c.representative_id, m.document_id FROM searchapp_cluster c "
+            "JOIN searchapp_clustermember m ON m.cluster_id = c.id "
+            "JOIN searchapp_signatureset s ON s.id = c.signature_set_id AND s.state = 'active' "
+            "ORDER BY c.representative_id, m.document_id"
+        ).fetchall()
+    return hashlib.sha256(repr(rows).encode()).hexdigest()[:16]
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -196,6 +212,7 @@ def main() -> None:
     base = [*manage, "recompute_clusters", "--method", "minhash"]
     if not args.skip_local:
         results["local"] = _measure([*base, "--local"], env, [])
+        results["local"]["clusters_digest"] = _clusters_digest(var / "db.sqlite3")
         print("local", json.dumps(results["local"]), flush=True)
     events = var / "events"
     # The event log uncompressed, in one file per application, so that it reads as text.
@@ -219,11 +236,16 @@ def main() -> None:
                        "--conf", f"spark.eventLog.dir=file://{events}"]  # fmt: skip
             results[name] = _measure(command, env, [p.pid for p in cluster])
             results[name]["shuffle"] = _shuffles(events)
+            results[name]["clusters_digest"] = _clusters_digest(var / "db.sqlite3")
         finally:
             for process in cluster:
                 os.killpg(process.pid, signal.SIGKILL)
                 process.wait()
         print(name, json.dumps(results[name]), flush=True)
+    digests = {name: run["clusters_digest"] for name, run in results.items()}
+    same = len(set(digests.values())) == 1
+    verdict = "yes" if same else "NO"
+    print(f"the same clusters (representatives and members) in every run: {verdict} {digests}")
     (var / "spark-bench.json").write_text(json.dumps(results, indent=1))
     print(f"results in {var / 'spark-bench.json'}")
 
