@@ -562,8 +562,10 @@ def _misread(
             return True
     first = spelled.split(" ")[0]
     if first[:1].isupper() and not first.isupper():  # "Cross" of "Whitby Cross"
-        before = sum(capitalised(int(s) - 1) for s in starts)
-        if before >= 0.8 * len(starts):
+        # Its places in a heading in capitals say nothing of names ("NEW YORK COFFEE").
+        written = [int(s) for s in starts if not originals[int(s)].isupper()]
+        before = sum(capitalised(s - 1) for s in written)
+        if written and before >= 0.8 * len(written):
             return True
     def heading_subject(position: int) -> bool:
         # In a heading in capitals ("OLIVER'S STORES FILES CHAPTER 11") any word before it.
@@ -586,6 +588,76 @@ def _misread(
         )
         same = objects.most_common(1)[0][1] if objects else 0
         return before >= 0.5 * len(starts) or same >= 0.5 * len(starts)
+    return False
+
+
+# Words before a verb's base form ("to raise crude oil postings", "will cut rates") and after
+# a verb that takes an object ("insurers estimate the damage").
+_BEFORE_VERB = frozenset("to will would could should may might must can cannot".split())
+_DETERMINERS = frozenset("the a an its their his her this these those our your my".split())
+
+
+def _cut(
+    stream: _Stream, phrases: _Phrases, column: int, spelled: str, *, heading: bool = False
+) -> bool:
+    """Is the phrase, where the results have it, a piece cut from a longer phrase or a clause?
+
+    * Cut before its head: in four of five places the same word follows it, a lower-case word
+      that may end a label, and its own last word is in lower case ("researchers map deep
+      sea" of "... deep sea vents", "Mighty Mouse episode" of "... episode guides"). A name
+      may be followed by the same word ("Kawasaki Racing team"): it is whole.
+    * Cut out of the query's own name: it starts with a word of the query and in four of five
+      places another word of the query comes right before it ("Alive Dimensions" of "Dead or
+      Alive Dimensions", "Kid Biography" of "Billy the Kid Biography").
+    * A verb and its object: its first word, in lower case, is one the lexicon has as a verb
+      and comes after "to" or a modal in half of its places ("raise crude oil postings",
+      "cut rates"), or its last word is such a verb and a determiner follows it in half of its
+      places ("Insurers estimate the damage"), or it comes after the same lower-case word in
+      four of five places ("map deep sea vents" of "researchers map deep sea vents")."""
+    starts = phrases.starts[phrases.occurrence_column == column]
+    length = int(phrases.length[column])
+    tokens, originals, n = stream.tokens, stream.originals, len(stream.tokens)
+    words = spelled.split(" ")
+    edge = _per_word(stream, "edge", topic_labels.edge_words)
+
+    def word(position: int) -> int:
+        return int(tokens[position]) if 0 <= position < n else _BOUNDARY
+
+    after = Counter(word(int(s) + length) for s in starts)
+    following, times = after.most_common(1)[0]
+    if (
+        following != _BOUNDARY
+        and times >= 0.8 * len(starts)
+        and (words[-1].islower() or heading)
+        and stream.content[int(starts[0]) + length]
+        and not edge[following]
+        and originals[int(starts[0]) + length][:1].islower()
+    ):
+        return True
+    if stream.query_like[tokens[int(starts[0])]]:
+        before = sum(bool(stream.query[word(int(s) - 1)]) for s in starts)
+        if before >= 0.8 * len(starts):
+            return True
+    lower = [w.islower() or heading for w in words]
+    if lower[0] and topic_labels.may_be_verb(words[0].lower()):
+        helped = sum(stream.words[word(int(s) - 1)] in _BEFORE_VERB for s in starts)
+        if helped >= 0.5 * len(starts):
+            return True
+        # Or after the same lower-case word, its subject ("map deep sea vents" of
+        # "researchers map deep sea vents").
+        subject, times = Counter(word(int(s) - 1) for s in starts).most_common(1)[0]
+        place = int(starts[0]) - 1
+        if (
+            subject != _BOUNDARY
+            and times >= 0.8 * len(starts)
+            and stream.content[place]
+            and originals[place].islower()
+        ):
+            return True
+    if len(words) > 1 and lower[-1] and topic_labels.may_be_verb(words[-1].lower()):
+        objects = sum(stream.words[word(int(s) + length)] in _DETERMINERS for s in starts)
+        if objects >= 0.5 * len(starts):
+            return True
     return False
 
 
@@ -723,6 +795,7 @@ def _labels(
                 spelled.lower() not in used
                 and not topic_labels.reads_as_clause(spelled, heading=heading)
                 and not _misread(stream, phrases, int(column), spelled, heading=heading)
+                and not _cut(stream, phrases, int(column), spelled, heading=heading)
             ):
                 label = spelled
                 break
