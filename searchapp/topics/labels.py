@@ -10,7 +10,7 @@ heuristic on the phrase's words, per distinct word of a result list (vectorised 
   unit ("million", "pct", "cts"), a date word (month, weekday, "today", "yesterday") or a
   by-line word ("Reuters", "staff", "correspondent").
 * Inside a label, only the function words of names are allowed ("Bank of America", "Rock and
-  roll", "Lord of the Rings"); any other stop word inside ("Wednesday that quarterly profit")
+  roll", "Lord of the Rings", "Dead or Alive"); any other stop word inside ("Wednesday that quarterly profit")
   or a reporting verb anywhere ("Larkhill University said construction") makes it a torn-out
   clause.
 
@@ -91,6 +91,7 @@ INNER_WORDS = frozenset(
     [
         "of",
         "and",
+        "or",
         "&",
         "the",
         "for",
