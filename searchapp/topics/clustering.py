@@ -35,13 +35,15 @@ vocabulary, and reading them in order is how the method is reviewed. The method:
 4. Labels: candidate phrases are 1..``max_phrase_words`` words found in the results, inside one
    fragment, noun-phrase-like by ``searchapp.topics.labels`` (no verb form, number, date,
    by-line or stop word at an edge, no stop word inside but a name's "of", "and"...), not made
-   of query words only, and with a background not made of words the whole corpus shares. Each
-   cluster takes the phrase that best separates it from the rest — the share of the cluster's
-   documents containing it x the share of its documents inside the cluster, with a mild
-   preference for longer phrases (STC's "phrases over words") — shown in its most frequent
-   original spelling. Larger clusters choose first; no label is used twice; equal scores go
-   by the phrase's words. With ``subtopics`` a large topic is split again the same way
-   (``Topic.children``), from the list's tokens (its texts are not read again).
+   of query words only, and with a background not made of words the whole corpus shares, nor
+   cut from a longer phrase, the query's own name or a clause (``_cut``). Each cluster takes
+   the phrase whose words best match its centroid (Lingo's label choice: each word weighed by
+   the share of the cluster's documents holding it x its IDF) x the square root of the share
+   of the cluster's documents containing the phrase x the share of its documents inside the
+   cluster (``_centroid_match``), shown in its most frequent original spelling. Larger
+   clusters choose first; no label is used twice; equal scores go by the phrase's words.
+   With ``subtopics`` a large topic is split again the same way (``Topic.children``), from
+   the list's tokens (its texts are not read again).
 5. Clusters smaller than ``min_size``, or without any phrase shared by ``min_label_df`` of their
    documents, go to "Other topics", always last.
 
@@ -383,9 +385,7 @@ class _Phrases:
     occurrence_column: np.ndarray  # the phrase of every occurrence (-1: not a candidate)
 
 
-def _per_word(
-    stream: _Stream, name: str, compute: Callable[[list[str]], np.ndarray]
-) -> np.ndarray:
+def _per_word(stream: _Stream, name: str, compute: Callable[[list[str]], np.ndarray]) -> np.ndarray:
     """``compute(stream.words)``, once per list: its sub-topics' streams share the words."""
     found = stream.cache.get(name)
     if found is None:
@@ -507,11 +507,12 @@ def _phrase_text(stream: _Stream, phrases: _Phrases, column: int) -> str:
     return " ".join(stream.words[w] for w in ids)
 
 
-def _spelling(stream: _Stream, phrases: _Phrases, column: int) -> tuple[str, bool]:
+def _spelling(
+    stream: _Stream, phrases: _Phrases, column: int, starts: np.ndarray
+) -> tuple[str, bool]:
     """The phrase as most often written; ties go to capitals (a name), then sorted; and
     whether that spelling is a heading's, all in capitals."""
     length = int(phrases.length[column])
-    starts = phrases.starts[phrases.occurrence_column == column]
     spellings = Counter(
         topic_words.join_label(
             stream.originals[s : s + length], [stream.glue.get(p, 0) for p in range(s, s + length)]
@@ -538,7 +539,13 @@ def _spelling(stream: _Stream, phrases: _Phrases, column: int) -> tuple[str, boo
 
 
 def _misread(
-    stream: _Stream, phrases: _Phrases, column: int, spelled: str, *, heading: bool = False
+    stream: _Stream,
+    phrases: _Phrases,
+    column: int,
+    starts: np.ndarray,
+    spelled: str,
+    *,
+    heading: bool = False,
 ) -> bool:
     """Does the phrase, where the results have it, cut a name in two ("Luca" of "Luca Bianchi",
     "Prime Minister Bettino", "Cross" of "Whitby Cross": a capitalised word after or before it
@@ -547,7 +554,6 @@ def _misread(
     before it in half of its places, or any word before it in a heading in capitals, "QUAKER
     OATS FILES SHELF REGISTRATION"; "prices" after "oil" is a noun) or before one object in
     half of them ("vaccine shows promise")?"""
-    starts = phrases.starts[phrases.occurrence_column == column]
     length = int(phrases.length[column])
     originals, n = stream.originals, len(stream.originals)
     last = spelled.split(" ")[-1]
@@ -569,6 +575,7 @@ def _misread(
         before = sum(capitalised(s - 1) for s in written)
         if written and before >= 0.8 * len(written):
             return True
+
     def heading_subject(position: int) -> bool:
         # In a heading in capitals ("OLIVER'S STORES FILES CHAPTER 11") any word before it.
         before = position - 1
@@ -595,12 +602,30 @@ def _misread(
 
 # Words before a verb's base form ("to raise crude oil postings", "will cut rates") and after
 # a verb that takes an object ("insurers estimate the damage").
-_BEFORE_VERB = frozenset("to will would could should may might must can cannot".split())
-_DETERMINERS = frozenset("the a an its their his her this these those our your my".split())
+_BEFORE_VERB = frozenset(
+    ["to", "will", "would", "could", "should", "may", "might", "must", "can", "cannot"]
+)
+_DETERMINERS = frozenset(
+    ["the", "a", "an", "its", "their", "his", "her", "this", "these", "those", "our", "your", "my"]
+)
+
+
+def _before_verb_words(words: list[str]) -> np.ndarray:
+    return np.fromiter(map(_BEFORE_VERB.__contains__, words), bool, len(words))
+
+
+def _determiner_words(words: list[str]) -> np.ndarray:
+    return np.fromiter(map(_DETERMINERS.__contains__, words), bool, len(words))
 
 
 def _cut(
-    stream: _Stream, phrases: _Phrases, column: int, spelled: str, *, heading: bool = False
+    stream: _Stream,
+    phrases: _Phrases,
+    column: int,
+    starts: np.ndarray,
+    spelled: str,
+    *,
+    heading: bool = False,
 ) -> bool:
     """Is the phrase, where the results have it, a piece cut from a longer phrase or a clause?
 
@@ -616,39 +641,50 @@ def _cut(
       "cut rates"), or its last word is such a verb and a determiner follows it in half of its
       places ("Insurers estimate the damage"), or it comes after the same lower-case word in
       four of five places ("map deep sea vents" of "researchers map deep sea vents")."""
-    starts = phrases.starts[phrases.occurrence_column == column]
     length = int(phrases.length[column])
     tokens, originals, n = stream.tokens, stream.originals, len(stream.tokens)
     words = spelled.split(" ")
     edge = _per_word(stream, "edge", topic_labels.edge_words)
+    before_verb = _per_word(stream, "before_verb", _before_verb_words)
+    determiner = _per_word(stream, "determiner", _determiner_words)
 
-    def word(position: int) -> int:
-        return int(tokens[position]) if 0 <= position < n else _BOUNDARY
+    def around(offset: int) -> tuple[np.ndarray, np.ndarray]:
+        """The word at ``offset`` from each place (the boundary beyond the stream), and where."""
+        position = starts + offset
+        inside = (position >= 0) & (position < n)
+        position = np.clip(position, 0, n - 1)
+        return np.where(inside, tokens[position], _BOUNDARY), position
 
-    after = Counter(word(int(s) + length) for s in starts)
-    following, times = after.most_common(1)[0]
+    def most_common(found: np.ndarray) -> tuple[int, int]:
+        values, counts = np.unique(found, return_counts=True)
+        top = int(np.argmax(counts))
+        return int(values[top]), int(counts[top])
+
+    after, after_at = around(length)
+    following, times = most_common(after)
+    place = int(after_at[np.argmax(after == following)])
     if (
         following != _BOUNDARY
         and times >= 0.8 * len(starts)
         and (words[-1].islower() or heading)
-        and stream.content[int(starts[0]) + length]
+        and stream.content[place]
         and not edge[following]
-        and originals[int(starts[0]) + length][:1].islower()
+        and originals[place][:1].islower()
     ):
         return True
-    if stream.query_like[tokens[int(starts[0])]]:
-        before = sum(bool(stream.query[word(int(s) - 1)]) for s in starts)
-        if before >= 0.8 * len(starts):
-            return True
+    before, before_at = around(-1)
+    if stream.query_like[tokens[int(starts[0])]] and stream.query[before].sum() >= 0.8 * len(
+        starts
+    ):
+        return True
     lower = [w.islower() or heading for w in words]
     if lower[0] and topic_labels.may_be_verb(words[0].lower()):
-        helped = sum(stream.words[word(int(s) - 1)] in _BEFORE_VERB for s in starts)
-        if helped >= 0.5 * len(starts):
+        if before_verb[before].sum() >= 0.5 * len(starts):
             return True
         # Or after the same lower-case word, its subject ("map deep sea vents" of
         # "researchers map deep sea vents").
-        subject, times = Counter(word(int(s) - 1) for s in starts).most_common(1)[0]
-        place = int(starts[0]) - 1
+        subject, times = most_common(before)
+        place = int(before_at[np.argmax(before == subject)])
         if (
             subject != _BOUNDARY
             and times >= 0.8 * len(starts)
@@ -656,11 +692,12 @@ def _cut(
             and originals[place].islower()
         ):
             return True
-    if len(words) > 1 and lower[-1] and topic_labels.may_be_verb(words[-1].lower()):
-        objects = sum(stream.words[word(int(s) + length)] in _DETERMINERS for s in starts)
-        if objects >= 0.5 * len(starts):
-            return True
-    return False
+    return (
+        len(words) > 1
+        and lower[-1]
+        and topic_labels.may_be_verb(words[-1].lower())
+        and determiner[after].sum() >= 0.5 * len(starts)
+    )
 
 
 def _shouting(text: str) -> bool:
@@ -690,27 +727,38 @@ def _centroid_match(
     indicator: sparse.csr_matrix,
     sizes: np.ndarray,
     background: Background | None,
+    columns: np.ndarray,
 ) -> np.ndarray:
-    """Per cluster and phrase, how well the phrase matches the cluster's centroid (Lingo's
-    label choice, Osiński & Weiss 2005): the cosine of the phrase's words (a unit vector over
-    its content stems) with the cluster's centroid, each stem weighed by the share of the
-    cluster's results holding it times its IDF (the background corpus's when given, else the
-    list's). A query word counts by its share alone (every result has it: IDF says nothing).
+    """Per cluster and phrase of ``columns``, how well the phrase matches the cluster's
+    centroid (Lingo's label choice, Osiński & Weiss 2005): the cosine of the phrase's words (a
+    unit vector over its content stems) with the cluster's centroid, each stem weighed by the
+    share of the cluster's results holding it times its IDF (the background corpus's when
+    given, else the list's). A query word counts by its share alone (every result has it: IDF
+    says nothing).
 
-    Measured against the former score (the share of the cluster's results holding the whole
-    phrase x the share of its holders inside the cluster, bench/topics_labels.py): gold
-    subtopics named on SemEval-2013 0.52 -> 0.6x, AMBIENT 0.55 -> 0.5x: a phrase's words
-    say more about what a topic's results share than the few places the phrase occurs whole
-    ("Instant digital camera" over "Camera", "Giuseppe Verdi" over "Verdi")."""
+    A phrase's words say more about what a topic's results share than the places the phrase
+    occurs whole: against the former score (the share of the cluster's results holding the
+    whole phrase x the share of its holders inside the cluster), the centroid alone names
+    more gold subtopics (bench/topics_labels.py: SemEval-2013 0.518 -> 0.640, AMBIENT 0.549
+    -> 0.590; docs/decisions/topic-labels.md)."""
     n_docs, n_clusters = indicator.shape[1], indicator.shape[0]
     tokens, doc = stream.tokens, stream.doc
     n_stems = int(stream.stem.max()) + 1
-    word = tokens != _BOUNDARY
-    stem_of = stream.stem[tokens[word]]
-    pairs = np.unique(doc[word] * n_stems + stem_of)
+    first, length = phrases.first[columns], phrases.length[columns]
+    # The stems of the phrases scored: only their documents are counted.
+    needed = np.zeros(n_stems, dtype=bool)
+    for offset in range(int(length.max(initial=0))):
+        position = first + np.minimum(offset, length - 1)
+        needed[stream.stem[tokens[position]]] = True
+    word = stream.content & needed[stream.stem[tokens]]  # content words only (no boundary)
+    # Which documents hold each stem: the repeats summed in C, then counted once (a fifth of
+    # the time of np.unique over the pairs).
     holds = sparse.csr_matrix(
-        (np.ones(len(pairs)), (pairs // n_stems, pairs % n_stems)), shape=(n_docs, n_stems)
+        (np.ones(int(word.sum())), (doc[word], stream.stem[tokens[word]])),
+        shape=(n_docs, n_stems),
     )
+    holds.sum_duplicates()
+    holds.data[:] = 1.0
     share = np.asarray((indicator @ holds).todense()) / np.maximum(sizes, 1)[:, None]
     if background is not None:
         idf = -np.log(np.clip(_stem_shares(stream, background), 1e-9, 1.0))
@@ -725,12 +773,12 @@ def _centroid_match(
     # phrase's length (_phrases).
     overlap = np.zeros(len(tokens))
     overlap[[p for p, g in stream.glue.items() if g == topic_words.GLUE_OVERLAP]] = 0.5
-    score = np.zeros((n_clusters, len(phrases.first)))
-    count = np.zeros(len(phrases.first))
-    for offset in range(int(phrases.length.max(initial=0))):
-        inside = offset < phrases.length
-        position = np.where(inside, phrases.first + offset, 0)
-        counted = inside & stream.content[position] & (tokens[position] != _BOUNDARY)
+    score = np.zeros((n_clusters, len(columns)))
+    count = np.zeros(len(columns))
+    for offset in range(int(length.max(initial=0))):
+        inside = offset < length
+        position = np.where(inside, first + offset, 0)
+        counted = inside & stream.content[position]
         part = np.where(counted, 1.0 - (overlap[position] if offset else 0.0), 0.0)
         score += part[None, :] * weight[:, stream.stem[tokens[position]]]
         count += part
@@ -763,22 +811,26 @@ def _labels(
     # the whole phrase (a long phrase of the topic's words that half of its results hold names
     # half of the topic: "dealer showroom offers" for car reviews of dealers and of engines).
     # bench/topics_labels.py, gold subtopics named, SemEval-2013 / AMBIENT (before: 0.518 /
-    # 0.549): the centroid alone 0.640 / 0.590; x precision**0.5 0.637 / 0.610; and x
-    # coverage**(1/3) 0.614 / 0.590, **0.5 0.579 / 0.585. Labels are no longer than before
-    # with the square root (1.80 / 1.63 words against 1.74 / 1.76); the weaker roots gain
-    # on SemEval-2013 partly by longer labels and label a topic by what half of it holds.
-    precision = inside / np.maximum(df, 1)[None, :]
-    coverage = inside / np.maximum(sizes, 1)[:, None]
-    score = _centroid_match(stream, phrases, indicator, sizes, kn.background) * np.sqrt(
-        precision * coverage
-    )
+    # 0.549): x precision**0.5 x coverage**(1/3) 0.617 / 0.590, x (precision x coverage)**0.5
+    # 0.585 / 0.585. Labels are no longer than before with the square root (1.80 / 1.61 words
+    # against 1.74 / 1.76); the weaker root labels a topic by what half of it holds.
     # A label must be shared (min_label_df documents, or all of a smaller cluster) and must
     # not describe nearly everything (a phrase in 90% of the results names no topic).
     enough = inside >= np.minimum(kn.min_label_df, sizes)[:, None]
     allowed = df <= kn.max_label_share * n
     if kn.background is not None:
         allowed &= ~_corpus_wide(stream, phrases, kn.background, kn.max_background_share)
-    score = np.where(enough & allowed[None, :], score, -1.0)
+    valid = enough & allowed[None, :]
+    columns = np.flatnonzero(valid.any(axis=0))  # only these are scored
+    precision = inside[:, columns] / np.maximum(df[columns], 1)[None, :]
+    coverage = inside[:, columns] / np.maximum(sizes, 1)[:, None]
+    score = np.full(inside.shape, -1.0)
+    score[:, columns] = np.where(
+        valid[:, columns],
+        _centroid_match(stream, phrases, indicator, sizes, kn.background, columns)
+        * np.sqrt(precision * coverage),
+        -1.0,
+    )
     chosen: dict[int, str | None] = {}
     used: set[str] = set(kn.taken)
     for i in sorted(range(len(clusters)), key=lambda i: (-sizes[i], clusters[i])):
@@ -790,12 +842,13 @@ def _labels(
         for column in best:
             if score[i, column] < 0:
                 break
-            spelled, heading = _spelling(stream, phrases, int(column))
+            starts = phrases.starts[phrases.occurrence_column == column]
+            spelled, heading = _spelling(stream, phrases, int(column), starts)
             if (
                 spelled.lower() not in used
                 and not topic_labels.reads_as_clause(spelled, heading=heading)
-                and not _misread(stream, phrases, int(column), spelled, heading=heading)
-                and not _cut(stream, phrases, int(column), spelled, heading=heading)
+                and not _misread(stream, phrases, int(column), starts, spelled, heading=heading)
+                and not _cut(stream, phrases, int(column), starts, spelled, heading=heading)
             ):
                 label = spelled
                 break
@@ -834,7 +887,6 @@ def topic_clusters(
     title_weight: int = 2,
     max_phrase_words: int = 4,
     min_label_df: int = 2,
-    length_bonus: float = 0.3,
     max_label_share: float = 0.9,
     max_background_share: float = 0.2,
     n_init: int | None = None,
@@ -859,14 +911,15 @@ def topic_clusters(
     ``background`` gives each word's share of a background corpus's documents (the app's own
     index): features are then weighted by the background's IDF, and a label whose every word
     is in more than ``max_background_share`` of the background (something the whole corpus
-    shares whatever the query: "pct", "Reuters") is never chosen.
+    shares whatever the query: "pct", "Reuters"; 0.2, measured in docs/decisions/topic-labels.md)
+    is never chosen.
 
     Knobs: ``min_df``/``max_df`` a feature's document frequency bounds (a count, a share);
     ``title_weight`` how many times the title counts; ``max_phrase_words`` the longest label;
     ``min_label_df`` how many of a cluster's documents must contain its label;
-    ``length_bonus`` the preference for longer phrases; ``max_label_share`` the largest share
-    of all the results a label may appear in; ``word_pairs`` adds consecutive word pairs to the
-    features; ``n_init`` the k-means restarts (default 10 up to 300 results, else 3);
+    ``max_label_share`` the largest share of all the results a label may appear in;
+    ``word_pairs`` adds consecutive word pairs to the features; ``n_init`` the k-means
+    restarts (default 10 up to 300 results, else 3);
     ``merge_threshold`` the cosine of two clusters' centred centroids at which they are joined
     (above 1: never), which decides how many of the ``max_topics`` there are; ``eigengap``
     whether the largest gap in the spectrum picks the number of clusters first (None: when
@@ -920,7 +973,6 @@ def topic_clusters(
             title_weight=title_weight,
             max_phrase_words=max_phrase_words,
             min_label_df=min_label_df,
-            length_bonus=length_bonus,
             max_label_share=max_label_share,
             max_background_share=max_background_share,
             n_init=n_init,
@@ -1031,7 +1083,6 @@ class _Knobs:
     title_weight: int
     max_phrase_words: int
     min_label_df: int
-    length_bonus: float
     max_label_share: float
     max_background_share: float
     n_init: int | None

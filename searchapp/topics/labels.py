@@ -10,9 +10,9 @@ heuristic on the phrase's words, per distinct word of a result list (vectorised 
   unit ("million", "pct", "cts"), a date word (month, weekday, "today", "yesterday") or a
   by-line word ("Reuters", "staff", "correspondent").
 * Inside a label, only the function words of names are allowed ("Bank of America", "Rock and
-  roll", "Lord of the Rings", "Dead or Alive"); any other stop word inside ("Wednesday that quarterly profit")
-  or a reporting verb anywhere ("Larkhill University said construction") makes it a torn-out
-  clause.
+  roll", "Lord of the Rings", "Dead or Alive"); any other stop word inside ("Wednesday that
+  quarterly profit") or a reporting verb anywhere ("Larkhill University said construction")
+  makes it a torn-out clause.
 
 * English words are looked up in LemmInflect's lexicon (``lemminflect``, a registry package
   that ships its data: no download) for the parts of speech they can have: a label never starts

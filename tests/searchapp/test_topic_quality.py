@@ -498,7 +498,7 @@ def test_no_label_is_a_lone_nationality_adjective_or_verb_fragment() -> None:
         }, labels
 
 
-def test_a_topic_is_named_by_the_rare_words_its_results_share_not_a_common_one_they_all_hold() -> None:
+def test_a_topic_is_named_by_the_rare_words_its_results_share_not_a_common_one() -> None:
     # Every result of the opera sense holds "review", a word of a tenth of the corpus; seven in
     # ten hold "Giuseppe Verdi", rare in the corpus. A reader names the topic by the composer:
     # the label matches the words that set the topic's results apart, weighed by the corpus.
@@ -506,7 +506,7 @@ def test_a_topic_is_named_by_the_rare_words_its_results_share_not_a_common_one_t
         TopicDoc(
             id=f"o{i}",
             title=f"Aida review {i}",
-            text="Giuseppe Verdi wrote the opera for Cairo." if i < 7 else "A grand opera in Cairo.",
+            text="Giuseppe Verdi wrote the opera for Cairo." if i < 7 else "An opera in Cairo.",
         )
         for i in range(10)
     ]
