@@ -385,7 +385,9 @@ class _Phrases:
     occurrence_column: np.ndarray  # the phrase of every occurrence (-1: not a candidate)
 
 
-def _per_word(stream: _Stream, name: str, compute: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+def _per_word(
+    stream: _Stream, name: str, compute: Callable[[list[str]], np.ndarray]
+) -> np.ndarray:
     """``compute(stream.words)``, once per list: its sub-topics' streams share the words."""
     found = stream.cache.get(name)
     if found is None:
@@ -673,9 +675,8 @@ def _cut(
     ):
         return True
     before, before_at = around(-1)
-    if stream.query_like[tokens[int(starts[0])]] and stream.query[before].sum() >= 0.8 * len(
-        starts
-    ):
+    after_query = int(stream.query[before].sum())
+    if stream.query_like[tokens[int(starts[0])]] and after_query >= 0.8 * len(starts):
         return True
     lower = [w.islower() or heading for w in words]
     if lower[0] and topic_labels.may_be_verb(words[0].lower()):
@@ -805,6 +806,14 @@ def _labels(
     inside = np.asarray((indicator @ phrases.incidence).todense())  # clusters x phrases
     df = np.asarray(phrases.incidence.sum(axis=0)).ravel()
     sizes = np.asarray(indicator.sum(axis=1)).ravel()
+    # A label must be shared (min_label_df documents, or all of a smaller cluster) and must
+    # not describe nearly everything (a phrase in 90% of the results names no topic).
+    enough = inside >= np.minimum(kn.min_label_df, sizes)[:, None]
+    allowed = df <= kn.max_label_share * n
+    if kn.background is not None:
+        allowed &= ~_corpus_wide(stream, phrases, kn.background, kn.max_background_share)
+    valid = enough & allowed[None, :]
+    columns = np.flatnonzero(valid.any(axis=0))  # only these are scored
     # How well the phrase's words match the cluster's centroid (Lingo), x the geometric mean
     # of the former score's two shares: of the phrase's results inside the cluster (a phrase
     # the other topics hold as well names none of them) and of the cluster's results holding
@@ -814,14 +823,6 @@ def _labels(
     # 0.549): x precision**0.5 x coverage**(1/3) 0.617 / 0.590, x (precision x coverage)**0.5
     # 0.585 / 0.585. Labels are no longer than before with the square root (1.80 / 1.61 words
     # against 1.74 / 1.76); the weaker root labels a topic by what half of it holds.
-    # A label must be shared (min_label_df documents, or all of a smaller cluster) and must
-    # not describe nearly everything (a phrase in 90% of the results names no topic).
-    enough = inside >= np.minimum(kn.min_label_df, sizes)[:, None]
-    allowed = df <= kn.max_label_share * n
-    if kn.background is not None:
-        allowed &= ~_corpus_wide(stream, phrases, kn.background, kn.max_background_share)
-    valid = enough & allowed[None, :]
-    columns = np.flatnonzero(valid.any(axis=0))  # only these are scored
     precision = inside[:, columns] / np.maximum(df[columns], 1)[None, :]
     coverage = inside[:, columns] / np.maximum(sizes, 1)[:, None]
     score = np.full(inside.shape, -1.0)
