@@ -580,3 +580,27 @@ def test_on_ambient_the_label_of_the_topic_holding_a_gold_sense_names_it_more_of
     figures = tl._collection_figures("AMBIENT", str(AMBIENT), {})
     assert figures["subtopics"] == 195
     assert figures["named"] >= 0.57, figures["named"]
+
+
+def test_a_common_query_word_may_open_a_label_and_a_heading_reads_in_lower_case() -> None:
+    # "energy" is in a quarter of the corpus and "prices" in a twelfth: neither names nothing
+    # (a word of over a fifth of it does), and the query's own word may stand at the edge of a
+    # label ("Energy prices"). A heading in capitals keeps no "FOR" in its label.
+    towns = ["Upton", "Yarrow", "Whitby", "Ashford", "Millbrook", "Granton", "Foxley", "Cobham"]
+    prices = [
+        TopicDoc(f"p{i}", f"Energy prices in {town} rise", f"In {town}.", "en")
+        for i, town in enumerate(towns)
+    ]
+    relief = [
+        TopicDoc(f"r{i}", "ENERGY RELIEF FOR POOREST STATES", f"Energy aid talks, round {i}.", "en")
+        for i in range(6)
+    ]
+
+    def background(words: list[str]) -> np.ndarray:
+        common = {"energy": 0.25, "prices": 0.08, "rise": 0.1}
+        return np.array([common.get(w, 0.001) for w in words])
+
+    topics = topic_clusters(prices + relief, query="energy", background=background)
+    labels = {t.member_ids[0][0]: t.label for t in topics if not t.other}
+    assert labels.get("p") == "Energy prices", labels
+    assert "r" in labels and "FOR" not in labels["r"].split(), labels
