@@ -10,9 +10,9 @@ heuristic on the phrase's words, per distinct word of a result list (vectorised 
   unit ("million", "pct", "cts"), a date word (month, weekday, "today", "yesterday") or a
   by-line word ("Reuters", "staff", "correspondent").
 * Inside a label, only the function words of names are allowed ("Bank of America", "Rock and
-  roll", "Lord of the Rings"); any other stop word inside ("Wednesday that quarterly profit")
-  or a reporting verb anywhere ("Larkhill University said construction") makes it a torn-out
-  clause.
+  roll", "Lord of the Rings", "Dead or Alive"); any other stop word inside ("Wednesday that
+  quarterly profit") or a reporting verb anywhere ("Larkhill University said construction")
+  makes it a torn-out clause.
 
 * English words are looked up in LemmInflect's lexicon (``lemminflect``, a registry package
   that ships its data: no download) for the parts of speech they can have: a label never starts
@@ -54,6 +54,7 @@ __all__ = [
     "inner_words",
     "known_word",
     "load_lexicon",
+    "may_be_verb",
     "names_alone",
     "nationality",
     "past_words",
@@ -90,6 +91,7 @@ INNER_WORDS = frozenset(
     [
         "of",
         "and",
+        "or",
         "&",
         "the",
         "for",
@@ -239,6 +241,12 @@ def verb_s_form(word: str) -> bool:
     return "VERB" in _parts_of_speech(word)
 
 
+def may_be_verb(word: str) -> bool:
+    """Does the lexicon have lower-case ``word`` as a verb (whatever else it may be: "raise",
+    "cut", "estimate")? The caller decides by the words around it."""
+    return word.isascii() and word.isalpha() and "VERB" in _parts_of_speech(word)
+
+
 def nationality(word: str) -> bool:
     """Is ``word`` a nationality or a people's adjective ("German", "Saudi", "Brazilian")?
     Alone it names no topic: the stories of a country are named by the country."""
@@ -272,7 +280,8 @@ def _torn(words: list[str]) -> bool:
     ("charge Constantin Politoff", "tonnes Canadian rapeseed": a noun phrase's lower-case
     words follow its names, "OPEC talks"), has a lower-case -ing form inside ("conservation
     and substituting"), or ends with a lower-case word the lexicon has as an adjective
-    ("future impact of low")."""
+    ("future impact of low"), or has a lower-case -s verb form between two lower-case words
+    ("trial shows promise")."""
     if words[0].islower() and words[0].endswith(("'s", "\u2019s")):
         return True
     for before, word in itertools.pairwise(words):
@@ -280,6 +289,11 @@ def _torn(words: list[str]) -> bool:
             return True
     if any(w.islower() and len(w) > 5 and w.endswith("ing") for w in words[1:]):
         return True
+    # A lower-case -s verb form between two lower-case words is a clause's verb ("trial shows
+    # promise", "closure disrupts traffic"); English compounds take a singular first noun.
+    for before, word, after in zip(words, words[1:-1], words[2:], strict=False):
+        if before.islower() and after.islower() and verb_s_form(word):
+            return True
     last = words[-1]
     if last.islower():
         head = last.rsplit("-", 1)[-1]

@@ -496,3 +496,111 @@ def test_no_label_is_a_lone_nationality_adjective_or_verb_fragment() -> None:
             "central",
             "one-day",
         }, labels
+
+
+def test_a_topic_is_named_by_the_rare_words_its_results_share_not_a_common_one() -> None:
+    # Every result of the opera sense holds "review", a word of a tenth of the corpus; seven in
+    # ten hold "Giuseppe Verdi", rare in the corpus. A reader names the topic by the composer:
+    # the label matches the words that set the topic's results apart, weighed by the corpus.
+    opera = [
+        TopicDoc(
+            id=f"o{i}",
+            title=f"Aida review {i}",
+            text="Giuseppe Verdi wrote the opera for Cairo." if i < 7 else "An opera in Cairo.",
+        )
+        for i in range(10)
+    ]
+    rng = random.Random(5)  # the other sense: a football club's results, seeded word order
+    club = []
+    for i in range(10):
+        words = ["Ajax", "Amsterdam", "football", "club", "league", "match", "goal"]
+        rng.shuffle(words)
+        club.append(TopicDoc(id=f"c{i}", title=f"Aida fan {i}", text=" ".join(words)))
+
+    def background(words: list[str]) -> np.ndarray:
+        common = {"review": 0.1, "opera": 0.02, "cairo": 0.02, "grand": 0.05, "wrote": 0.05}
+        return np.array([common.get(w, 0.0005) for w in words])
+
+    topics = topic_clusters(opera + club, query="aida", background=background)
+    (named,) = [t for t in topics if not t.other and t.member_ids[0] == "o0"]
+    assert "Verdi" in named.label, named.label
+    texts = [f"{d.title} {d.text}" for d in opera]
+    assert sum(named.label in text for text in texts) >= 5, named.label  # a phrase they hold
+
+
+def test_a_phrase_cut_from_a_longer_one_or_from_the_query_s_name_is_never_a_label() -> None:
+    # Headlines a reader reads whole: "researchers map deep sea vents" (its pieces "researchers
+    # map deep sea" and "map deep sea vents" are cut), "Dead or Alive Dimensions" for the query
+    # "dead or alive" ("Alive Dimensions" is cut out of the query's own name), and "to raise
+    # crude oil postings" (a verb with its object). English, as the app's ingest records it
+    # (guessed from so short a text, "sea" may read as a Spanish stop word).
+    orgs = ["Orion", "Kestrel", "Meridian", "Cobalt", "Granite", "Larkhill", "Westmere", "Upton"]
+    vents = [
+        TopicDoc(f"v{i}", f"{org} researchers map deep sea vents", f"{org} survey.", "en")
+        for i, org in enumerate(orgs)
+    ]
+    game = [
+        TopicDoc(f"g{i}", f"Dead or Alive Dimensions review {i}", "A 3DS game.", "en")
+        for i in range(8)
+    ]
+    oil = [
+        TopicDoc(
+            id=f"o{i}",
+            title=f"{org} to raise crude oil postings",
+            text=f"{org} said it will raise crude oil postings by one dollar.",
+            lang="en",
+        )
+        for i, org in enumerate(["Texaco", "Amoco", "Sun", "Mobil", "Exxon", "Chevron"])
+    ]
+    cut = {
+        "researchers map deep sea",
+        "researchers map deep",
+        "researchers map",
+        "map deep sea vents",
+        "map deep sea",
+        "alive dimensions",
+        "alive dimensions review",
+        "raise crude oil postings",
+        "raise crude oil",
+    }
+    topics = topic_clusters(vents + game + oil, query="dead or alive")
+    labels = [t.label for t in topics if not t.other]
+    assert len(labels) == 3, labels
+    assert not {label.lower() for label in labels} & cut, labels
+
+
+@ambient
+def test_on_ambient_the_label_of_the_topic_holding_a_gold_sense_names_it_more_often(
+    ambient_queries: list[object],
+) -> None:
+    # bench/topics_labels.py's measure: for each gold sense with 3 or more results, does the
+    # label of the topic holding most of them share a content word with its description?
+    # Measured: 0.585 of 195 (the labels chosen by phrase scores alone: 0.549).
+    tl = importlib.import_module("topics_labels")
+    figures = tl._collection_figures("AMBIENT", str(AMBIENT), {})
+    assert figures["subtopics"] == 195
+    assert figures["named"] >= 0.57, figures["named"]
+
+
+def test_a_common_query_word_may_open_a_label_and_a_heading_reads_in_lower_case() -> None:
+    # "energy" is in a quarter of the corpus and "prices" in a twelfth: neither names nothing
+    # (a word of over a fifth of it does), and the query's own word may stand at the edge of a
+    # label ("Energy prices"). A heading in capitals keeps no "FOR" in its label.
+    towns = ["Upton", "Yarrow", "Whitby", "Ashford", "Millbrook", "Granton", "Foxley", "Cobham"]
+    prices = [
+        TopicDoc(f"p{i}", f"Energy prices in {town} rise", f"In {town}.", "en")
+        for i, town in enumerate(towns)
+    ]
+    relief = [
+        TopicDoc(f"r{i}", "ENERGY RELIEF FOR POOREST STATES", f"Energy aid talks, round {i}.", "en")
+        for i in range(6)
+    ]
+
+    def background(words: list[str]) -> np.ndarray:
+        common = {"energy": 0.25, "prices": 0.08, "rise": 0.1}
+        return np.array([common.get(w, 0.001) for w in words])
+
+    topics = topic_clusters(prices + relief, query="energy", background=background)
+    labels = {t.member_ids[0][0]: t.label for t in topics if not t.other}
+    assert labels.get("p") == "Energy prices", labels
+    assert "r" in labels and "FOR" not in labels["r"].split(), labels
