@@ -129,9 +129,17 @@ def _is_symlink_entry(info: zipfile.ZipInfo) -> bool:
 
 
 def read_zip(
-    fileobj: BinaryIO | str | Path, archive: str, max_uncompressed: int, limit: int
+    fileobj: BinaryIO | str | Path,
+    archive: str,
+    max_uncompressed: int,
+    limit: int,
+    id_prefix: str = "",
 ) -> Iterator[Record | RecordError]:
     """A record or a record error for every file in the archive, in the order of their names.
+
+    An entry that is one document has its name as its id, after ``id_prefix``: a zip in a
+    folder passes its own path there, so that its ``notes.txt`` and the folder's are two
+    documents, not one overwriting the other.
 
     Raises IngestFileError when the archive is not a zip, holds too many entries or declares
     (or, read, turns out to hold) more than ``max_uncompressed`` bytes.
@@ -154,11 +162,16 @@ def read_zip(
             )
         budget = _Budget(max_uncompressed, archive)
         for info in sorted(infos, key=lambda i: i.filename):
-            yield from _read_entry(zf, info, archive, budget, limit)
+            yield from _read_entry(zf, info, archive, budget, limit, id_prefix)
 
 
 def _read_entry(
-    zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive: str, budget: _Budget, limit: int
+    zf: zipfile.ZipFile,
+    info: zipfile.ZipInfo,
+    archive: str,
+    budget: _Budget,
+    limit: int,
+    id_prefix: str,
 ) -> Iterator[Record | RecordError]:
     name = info.filename
     source = f"{archive}!{name}"
@@ -201,10 +214,10 @@ def _read_entry(
         except (*unreadable, zlib.error) as exc:
             yield RecordError(source, None, f"unreadable entry: {exc_detail(exc)}")
             return
-        yield document_record(name, data, source, fmt.extract)
+        yield document_record(id_prefix + name, data, source, fmt.extract)
         return
     if isinstance(fmt, FileFormat):
-        yield from _read_binary_entry(zf, info, fmt, source, budget, limit)
+        yield from _read_binary_entry(zf, info, fmt, source, budget, limit, id_prefix + name)
         return
     # A stream format is streamed, so an entry costs no more memory than its longest record.
     try:
@@ -234,6 +247,7 @@ def _read_binary_entry(
     source: str,
     budget: _Budget,
     limit: int,
+    rel_id: str,
 ) -> Iterator[Record | RecordError]:
     unreadable = (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError)
     with tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY) as spool:
@@ -249,4 +263,4 @@ def _read_binary_entry(
             yield RecordError(source, None, f"unreadable entry: {exc_detail(exc)}")
             return
         spool.seek(0)
-        yield from fmt.read(spool, info.filename, source, limit)  # type: ignore[arg-type]
+        yield from fmt.read(spool, rel_id, source, limit)  # type: ignore[arg-type]

@@ -6,8 +6,8 @@ module and one line in :data:`FORMATS`. A format is a file of many records read 
 (:class:`StreamFormat`) or a file that is one document, read whole within the record limit
 (:class:`DocumentFormat`), or a binary file that its own reader opens with random access
 (:class:`FileFormat`: a PDF, a mailbox, an office file), giving one or many records. A folder
-reads documents and binary files, each file's id being its path. A zip holds files of these
-formats and is not one itself: a zip inside a zip is not read.
+and a zip hold files of any of these formats, read as each would be alone (a document's id is
+its path in the folder or zip); a zip is not a format itself: a zip inside a zip is not read.
 """
 
 from __future__ import annotations

@@ -1,0 +1,63 @@
+"""`manage.py ingest FOLDER` reads every file a user keeps in a folder as it would read it alone,
+and never lets one file's document overwrite another's."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from searchapp.models import Document
+
+pytestmark = pytest.mark.django_db
+
+
+def ingest(path: Path) -> str:
+    out = io.StringIO()
+    call_command("ingest", str(path), "--corpus", "folder", "--no-progress", stdout=out)
+    return out.getvalue()
+
+
+def texts() -> dict[str, str]:
+    return dict(Document.objects.values_list("external_id", "text"))
+
+
+def test_a_file_in_a_zip_and_one_of_the_same_name_beside_it_are_two_documents(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "notes.txt").write_text("Folder notes\nthe heron nests by the weir", "utf-8")
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as zf:
+        zf.writestr("notes.txt", "Zipped notes\nthe otter sleeps under the mill")
+    (tmp_path / "old mail.zip").write_bytes(buffer.getvalue())
+
+    out = ingest(tmp_path)
+
+    assert "2 created, 0 updated, 0 unchanged, 0 skipped" in out
+    assert texts() == {
+        "notes.txt": "Folder notes\nthe heron nests by the weir",
+        "old mail.zip/notes.txt": "Zipped notes\nthe otter sleeps under the mill",
+    }
+
+
+def test_a_csv_and_json_lines_in_a_folder_are_read_as_they_are_given_alone(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "rows.csv").write_text(
+        "id,title,text\nr1,Row one,the first row\nr2,Row two,the second row\n", "utf-8"
+    )
+    (tmp_path / "records.jsonl").write_text(
+        '{"id": "j1", "title": "Line one", "text": "a line of json"}\n', "utf-8"
+    )
+    (tmp_path / "headless.csv").write_text("just,some,cells\n1,2,3\n", "utf-8")
+
+    out = ingest(tmp_path)
+
+    assert "unsupported" not in out
+    assert texts() == {"r1": "the first row", "r2": "the second row", "j1": "a line of json"}
+    # A CSV that cannot be read skips that file, said with its name; the rest is read.
+    assert f"skipped {tmp_path / 'headless.csv'}: " in out
+    assert "3 created, 0 updated, 0 unchanged, 1 skipped" in out
