@@ -8,9 +8,10 @@ document's url, its crawl date (WARC-Date) its date and the ``crawled`` detail, 
 URL with the crawl date, so each capture is a document of its own.
 
 Other records (requests, metadata, images, scripts, stylesheets) are skipped and counted once
-at the end; an HTML record longer than the record limit is skipped and reported by its number,
-without being read whole; a damaged archive is reported at the record where it breaks, with
-the documents before it kept.
+at the end, and so are the HTML answers that are not the page asked for (a redirect, a "404 Not
+Found": any HTTP status but 2xx); an HTML record longer than the record limit is skipped and
+reported by its number, without being read whole; a damaged archive is reported at the record
+where it breaks, with the documents before it kept.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from collections.abc import Iterator
 from typing import BinaryIO
 
 from searchapp.readers.documents import html_to_text
+from searchapp.readers.encodings import decode_text
 from searchapp.readers.records import (
     MAX_ID_CHARS,
     Record,
@@ -34,11 +36,12 @@ _HTML_TYPES = ("text/html", "application/xhtml+xml")
 
 
 def _charset(content_type: str) -> str:
+    """The charset a Content-Type names, or "" (the page's own <meta charset> then says)."""
     for param in content_type.split(";")[1:]:
         key, _, value = param.partition("=")
         if key.strip().lower() == "charset" and value.strip():
             return value.strip().strip("\"'")
-    return "utf-8"
+    return ""
 
 
 def read_warc(
@@ -51,6 +54,7 @@ def read_warc(
 
     file_name = posixpath.basename(rel_id) or rel_id
     skipped = 0
+    not_pages: dict[str, int] = {}  # HTTP status -> HTML answers that are no page (3xx, 4xx)
     number = 0
     try:
         for number, warc_record in enumerate(ArchiveIterator(handle, arc2warc=True), start=1):
@@ -60,6 +64,12 @@ def read_warc(
             content_type = warc_record.http_headers.get_header("Content-Type") or ""
             if content_type.split(";")[0].strip().lower() not in _HTML_TYPES:
                 skipped += 1
+                continue
+            status = warc_record.http_headers.get_statuscode() or ""
+            if not status.startswith("2"):
+                # A redirect's "Moved Permanently" or a "404 Not Found" page is the server's
+                # words, not the site's: never a document.
+                not_pages[status] = not_pages.get(status, 0) + 1
                 continue
             url = warc_record.rec_headers.get_header("WARC-Target-URI") or ""
             crawled = warc_record.rec_headers.get_header("WARC-Date") or ""
@@ -71,10 +81,8 @@ def read_warc(
                     where, None, f"page longer than the limit of {limit:,} bytes; skipped"
                 )
                 continue
-            try:
-                page = data.decode(_charset(content_type), "replace")
-            except LookupError:  # an unknown charset name
-                page = data.decode("utf-8", "replace")
+            # As a browser reads it: the header's charset, else the page's <meta charset>.
+            page = decode_text(data, _charset(content_type), html=True) or ""
             title, text = html_to_text(page)
             yield make_record(
                 raw_id=f"{url} @ {crawled}"[:MAX_ID_CHARS],
@@ -92,6 +100,17 @@ def read_warc(
             source,
             None,
             f"unreadable after record {number}: {exc_detail(exc)}; the rest of it is skipped",
+        )
+    if not_pages:
+        statuses = ", ".join(
+            f"HTTP {status or '(no status)'}: {count:,}"
+            for status, count in sorted(not_pages.items())
+        )
+        yield RecordError(
+            source,
+            None,
+            f"{sum(not_pages.values()):,} redirect(s) and error page(s) skipped ({statuses})",
+            notice=True,
         )
     if skipped:
         yield RecordError(
