@@ -61,3 +61,16 @@ def test_a_csv_and_json_lines_in_a_folder_are_read_as_they_are_given_alone(
     # A CSV that cannot be read skips that file, said with its name; the rest is read.
     assert f"skipped {tmp_path / 'headless.csv'}: " in out
     assert "3 created, 0 updated, 0 unchanged, 1 skipped" in out
+
+
+def test_a_tar_archive_in_a_folder_is_skipped_saying_to_pack_it_as_a_zip(tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("Notes\nthe heron nests by the weir", "utf-8")
+    (tmp_path / "old mail.tar.gz").write_bytes(b"\x1f\x8b\x08\x00" + b"\x00" * 60)
+
+    out = ingest(tmp_path)
+
+    assert (
+        f"skipped {tmp_path / 'old mail.tar.gz'}: a .tar.gz archive is not read (only a .zip "
+        "is): unpack it, or pack it as a .zip; skipped"
+    ) in out
+    assert "unsupported file type '.gz'" not in out
