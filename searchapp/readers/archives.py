@@ -9,6 +9,7 @@ entry is reported and skipped; only a bomb or a lying header refuses the whole a
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 import shutil
@@ -123,6 +124,23 @@ class _MeteredEntry(io.RawIOBase):
         return count
 
 
+# The flag a zip sets on an entry whose name is UTF-8 (APPNOTE's bit 11, "language encoding").
+_UTF8_NAME = 0x800
+
+
+def _named_as_written(info: zipfile.ZipInfo) -> zipfile.ZipInfo:
+    """The entry with its name as its maker wrote it. A name without the UTF-8 flag is code page
+    437 by the zip format, and zipfile reads it so; but Info-ZIP's ``zip`` (Debian's, and most
+    Unix tools) writes UTF-8 names without the flag, so "Отчёт.txt" became "╨₧╤é╤ç╤æ╤é.txt" as
+    the document's id and name. Such a name that is valid UTF-8 is taken as UTF-8 (a real code
+    page 437 name is rarely that). Only the name shown changes: the entry is opened as before."""
+    if info.flag_bits & _UTF8_NAME or info.filename.isascii():
+        return info
+    with contextlib.suppress(UnicodeError):
+        info.filename = info.filename.encode("cp437").decode("utf-8")
+    return info
+
+
 def _is_symlink_entry(info: zipfile.ZipInfo) -> bool:
     # Unix zip tools keep the file mode, S_IFLNK included, in the high 16 bits.
     return stat.S_ISLNK(info.external_attr >> 16)
@@ -149,7 +167,7 @@ def read_zip(
     except (zipfile.BadZipFile, OSError) as exc:
         raise IngestFileError(f"{archive}: not a readable zip archive: {exc_detail(exc)}") from None
     with zf:
-        infos = [info for info in zf.infolist() if not info.is_dir()]
+        infos = [_named_as_written(info) for info in zf.infolist() if not info.is_dir()]
         if len(infos) > MAX_ZIP_ENTRIES:
             raise IngestFileError(
                 f"{archive}: {len(infos):,} entries is more than the limit {MAX_ZIP_ENTRIES:,}"

@@ -549,3 +549,25 @@ def test_reuters_dates_are_read_from_the_shared_corpus() -> None:
     records = [r for r in first if isinstance(r, Record)]
     assert len(records) == 200  # every one of the first 200 has a readable date
     assert all(r.date is not None and r.date.year == 1987 for r in records)
+
+
+def without_utf8_flags(archive: bytes) -> bytes:
+    """The zip as Info-ZIP's ``zip`` (Debian's) writes it: UTF-8 names, no UTF-8 flag."""
+    data = bytearray(archive)
+    for signature, flag_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        start = data.find(signature)
+        while start != -1:
+            data[start + flag_at + 1] &= ~0x08  # bit 11 of the little-endian flag word
+            start = data.find(signature, start + 4)
+    return bytes(data)
+
+
+def test_a_zip_made_by_unix_zip_keeps_its_non_ascii_names(tmp_path: Path) -> None:
+    archive = without_utf8_flags(
+        make_zip({"Отчёт.txt": "Отчёт за год\nbadger".encode(), "café.md": b"# Caf\xc3\xa9\nmenu"})
+    )
+    assert all(not info.flag_bits & 0x800 for info in zipfile.ZipFile(io.BytesIO(archive)).infolist())
+    (tmp_path / "docs.zip").write_bytes(archive)
+    records, errors = collect(read_path(tmp_path / "docs.zip"))
+    assert errors == []
+    assert {r.external_id: r.title for r in records} == {"café.md": "Café", "Отчёт.txt": "Отчёт за год"}
