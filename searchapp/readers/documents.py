@@ -25,7 +25,7 @@ from html.parser import HTMLParser
 from typing import BinaryIO
 
 from searchapp.readers.encodings import decode_text
-from searchapp.readers.records import Record, RecordError, make_record
+from searchapp.readers.records import Record, RecordError, first_line_title, make_record
 
 __all__ = [
     "TextExtractor",
@@ -41,20 +41,19 @@ __all__ = [
 TextExtractor = Callable[[str], tuple[str, str]]
 
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*")
-
-
-def _first_line(content: str) -> str:
-    return next((line for line in content.splitlines() if line.strip()), "")
+# An ATX heading may close with hashes too ("## Notes ##").
+_MD_CLOSING = re.compile(r"\s+#+\s*$")
 
 
 def plain_text(content: str) -> tuple[str, str]:
-    """A text file: its first non-blank line is its title."""
-    return _first_line(content).strip(), content
+    """A text file: its first line with words (not a ruler of "=====") is its title."""
+    return first_line_title(content), content
 
 
 def markdown_text(content: str) -> tuple[str, str]:
-    """A Markdown file: its first non-blank line, without the ``#`` of a heading, is its title."""
-    return _MD_HEADING.sub("", _first_line(content)).strip(), content
+    """A Markdown file: its first line with words, without the ``#`` of a heading, is its title."""
+    heading = _MD_HEADING.sub("", first_line_title(content))
+    return _MD_CLOSING.sub("", heading).strip(), content
 
 
 class _TitleAndText(HTMLParser):

@@ -33,6 +33,7 @@ from searchapp.readers.records import (
     Record,
     RecordError,
     exc_detail,
+    first_line_title,
     make_record,
 )
 
@@ -169,7 +170,7 @@ def _record(
     file_name: str = "",
 ) -> Record | RecordError:
     if not title:
-        title = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        title = first_line_title(text)
     return make_record(
         raw_id=rel_id,
         title=(title or posixpath.basename(rel_id))[:300],

@@ -34,6 +34,7 @@ from searchapp.readers.records import (
     Record,
     RecordError,
     exc_detail,
+    first_line_title,
     make_record,
 )
 
@@ -196,7 +197,7 @@ def _read_pdf(handle: BinaryIO, rel_id: str, source: str) -> Record | RecordErro
         )
     text = PAGE_BREAK.join(pages)
     if not title:
-        title = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        title = first_line_title(text)
     position = "page 1" if len(pages) == 1 else f"pages 1-{len(pages)}"
     return make_record(
         raw_id=rel_id,

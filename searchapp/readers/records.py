@@ -32,6 +32,7 @@ __all__ = [
     "RecordError",
     "RecordWarning",
     "exc_detail",
+    "first_line_title",
     "make_record",
     "parse_date",
     "record_problem",
@@ -113,6 +114,19 @@ class RecordWarning:
 
 class IngestFileError(Exception):
     """The whole file is unusable; the message names the file and what is wrong."""
+
+
+# What frames a heading in plain text ("=====" above it, "= Welcome =") and is no part of it.
+_FRAME = " \t=-_*~+|"
+
+
+def first_line_title(text: str) -> str:
+    """The title a text gives itself: its first line with a letter or digit in it, without the
+    rulers and frames around it. A line of "=====" above a heading is not the title."""
+    for line in text.splitlines():
+        if any(char.isalnum() for char in line):
+            return " ".join(line.strip(_FRAME).split())
+    return ""
 
 
 def exc_detail(exc: BaseException) -> str:

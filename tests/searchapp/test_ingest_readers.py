@@ -571,3 +571,18 @@ def test_a_zip_made_by_unix_zip_keeps_its_non_ascii_names(tmp_path: Path) -> Non
     records, errors = collect(read_path(tmp_path / "docs.zip"))
     assert errors == []
     assert {r.external_id: r.title for r in records} == {"café.md": "Café", "Отчёт.txt": "Отчёт за год"}
+
+
+def test_a_text_framed_by_rulers_is_titled_by_its_heading_not_a_ruler(tmp_path: Path) -> None:
+    # As vim's tutor and many README files begin: a ruler, a framed heading, a ruler.
+    ruler = "=" * 79
+    (tmp_path / "tutor.txt").write_text(
+        f"{ruler}\n=    Welcome to the VIM Tutor    -    Version 1.7      =\n{ruler}\n\nVim is a very powerful editor.",
+        encoding="utf-8",
+    )
+    (tmp_path / "notes.md").write_text("---\n\n## Meeting notes ##\n\nWe met.", encoding="utf-8")
+    records, _ = collect(read_path(tmp_path))
+    assert {r.external_id: r.title for r in records} == {
+        "tutor.txt": "Welcome to the VIM Tutor - Version 1.7",
+        "notes.md": "Meeting notes",
+    }
