@@ -93,6 +93,9 @@ class RecordError:
     # web archive's requests, images and scripts, a mail's photo attachment. It is reported
     # like any skip, but does not make an all-or-nothing upload refuse the file.
     notice: bool = False
+    # How many records of the file this one line stands for: a web archive's "12 record(s) that
+    # are not HTML pages" is 12, so that what was read adds up to what was kept and skipped.
+    count: int = 1
 
     def __str__(self) -> str:
         where = f"{self.source}:{self.line}" if self.line is not None else self.source

@@ -111,6 +111,7 @@ def read_warc(
             None,
             f"{sum(not_pages.values()):,} redirect(s) and error page(s) skipped ({statuses})",
             notice=True,
+            count=sum(not_pages.values()),
         )
     if skipped:
         yield RecordError(
@@ -119,4 +120,5 @@ def read_warc(
             f"{skipped:,} record(s) that are not HTML pages skipped (requests, "
             "metadata, images, scripts, style sheets)",
             notice=True,
+            count=skipped,
         )

@@ -1,5 +1,6 @@
 """`manage.py ingest FOLDER` reads every file a user keeps in a folder as it would read it alone,
-and never lets one file's document overwrite another's."""
+never lets one file's document overwrite another's, and accounts for every record it read."""
+# ruff: noqa: E501 - test data reads better unwrapped
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from format_fixtures import html_page, write_warc
 
 from searchapp.models import Document
 
@@ -74,3 +76,25 @@ def test_a_tar_archive_in_a_folder_is_skipped_saying_to_pack_it_as_a_zip(tmp_pat
         "is): unpack it, or pack it as a .zip; skipped"
     ) in out
     assert "unsupported file type '.gz'" not in out
+
+
+def test_what_an_ingest_read_adds_up_to_what_it_kept_and_skipped(tmp_path: Path) -> None:
+    # A web archive's requests and images are skipped as one line each kind, and counted whole.
+    write_warc(
+        tmp_path / "crawl.warc",
+        [
+            ("https://a.example/", "text/html", html_page("Home", ["The harbour reopens."]), "2025-03-01T10:00:00Z"),
+            ("https://a.example/logo.png", "image/png", b"\x89PNG....", "2025-03-01T10:00:01Z"),
+            ("https://a.example/old", "text/html", html_page("Moved", ["Moved here."]), "2025-03-01T10:00:02Z"),
+        ],
+        gzip=False,
+        statuses={"https://a.example/old": "301 Moved Permanently"},
+    )
+    (tmp_path / "notes.txt").write_text("Notes\nthe heron nests by the weir", "utf-8")
+
+    out = ingest(tmp_path)
+
+    # 2 documents of 7 records: the web archive's 3 requests, its image and its redirect.
+    assert "2 created, 0 updated, 0 unchanged, 5 skipped, 0 kept with a warning; 7 records read" in out
+    assert "4 record(s) that are not HTML pages skipped" in out
+    assert "1 redirect(s) and error page(s) skipped (HTTP 301: 1)" in out

@@ -225,6 +225,8 @@ def _fail(job: Job, message: str, errors: list[dict[str, Any]] | None = None) ->
 
 def _error_dict(err: Any) -> dict[str, Any]:
     found = {"source": str(err.source), "line": err.line, "reason": str(err.reason)}
+    if getattr(err, "count", 1) != 1:
+        found["count"] = err.count  # one line for many records (a web archive's images)
     return {**found, "notice": True} if getattr(err, "notice", False) else found
 
 
@@ -515,6 +517,7 @@ def upload_import(*, job: Job) -> Job:
         path.unlink(missing_ok=True)
 
     skipped = [*errors, *refused]
+    skipped_count = sum(int(e.get("count", 1)) for e in skipped)
     warnings = [_error_dict(w) for w in report.warnings]
     job.corpus = corpus
     job.state = Job.State.DONE
@@ -524,7 +527,7 @@ def upload_import(*, job: Job) -> Job:
         "updated": report.updated,
         "unchanged": report.unchanged,
         "skipped": skipped[:_MAX_REPORTED_ERRORS],
-        "skipped_count": len(skipped),
+        "skipped_count": skipped_count,
         "warnings": warnings[:_MAX_REPORTED_ERRORS],
         "warnings_count": len(warnings),
     }
@@ -532,7 +535,8 @@ def upload_import(*, job: Job) -> Job:
     kept_with_warning = f", {len(warnings)} kept with a warning" if warnings else ""
     job.message = (
         f"Imported {name} into {corpus.name}: {report.created} new, {report.updated} updated, "
-        f"{report.unchanged} unchanged, {len(skipped)} skipped{kept_with_warning}."
+        f"{report.unchanged} unchanged, {skipped_count} skipped{kept_with_warning}; "
+        f"{report.imported + skipped_count} records read."
     )
     job.finished_at = database_now()
     job.save()
