@@ -170,6 +170,21 @@ def file_reader(suffix: str) -> FileReader | None:
                 yield document_record(rel_id, data, source, extract)
 
         return read_whole
+    if isinstance(fmt, StreamFormat):
+
+        def not_read(
+            handle: BinaryIO, rel_id: str, source: str, limit: int
+        ) -> Iterator[Record | RecordError]:
+            # Its rows carry ids of their own, which an attachment cannot give the corpus.
+            yield RecordError(
+                source,
+                None,
+                f"attachment of type {suffix!r} not read (its rows become documents only "
+                "when the file is ingested on its own)",
+                notice=True,
+            )
+
+        return not_read
     return None
 
 
