@@ -13,6 +13,7 @@ from django.core.management import call_command
 from format_fixtures import html_page, write_warc
 
 from searchapp.models import Document
+from searchapp.services.signatures.sets import signature_set_build_inline
 
 pytestmark = pytest.mark.django_db
 
@@ -98,3 +99,16 @@ def test_what_an_ingest_read_adds_up_to_what_it_kept_and_skipped(tmp_path: Path)
     assert "2 created, 0 updated, 0 unchanged, 5 skipped, 0 kept with a warning; 7 records read" in out
     assert "4 record(s) that are not HTML pages skipped" in out
     assert "1 redirect(s) and error page(s) skipped (HTTP 301: 1)" in out
+
+
+def test_an_ingest_into_a_database_without_signatures_says_how_its_documents_will_group(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "notes.txt").write_text("Notes\nthe heron nests by the weir", "utf-8")
+    out = ingest(tmp_path)
+    assert (
+        "No signatures have been built yet: the documents are searchable, and fold into groups "
+        "once manage.py rebuild_signatures --if-missing has built them."
+    ) in out
+    signature_set_build_inline(method="minhash")
+    assert "No signatures" not in ingest(tmp_path)

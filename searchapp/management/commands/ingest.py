@@ -14,6 +14,7 @@ from tqdm import tqdm
 
 from searchapp.background import lower_priority, wait_longer_for_writes
 from searchapp.readers import KINDS_READ, IngestFileError, read_path
+from searchapp.selectors.signatures import active_signature_sets
 from searchapp.services.ingest.ingest import IngestReport, IngestWriteError, documents_ingest
 
 
@@ -112,6 +113,12 @@ class Command(BaseCommand):
         if not report.imported:
             why = "every record was skipped (listed above)" if report.skipped else "it holds none"
             raise CommandError(f"nothing was imported from {path}: {why}")
+        if not active_signature_sets():
+            # A new database: what was read is searchable, but groups need signatures first.
+            self.stdout.write(
+                "No signatures have been built yet: the documents are searchable, and fold into "
+                "groups once manage.py rebuild_signatures --if-missing has built them."
+            )
 
     def _summarise(self, corpus_name: str, report: IngestReport) -> None:
         name = report.corpus.name if report.corpus is not None else corpus_name.strip()
