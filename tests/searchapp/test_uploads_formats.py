@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import io
 import mailbox
 import re
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -256,3 +258,15 @@ def test_a_tar_archive_upload_is_told_to_come_as_a_zip(staff_client) -> None:  #
     assert response.status_code == 400
     assert "mail.tar.gz: a .tar.gz archive is not read (only a .zip is): unpack it, or pack it as a .zip." in response.content.decode()
     assert not Job.objects.exists()
+
+
+def test_a_zip_holding_only_a_zip_is_not_said_to_be_all_bad_records(staff_client, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as outer:
+        outer.writestr("mail.zip", b"PK\x05\x06" + b"\x00" * 18)
+    job = upload(staff_client, "nested.zip", buffer.getvalue(), django_capture_on_commit_callbacks, skip_bad=True)
+    assert job.state == Job.State.FAILED
+    assert job.message == "nested.zip: nothing to import, nothing in it could be read as a document (listed below)."
+    page = staff_client.get(reverse("staff:job", args=[job.pk])).content.decode()
+    # Nothing was imported, so nothing reads "skipped" as if the rest had been.
+    assert "a zip inside a zip is not read<" in page and "not read; skipped" not in page

@@ -459,8 +459,16 @@ def upload_import(*, job: Job) -> Job:
             problems = _as_problems(bad)
             return _fail(job, _bad_records_message(name, problems, len(records)), problems)
         if not records:
-            reason = "every record is bad" if errors else "it holds no records"
-            return _fail(job, f"{name}: nothing to import, {reason}.", errors)
+            if not errors:
+                return _fail(job, f"{name}: nothing to import, it holds no records.", errors)
+            # What it holds may be no fault of its own (a zip of zips, a crawl of images only):
+            # said as what could not be read, not as "bad records".
+            return _fail(
+                job,
+                f"{name}: nothing to import, nothing in it could be read as a document "
+                "(listed below).",
+                _as_problems(errors),
+            )
 
         job.total = len(records)
         job.done = 0
