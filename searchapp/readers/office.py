@@ -47,6 +47,7 @@ MAX_OFFICE_RATIO = 100
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
+_OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
 _SLIDE = re.compile(r"^ppt/slides/slide(\d+)\.xml$")
 
 
@@ -85,9 +86,10 @@ def _paragraphs(
     zf: zipfile.ZipFile,
     member: str,
     paragraph: str | tuple[str, ...],
-    pieces: Callable[[object], str],
+    pieces: Callable[[object], str | None],
 ) -> Iterator[str]:
-    """The text of each ``paragraph`` element of one XML part, read as a stream."""
+    """The text of each ``paragraph`` element of one XML part, read as a stream; a paragraph
+    whose ``pieces`` are None is not the document's text (a comment's, a deleted one's)."""
     # lxml comes with trafilatura; imported here so the readers load without it until needed.
     from lxml import etree
 
@@ -100,7 +102,9 @@ def _paragraphs(
             no_network=True,
             load_dtd=False,
         ):
-            yield pieces(element)
+            text = pieces(element)
+            if text is not None:
+                yield text
             element.clear(keep_tail=False)
 
 
@@ -113,9 +117,25 @@ def _word_pieces(element: object) -> str:
     return "".join(parts)
 
 
-def _odf_pieces(element: object) -> str:
+# What an ODF file holds that is not its text: the text of tracked deletions (LibreOffice keeps it,
+# with who deleted it, in <text:tracked-changes>) and comments (<office:annotation>, with their
+# author and date). Word keeps these out of its body's <w:t>, so neither format indexes them.
+_ODF_NOT_TEXT = frozenset(
+    {
+        f"{_TEXT}tracked-changes",
+        f"{_OFFICE}annotation",
+        f"{_OFFICE}annotation-end",
+    }
+)
+
+
+def _odf_pieces(element: Any) -> str | None:
     """The text of an ODF paragraph in document order: each element's text, then its
-    children's, then its tail (a span's tail comes after the spans within it)."""
+    children's, then its tail (a span's tail comes after the spans within it). None for a
+    paragraph of a tracked deletion or of a comment; a comment within a paragraph is left out,
+    its tail kept."""
+    if any(ancestor.tag in _ODF_NOT_TEXT for ancestor in element.iterancestors()):
+        return None
     parts: list[str] = []
     # (node, closing): without recursion, as nesting in an untrusted file has no bound.
     stack: list[tuple[Any, bool]] = [(element, False)]
@@ -126,6 +146,9 @@ def _odf_pieces(element: object) -> str:
                 parts.append(node.tail)
             continue
         tag = node.tag
+        if tag in _ODF_NOT_TEXT:
+            stack.append((node, True))  # its tail is the paragraph's, the rest is not
+            continue
         if tag == f"{_TEXT}s":
             parts.append(" " * int(node.get(f"{_TEXT}c", "1") or 1))
         elif tag == f"{_TEXT}tab":
@@ -192,7 +215,7 @@ def _read_xml_document(
     kind: str,
     members: Callable[[zipfile.ZipFile], list[str]],
     paragraph: str | tuple[str, ...],
-    pieces: Callable[[object], str],
+    pieces: Callable[[Any], str | None],
     separator: str,
 ) -> Record | RecordError:
     # lxml's errors are imported with it, on first use.

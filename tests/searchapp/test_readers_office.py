@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,27 @@ def test_nested_spans_of_an_odt_keep_their_words_in_order(tmp_path: Path) -> Non
     document.save(str(tmp_path / "nested.odt"))
     (record,) = _records(tmp_path / "nested.odt")
     assert record.text == "Use pythonX.Y only here,  then\nstop."
+
+
+def test_an_odts_comments_and_tracked_deletions_are_not_its_text(tmp_path: Path) -> None:
+    # As LibreOffice writes them when changes are recorded and a reviewer comments: the deleted
+    # words, with who deleted them, in <text:tracked-changes>; a comment, its author and date,
+    # inside the paragraph it is on. Word keeps both out of its text; read as Writer shows it.
+    content = """<?xml version="1.0" encoding="UTF-8"?>
+<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+ xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:dc="http://purl.org/dc/elements/1.1/"
+ office:version="1.3"><office:body><office:text>
+<text:tracked-changes text:track-changes="true"><text:changed-region xml:id="ct1" text:id="ct1">
+<text:deletion><office:change-info><dc:creator>Editor Eve</dc:creator><dc:date>2024-01-01T10:00:00</dc:date></office:change-info>
+<text:p>The salary of the director was cut.</text:p></text:deletion></text:changed-region></text:tracked-changes>
+<text:p>The budget was approved.<text:change text:change-id="ct1"/></text:p>
+<text:p>A remark here<office:annotation office:name="c1"><dc:creator>Reviewer Rita</dc:creator><dc:date>2024-01-02T11:00:00</dc:date><text:p>Please check the figures.</text:p></office:annotation> follows<office:annotation-end office:name="c1"/>.</text:p>
+</office:text></office:body></office:document-content>"""
+    with zipfile.ZipFile(tmp_path / "reviewed.odt", "w") as zf:
+        zf.writestr("mimetype", "application/vnd.oasis.opendocument.text")
+        zf.writestr("content.xml", content)
+    (record,) = _records(tmp_path / "reviewed.odt")
+    assert record.text == "The budget was approved.\nA remark here follows."
 
 
 LIBREOFFICE = shutil.which("soffice")
