@@ -108,9 +108,16 @@ def _paragraphs(
             element.clear(keep_tail=False)
 
 
-def _word_pieces(element: object) -> str:
+# Markup compatibility: Word and LibreOffice write a text box twice, as DrawingML in
+# <mc:Choice> and as VML in <mc:Fallback> for older readers; the fallback's copy is not read.
+_MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+
+
+def _word_pieces(element: Any) -> str | None:
+    if any(ancestor.tag == _MC_FALLBACK for ancestor in element.iterancestors()):
+        return None
     parts = []
-    for node in element.iter(f"{_W}t", f"{_W}tab", f"{_W}br"):  # type: ignore[attr-defined]
+    for node in element.iter(f"{_W}t", f"{_W}tab", f"{_W}br"):
         parts.append(
             node.text or "" if node.tag == f"{_W}t" else ("\t" if node.tag == f"{_W}tab" else "\n")
         )

@@ -100,6 +100,30 @@ def test_an_odts_comments_and_tracked_deletions_are_not_its_text(tmp_path: Path)
     assert record.text == "The budget was approved.\nA remark here follows."
 
 
+def test_a_text_box_in_a_word_document_is_read_once(tmp_path: Path) -> None:
+    # As LibreOffice and Word write a text box: in <mc:Choice> for today's readers and again in
+    # <mc:Fallback> for older ones; each of its words was indexed and shown twice.
+    box = '<w:txbxContent><w:p><w:r><w:t>Boxed note on the giraffe.</w:t></w:r></w:p></w:txbxContent>'
+    body = (
+        '<w:p><w:r><w:t>Body before the box.</w:t></w:r><w:r><mc:AlternateContent>'
+        f'<mc:Choice Requires="wps"><w:drawing><wps:wsp><wps:txbx>{box}</wps:txbx></wps:wsp></w:drawing></mc:Choice>'
+        f'<mc:Fallback><w:pict><v:rect><v:textbox>{box}</v:textbox></v:rect></w:pict></mc:Fallback>'
+        '</mc:AlternateContent></w:r></w:p><w:p><w:r><w:t>Body after the box.</w:t></w:r></w:p>'
+    )
+    document = (
+        '<?xml version="1.0" encoding="UTF-8"?><w:document'
+        ' xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+        ' xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"'
+        ' xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"'
+        f' xmlns:v="urn:schemas-microsoft-com:vml"><w:body>{body}</w:body></w:document>'
+    )
+    with zipfile.ZipFile(tmp_path / "boxed.docx", "w") as zf:
+        zf.writestr("word/document.xml", document)
+    (record,) = _records(tmp_path / "boxed.docx")
+    assert record.text.count("giraffe") == 1
+    assert record.text == "Boxed note on the giraffe.\nBody before the box.\nBody after the box."
+
+
 LIBREOFFICE = shutil.which("soffice")
 
 
