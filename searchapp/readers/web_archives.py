@@ -44,13 +44,21 @@ def _charset(content_type: str) -> str:
     return ""
 
 
+def _content_coding(value: str | None) -> str:
+    """The Content-Encoding as warcio looks it up ("gzip"; "" for none)."""
+    return (value or "").strip().lower()
+
+
 def read_warc(
     handle: BinaryIO, rel_id: str, source: str, limit: int
 ) -> Iterator[Record | RecordError]:
     """A record for every HTML response in a web archive; the others are counted."""
     # warcio is needed only for web archives: imported on first use.
     from warcio.archiveiterator import ArchiveIterator
+    from warcio.bufferedreaders import BufferedReader
     from warcio.exceptions import ArchiveLoadFailed
+
+    readable_codings = set(BufferedReader.get_supported_decompressors())
 
     file_name = posixpath.basename(rel_id) or rel_id
     skipped = 0
@@ -74,6 +82,17 @@ def read_warc(
             url = warc_record.rec_headers.get_header("WARC-Target-URI") or ""
             crawled = warc_record.rec_headers.get_header("WARC-Date") or ""
             where = f"{source} (record {number})"
+            coding = _content_coding(warc_record.http_headers.get_header("Content-Encoding"))
+            if coding not in ("", "identity") and coding not in readable_codings:
+                # warcio hands such a body on still compressed (Brotli, say, as browsers are
+                # served today and browser-based crawlers record): its bytes are no text.
+                yield RecordError(
+                    where,
+                    None,
+                    f"page compressed as {coding!r} (Content-Encoding), which cannot be "
+                    "decompressed here; skipped",
+                )
+                continue
             data = warc_record.content_stream().read(limit + 1)
             if len(data) > limit:
                 # The rest of the record is skipped by the iterator, a block at a time.

@@ -294,10 +294,11 @@ def write_warc(
     *,
     gzip: bool = True,
     statuses: dict[str, str] | None = None,
+    headers: dict[str, list[tuple[str, str]]] | None = None,
 ) -> Path:
     """A WARC written by warcio: (url, content type, body, WARC-Date) responses, each after a
     request record, as a crawler writes them; ``statuses`` gives a url's HTTP status line when
-    it is not "200 OK"."""
+    it is not "200 OK", ``headers`` a url's other response headers."""
     from warcio.statusandheaders import StatusAndHeaders  # a test-only writer here
     from warcio.warcwriter import WARCWriter
 
@@ -316,7 +317,7 @@ def write_warc(
             writer.write_record(request)
             headers = StatusAndHeaders(
                 (statuses or {}).get(url, "200 OK"),
-                [("Content-Type", content_type)],
+                [("Content-Type", content_type), *(headers or {}).get(url, [])],
                 protocol="HTTP/1.1",
             )
             response = writer.create_warc_record(

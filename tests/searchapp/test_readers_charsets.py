@@ -67,6 +67,27 @@ def test_a_redirect_and_a_not_found_page_in_a_web_archive_are_not_documents(tmp_
     assert f"{path}: 2 redirect(s) and error page(s) skipped (HTTP 301: 1, HTTP 404: 1)" in [str(e) for e in errors(path)]
 
 
+def test_a_web_archive_page_compressed_in_a_way_that_cannot_be_undone_is_not_indexed_as_text(tmp_path: Path) -> None:
+    # Brotli, as browsers are served today and browser-based crawlers record: without a
+    # decoder its bytes were taken for text, and a page of noise became a document.
+    from warcio.bufferedreaders import BufferedReader
+
+    if "br" in BufferedReader.get_supported_decompressors():
+        pytest.skip("the brotli package is installed: warcio decompresses Brotli itself")
+    noise = bytes(range(256)) * 8
+    path = write_warc(
+        tmp_path / "crawl.warc",
+        [
+            ("https://a.example/br", "text/html; charset=utf-8", noise, "2025-03-01T10:00:00Z"),
+            ("https://a.example/plain", "text/html; charset=utf-8", page("Plain", "Read as it is.").encode(), "2025-03-01T10:00:00Z"),
+        ],
+        gzip=False,
+        headers={"https://a.example/br": [("Content-Encoding", "br")]},
+    )
+    assert [r.title for r in records(path).values()] == ["Plain"]
+    assert f"{path} (record 2): page compressed as 'br' (Content-Encoding), which cannot be decompressed here; skipped" in [str(e) for e in errors(path)]
+
+
 def test_an_html_file_in_windows_1252_and_a_notepad_unicode_file_are_read(tmp_path: Path) -> None:
     (tmp_path / "page.html").write_bytes(page("Windows page", "Smart “quotes” – and a dash", '<meta charset="windows-1252">').encode("cp1252"))
     (tmp_path / "notepad.txt").write_bytes("\ufeffNotepad notes\r\nSaved as Unicode: café, Ελλάδα.\r\n".encode("utf-16-le"))
