@@ -109,12 +109,17 @@ def _paragraphs(
 
 
 # Markup compatibility: Word and LibreOffice write a text box twice, as DrawingML in
-# <mc:Choice> and as VML in <mc:Fallback> for older readers; the fallback's copy is not read.
+# <mc:Choice> and as VML in <mc:Fallback> for older readers (PowerPoint likewise an equation or
+# an ink drawing); the fallback's copy is not read.
 _MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 
 
+def _in_fallback(element: Any) -> bool:
+    return any(ancestor.tag == _MC_FALLBACK for ancestor in element.iterancestors())
+
+
 def _word_pieces(element: Any) -> str | None:
-    if any(ancestor.tag == _MC_FALLBACK for ancestor in element.iterancestors()):
+    if _in_fallback(element):
         return None
     parts = []
     for node in element.iter(f"{_W}t", f"{_W}tab", f"{_W}br"):
@@ -169,10 +174,12 @@ def _odf_pieces(element: Any) -> str | None:
     return "".join(parts)
 
 
-def _slide_pieces(element: object) -> str:
+def _slide_pieces(element: Any) -> str | None:
+    if _in_fallback(element):
+        return None
     return "".join(
         node.text or "" if node.tag == f"{_A}t" else "\n"
-        for node in element.iter(f"{_A}t", f"{_A}br")  # type: ignore[attr-defined]
+        for node in element.iter(f"{_A}t", f"{_A}br")
     )
 
 

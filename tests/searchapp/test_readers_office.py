@@ -124,6 +124,25 @@ def test_a_text_box_in_a_word_document_is_read_once(tmp_path: Path) -> None:
     assert record.text == "Boxed note on the giraffe.\nBody before the box.\nBody after the box."
 
 
+def test_a_slides_fallback_copy_of_a_shape_is_not_read_twice(tmp_path: Path) -> None:
+    # PowerPoint writes an equation or an ink drawing in <mc:Choice>, and its text again as a
+    # picture's fallback in <mc:Fallback>.
+    shape = '<p:sp><p:txBody><a:p><a:r><a:t>E equals m c squared</a:t></a:r></a:p></p:txBody></p:sp>'
+    slide = (
+        '<?xml version="1.0" encoding="UTF-8"?><p:sld'
+        ' xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"'
+        ' xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"'
+        ' xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">'
+        '<p:cSld><p:spTree><p:sp><p:txBody><a:p><a:r><a:t>Physics</a:t></a:r></a:p></p:txBody></p:sp>'
+        f'<mc:AlternateContent><mc:Choice Requires="a14">{shape}</mc:Choice><mc:Fallback>{shape}</mc:Fallback></mc:AlternateContent>'
+        '</p:spTree></p:cSld></p:sld>'
+    )
+    with zipfile.ZipFile(tmp_path / "physics.pptx", "w") as zf:
+        zf.writestr("ppt/slides/slide1.xml", slide)
+    (record,) = _records(tmp_path / "physics.pptx")
+    assert record.text == "Physics\nE equals m c squared"
+
+
 LIBREOFFICE = shutil.which("soffice")
 
 
