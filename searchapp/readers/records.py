@@ -10,6 +10,7 @@ checks are written once whatever the format.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -33,6 +34,7 @@ __all__ = [
     "RecordWarning",
     "exc_detail",
     "first_line_title",
+    "fit_id",
     "make_record",
     "parse_date",
     "record_problem",
@@ -52,6 +54,20 @@ MAX_TEXT_CHARS = 16 * 1024 * 1024
 DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024
 # The rest of an over-long line is read and dropped in pieces of this size.
 DISCARD_PIECE = 64 * 1024
+
+def fit_id(value: str) -> str:
+    """An id as stored: whole up to :data:`MAX_ID_CHARS`; a longer one (a file deep in folders,
+    a URL with a long query) keeps its start and its end around a digest of the whole, so that
+    it is the same at every ingest and no other id's. Cut short instead, two files of one deep
+    folder, or two captures of long URLs, were one document, the second overwriting the first;
+    refused, a usable document was lost."""
+    if len(value) <= MAX_ID_CHARS:
+        return value
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    keep = MAX_ID_CHARS - len(digest) - 2
+    head = keep // 3
+    return f"{value[:head]}…{digest}…{value[len(value) - (keep - head):]}"
+
 
 # Said of a link in a folder and of a link entry in a zip alike.
 SYMLINK_SKIPPED = "symbolic link skipped (links are never followed)"
@@ -341,8 +357,15 @@ def make_record(
     if isinstance(code, tuple):
         warnings.append(f"{code[0]}; kept, its language detected from its text")
         code = ""
+    whole_id = _clean(str(raw_id)).strip()
+    external_id = fit_id(whole_id)
+    if external_id != whole_id:
+        warnings.append(
+            f"'id' is longer than {MAX_ID_CHARS} characters; kept with its middle replaced by a "
+            "digest of it (the same id at every ingest)"
+        )
     record = Record(
-        external_id=_clean(str(raw_id)).strip(),
+        external_id=external_id,
         title=" ".join(title_text.split())[:MAX_TITLE_CHARS],
         text=_clean(text),
         url=url_text,
@@ -353,7 +376,7 @@ def make_record(
         source_name=_clean(origin[0])[:MAX_SOURCE_NAME_CHARS],
         source_type=origin[1],
         source_position=origin[2][:MAX_POSITION_CHARS],
-        parent_id=_clean(origin[3])[:MAX_ID_CHARS],
+        parent_id=fit_id(_clean(origin[3])),
         # Details are shown, not checked like the fields: what no database stores is replaced.
         details={
             key: _clean(value).encode("utf-8", "replace").decode("utf-8")

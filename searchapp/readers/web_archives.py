@@ -23,7 +23,6 @@ from typing import BinaryIO
 from searchapp.readers.documents import html_to_text
 from searchapp.readers.encodings import decode_text
 from searchapp.readers.records import (
-    MAX_ID_CHARS,
     Record,
     RecordError,
     exc_detail,
@@ -104,7 +103,7 @@ def read_warc(
             page = decode_text(data, _charset(content_type), html=True) or ""
             title, text = html_to_text(page)
             yield make_record(
-                raw_id=f"{url} @ {crawled}"[:MAX_ID_CHARS],
+                raw_id=f"{url} @ {crawled}",
                 title=title or url,
                 text=text,
                 url=url[:2000],

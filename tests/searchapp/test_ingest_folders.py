@@ -112,3 +112,31 @@ def test_an_ingest_into_a_database_without_signatures_says_how_its_documents_wil
     ) in out
     signature_set_build_inline(method="minhash")
     assert "No signatures" not in ingest(tmp_path)
+
+
+def test_a_file_deep_in_folders_and_pages_of_long_urls_are_kept_each_as_its_own_document(
+    tmp_path: Path,
+) -> None:
+    deep = tmp_path.joinpath(*[f"a quite long folder name number {i:02}" for i in range(9)])
+    deep.mkdir(parents=True)
+    (deep / "minutes of the meeting.txt").write_text("Minutes\nthe quay will reopen", "utf-8")
+    (deep / "agenda of the meeting.txt").write_text("Agenda\nthe quay, the dredger", "utf-8")
+    query = "&".join(f"utm_param_{i}=value{i}" for i in range(20))
+    write_warc(
+        tmp_path / "crawl.warc",
+        [
+            (f"https://a.example/news?{query}&page={n}", "text/html", html_page(f"Page {n}", [f"The news of day {n}."]), "2025-03-01T10:00:00Z")
+            for n in (1, 2)
+        ],
+        gzip=False,
+    )
+
+    out = ingest(tmp_path)
+
+    # Every one a document of its own: none refused for its id, none overwriting another.
+    assert "4 created, 0 updated, 0 unchanged, 2 skipped" in out
+    assert sorted(Document.objects.values_list("title", flat=True)) == ["Agenda", "Minutes", "Page 1", "Page 2"]
+    assert all(len(i) <= 255 for i in Document.objects.values_list("external_id", flat=True))
+    assert "'id' is longer than 255 characters; kept with its middle replaced by a digest" in out
+    # The same ids at the next ingest: nothing is created twice.
+    assert "0 created, 0 updated, 4 unchanged" in ingest(tmp_path)
