@@ -406,7 +406,24 @@ def test_a_csv_row_that_is_not_utf8_is_skipped_and_the_rest_kept(tmp_path: Path)
     path.write_bytes(b"id,text\n1,ok\n2,caf\xe9\n3,fine\n")
     records, errors = collect(read_path(path))
     assert [r.external_id for r in records] == ["1", "3"]
-    assert [(e.line, e.reason) for e in errors] == [(3, "not UTF-8 (invalid byte 0xE9)")]
+    # Excel's plain "CSV" export is windows-1252: the skip says which export is read.
+    assert [(e.line, e.reason) for e in errors] == [
+        (3, 'not UTF-8 (invalid byte 0xE9): save the file as UTF-8 (Excel\'s "CSV UTF-8") to have its rows read; skipped')
+    ]
+
+
+@pytest.mark.parametrize("delimiter", [";", "\t"])
+def test_a_csv_excel_separates_with_semicolons_or_tabs_is_read(tmp_path: Path, delimiter: str) -> None:
+    # Excel writes ";" where the decimal mark is a comma, and tabs for "Unicode text"; the
+    # whole file was refused, its header "lacking" the columns it has.
+    path = tmp_path / "export.csv"
+    rows = [["id", "title", "text"], ["1", "Café", "Crème brûlée, with a comma"], ["2", "Plain", "a; b"]]
+    path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(delimiter.join(row) for row in rows).encode())
+    if delimiter == ";":
+        path.write_bytes(path.read_bytes().replace(b"a; b", b'"a; b"'))
+    records, errors = collect(read_path(path))
+    assert errors == []
+    assert [(r.external_id, r.title, r.text) for r in records] == [("1", "Café", "Crème brûlée, with a comma"), ("2", "Plain", "a; b")]
 
 
 def test_a_document_larger_than_the_limit_is_skipped_without_reading_it(tmp_path: Path) -> None:
