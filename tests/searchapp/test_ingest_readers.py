@@ -603,3 +603,18 @@ def test_a_text_framed_by_rulers_is_titled_by_its_heading_not_a_ruler(tmp_path: 
         "tutor.txt": "Welcome to the VIM Tutor - Version 1.7",
         "notes.md": "Meeting notes",
     }
+
+
+def test_a_json_file_that_is_one_array_of_objects_is_read(tmp_path: Path) -> None:
+    # As many tools export .json: indented, one array. Every line of it was "invalid JSON".
+    path = tmp_path / "export.json"
+    path.write_text(
+        json.dumps([{"id": "a1", "title": "First", "text": "one"}, "stray", {"id": "a2", "text": "two"}], indent=2),
+        encoding="utf-8",
+    )
+    records, errors = collect(read_path(path))
+    assert [(r.external_id, r.text, r.source_position) for r in records] == [("a1", "one", "item 1"), ("a2", "two", "item 3")]
+    assert [str(e) for e in errors] == [f"{path} (item 2): expected a JSON object with id, title, text, url"]
+    # An array has no line to stop at: one past the record limit is refused, saying what to do.
+    with pytest.raises(IngestFileError, match="write it as JSON lines"):
+        list(read_path(path, max_record_bytes=50))
