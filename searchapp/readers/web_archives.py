@@ -54,7 +54,7 @@ def read_warc(
     """A record for every HTML response in a web archive; the others are counted."""
     # warcio is needed only for web archives: imported on first use.
     from warcio.archiveiterator import ArchiveIterator
-    from warcio.bufferedreaders import BufferedReader
+    from warcio.bufferedreaders import BufferedReader  # its decompressors: what it can undo
     from warcio.exceptions import ArchiveLoadFailed
 
     readable_codings = set(BufferedReader.get_supported_decompressors())

@@ -245,8 +245,7 @@ def upload_import_by_id(*, job_id: int) -> Job | None:
 _SKIPPED_WORDING = re.compile(r"\s*(?:;\s*the rest of it is skipped|[;,]?\s*skipped\b)")
 
 
-# How a reader's reason ends when it says what makes the file readable ("run OCR on it to have
-# it read"): the upload's message then adds no advice of its own.
+# A reason saying what makes the file readable ("run OCR on it to have it read") is the advice.
 _OWN_ADVICE = "to have it read"
 
 
