@@ -21,6 +21,7 @@ fetches nothing. A bad file is a RecordError naming it; nothing here raises.
 
 from __future__ import annotations
 
+import datetime
 import posixpath
 import re
 import zipfile
@@ -314,6 +315,16 @@ def read_pptx(
     )
 
 
+def _cell_text(value: object) -> str:
+    """A cell as the sheet shows it: a date as a date. Excel keeps a date as a date-time at
+    midnight, which read as "2024-03-01 00:00:00"."""
+    if value is None:
+        return ""
+    if isinstance(value, datetime.datetime) and value.time() == datetime.time(0):
+        return value.date().isoformat()
+    return str(value)
+
+
 def read_xlsx(
     handle: BinaryIO, rel_id: str, source: str, limit: int
 ) -> Iterator[Record | RecordError]:
@@ -340,7 +351,7 @@ def read_xlsx(
             text = _Text()
             try:
                 for row in sheet.iter_rows(values_only=True):
-                    cells = ["" if value is None else str(value) for value in row]
+                    cells = [_cell_text(value) for value in row]
                     if any(cells):
                         text.add("\t".join(cells).rstrip("\t"))
             except _TooLong:

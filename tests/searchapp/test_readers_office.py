@@ -124,6 +124,15 @@ def test_a_text_box_in_a_word_document_is_read_once(tmp_path: Path) -> None:
     assert record.text == "Boxed note on the giraffe.\nBody before the box.\nBody after the box."
 
 
+def test_a_sheets_dates_read_as_dates(tmp_path: Path) -> None:
+    # Excel keeps a date as a date-time at midnight: it read "2024-03-01 00:00:00".
+    import datetime
+
+    path = make_xlsx(tmp_path / "costs.xlsx", {"Costs": [["Item", "Due", "Logged"], ["Dredging", datetime.date(2024, 3, 1), datetime.datetime(2024, 3, 2, 14, 30)]]})
+    (record,) = _records(path)
+    assert record.text == "Item\tDue\tLogged\nDredging\t2024-03-01\t2024-03-02 14:30:00"
+
+
 def test_a_slides_fallback_copy_of_a_shape_is_not_read_twice(tmp_path: Path) -> None:
     # PowerPoint writes an equation or an ink drawing in <mc:Choice>, and its text again as a
     # picture's fallback in <mc:Fallback>.
