@@ -33,13 +33,16 @@ from searchapp.readers.formats import (
     ACCEPTED_SUFFIXES,
     DOCUMENT_SUFFIXES,
     FORMATS,
+    KINDS_READ,
     MAIN_SUFFIXES,
+    OTHER_ARCHIVE_SUFFIXES,
     ZIP_SUFFIX,
     DocumentFormat,
     FileFormat,
     StreamFormat,
     StreamReader,
     format_for,
+    not_a_zip,
     suffix_of,
 )
 from searchapp.readers.records import (
@@ -59,6 +62,7 @@ __all__ = [
     "DEFAULT_MAX_RECORD_BYTES",
     "DOCUMENT_SUFFIXES",
     "FORMATS",
+    "KINDS_READ",
     "MAX_COMPRESSION_RATIO",
     "MAX_TEXT_CHARS",
     "IngestFileError",
@@ -67,6 +71,7 @@ __all__ = [
     "RecordWarning",
     "exc_detail",
     "html_to_text",
+    "not_a_zip",
     "parse_date",
     "read_path",
     "read_upload",
@@ -94,6 +99,8 @@ def read_path(
     if suffix == ZIP_SUFFIX:
         return read_zip(p, str(p), DEFAULT_MAX_UNCOMPRESSED, max_record_bytes)
     fmt = format_for(suffix)
+    if suffix in OTHER_ARCHIVE_SUFFIXES:
+        raise IngestFileError(f"{p}: {not_a_zip(suffix)}")
     if isinstance(fmt, StreamFormat):
         return _stream_file(p, fmt.read, max_record_bytes)
     if isinstance(fmt, DocumentFormat):

@@ -9,6 +9,7 @@ entry is reported and skipped; only a bomb or a lying header refuses the whole a
 
 from __future__ import annotations
 
+import contextlib
 import io
 import re
 import shutil
@@ -123,15 +124,40 @@ class _MeteredEntry(io.RawIOBase):
         return count
 
 
+# The flag a zip sets on an entry whose name is UTF-8 (APPNOTE's bit 11, "language encoding").
+_UTF8_NAME = 0x800
+
+
+def _named_as_written(info: zipfile.ZipInfo) -> zipfile.ZipInfo:
+    """The entry with its name as its maker wrote it. A name without the UTF-8 flag is code page
+    437 by the zip format, and zipfile reads it so; but Info-ZIP's ``zip`` (Debian's, and most
+    Unix tools) writes UTF-8 names without the flag, so "Отчёт.txt" became "╨₧╤é╤ç╤æ╤é.txt" as
+    the document's id and name. Such a name that is valid UTF-8 is taken as UTF-8 (a real code
+    page 437 name is rarely that). Only the name shown changes: the entry is opened as before."""
+    if info.flag_bits & _UTF8_NAME or info.filename.isascii():
+        return info
+    with contextlib.suppress(UnicodeError):
+        info.filename = info.filename.encode("cp437").decode("utf-8")
+    return info
+
+
 def _is_symlink_entry(info: zipfile.ZipInfo) -> bool:
     # Unix zip tools keep the file mode, S_IFLNK included, in the high 16 bits.
     return stat.S_ISLNK(info.external_attr >> 16)
 
 
 def read_zip(
-    fileobj: BinaryIO | str | Path, archive: str, max_uncompressed: int, limit: int
+    fileobj: BinaryIO | str | Path,
+    archive: str,
+    max_uncompressed: int,
+    limit: int,
+    id_prefix: str = "",
 ) -> Iterator[Record | RecordError]:
     """A record or a record error for every file in the archive, in the order of their names.
+
+    An entry that is one document has its name as its id, after ``id_prefix``: a zip in a
+    folder passes its own path there, so that its ``notes.txt`` and the folder's are two
+    documents, not one overwriting the other.
 
     Raises IngestFileError when the archive is not a zip, holds too many entries or declares
     (or, read, turns out to hold) more than ``max_uncompressed`` bytes.
@@ -141,7 +167,7 @@ def read_zip(
     except (zipfile.BadZipFile, OSError) as exc:
         raise IngestFileError(f"{archive}: not a readable zip archive: {exc_detail(exc)}") from None
     with zf:
-        infos = [info for info in zf.infolist() if not info.is_dir()]
+        infos = [_named_as_written(info) for info in zf.infolist() if not info.is_dir()]
         if len(infos) > MAX_ZIP_ENTRIES:
             raise IngestFileError(
                 f"{archive}: {len(infos):,} entries is more than the limit {MAX_ZIP_ENTRIES:,}"
@@ -154,11 +180,16 @@ def read_zip(
             )
         budget = _Budget(max_uncompressed, archive)
         for info in sorted(infos, key=lambda i: i.filename):
-            yield from _read_entry(zf, info, archive, budget, limit)
+            yield from _read_entry(zf, info, archive, budget, limit, id_prefix)
 
 
 def _read_entry(
-    zf: zipfile.ZipFile, info: zipfile.ZipInfo, archive: str, budget: _Budget, limit: int
+    zf: zipfile.ZipFile,
+    info: zipfile.ZipInfo,
+    archive: str,
+    budget: _Budget,
+    limit: int,
+    id_prefix: str,
 ) -> Iterator[Record | RecordError]:
     name = info.filename
     source = f"{archive}!{name}"
@@ -201,10 +232,10 @@ def _read_entry(
         except (*unreadable, zlib.error) as exc:
             yield RecordError(source, None, f"unreadable entry: {exc_detail(exc)}")
             return
-        yield document_record(name, data, source, fmt.extract)
+        yield document_record(id_prefix + name, data, source, fmt.extract)
         return
     if isinstance(fmt, FileFormat):
-        yield from _read_binary_entry(zf, info, fmt, source, budget, limit)
+        yield from _read_binary_entry(zf, info, fmt, source, budget, limit, id_prefix + name)
         return
     # A stream format is streamed, so an entry costs no more memory than its longest record.
     try:
@@ -234,6 +265,7 @@ def _read_binary_entry(
     source: str,
     budget: _Budget,
     limit: int,
+    rel_id: str,
 ) -> Iterator[Record | RecordError]:
     unreadable = (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError)
     with tempfile.SpooledTemporaryFile(max_size=_SPOOL_IN_MEMORY) as spool:
@@ -249,4 +281,4 @@ def _read_binary_entry(
             yield RecordError(source, None, f"unreadable entry: {exc_detail(exc)}")
             return
         spool.seek(0)
-        yield from fmt.read(spool, info.filename, source, limit)  # type: ignore[arg-type]
+        yield from fmt.read(spool, rel_id, source, limit)  # type: ignore[arg-type]

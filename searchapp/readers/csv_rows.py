@@ -1,4 +1,5 @@
-"""CSV whose header row names its columns: one record per row.
+"""CSV whose header row names its columns: one record per row, its cells separated by commas, or
+by semicolons or tabs as Excel writes them in some locales (told by the header).
 
 ``id`` and ``text`` are required, ``title``, ``url``, ``date`` and ``lang`` optional
 (:func:`~searchapp.readers.records.parse_date` says which dates are read; ``lang`` is an
@@ -100,7 +101,26 @@ def _invalid_byte(cells: list[str]) -> str | None:
     for cell in cells:
         found = _INVALID_BYTE.search(cell)
         if found:
-            return f"not UTF-8 (invalid byte 0x{ord(found.group()) - 0xDC00:02X})"
+            return (
+                f"not UTF-8 (invalid byte 0x{ord(found.group()) - 0xDC00:02X}): save the file as "
+                "UTF-8 (Excel's \"CSV UTF-8\") to have its rows read; skipped"
+            )
+    return None
+
+
+# What else than a comma separates a header's cells: Excel writes ";" where the decimal mark is
+# a comma (most of Europe), and "Unicode text" export is tab-separated.
+_OTHER_DELIMITERS = (";", "\t")
+
+
+def _delimiter(header: list[str]) -> str | None:
+    """The delimiter of a header that one comma-separated cell holds whole, or None."""
+    if len(header) != 1:
+        return None
+    for delimiter in _OTHER_DELIMITERS:
+        names = [cell.strip().lower() for cell in header[0].split(delimiter)]
+        if all(name in names for name in _CSV_REQUIRED):
+            return delimiter
     return None
 
 
@@ -127,6 +147,10 @@ def read_csv(stream: BinaryIO, source: str, limit: int) -> Iterator[Record | Rec
         raise IngestFileError(f"{source}: unreadable CSV header: {exc}") from None
     if _invalid_byte(header):
         raise IngestFileError(f"{source}: not UTF-8 text (invalid byte in the header)")
+    delimiter = _delimiter(header)
+    if delimiter:
+        header = next(csv.reader([header[0]], delimiter=delimiter))
+        reader = csv.reader(lines, delimiter=delimiter)
     columns = [name.strip().lower() for name in header]
     missing = [name for name in _CSV_REQUIRED if name not in columns]
     if missing:

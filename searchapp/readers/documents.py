@@ -5,7 +5,11 @@ first line of a text file or the page's ``<title>``. HTML is reduced to its main
 trafilatura, so menus and footers do not make a site's pages look alike.
 
 A document is read whole, so one longer than the record limit is skipped by its size before it
-is read; only UTF-8 text is taken, and a file with a NUL byte near its start is taken for binary.
+is read. A text file is UTF-8, or UTF-16 or UTF-32 with a byte order mark (as Windows' Notepad
+saves "Unicode"); another encoding is not guessed at, and the file is skipped saying so. A page
+is read in the encoding its ``<meta charset>`` names, as a browser reads it
+(:mod:`~searchapp.readers.encodings`). A file with a NUL byte near its start and no byte order
+mark is taken for binary.
 Each suffix differs only in how it finds the title and text (a :data:`TextExtractor`); the rest
 is shared, so a new kind of document needs only its extractor.
 """
@@ -20,7 +24,8 @@ from collections.abc import Callable
 from html.parser import HTMLParser
 from typing import BinaryIO
 
-from searchapp.readers.records import Record, RecordError, make_record
+from searchapp.readers.encodings import decode_text
+from searchapp.readers.records import Record, RecordError, first_line_title, make_record
 
 __all__ = [
     "TextExtractor",
@@ -36,20 +41,19 @@ __all__ = [
 TextExtractor = Callable[[str], tuple[str, str]]
 
 _MD_HEADING = re.compile(r"^\s{0,3}#{1,6}\s*")
-
-
-def _first_line(content: str) -> str:
-    return next((line for line in content.splitlines() if line.strip()), "")
+# An ATX heading may close with hashes too ("## Notes ##").
+_MD_CLOSING = re.compile(r"\s+#+\s*$")
 
 
 def plain_text(content: str) -> tuple[str, str]:
-    """A text file: its first non-blank line is its title."""
-    return _first_line(content).strip(), content
+    """A text file: its first line with words (not a ruler of "=====") is its title."""
+    return first_line_title(content), content
 
 
 def markdown_text(content: str) -> tuple[str, str]:
-    """A Markdown file: its first non-blank line, without the ``#`` of a heading, is its title."""
-    return _MD_HEADING.sub("", _first_line(content)).strip(), content
+    """A Markdown file: its first line with words, without the ``#`` of a heading, is its title."""
+    heading = _MD_HEADING.sub("", first_line_title(content))
+    return _MD_CLOSING.sub("", heading).strip(), content
 
 
 class _TitleAndText(HTMLParser):
@@ -116,13 +120,12 @@ def html_to_text(html: str) -> tuple[str, str]:
     return title, text.strip()
 
 
+# UTF-16 and UTF-32 text is full of NUL bytes: with one of these marks it is text, not binary.
+_WIDE_BOMS = (b"\xff\xfe", b"\xfe\xff", b"\x00\x00\xfe\xff")
+
+
 def _looks_binary(data: bytes) -> bool:
-    return b"\x00" in data[:8192]
-
-
-def _decode(data: bytes) -> str:
-    """UTF-8 (with or without BOM); raises UnicodeDecodeError otherwise."""
-    return data.decode("utf-8-sig")
+    return b"\x00" in data[:8192] and not data.startswith(_WIDE_BOMS)
 
 
 def document_record(
@@ -131,11 +134,18 @@ def document_record(
     """The record of one whole document; ``data`` is already within the record limit."""
     if _looks_binary(data):
         return RecordError(source, None, "binary file skipped (not text)")
-    try:
-        content = _decode(data)
-    except UnicodeDecodeError as exc:
+    content = decode_text(data, html=extract is html_to_text)
+    if content is None:
+        offset = 0
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            offset = exc.start
         return RecordError(
-            source, None, f"not UTF-8 text (invalid byte at offset {exc.start}); skipped"
+            source,
+            None,
+            f"not UTF-8 text (the byte at offset {offset:,} is not UTF-8, and other encodings "
+            "are not guessed): save it as UTF-8 to have it read; skipped",
         )
     title, text = extract(content)
     if not title:

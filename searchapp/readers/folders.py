@@ -1,6 +1,8 @@
 """A folder of documents (``.txt``, ``.md``, ``.html``...): each file's id is its path relative
-to the folder; hidden files and folders (``.git``) are left out. A ``.zip`` in it is read as
-the same zip given alone.
+to the folder; hidden files and folders (``.git``) are left out. A CSV or JSON lines file in it
+is read as it is given alone, its records keeping the ids they hold. A ``.zip`` in it is read as
+the same zip given alone, its documents' ids being their paths in the folder through the zip
+(``docs.zip/notes.txt``), so a file in the zip never overwrites one of the same name beside it.
 
 Nothing outside the given folder is ever read: symbolic links are skipped, never followed, and
 every file and subfolder is opened relative to its parent folder's descriptor with
@@ -22,6 +24,7 @@ from searchapp.readers.formats import (
     ZIP_SUFFIX,
     DocumentFormat,
     FileFormat,
+    StreamFormat,
     format_for,
     suffix_of,
     unsupported,
@@ -91,7 +94,7 @@ def _folder_file(
 ) -> Iterator[Record | RecordError]:
     suffix = suffix_of(name)
     fmt = format_for(suffix)
-    if suffix != ZIP_SUFFIX and not isinstance(fmt, DocumentFormat | FileFormat):
+    if suffix != ZIP_SUFFIX and fmt is None:
         yield RecordError(source, None, unsupported(suffix))
         return
     try:
@@ -101,7 +104,7 @@ def _folder_file(
         return
     with os.fdopen(fd, "rb") as handle:
         if suffix == ZIP_SUFFIX:
-            yield from _folder_zip(handle, source, limit)
+            yield from _folder_zip(handle, source, limit, f"{(rel / name).as_posix()}/")
         elif isinstance(fmt, FileFormat):
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # a FIFO swapped in
                 yield RecordError(source, None, "not a regular file; skipped")
@@ -109,9 +112,28 @@ def _folder_file(
             yield from fmt.read(handle, (rel / name).as_posix(), source, limit)
         elif isinstance(fmt, DocumentFormat):
             yield read_document(handle, (rel / name).as_posix(), source, limit, fmt.extract)
+        elif isinstance(fmt, StreamFormat):
+            yield from _folder_stream(handle, fmt, source, limit)
 
 
-def _folder_zip(handle: BinaryIO, source: str, limit: int) -> Iterator[Record | RecordError]:
+def _folder_stream(
+    handle: BinaryIO, fmt: StreamFormat, source: str, limit: int
+) -> Iterator[Record | RecordError]:
+    """A CSV or JSON lines file in the folder, read as it is given alone (its records' ids are
+    the ones it holds). One that cannot be read at all (a CSV without its header) is a skip of
+    that file only."""
+    if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):  # a FIFO swapped in
+        yield RecordError(source, None, "not a regular file; skipped")
+        return
+    try:
+        yield from fmt.read(handle, source, limit)
+    except IngestFileError as exc:
+        yield RecordError(source, None, f"{str(exc).removeprefix(f'{source}: ')}; skipped")
+
+
+def _folder_zip(
+    handle: BinaryIO, source: str, limit: int, id_prefix: str
+) -> Iterator[Record | RecordError]:
     """A zip in the folder, read as it is given alone (its entries' ids are their names in it).
     One that cannot be read, or is refused whole (a zip bomb), is a skip of that file only:
     the rest of the folder is read."""
@@ -119,7 +141,7 @@ def _folder_zip(handle: BinaryIO, source: str, limit: int) -> Iterator[Record | 
         yield RecordError(source, None, "not a regular file; skipped")
         return
     try:
-        yield from read_zip(handle, source, DEFAULT_MAX_UNCOMPRESSED, limit)
+        yield from read_zip(handle, source, DEFAULT_MAX_UNCOMPRESSED, limit, id_prefix)
     except IngestFileError as exc:
         yield RecordError(source, None, f"{str(exc).removeprefix(f'{source}: ')}; skipped")
 

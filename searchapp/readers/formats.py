@@ -6,8 +6,8 @@ module and one line in :data:`FORMATS`. A format is a file of many records read 
 (:class:`StreamFormat`) or a file that is one document, read whole within the record limit
 (:class:`DocumentFormat`), or a binary file that its own reader opens with random access
 (:class:`FileFormat`: a PDF, a mailbox, an office file), giving one or many records. A folder
-reads documents and binary files, each file's id being its path. A zip holds files of these
-formats and is not one itself: a zip inside a zip is not read.
+and a zip hold files of any of these formats, read as each would be alone (a document's id is
+its path in the folder or zip); a zip is not a format itself: a zip inside a zip is not read.
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ __all__ = [
     "ACCEPTED_SUFFIXES",
     "DOCUMENT_SUFFIXES",
     "FORMATS",
+    "KINDS_READ",
     "MAIN_SUFFIXES",
+    "OTHER_ARCHIVE_SUFFIXES",
     "ZIP_SUFFIX",
     "DocumentFormat",
     "FileFormat",
@@ -47,6 +49,7 @@ __all__ = [
     "StreamReader",
     "file_reader",
     "format_for",
+    "not_a_zip",
     "suffix_of",
     "unsupported",
 ]
@@ -119,7 +122,20 @@ DOCUMENT_SUFFIXES = frozenset(
 MAIN_SUFFIXES: tuple[str, ...] = tuple(fmt.suffixes[0] for fmt in FORMATS)
 
 
-_DOUBLE_SUFFIXES = tuple(suffix for suffix in _BY_SUFFIX if suffix.count(".") > 1)
+# Archives people send that are not read (only a zip is): named whole in what is said of them.
+OTHER_ARCHIVE_SUFFIXES = (".tar.gz", ".tar.bz2", ".tar.xz", ".tgz", ".tar", ".7z", ".rar", ".gz")
+_DOUBLE_SUFFIXES = tuple(
+    suffix
+    for suffix in (*_BY_SUFFIX, *OTHER_ARCHIVE_SUFFIXES)
+    if suffix.count(".") > 1
+)
+
+# What is read, in a user's words (the upload form's help, and what an unsupported file is told).
+KINDS_READ = (
+    "JSON lines (.jsonl) or CSV (.csv) of id, title, text, url; documents (.txt, .md, .html, "
+    ".pdf, .docx, .odt, .pptx, .xlsx, .rtf); mail (.eml, .mbox); web archives (.warc, .arc, "
+    "gzipped or not); or a .zip of these"
+)
 
 
 def suffix_of(name: str) -> str:
@@ -154,6 +170,21 @@ def file_reader(suffix: str) -> FileReader | None:
                 yield document_record(rel_id, data, source, extract)
 
         return read_whole
+    if isinstance(fmt, StreamFormat):
+
+        def not_read(
+            handle: BinaryIO, rel_id: str, source: str, limit: int
+        ) -> Iterator[Record | RecordError]:
+            # Its rows carry ids of their own, which an attachment cannot give the corpus.
+            yield RecordError(
+                source,
+                None,
+                f"attachment of type {suffix!r} not read (its rows become documents only "
+                "when the file is ingested on its own)",
+                notice=True,
+            )
+
+        return not_read
     return None
 
 
@@ -162,4 +193,11 @@ set_attachment_reader(file_reader)
 
 def unsupported(suffix: str) -> str:
     """Why a file in a folder or a zip is skipped."""
+    if suffix in OTHER_ARCHIVE_SUFFIXES:
+        return f"{not_a_zip(suffix)}; skipped"
     return f"unsupported file type {suffix or '(none)'!r} skipped"
+
+
+def not_a_zip(suffix: str) -> str:
+    """What is said of an archive of another kind than a zip."""
+    return f"a {suffix} archive is not read (only a .zip is): unpack it, or pack it as a .zip"

@@ -51,8 +51,10 @@ from email.message import EmailMessage, Message
 from typing import BinaryIO
 
 from searchapp.readers.documents import html_to_text
+from searchapp.readers.encodings import decode_text
 from searchapp.readers.mail_headers import (
     header_date,
+    header_text,
     in_reply_to,
     message_id,
     normalise_message_id,
@@ -105,14 +107,14 @@ def split_quoted(body: str) -> tuple[str, str]:
 
 
 def _part_text(part: Message) -> str:
-    try:
-        content = part.get_content()  # type: ignore[attr-defined]
-    except (LookupError, ValueError, AssertionError, KeyError, UnicodeError):
-        payload = part.get_payload(decode=True)
-        content = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else ""
-    if isinstance(content, bytes):
-        content = content.decode("utf-8", "replace")
-    return content if isinstance(content, str) else ""
+    """A text part's text, in the charset it names (as mailers spell them: ``iso-8859-8-i``),
+    else UTF-8 when it is, else windows-1252 (a careless mailer's 8-bit text that names none):
+    never U+FFFD in place of every accented letter."""
+    payload = part.get_payload(decode=True)
+    if not isinstance(payload, bytes):
+        return ""
+    declared = part.get_content_charset() or ""
+    return decode_text(payload, declared, html=part.get_content_type() == "text/html") or ""
 
 
 def _walk(
@@ -214,11 +216,11 @@ def message_records(
         body = "\n\n".join(html_to_text(page)[1] for page in html)
     new, quoted = split_quoted(body)
     own_id = message_id(msg)
-    subject = safe_header(msg.get("Subject", ""))
+    subject = header_text(msg, "Subject")
     details = {
-        "from": safe_header(msg.get("From", "")),
-        "to": safe_header(msg.get("To", "")),
-        "cc": safe_header(msg.get("Cc", "")),
+        "from": header_text(msg, "From"),
+        "to": header_text(msg, "To"),
+        "cc": header_text(msg, "Cc"),
         "message_id": own_id,
         "in_reply_to": in_reply_to(msg),
         "thread": thread_root(msg, own_id),
@@ -382,6 +384,10 @@ def _attachment_records(
     if too_large is not None:
         yield too_large
         return
+    if part.get_content_maintype() == "text" and part.get_content_charset():
+        # Attached text says its charset in its part's header, not in its bytes: read so, it
+        # is handed on as UTF-8, marked (the mark wins over an HTML page's own <meta>).
+        data = b"\xef\xbb\xbf" + _part_text(part).encode("utf-8", "replace")
     for item in reader(io.BytesIO(data), child_id, where, limit):
         if isinstance(item, Record):
             item = _as_child(item, parent, name=name or item.source_name, position=child_position)

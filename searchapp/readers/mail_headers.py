@@ -3,12 +3,16 @@ the thread a message belongs to, its date (standard library only, no Django)."""
 
 from __future__ import annotations
 
+import email.policy
 import re
 from email.message import Message
 from email.utils import parsedate_to_datetime
 
+from searchapp.readers.encodings import recover_header_bytes
+
 __all__ = [
     "header_date",
+    "header_text",
     "in_reply_to",
     "message_id",
     "normalise_message_id",
@@ -21,6 +25,19 @@ def safe_header(value: object) -> str:
     """A header as text that any database stores (undecodable bytes become U+FFFD)."""
     text = " ".join(str(value or "").split())
     return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def header_text(msg: Message, name: str) -> str:
+    """A header's text, as :func:`safe_header`; raw 8-bit bytes that are not UTF-8 (a careless
+    mailer's "Subject: Café" in Latin-1, which the parser shows as "Caf\ufffd") are read as
+    windows-1252, as mail readers show them."""
+    value = msg.get(name, "")
+    if "\ufffd" in str(value):
+        raw = next((v for k, v in msg.raw_items() if k.lower() == name.lower()), "")
+        recovered = recover_header_bytes(str(raw))
+        if recovered != raw:
+            value = str(email.policy.default.header_factory(name, recovered))
+    return safe_header(value)
 
 
 _ANGLED = re.compile(r"<([^<>]*)>")

@@ -21,6 +21,7 @@ fetches nothing. A bad file is a RecordError naming it; nothing here raises.
 
 from __future__ import annotations
 
+import datetime
 import posixpath
 import re
 import zipfile
@@ -33,6 +34,7 @@ from searchapp.readers.records import (
     Record,
     RecordError,
     exc_detail,
+    first_line_title,
     make_record,
 )
 
@@ -46,6 +48,7 @@ MAX_OFFICE_RATIO = 100
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 _A = "{http://schemas.openxmlformats.org/drawingml/2006/main}"
 _TEXT = "{urn:oasis:names:tc:opendocument:xmlns:text:1.0}"
+_OFFICE = "{urn:oasis:names:tc:opendocument:xmlns:office:1.0}"
 _SLIDE = re.compile(r"^ppt/slides/slide(\d+)\.xml$")
 
 
@@ -84,9 +87,10 @@ def _paragraphs(
     zf: zipfile.ZipFile,
     member: str,
     paragraph: str | tuple[str, ...],
-    pieces: Callable[[object], str],
+    pieces: Callable[[object], str | None],
 ) -> Iterator[str]:
-    """The text of each ``paragraph`` element of one XML part, read as a stream."""
+    """The text of each ``paragraph`` element of one XML part, read as a stream; a paragraph
+    whose ``pieces`` are None is not the document's text (a comment's, a deleted one's)."""
     # lxml comes with trafilatura; imported here so the readers load without it until needed.
     from lxml import etree
 
@@ -99,22 +103,52 @@ def _paragraphs(
             no_network=True,
             load_dtd=False,
         ):
-            yield pieces(element)
+            text = pieces(element)
+            if text is not None:
+                yield text
             element.clear(keep_tail=False)
 
 
-def _word_pieces(element: object) -> str:
+# Markup compatibility: Word and LibreOffice write a text box twice, as DrawingML in
+# <mc:Choice> and as VML in <mc:Fallback> for older readers (PowerPoint likewise an equation or
+# an ink drawing); the fallback's copy is not read.
+_MC_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+
+
+def _in_fallback(element: Any) -> bool:
+    return any(ancestor.tag == _MC_FALLBACK for ancestor in element.iterancestors())
+
+
+def _word_pieces(element: Any) -> str | None:
+    if _in_fallback(element):
+        return None
     parts = []
-    for node in element.iter(f"{_W}t", f"{_W}tab", f"{_W}br"):  # type: ignore[attr-defined]
+    for node in element.iter(f"{_W}t", f"{_W}tab", f"{_W}br"):
         parts.append(
             node.text or "" if node.tag == f"{_W}t" else ("\t" if node.tag == f"{_W}tab" else "\n")
         )
     return "".join(parts)
 
 
-def _odf_pieces(element: object) -> str:
+# What an ODF file holds that is not its text: the text of tracked deletions (LibreOffice keeps it,
+# with who deleted it, in <text:tracked-changes>) and comments (<office:annotation>, with their
+# author and date). Word keeps these out of its body's <w:t>, so neither format indexes them.
+_ODF_NOT_TEXT = frozenset(
+    {
+        f"{_TEXT}tracked-changes",
+        f"{_OFFICE}annotation",
+        f"{_OFFICE}annotation-end",
+    }
+)
+
+
+def _odf_pieces(element: Any) -> str | None:
     """The text of an ODF paragraph in document order: each element's text, then its
-    children's, then its tail (a span's tail comes after the spans within it)."""
+    children's, then its tail (a span's tail comes after the spans within it). None for a
+    paragraph of a tracked deletion or of a comment; a comment within a paragraph is left out,
+    its tail kept."""
+    if any(ancestor.tag in _ODF_NOT_TEXT for ancestor in element.iterancestors()):
+        return None
     parts: list[str] = []
     # (node, closing): without recursion, as nesting in an untrusted file has no bound.
     stack: list[tuple[Any, bool]] = [(element, False)]
@@ -125,6 +159,9 @@ def _odf_pieces(element: object) -> str:
                 parts.append(node.tail)
             continue
         tag = node.tag
+        if tag in _ODF_NOT_TEXT:
+            stack.append((node, True))  # its tail is the paragraph's, the rest is not
+            continue
         if tag == f"{_TEXT}s":
             parts.append(" " * int(node.get(f"{_TEXT}c", "1") or 1))
         elif tag == f"{_TEXT}tab":
@@ -138,10 +175,12 @@ def _odf_pieces(element: object) -> str:
     return "".join(parts)
 
 
-def _slide_pieces(element: object) -> str:
+def _slide_pieces(element: Any) -> str | None:
+    if _in_fallback(element):
+        return None
     return "".join(
         node.text or "" if node.tag == f"{_A}t" else "\n"
-        for node in element.iter(f"{_A}t", f"{_A}br")  # type: ignore[attr-defined]
+        for node in element.iter(f"{_A}t", f"{_A}br")
     )
 
 
@@ -169,7 +208,7 @@ def _record(
     file_name: str = "",
 ) -> Record | RecordError:
     if not title:
-        title = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        title = first_line_title(text)
     return make_record(
         raw_id=rel_id,
         title=(title or posixpath.basename(rel_id))[:300],
@@ -191,7 +230,7 @@ def _read_xml_document(
     kind: str,
     members: Callable[[zipfile.ZipFile], list[str]],
     paragraph: str | tuple[str, ...],
-    pieces: Callable[[object], str],
+    pieces: Callable[[Any], str | None],
     separator: str,
 ) -> Record | RecordError:
     # lxml's errors are imported with it, on first use.
@@ -276,6 +315,16 @@ def read_pptx(
     )
 
 
+def _cell_text(value: object) -> str:
+    """A cell as the sheet shows it: a date as a date. Excel keeps a date as a date-time at
+    midnight, which read as "2024-03-01 00:00:00"."""
+    if value is None:
+        return ""
+    if isinstance(value, datetime.datetime) and value.time() == datetime.time(0):
+        return value.date().isoformat()
+    return str(value)
+
+
 def read_xlsx(
     handle: BinaryIO, rel_id: str, source: str, limit: int
 ) -> Iterator[Record | RecordError]:
@@ -302,7 +351,7 @@ def read_xlsx(
             text = _Text()
             try:
                 for row in sheet.iter_rows(values_only=True):
-                    cells = ["" if value is None else str(value) for value in row]
+                    cells = [_cell_text(value) for value in row]
                     if any(cells):
                         text.add("\t".join(cells).rstrip("\t"))
             except _TooLong:

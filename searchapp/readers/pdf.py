@@ -34,6 +34,7 @@ from searchapp.readers.records import (
     Record,
     RecordError,
     exc_detail,
+    first_line_title,
     make_record,
 )
 
@@ -50,8 +51,10 @@ PAGE_BREAK = "\f"
 # PDFium marks a hyphen it removed at a line end with U+FFFE ("man\ufffeagement"): the word is
 # whole again once the mark goes. U+FFFE is a non-character and never meant as text.
 _SOFT_HYPHEN = "\ufffe"
-# PDFium's error code for a wrong or missing password (FPDF_ERR_PASSWORD).
+# PDFium's error codes for a wrong or missing password (FPDF_ERR_PASSWORD) and an unsupported
+# security handler (FPDF_ERR_SECURITY).
 _ERR_PASSWORD = 4
+_ERR_SECURITY = 5
 
 
 def _page_text(pdf: object, index: int) -> tuple[str, int]:
@@ -151,13 +154,11 @@ def _read_pdf(handle: BinaryIO, rel_id: str, source: str) -> Record | RecordErro
     if bomb:
         return RecordError(source, None, bomb)
     try:
+        head = handle.read(1024)
+        handle.seek(0)
         pdf = pdfium.PdfDocument(handle)
     except pdfium.PdfiumError as exc:
-        if getattr(exc, "err_code", None) == _ERR_PASSWORD:
-            return RecordError(
-                source, None, "encrypted PDF (a password is needed to open it); skipped"
-            )
-        return RecordError(source, None, f"not a readable PDF: {exc_detail(exc)}; skipped")
+        return RecordError(source, None, _unreadable(head, getattr(exc, "err_code", None)))
     except (OSError, ValueError) as exc:
         return RecordError(source, None, f"not a readable PDF: {exc_detail(exc)}; skipped")
     try:
@@ -184,15 +185,19 @@ def _read_pdf(handle: BinaryIO, rel_id: str, source: str) -> Record | RecordErro
     if not pages:
         return RecordError(source, None, "PDF without pages; skipped")
     if not any(page.strip() for page in pages):
-        what = f"{len(pages)} page(s) with {images} image(s)" if images else f"{len(pages)} page(s)"
+        what = _count(len(pages), "page")
+        if images:
+            what += f", only {_count(images, 'image')}"
         return RecordError(
             source,
             None,
-            f"no text in {what}: a scanned PDF needs OCR, which is not done here; skipped",
+            f"no text in its {what}: a scanned PDF needs OCR (text recognition), which is not "
+            "done here; run OCR on it (a PDF reader or the scanner's software can) to have it "
+            "read; skipped",
         )
     text = PAGE_BREAK.join(pages)
     if not title:
-        title = next((line.strip() for line in text.splitlines() if line.strip()), "")
+        title = first_line_title(text)
     position = "page 1" if len(pages) == 1 else f"pages 1-{len(pages)}"
     return make_record(
         raw_id=rel_id,
@@ -205,6 +210,32 @@ def _read_pdf(handle: BinaryIO, rel_id: str, source: str) -> Record | RecordErro
     )
 
 
+def _unreadable(head: bytes, code: int | None) -> str:
+    """Why PDFium could not open the file, in the words of what the user can do about it."""
+    if b"%PDF-" not in head:
+        # PDFium looks for the header in the first 1,024 bytes, as here.
+        return (
+            "not a PDF: its content is of another kind (a web page or another file saved "
+            "under a .pdf name, say); skipped"
+        )
+    if code == _ERR_PASSWORD:
+        return (
+            "encrypted PDF (a password is needed to open it): save a copy without the "
+            "password to have it read; skipped"
+        )
+    if code == _ERR_SECURITY:
+        return (
+            "PDF protected by a kind of encryption that cannot be read here: save a copy "
+            "without the protection to have it read; skipped"
+        )
+    # PDFium's own words ("Failed to load document (PDFium: Data format error)") name no cause
+    # a user can act on; a PDF that starts right and cannot be parsed is damaged or cut short.
+    return (
+        "damaged or incomplete PDF that cannot be opened (cut short by a download or a copy, "
+        "say); skipped"
+    )
+
+
 def _metadata_title(pdf: object) -> str:
     try:
         meta = pdf.get_metadata_dict(skip_empty=True)  # type: ignore[attr-defined]
@@ -212,6 +243,10 @@ def _metadata_title(pdf: object) -> str:
         return ""
     title = meta.get("Title", "")
     return " ".join(title.split()) if isinstance(title, str) else ""
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 def _too_long(source: str) -> RecordError:

@@ -10,6 +10,7 @@ checks are written once whatever the format.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,6 +33,8 @@ __all__ = [
     "RecordError",
     "RecordWarning",
     "exc_detail",
+    "first_line_title",
+    "fit_id",
     "make_record",
     "parse_date",
     "record_problem",
@@ -51,6 +54,20 @@ MAX_TEXT_CHARS = 16 * 1024 * 1024
 DEFAULT_MAX_RECORD_BYTES = 16 * 1024 * 1024
 # The rest of an over-long line is read and dropped in pieces of this size.
 DISCARD_PIECE = 64 * 1024
+
+def fit_id(value: str) -> str:
+    """An id as stored: whole up to :data:`MAX_ID_CHARS`; a longer one (a file deep in folders,
+    a URL with a long query) keeps its start and its end around a digest of the whole, so that
+    it is the same at every ingest and no other id's. Cut short instead, two files of one deep
+    folder, or two captures of long URLs, were one document, the second overwriting the first;
+    refused, a usable document was lost."""
+    if len(value) <= MAX_ID_CHARS:
+        return value
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    keep = MAX_ID_CHARS - len(digest) - 2
+    head = keep // 3
+    return f"{value[:head]}…{digest}…{value[len(value) - (keep - head):]}"
+
 
 # Said of a link in a folder and of a link entry in a zip alike.
 SYMLINK_SKIPPED = "symbolic link skipped (links are never followed)"
@@ -92,6 +109,9 @@ class RecordError:
     # web archive's requests, images and scripts, a mail's photo attachment. It is reported
     # like any skip, but does not make an all-or-nothing upload refuse the file.
     notice: bool = False
+    # How many records of the file this one line stands for: a web archive's "12 record(s) that
+    # are not HTML pages" is 12, so that what was read adds up to what was kept and skipped.
+    count: int = 1
 
     def __str__(self) -> str:
         where = f"{self.source}:{self.line}" if self.line is not None else self.source
@@ -113,6 +133,19 @@ class RecordWarning:
 
 class IngestFileError(Exception):
     """The whole file is unusable; the message names the file and what is wrong."""
+
+
+# What frames a heading in plain text ("=====" above it, "= Welcome =") and is no part of it.
+_FRAME = " \t=-_*~+|"
+
+
+def first_line_title(text: str) -> str:
+    """The title a text gives itself: its first line with a letter or digit in it, without the
+    rulers and frames around it. A line of "=====" above a heading is not the title."""
+    for line in text.splitlines():
+        if any(char.isalnum() for char in line):
+            return " ".join(line.strip(_FRAME).split())
+    return ""
 
 
 def exc_detail(exc: BaseException) -> str:
@@ -324,8 +357,15 @@ def make_record(
     if isinstance(code, tuple):
         warnings.append(f"{code[0]}; kept, its language detected from its text")
         code = ""
+    whole_id = _clean(str(raw_id)).strip()
+    external_id = fit_id(whole_id)
+    if external_id != whole_id:
+        warnings.append(
+            f"'id' is longer than {MAX_ID_CHARS} characters; kept with its middle replaced by a "
+            "digest of it (the same id at every ingest)"
+        )
     record = Record(
-        external_id=_clean(str(raw_id)).strip(),
+        external_id=external_id,
         title=" ".join(title_text.split())[:MAX_TITLE_CHARS],
         text=_clean(text),
         url=url_text,
@@ -336,7 +376,7 @@ def make_record(
         source_name=_clean(origin[0])[:MAX_SOURCE_NAME_CHARS],
         source_type=origin[1],
         source_position=origin[2][:MAX_POSITION_CHARS],
-        parent_id=_clean(origin[3])[:MAX_ID_CHARS],
+        parent_id=fit_id(_clean(origin[3])),
         # Details are shown, not checked like the fields: what no database stores is replaced.
         details={
             key: _clean(value).encode("utf-8", "replace").decode("utf-8")

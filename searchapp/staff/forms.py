@@ -8,7 +8,7 @@ from django import forms
 
 from searchapp import grouping_params as gp
 from searchapp.models import DuplicateDecision
-from searchapp.readers import ACCEPTED_SUFFIXES
+from searchapp.readers import ACCEPTED_SUFFIXES, KINDS_READ
 from searchapp.web.converters import MAX_ID
 
 __all__ = [
@@ -27,7 +27,7 @@ class UploadForm(forms.Form):
         label="File",
         # The upload service refuses an empty file with a message naming it.
         allow_empty_file=True,
-        help_text="JSON lines, CSV (id, title, text, url), .txt, .md, .html, or a .zip of those.",
+        help_text=KINDS_READ[0].upper() + KINDS_READ[1:] + ".",
         widget=forms.ClearableFileInput(
             attrs={"accept": ",".join(ACCEPTED_SUFFIXES)}
         ),

@@ -289,10 +289,16 @@ def html_page(title: str, paragraphs: list[str]) -> bytes:
 
 
 def write_warc(
-    path: Path, captures: list[tuple[str, str, bytes, str]], *, gzip: bool = True
+    path: Path,
+    captures: list[tuple[str, str, bytes, str]],
+    *,
+    gzip: bool = True,
+    statuses: dict[str, str] | None = None,
+    headers: dict[str, list[tuple[str, str]]] | None = None,
 ) -> Path:
     """A WARC written by warcio: (url, content type, body, WARC-Date) responses, each after a
-    request record, as a crawler writes them."""
+    request record, as a crawler writes them; ``statuses`` gives a url's HTTP status line when
+    it is not "200 OK", ``headers`` a url's other response headers."""
     from warcio.statusandheaders import StatusAndHeaders  # a test-only writer here
     from warcio.warcwriter import WARCWriter
 
@@ -310,7 +316,9 @@ def write_warc(
             )
             writer.write_record(request)
             headers = StatusAndHeaders(
-                "200 OK", [("Content-Type", content_type)], protocol="HTTP/1.1"
+                (statuses or {}).get(url, "200 OK"),
+                [("Content-Type", content_type), *(headers or {}).get(url, [])],
+                protocol="HTTP/1.1",
             )
             response = writer.create_warc_record(
                 url,

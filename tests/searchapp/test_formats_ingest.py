@@ -45,7 +45,7 @@ def test_a_mixed_folder_keeps_each_documents_source(tmp_path: Path) -> None:
     (tmp_path / "broken.pdf").write_bytes(b"%PDF-1.4 nothing else")
     out = run(str(tmp_path), "--corpus", "office")
     assert "2 created" in out and "1 skipped" in out
-    assert f"skipped {tmp_path / 'broken.pdf'}: not a readable PDF" in out
+    assert f"skipped {tmp_path / 'broken.pdf'}: damaged or incomplete PDF" in out
     memo = Document.objects.get(external_id="memo.pdf")
     assert (memo.source_name, memo.source_type, memo.source_position) == (
         "memo.pdf",

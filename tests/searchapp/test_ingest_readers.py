@@ -216,9 +216,13 @@ def test_a_zip_in_a_folder_is_read_like_the_same_zip_given_alone(tmp_path: Path)
 
     records, errors = collect(read_path(folder))
     alone_records, alone_errors = collect(read_path(alone))
-    assert sorted(r.external_id for r in records) == ["j1", "note.txt", "ok/one.txt"]
+    # Its documents' ids are their paths in the folder, through the zip; a record of JSON lines
+    # keeps the id it holds.
+    assert sorted(r.external_id for r in records) == ["docs.zip/ok/one.txt", "j1", "note.txt"]
     assert sorted((r.external_id, r.text) for r in alone_records) == sorted(
-        (r.external_id, r.text) for r in records if r.external_id != "note.txt"
+        (r.external_id.removeprefix("docs.zip/"), r.text)
+        for r in records
+        if r.external_id != "note.txt"
     )
     reasons = {e.source: e.reason for e in errors}
     # An archive inside an archive stays unread, and says so; so does a zip that is no zip.
@@ -402,7 +406,24 @@ def test_a_csv_row_that_is_not_utf8_is_skipped_and_the_rest_kept(tmp_path: Path)
     path.write_bytes(b"id,text\n1,ok\n2,caf\xe9\n3,fine\n")
     records, errors = collect(read_path(path))
     assert [r.external_id for r in records] == ["1", "3"]
-    assert [(e.line, e.reason) for e in errors] == [(3, "not UTF-8 (invalid byte 0xE9)")]
+    # Excel's plain "CSV" export is windows-1252: the skip says which export is read.
+    assert [(e.line, e.reason) for e in errors] == [
+        (3, 'not UTF-8 (invalid byte 0xE9): save the file as UTF-8 (Excel\'s "CSV UTF-8") to have its rows read; skipped')
+    ]
+
+
+@pytest.mark.parametrize("delimiter", [";", "\t"])
+def test_a_csv_excel_separates_with_semicolons_or_tabs_is_read(tmp_path: Path, delimiter: str) -> None:
+    # Excel writes ";" where the decimal mark is a comma, and tabs for "Unicode text"; the
+    # whole file was refused, its header "lacking" the columns it has.
+    path = tmp_path / "export.csv"
+    rows = [["id", "title", "text"], ["1", "Café", "Crème brûlée, with a comma"], ["2", "Plain", "a; b"]]
+    path.write_bytes(b"\xef\xbb\xbf" + "\r\n".join(delimiter.join(row) for row in rows).encode())
+    if delimiter == ";":
+        path.write_bytes(path.read_bytes().replace(b"a; b", b'"a; b"'))
+    records, errors = collect(read_path(path))
+    assert errors == []
+    assert [(r.external_id, r.title, r.text) for r in records] == [("1", "Café", "Crème brûlée, with a comma"), ("2", "Plain", "a; b")]
 
 
 def test_a_document_larger_than_the_limit_is_skipped_without_reading_it(tmp_path: Path) -> None:
@@ -545,3 +566,55 @@ def test_reuters_dates_are_read_from_the_shared_corpus() -> None:
     records = [r for r in first if isinstance(r, Record)]
     assert len(records) == 200  # every one of the first 200 has a readable date
     assert all(r.date is not None and r.date.year == 1987 for r in records)
+
+
+def without_utf8_flags(archive: bytes) -> bytes:
+    """The zip as Info-ZIP's ``zip`` (Debian's) writes it: UTF-8 names, no UTF-8 flag."""
+    data = bytearray(archive)
+    for signature, flag_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        start = data.find(signature)
+        while start != -1:
+            data[start + flag_at + 1] &= ~0x08  # bit 11 of the little-endian flag word
+            start = data.find(signature, start + 4)
+    return bytes(data)
+
+
+def test_a_zip_made_by_unix_zip_keeps_its_non_ascii_names(tmp_path: Path) -> None:
+    archive = without_utf8_flags(
+        make_zip({"Отчёт.txt": "Отчёт за год\nbadger".encode(), "café.md": b"# Caf\xc3\xa9\nmenu"})
+    )
+    assert all(not info.flag_bits & 0x800 for info in zipfile.ZipFile(io.BytesIO(archive)).infolist())
+    (tmp_path / "docs.zip").write_bytes(archive)
+    records, errors = collect(read_path(tmp_path / "docs.zip"))
+    assert errors == []
+    assert {r.external_id: r.title for r in records} == {"café.md": "Café", "Отчёт.txt": "Отчёт за год"}
+
+
+def test_a_text_framed_by_rulers_is_titled_by_its_heading_not_a_ruler(tmp_path: Path) -> None:
+    # As vim's tutor and many README files begin: a ruler, a framed heading, a ruler.
+    ruler = "=" * 79
+    (tmp_path / "tutor.txt").write_text(
+        f"{ruler}\n=    Welcome to the VIM Tutor    -    Version 1.7      =\n{ruler}\n\nVim is a very powerful editor.",
+        encoding="utf-8",
+    )
+    (tmp_path / "notes.md").write_text("---\n\n## Meeting notes ##\n\nWe met.", encoding="utf-8")
+    records, _ = collect(read_path(tmp_path))
+    assert {r.external_id: r.title for r in records} == {
+        "tutor.txt": "Welcome to the VIM Tutor - Version 1.7",
+        "notes.md": "Meeting notes",
+    }
+
+
+def test_a_json_file_that_is_one_array_of_objects_is_read(tmp_path: Path) -> None:
+    # As many tools export .json: indented, one array. Every line of it was "invalid JSON".
+    path = tmp_path / "export.json"
+    path.write_text(
+        json.dumps([{"id": "a1", "title": "First", "text": "one"}, "stray", {"id": "a2", "text": "two"}], indent=2),
+        encoding="utf-8",
+    )
+    records, errors = collect(read_path(path))
+    assert [(r.external_id, r.text, r.source_position) for r in records] == [("a1", "one", "item 1"), ("a2", "two", "item 3")]
+    assert [str(e) for e in errors] == [f"{path} (item 2): expected a JSON object with id, title, text, url"]
+    # An array has no line to stop at: one past the record limit is refused, saying what to do.
+    with pytest.raises(IngestFileError, match="write it as JSON lines"):
+        list(read_path(path, max_record_bytes=50))

@@ -7,7 +7,7 @@ import re
 from html import unescape
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.urls import reverse
 from django.utils import timezone
 from pipeline_testing import make_documents
@@ -150,6 +150,7 @@ def test_pages_say_clearly_when_the_broker_is_down_and_documents_wait(
     client, settings, django_user_model
 ) -> None:
     settings.CELERY_BROKER_URL = "redis://127.0.0.1:1/0"  # nothing listens on port 1
+    signature_set_build_inline(method="minhash")  # a set to sign into: the 3 below wait for it
     make_documents(3)
     anonymous = client.get(reverse("pipeline-status")).content.decode()
     assert "queue unreachable" in anonymous and "3 documents waiting for signatures" in anonymous
@@ -157,6 +158,23 @@ def test_pages_say_clearly_when_the_broker_is_down_and_documents_wait(
     staff = django_user_model.objects.create_user("ops", password="pw-long-enough-1", is_staff=True)
     client.force_login(staff)
     assert "redis://127.0.0.1:1" in client.get(reverse("pipeline-status")).content.decode()
+
+
+def test_documents_of_a_database_without_signatures_are_not_said_to_be_waiting(
+    client, django_user_model
+) -> None:
+    # A new database, loaded by manage.py ingest: nothing signs until a set is built, so
+    # "waiting for signatures" would be a wait without end.
+    make_documents(3)
+    anonymous = client.get(reverse("pipeline-status")).content.decode()
+    assert "waiting for signatures" not in anonymous
+    assert "3 documents shown ungrouped: no signatures have been built yet." in anonymous
+    staff = django_user_model.objects.create_user("ops", password="pw-long-enough-1", is_staff=True)
+    client.force_login(staff)
+    staff_page = client.get(reverse("pipeline-status")).content.decode()
+    assert "rebuild_signatures --if-missing" in staff_page
+    with pytest.raises(CommandError, match="no signatures have been built yet"):
+        call_command("sign_pending")
 
 
 def test_the_status_fragment_follows_the_search_login_setting(client, settings) -> None:

@@ -168,6 +168,21 @@ def test_an_attachment_of_unknown_type_is_reported_with_its_message(tmp_path: Pa
     assert error.reason == "attachment of unsupported type '.jpg' skipped"
 
 
+def test_a_csv_attachment_is_said_not_read_rather_than_of_an_unsupported_type(tmp_path: Path) -> None:
+    # A CSV is read when ingested: calling it "unsupported" in a mail would be untrue.
+    rows = b"id,title,text\n1,Row,a row\n"
+    path = write_mbox(
+        tmp_path / "x.mbox",
+        [mail("Rows", "The rows are attached.", attachments=(("rows.csv", rows, "text/csv"),))],
+    )
+    record, error = list(read_path(path))
+    assert isinstance(record, Record) and isinstance(error, RecordError) and error.notice
+    assert error.reason == (
+        "attachment of type '.csv' not read (its rows become documents only when the file is "
+        "ingested on its own)"
+    )
+
+
 def email_from(data: bytes) -> EmailMessage:
     msg = email.parser.BytesParser(policy=email.policy.default).parsebytes(data)
     assert isinstance(msg, EmailMessage)

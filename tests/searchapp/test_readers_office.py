@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -76,6 +77,79 @@ def test_nested_spans_of_an_odt_keep_their_words_in_order(tmp_path: Path) -> Non
     document.save(str(tmp_path / "nested.odt"))
     (record,) = _records(tmp_path / "nested.odt")
     assert record.text == "Use pythonX.Y only here,  then\nstop."
+
+
+def test_an_odts_comments_and_tracked_deletions_are_not_its_text(tmp_path: Path) -> None:
+    # As LibreOffice writes them when changes are recorded and a reviewer comments: the deleted
+    # words, with who deleted them, in <text:tracked-changes>; a comment, its author and date,
+    # inside the paragraph it is on. Word keeps both out of its text; read as Writer shows it.
+    content = """<?xml version="1.0" encoding="UTF-8"?>
+<office:document-content xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0"
+ xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" xmlns:dc="http://purl.org/dc/elements/1.1/"
+ office:version="1.3"><office:body><office:text>
+<text:tracked-changes text:track-changes="true"><text:changed-region xml:id="ct1" text:id="ct1">
+<text:deletion><office:change-info><dc:creator>Editor Eve</dc:creator><dc:date>2024-01-01T10:00:00</dc:date></office:change-info>
+<text:p>The salary of the director was cut.</text:p></text:deletion></text:changed-region></text:tracked-changes>
+<text:p>The budget was approved.<text:change text:change-id="ct1"/></text:p>
+<text:p>A remark here<office:annotation office:name="c1"><dc:creator>Reviewer Rita</dc:creator><dc:date>2024-01-02T11:00:00</dc:date><text:p>Please check the figures.</text:p></office:annotation> follows<office:annotation-end office:name="c1"/>.</text:p>
+</office:text></office:body></office:document-content>"""
+    with zipfile.ZipFile(tmp_path / "reviewed.odt", "w") as zf:
+        zf.writestr("mimetype", "application/vnd.oasis.opendocument.text")
+        zf.writestr("content.xml", content)
+    (record,) = _records(tmp_path / "reviewed.odt")
+    assert record.text == "The budget was approved.\nA remark here follows."
+
+
+def test_a_text_box_in_a_word_document_is_read_once(tmp_path: Path) -> None:
+    # As LibreOffice and Word write a text box: in <mc:Choice> for today's readers and again in
+    # <mc:Fallback> for older ones; each of its words was indexed and shown twice.
+    box = '<w:txbxContent><w:p><w:r><w:t>Boxed note on the giraffe.</w:t></w:r></w:p></w:txbxContent>'
+    body = (
+        '<w:p><w:r><w:t>Body before the box.</w:t></w:r><w:r><mc:AlternateContent>'
+        f'<mc:Choice Requires="wps"><w:drawing><wps:wsp><wps:txbx>{box}</wps:txbx></wps:wsp></w:drawing></mc:Choice>'
+        f'<mc:Fallback><w:pict><v:rect><v:textbox>{box}</v:textbox></v:rect></w:pict></mc:Fallback>'
+        '</mc:AlternateContent></w:r></w:p><w:p><w:r><w:t>Body after the box.</w:t></w:r></w:p>'
+    )
+    document = (
+        '<?xml version="1.0" encoding="UTF-8"?><w:document'
+        ' xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+        ' xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"'
+        ' xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape"'
+        f' xmlns:v="urn:schemas-microsoft-com:vml"><w:body>{body}</w:body></w:document>'
+    )
+    with zipfile.ZipFile(tmp_path / "boxed.docx", "w") as zf:
+        zf.writestr("word/document.xml", document)
+    (record,) = _records(tmp_path / "boxed.docx")
+    assert record.text.count("giraffe") == 1
+    assert record.text == "Boxed note on the giraffe.\nBody before the box.\nBody after the box."
+
+
+def test_a_sheets_dates_read_as_dates(tmp_path: Path) -> None:
+    # Excel keeps a date as a date-time at midnight: it read "2024-03-01 00:00:00".
+    import datetime
+
+    path = make_xlsx(tmp_path / "costs.xlsx", {"Costs": [["Item", "Due", "Logged"], ["Dredging", datetime.date(2024, 3, 1), datetime.datetime(2024, 3, 2, 14, 30)]]})
+    (record,) = _records(path)
+    assert record.text == "Item\tDue\tLogged\nDredging\t2024-03-01\t2024-03-02 14:30:00"
+
+
+def test_a_slides_fallback_copy_of_a_shape_is_not_read_twice(tmp_path: Path) -> None:
+    # PowerPoint writes an equation or an ink drawing in <mc:Choice>, and its text again as a
+    # picture's fallback in <mc:Fallback>.
+    shape = '<p:sp><p:txBody><a:p><a:r><a:t>E equals m c squared</a:t></a:r></a:p></p:txBody></p:sp>'
+    slide = (
+        '<?xml version="1.0" encoding="UTF-8"?><p:sld'
+        ' xmlns:a="http://schemas.openxmlformats.org/drawingml/2006/main"'
+        ' xmlns:p="http://schemas.openxmlformats.org/presentationml/2006/main"'
+        ' xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006">'
+        '<p:cSld><p:spTree><p:sp><p:txBody><a:p><a:r><a:t>Physics</a:t></a:r></a:p></p:txBody></p:sp>'
+        f'<mc:AlternateContent><mc:Choice Requires="a14">{shape}</mc:Choice><mc:Fallback>{shape}</mc:Fallback></mc:AlternateContent>'
+        '</p:spTree></p:cSld></p:sld>'
+    )
+    with zipfile.ZipFile(tmp_path / "physics.pptx", "w") as zf:
+        zf.writestr("ppt/slides/slide1.xml", slide)
+    (record,) = _records(tmp_path / "physics.pptx")
+    assert record.text == "Physics\nE equals m c squared"
 
 
 LIBREOFFICE = shutil.which("soffice")

@@ -57,22 +57,27 @@ def test_an_encrypted_pdf_is_reported(tmp_path: Path) -> None:
     assert isinstance(error, RecordError)
     assert (
         str(error)
-        == f"{tmp_path / 'locked.pdf'}: encrypted PDF (a password is needed to open it); skipped"
+        == f"{tmp_path / 'locked.pdf'}: encrypted PDF (a password is needed to open it): save a "
+        "copy without the password to have it read; skipped"
     )
 
 
 def test_a_scanned_pdf_without_text_is_reported_as_needing_ocr(tmp_path: Path) -> None:
     error = _one(list(read_path(make_image_only_pdf(tmp_path / "scan.pdf"))))
     assert isinstance(error, RecordError)
-    assert "no text in 1 page(s) with 1 image(s): a scanned PDF needs OCR" in error.reason
+    assert error.reason == (
+        "no text in its 1 page, only 1 image: a scanned PDF needs OCR (text recognition), which "
+        "is not done here; run OCR on it (a PDF reader or the scanner's software can) to have it "
+        "read; skipped"
+    )
 
 
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        (b"%PDF-1.4\n1 0 obj garbage", "not a readable PDF"),
-        (b"<html><body>not a pdf at all</body></html>", "not a readable PDF"),
-        (b"", "not a readable PDF"),
+        (b"%PDF-1.4\n1 0 obj garbage", "damaged or incomplete PDF that cannot be opened"),
+        (b"<html><body>not a pdf</body></html>", "not a PDF: its content is of another kind"),
+        (b"", "not a PDF: its content is of another kind"),
     ],
 )
 def test_a_corrupt_or_misnamed_pdf_is_reported(
@@ -84,16 +89,18 @@ def test_a_corrupt_or_misnamed_pdf_is_reported(
     assert isinstance(error, RecordError) and expected in error.reason
 
 
-def test_a_library_error_in_a_reason_reads_as_one_clause(tmp_path: Path) -> None:
-    # PDFium says "Failed to load document (PDFium: Data format error)."; quoted in parentheses
-    # that became "(... (PDFium: Data format error).)".
+def test_a_pdf_pdfium_cannot_open_is_said_in_words_a_user_can_act_on(tmp_path: Path) -> None:
+    # PDFium says "Failed to load document (PDFium: Data format error).", which names no cause;
+    # a file that starts as a PDF and cannot be parsed is damaged or cut short.
     path = tmp_path / "bad.pdf"
     path.write_bytes(b"%PDF-1.4 then nothing" * 100)
     error = _one(list(read_path(path)))
     assert isinstance(error, RecordError)
     assert error.reason == (
-        "not a readable PDF: failed to load document (PDFium: Data format error); skipped"
+        "damaged or incomplete PDF that cannot be opened (cut short by a download or a copy, "
+        "say); skipped"
     )
+    assert "PDFium" not in error.reason
 
 
 def test_a_pdf_bomb_is_refused_and_the_rest_of_the_folder_kept(tmp_path: Path) -> None:

@@ -35,7 +35,7 @@ def test_each_html_response_is_a_document_with_url_and_crawl_date(tmp_path: Path
     assert "Fishing crews welcomed" in first.text
     assert "All rights reserved" not in first.text and "Contact" not in first.text
     assert (first.source_name, first.source_type, first.source_position) == ("crawl.warc.gz", "web archive", "record 2")
-    assert skipped == RecordError(str(path), None, "4 record(s) that are not HTML pages skipped (requests, metadata, images, scripts, style sheets)", notice=True)
+    assert skipped == RecordError(str(path), None, "4 record(s) that are not HTML pages skipped (requests, metadata, images, scripts, style sheets)", notice=True, count=4)
 
 
 def test_a_gigantic_record_is_skipped_and_the_rest_kept(tmp_path: Path) -> None:

@@ -347,7 +347,7 @@ def test_an_upload_over_the_size_limit_is_refused_before_it_is_stored(
         capture=django_capture_on_commit_callbacks,
     )
     assert response.status_code == 400
-    assert "the upload limit is 2,048 bytes" in response.content.decode()
+    assert "the upload limit is 2.0 KB (2,048 bytes)" in response.content.decode()
     assert corpus_state() == before
     assert not Job.objects.exists()
     uploads_dir = settings.MEDIA_ROOT / "uploads"

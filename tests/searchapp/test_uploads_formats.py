@@ -3,18 +3,30 @@
 
 from __future__ import annotations
 
+import io
 import mailbox
 import re
+import zipfile
 from pathlib import Path
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
-from format_fixtures import MEMO, html_page, mail, make_docx, make_pdf, write_warc
+from format_fixtures import (
+    MEMO,
+    html_page,
+    mail,
+    make_docx,
+    make_encrypted_pdf,
+    make_image_only_pdf,
+    make_pdf,
+    write_warc,
+)
 from staff_testing import fast_password_hashing, staff_client, staff_user  # noqa: F401 - fixtures
 
 from config.celery import app as celery_app
 from searchapp.models import Document, Job
+from searchapp.readers.formats import MAIN_SUFFIXES
 from searchapp.services.ingest import uploads
 
 
@@ -71,7 +83,7 @@ def test_a_pdf_a_word_file_a_mailbox_and_a_crawl_are_uploaded(staff_client, tmp_
 def test_an_encrypted_or_corrupt_pdf_upload_changes_nothing_and_says_why(staff_client, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
     job = upload(staff_client, "broken.pdf", b"%PDF-1.4 then nothing", django_capture_on_commit_callbacks)
     assert job.state == Job.State.FAILED
-    assert "broken.pdf" in job.message and "not a readable PDF" in str(job.report) + job.message
+    assert "broken.pdf" in job.message and "damaged or incomplete PDF" in str(job.report) + job.message
     assert not Document.objects.exists()
 
 
@@ -103,7 +115,7 @@ def test_a_failed_pdf_upload_says_why_in_one_well_formed_sentence(staff_client, 
     message = re.search(r'<p class="job-message error"[^>]*>(.*?)</p>', page, re.S)
     assert message is not None
     text = message.group(1)
-    assert "not a readable PDF: failed to load document (PDFium: Data format error)." in text
+    assert "broken.pdf: damaged or incomplete PDF that cannot be opened (cut short by a download or a copy, say)." in text
     assert "))" not in text and ".)" not in text and ").)" not in page
     assert text.count("(") == text.count(")")
 
@@ -114,7 +126,7 @@ def test_a_one_document_file_that_cannot_be_read_is_not_told_to_skip_bad_records
     page = staff_client.get(reverse("staff:job", args=[job.pk])).content.decode()
     assert job.state == Job.State.FAILED
     assert "skip bad records" not in job.message and "skip bad records" not in page
-    assert job.message.startswith("Nothing was imported: broken.pdf: not a readable PDF")
+    assert job.message.startswith("Nothing was imported: broken.pdf: damaged or incomplete PDF")
     assert job.message.endswith("Fix the file, or export it again, and upload it.")
     # A file of many records, none of them good: there is no rest to import either.
     job = upload(staff_client, "bad.jsonl", b'{"id": "a"}\n{"id": "b"}\n', capture)
@@ -204,8 +216,10 @@ def test_a_crawl_and_a_mail_with_a_photo_upload_without_skipping_bad_records(sta
     ])
     job = upload(staff_client, "crawl.warc.gz", crawl.read_bytes(), capture)
     assert job.state == Job.State.DONE, job.message
-    assert job.report["created"] == 1 and job.report["skipped_count"] == 1
-    assert "not HTML pages skipped" in job.report["skipped"][0]["reason"]
+    # Its two requests and its image, listed on one line and counted as the three they are.
+    assert job.report["created"] == 1 and job.report["skipped_count"] == 3
+    assert "3 record(s) that are not HTML pages skipped" in job.report["skipped"][0]["reason"]
+    assert job.message.endswith("1 new, 0 updated, 0 unchanged, 3 skipped; 4 records read.")
     box_path = tmp_path / "photo.mbox"
     box = mailbox.mbox(str(box_path))
     box.add(mail("Photo", "See the attached photo of the quay.", attachments=(("quay.jpg", b"\xff\xd8\xff", "image/jpeg"),)))
@@ -215,3 +229,44 @@ def test_a_crawl_and_a_mail_with_a_photo_upload_without_skipping_bad_records(sta
     assert job.report["skipped"][0]["reason"] == "attachment of unsupported type '.jpg' skipped"
     # A bad record still refuses the file: an over-long attachment is one.
     assert "Nothing was imported" in upload(staff_client, "broken.pdf", b"%PDF-1.4 then nothing", capture).message
+
+
+def test_the_upload_forms_help_names_every_kind_of_file_it_reads(staff_client) -> None:  # type: ignore[no-untyped-def]
+    page = staff_client.get(reverse("staff:upload")).content.decode()
+    help_text = re.search(r'<p class="help" id="id_file_helptext">(.*?)</p>', page, re.S)
+    assert help_text is not None
+    # What a user reads beside the field, not only the file picker's filter.
+    for suffix in (*MAIN_SUFFIXES, ".zip"):
+        assert suffix in help_text.group(1), suffix
+
+
+def test_a_scanned_or_encrypted_pdf_upload_is_told_what_makes_it_readable(staff_client, tmp_path: Path, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    capture = django_capture_on_commit_callbacks
+    scan = make_image_only_pdf(tmp_path / "scan.pdf").read_bytes()
+    job = upload(staff_client, "scan.pdf", scan, capture)
+    assert job.state == Job.State.FAILED
+    assert job.message.endswith("run OCR on it (a PDF reader or the scanner's software can) to have it read, and upload it again.")
+    # Exporting a scan again gives the same scan: that advice is not given.
+    assert "export it again" not in job.message
+    locked = make_encrypted_pdf(tmp_path / "locked.pdf", make_pdf(tmp_path / "plain.pdf", [MEMO])).read_bytes()
+    job = upload(staff_client, "locked.pdf", locked, capture)
+    assert job.message == "Nothing was imported: locked.pdf: encrypted PDF (a password is needed to open it): save a copy without the password to have it read, and upload it again."
+
+
+def test_a_tar_archive_upload_is_told_to_come_as_a_zip(staff_client) -> None:  # type: ignore[no-untyped-def]
+    response = staff_client.post(reverse("staff:upload"), {"file": SimpleUploadedFile("mail.tar.gz", b"\x1f\x8b\x08\x00" + b"\x00" * 60), "corpus": "files"})
+    assert response.status_code == 400
+    assert "mail.tar.gz: a .tar.gz archive is not read (only a .zip is): unpack it, or pack it as a .zip." in response.content.decode()
+    assert not Job.objects.exists()
+
+
+def test_a_zip_holding_only_a_zip_is_not_said_to_be_all_bad_records(staff_client, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as outer:
+        outer.writestr("mail.zip", b"PK\x05\x06" + b"\x00" * 18)
+    job = upload(staff_client, "nested.zip", buffer.getvalue(), django_capture_on_commit_callbacks, skip_bad=True)
+    assert job.state == Job.State.FAILED
+    assert job.message == "nested.zip: nothing to import, nothing in it could be read as a document (listed below)."
+    page = staff_client.get(reverse("staff:job", args=[job.pk])).content.decode()
+    # Nothing was imported, so nothing reads "skipped" as if the rest had been.
+    assert "a zip inside a zip is not read<" in page and "not read; skipped" not in page

@@ -13,18 +13,18 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from searchapp.background import lower_priority, wait_longer_for_writes
-from searchapp.readers import IngestFileError, read_path
+from searchapp.readers import KINDS_READ, IngestFileError, read_path
+from searchapp.selectors.signatures import active_signature_sets
 from searchapp.services.ingest.ingest import IngestReport, IngestWriteError, documents_ingest
 
 
 class Command(BaseCommand):
     help = (
-        "Ingest documents from JSON lines (id, title, text, url), CSV, a folder of .txt/.md/.html "
-        "files or a .zip of those. Re-ingesting an id updates it. A bad record (invalid JSON, "
-        "text that cannot be stored, a line, row or file longer than INGEST_MAX_RECORD_BYTES) is "
-        "skipped and listed with its file and line; a record whose title, url, date or lang cannot "
-        "be read is kept without it and listed as a warning; symbolic links are skipped, never "
-        "followed. "
+        f"Ingest documents from {KINDS_READ}, or a folder of them. Re-ingesting an id updates "
+        "it. A bad record (invalid JSON, text that cannot be stored, a line, row or file longer "
+        "than INGEST_MAX_RECORD_BYTES) is skipped and listed with its file and line; a record "
+        "whose title, url, date or lang cannot be read is kept without it and listed as a "
+        "warning; symbolic links are skipped, never followed. "
         "The corpus is created with its first document. Exit status: 0 when at least one record "
         "was imported (even if others were skipped); 1 when nothing was imported (every record "
         "bad, or none at all) or a whole file was unusable (missing, unsupported, a bad CSV "
@@ -39,7 +39,7 @@ class Command(BaseCommand):
     requires_system_checks = [Tags.models]
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("path", help="a .jsonl/.csv/.txt/.md/.html/.zip file or a folder")
+        parser.add_argument("path", help=f"a file or a folder of them: {KINDS_READ}")
         parser.add_argument("--corpus", default="default", help="corpus name (created if missing)")
         parser.add_argument(
             "--batch-size", type=int, default=None, help="documents per transaction"
@@ -113,13 +113,19 @@ class Command(BaseCommand):
         if not report.imported:
             why = "every record was skipped (listed above)" if report.skipped else "it holds none"
             raise CommandError(f"nothing was imported from {path}: {why}")
+        if not active_signature_sets():
+            # A new database: what was read is searchable, but groups need signatures first.
+            self.stdout.write(
+                "No signatures have been built yet: the documents are searchable, and fold into "
+                "groups once manage.py rebuild_signatures --if-missing has built them."
+            )
 
     def _summarise(self, corpus_name: str, report: IngestReport) -> None:
         name = report.corpus.name if report.corpus is not None else corpus_name.strip()
         self.stdout.write(
             f"corpus {name!r}: {report.created} created, {report.updated} updated, "
-            f"{report.unchanged} unchanged, {len(report.skipped)} skipped, "
-            f"{len(report.warnings)} kept with a warning"
+            f"{report.unchanged} unchanged, {report.skipped_records} skipped, "
+            f"{len(report.warnings)} kept with a warning; {report.processed} records read"
         )
         for error in report.skipped:
             self.stdout.write(f"  skipped {error}")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from tqdm import tqdm
 
 from searchapp.selectors.signatures import active_signature_sets
@@ -28,6 +28,12 @@ class Command(BaseCommand):
         parser.add_argument("--no-progress", action="store_true", help="no progress bar")
 
     def handle(self, *args: Any, **options: Any) -> None:
+        if not active_signature_sets():
+            # Nothing signs without a set: "signed 0 documents" would hide why.
+            raise CommandError(
+                "no signatures have been built yet, so there is nothing to sign into: run "
+                "manage.py rebuild_signatures --if-missing (it signs every document)"
+            )
         if options["queue"]:
             ok = signatures_schedule_pending()
             self.stdout.write("queued" if ok else "broker unreachable: documents stay pending")

@@ -63,8 +63,14 @@ class IngestReport:
         return self.created + self.updated + self.unchanged
 
     @property
+    def skipped_records(self) -> int:
+        """Records skipped: a line of ``skipped`` may stand for many (a web archive's images)."""
+        return sum(error.count for error in self.skipped)
+
+    @property
     def processed(self) -> int:
-        return self.imported + len(self.skipped)
+        """Records read: each of them created, updated, unchanged or skipped."""
+        return self.imported + self.skipped_records
 
 
 class IngestWriteError(Exception):

@@ -33,15 +33,19 @@ from typing import IO, Any, BinaryIO, cast
 from django.conf import settings
 from django.db import DatabaseError, transaction
 from django.db.models.functions import Now
+from django.template.defaultfilters import filesizeformat
 
 from searchapp import publishing
 from searchapp.db_values import database_now
 from searchapp.models import Job
 from searchapp.readers import (
     ACCEPTED_SUFFIXES,
+    KINDS_READ,
+    OTHER_ARCHIVE_SUFFIXES,
     IngestFileError,
     Record,
     exc_detail,
+    not_a_zip,
     read_upload,
     suffix_of,
 )
@@ -65,6 +69,11 @@ def _uploads_dir() -> Path:
     return Path(settings.MEDIA_ROOT) / "uploads"
 
 
+def _size(n: int) -> str:
+    """A size as the upload form says its limit ("50.0 MB"), so the two can be compared."""
+    return filesizeformat(n).replace("\xa0", " ")
+
+
 def _display_name(name: str) -> str:
     # Browsers may send a path; only the last part is the file's name.
     return PurePath(name.replace("\\", "/")).name[:200] or "upload"
@@ -82,14 +91,18 @@ def upload_store(
     """Check and store an uploaded file, create its import job, queue the import on commit."""
     display = _display_name(name)
     suffix = suffix_of(display)
+    if suffix in OTHER_ARCHIVE_SUFFIXES:
+        raise UploadError(f"{display}: {not_a_zip(suffix)}.")
     if suffix not in ACCEPTED_SUFFIXES:
         raise UploadError(
-            f"{display}: unsupported file type {suffix or '(none)'}; "
-            f"upload one of {', '.join(ACCEPTED_SUFFIXES)}."
+            f"{display}: unsupported file type {suffix or '(none)'}; upload {KINDS_READ}."
         )
     limit = settings.UPLOAD_MAX_BYTES
     if size is not None and size > limit:
-        raise UploadError(f"{display} is {size:,} bytes; the upload limit is {limit:,} bytes.")
+        raise UploadError(
+            f"{display} is {_size(size)}; the upload limit is {_size(limit)} "
+            f"({limit:,} bytes)."
+        )
     if size == 0:
         raise UploadError(f"{display} is empty: there is nothing to import.")
     corpus_name = corpus_name.strip()
@@ -104,7 +117,8 @@ def upload_store(
                 written += len(chunk)
                 if written > limit:
                     raise UploadError(
-                        f"{display} is larger than the upload limit of {limit:,} bytes."
+                        f"{display} is larger than the upload limit of {_size(limit)} "
+                        f"({limit:,} bytes)."
                     )
                 out.write(chunk)
     except BaseException:
@@ -211,6 +225,8 @@ def _fail(job: Job, message: str, errors: list[dict[str, Any]] | None = None) ->
 
 def _error_dict(err: Any) -> dict[str, Any]:
     found = {"source": str(err.source), "line": err.line, "reason": str(err.reason)}
+    if getattr(err, "count", 1) != 1:
+        found["count"] = err.count  # one line for many records (a web archive's images)
     return {**found, "notice": True} if getattr(err, "notice", False) else found
 
 
@@ -229,6 +245,10 @@ def upload_import_by_id(*, job_id: int) -> Job | None:
 _SKIPPED_WORDING = re.compile(r"\s*(?:;\s*the rest of it is skipped|[;,]?\s*skipped\b)")
 
 
+# A reason saying what makes the file readable ("run OCR on it to have it read") is the advice.
+_OWN_ADVICE = "to have it read"
+
+
 def _as_problems(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [{**e, "reason": _SKIPPED_WORDING.sub("", str(e["reason"])).strip()} for e in errors]
 
@@ -243,7 +263,10 @@ def _bad_records_message(name: str, errors: list[dict[str, Any]], good: int) -> 
     n = len(errors)
     if not good and n == 1 and errors[0]["source"] == name and errors[0].get("line") is None:
         # A one-document file (a PDF, a Word file) that could not be read: there is no other
-        # record to keep, so the only way on is a readable copy of the file.
+        # record to keep, so the only way on is a readable copy of the file. A reason that says
+        # how to get one (a scan's OCR, a copy without its password) is the advice itself.
+        if _OWN_ADVICE in shown:
+            return f"Nothing was imported: {shown}, and upload it again."
         return f"Nothing was imported: {shown}. Fix the file, or export it again, and upload it."
     counted = f"Nothing was imported: {name} has {n} bad record{'' if n == 1 else 's'}"
     if not good:
@@ -435,8 +458,16 @@ def upload_import(*, job: Job) -> Job:
             problems = _as_problems(bad)
             return _fail(job, _bad_records_message(name, problems, len(records)), problems)
         if not records:
-            reason = "every record is bad" if errors else "it holds no records"
-            return _fail(job, f"{name}: nothing to import, {reason}.", errors)
+            if not errors:
+                return _fail(job, f"{name}: nothing to import, it holds no records.", errors)
+            # What it holds may be no fault of its own (a zip of zips, a crawl of images only):
+            # said as what could not be read, not as "bad records".
+            return _fail(
+                job,
+                f"{name}: nothing to import, nothing in it could be read as a document "
+                "(listed below).",
+                _as_problems(errors),
+            )
 
         job.total = len(records)
         job.done = 0
@@ -493,6 +524,7 @@ def upload_import(*, job: Job) -> Job:
         path.unlink(missing_ok=True)
 
     skipped = [*errors, *refused]
+    skipped_count = sum(int(e.get("count", 1)) for e in skipped)
     warnings = [_error_dict(w) for w in report.warnings]
     job.corpus = corpus
     job.state = Job.State.DONE
@@ -502,7 +534,7 @@ def upload_import(*, job: Job) -> Job:
         "updated": report.updated,
         "unchanged": report.unchanged,
         "skipped": skipped[:_MAX_REPORTED_ERRORS],
-        "skipped_count": len(skipped),
+        "skipped_count": skipped_count,
         "warnings": warnings[:_MAX_REPORTED_ERRORS],
         "warnings_count": len(warnings),
     }
@@ -510,7 +542,8 @@ def upload_import(*, job: Job) -> Job:
     kept_with_warning = f", {len(warnings)} kept with a warning" if warnings else ""
     job.message = (
         f"Imported {name} into {corpus.name}: {report.created} new, {report.updated} updated, "
-        f"{report.unchanged} unchanged, {len(skipped)} skipped{kept_with_warning}."
+        f"{report.unchanged} unchanged, {skipped_count} skipped{kept_with_warning}; "
+        f"{report.imported + skipped_count} records read."
     )
     job.finished_at = database_now()
     job.save()
