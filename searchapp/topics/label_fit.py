@@ -15,8 +15,11 @@ Pure functions: no Django. ``searchapp.topics.result_map`` uses them for its are
 from __future__ import annotations
 
 import functools
+import re
 import unicodedata
 from dataclasses import dataclass
+
+from dedup.tokens import UNSPACED_SCRIPTS, code_ranges, re_class
 
 __all__ = [
     "ELLIPSIS",
@@ -73,6 +76,12 @@ def text_width(text: str, font_size: float, *, bold: bool = False) -> float:
     return sum(_char_em(c, bold) for c in text) * font_size
 
 
+# Characters of the scripts written without spaces (the engine's script table), and the longest
+# token taken for a word (longer ones are cut rather than left out).
+LONGEST_WORD = 20
+_UNSPACED = re.compile(f"[{re_class(code_ranges(UNSPACED_SCRIPTS))}]")
+
+
 def fit_text(text: str, width: float, font_size: float, *, bold: bool = False) -> str:
     """``text`` (its runs of white space made one space) if it fits ``width``, else its longest
     prefix that fits with "…" after it, else "" (not even a character and the ellipsis fit)."""
@@ -126,9 +135,12 @@ def wrap(text: str, widths: list[float], font_size: float, *, bold: bool = False
                 break
             line, i = candidate, i + 1
         if not line and not lines:
-            # Its first word alone is wider than the box (a run of Chinese or Japanese, which
-            # has no spaces to break at, or one very long token): no word boundary to shorten
-            # at, so it is cut where the line ends.
+            # Its first word alone is wider than the box. A run of Chinese, Japanese or Thai
+            # has no spaces to break at, and a token longer than any word (a web address) is
+            # read in part or not at all: they are cut where the line ends. A word is never cut
+            # in two ("Brigh…" reads as nothing): no label, the whole one on hover.
+            if not _UNSPACED.search(words[i]) and len(words[i]) <= LONGEST_WORD:
+                return []
             cut = fit_text(" ".join(words[i:]), width, font_size, bold=bold)
             return [cut] if cut else []
         if not line:

@@ -381,6 +381,18 @@ def test_fitted_text_is_never_wider_than_its_room() -> None:
         assert len(lines) <= 3 and all(text_width(line, 12, bold=bold) <= width + 1e-9 for line in lines)
 
 
+def test_a_word_too_wide_for_its_tile_is_left_out_not_cut_in_two() -> None:
+    # A narrow tile: "Brightfield" alone does not fit. Showing "Brigh…" says nothing; the tile
+    # shows no label (the whole label stays on hover), and never a word cut in two.
+    narrow = text_width("Brightfield", 12, bold=True) - 1
+    assert wrap("Brightfield Energy", [narrow] * 3, 12, bold=True) == []
+    assert fit_label("Brightfield Energy", "22", narrow, 3, 12, bold=True).lines == ()
+    # A run of Chinese has no spaces to break at: it is cut where the line ends, as before.
+    han = "北京上海广州深圳天津"
+    cut = wrap(han, [text_width(han, 12) / 2], 12)
+    assert len(cut) == 1 and cut[0].endswith(ELLIPSIS) and han.startswith(cut[0][:-1])
+
+
 def test_a_label_keeps_its_count_when_it_still_reads() -> None:
     assert fit_label("oil prices", "23", 200, 1, 12).lines == ("oil prices",)
     assert fit_label("oil prices", "23", 200, 1, 12).count_beside
