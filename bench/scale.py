@@ -19,7 +19,8 @@ Every phase runs through the real doors, as separate processes, on a fresh datab
    by date (``sort=date``, the index's date column); page 50 grouped (relevance and date: the
    fold of the whole list down to the 500th group); page 1 with the topics of the first
    --limit matches (what the search page adds). ``--search-only DIR`` runs this phase alone
-   on a run kept with ``--keep``.
+   on a run kept with ``--keep``, and with ``--code CHECKOUT`` on another checkout's code (the
+   same database, index and queries: code compared alone; alternate the two).
 
 Prints each phase's wall time, docs/s, latency p50/p95/max (page 1 and page 50), peak RSS
 (VmHWM) of each process and the disk each component holds (database and its largest tables,
@@ -336,11 +337,12 @@ RUNS = (
     ("topics", {"group": "minhash", "topics": 1}),
 )
 for name, params in RUNS:
-    wall, took, grouping, matches, folded, past = [], [], [], [], [], 0
+    wall, cpu, took, grouping, matches, folded, past = [], [], [], [], [], [], 0
     for q in queries:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         r = client.get("/api/search", {"q": q, "limit": limit, **params})
         wall.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
         if r.status_code == 404 and params.get("page"):
             past += 1  # fewer than 50 pages of groups: an answer too, timed with the rest
             continue
@@ -349,7 +351,7 @@ for name, params in RUNS:
         body = r.json()
         took.append(body["took_ms"]); grouping.append(body["grouping_ms"])
         matches.append(body["total_matches"]); folded.append(body["n_folded"])
-    out[name] = {"wall": wall, "took": took, "grouping": grouping, "matches": matches, "folded": folded, "past": past}
+    out[name] = {"wall": wall, "cpu": cpu, "took": took, "grouping": grouping, "matches": matches, "folded": folded, "past": past}
 out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps(out))
 """
@@ -367,8 +369,8 @@ def timed_and_warm_up(path: Path, n: int, seed: int) -> tuple[list[str], list[st
     return timed, [q for q in dict.fromkeys(queries[n:]) if q not in set(timed)][:WARM_UP]
 
 
-def run_searches(env: dict[str, str], queries: list[str], limit: int, warm_up: list[str]) -> dict[str, Any]:
-    child = subprocess.run([PY, "-c", SEARCH_CHILD, json.dumps(queries), str(limit), json.dumps(warm_up)], cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+def run_searches(env: dict[str, str], queries: list[str], limit: int, warm_up: list[str], code: Path = ROOT) -> dict[str, Any]:
+    child = subprocess.run([PY, "-c", SEARCH_CHILD, json.dumps(queries), str(limit), json.dumps(warm_up)], cwd=code, env=env, check=True, capture_output=True, text=True)
     return dict(json.loads(child.stdout.strip().splitlines()[-1]))
 
 
@@ -380,6 +382,7 @@ def report(queries: list[str], limit: int, result: dict[str, Any]) -> None:
     print(f"{'':42} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
     for label, values in (
         ("request, grouped, page 1", grouped["wall"]),
+        ("  CPU of the search process, grouped, page 1", grouped["cpu"]),
         ("request, grouped, page 50", result["page50"]["wall"]),
         ("request, ungrouped, page 1", ungrouped["wall"]),
         ("request, grouped, newest first, page 1", result["by_date"]["wall"]),
@@ -400,9 +403,14 @@ def report(queries: list[str], limit: int, result: dict[str, Any]) -> None:
 def search_only(args: argparse.Namespace, jsonl: Path) -> int:
     """The search phase alone, on the database and index an earlier run kept (--keep)."""
     folder = args.search_only.resolve()
+    code = (args.code or ROOT).resolve()
     env = dict(os.environ)
+    # Another checkout's code on the same database and index (--code): before the settings
+    # moved to config/ they were searchapp.settings.
+    settings_module = "config.settings" if (code / "config" / "settings.py").exists() else "searchapp.settings"
     env.update({
-        "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(32),
+        "PYTHONPATH": str(code),
+        "DJANGO_SETTINGS_MODULE": settings_module, "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(32),
         "ALLOWED_HOSTS": "testserver,localhost,127.0.0.1", "VAR_DIR": str(folder),
         "SEARCH_INDEX_DIR": str(folder / "search-index"), "LOG_LEVEL": "WARNING", "SIGNATURE_CATCHUP_SECONDS": "0",
     })
@@ -413,8 +421,8 @@ def search_only(args: argparse.Namespace, jsonl: Path) -> int:
     else:
         env["DATABASE_URL"] = f"sqlite:///{folder / 'db.sqlite3'}"
     queries, warm_up = timed_and_warm_up(jsonl, args.queries, args.seed)
-    print(f"\n== search only: {args.docs:,} documents, {args.database}, {folder} ==")
-    report(queries, args.limit, run_searches(env, queries, args.limit, warm_up))
+    print(f"\n== search only: {args.docs:,} documents, {args.database}, {folder}, the code of {code} ==")
+    report(queries, args.limit, run_searches(env, queries, args.limit, warm_up, code))
     return 0
 
 
@@ -434,6 +442,9 @@ def main() -> int:
     parser.add_argument("--search-only", type=Path, default=None, metavar="DIR",
                         help="only the search phase, on a run kept with --keep: its directory (the SQLite "
                         "database and the index; with --database postgresql, the kept scale_<N> database)")
+    parser.add_argument("--code", type=Path, default=None, metavar="CHECKOUT",
+                        help="with --search-only: search with another checkout's code (e.g. a git worktree of an "
+                        "older commit) on the same database and index, to compare code alone")
     args = parser.parse_args()
     jsonl = args.jsonl or Path(tempfile.gettempdir()) / f"scale-demo-{args.docs}.jsonl"
     generate(jsonl, args.docs, args.seed)
