@@ -814,26 +814,20 @@ def _gather(
     return owner, pos, shingles.hashes[np.repeat(starts, lens) + pos]
 
 
-# Flags of the keys one side holds (_maybe_shared): at least 16 a key, at most 2**25 bytes
-# (about 6% of them set by a block's 2M keys, so about 6% of the other side's unshared keys
-# pass).
+# Flags of the keys one side holds (_maybe_in): at least 16 a key, at most 2**25 bytes.
 _FLAG_BITS = 25
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _maybe_shared(ka: np.ndarray, kb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Masks of the keys of ``ka`` that may be in ``kb`` and of ``kb`` that may be in the kept
-    ``ka``: every key in both is kept (a table of flags by a multiplicative hash of the key;
-    Knuth's golden-ratio constant), and a few percent of the others."""
-    bits = min(_FLAG_BITS, max(10, (16 * (ka.shape[0] + kb.shape[0])).bit_length()))
-    slot_a = (ka * _GOLDEN) >> np.uint64(64 - bits)
-    slot_b = (kb * _GOLDEN) >> np.uint64(64 - bits)
+def _maybe_in(keys: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Mask of the ``keys`` that may be in ``table``: every one that is, and a few percent of
+    the others (a table of flags by a multiplicative hash of the key; Knuth's golden-ratio
+    constant). The flags of a small table stay in the cache, so this costs far less than
+    looking every key up."""
+    bits = min(_FLAG_BITS, max(10, (16 * table.shape[0]).bit_length()))
     flags = np.zeros(1 << bits, dtype=np.bool_)
-    flags[slot_b] = True
-    keep_a = flags[slot_a]
-    flags[:] = False
-    flags[slot_a[keep_a]] = True
-    return keep_a, flags[slot_b]
+    flags[(table * _GOLDEN) >> np.uint64(64 - bits)] = True
+    return flags[(keys * _GOLDEN) >> np.uint64(64 - bits)]
 
 
 def _edited_block(
@@ -846,35 +840,56 @@ def _edited_block(
 ) -> np.ndarray:
     n = pairs.shape[0]
     out = np.zeros(n, dtype=np.bool_)
-    own_a, pos_a, h_a = _gather(shingles, pairs[:, 0])
+    # Matches (pair, i, j): equal shingles within a pair; one repeated more than _MAX_REPEAT
+    # times in B is skipped (as _align does). Pairs come sorted by their first document, which
+    # is in many of them: each first document's shingles are sorted once (keyed by it, not by
+    # the pair), and every pair's B shingles looked up among its A document's.
+    a_docs, a_of = np.unique(pairs[:, 0], return_inverse=True)
+    own_a, pos_a, h_a = _gather(shingles, a_docs)
     own_b, pos_b, h_b = _gather(shingles, pairs[:, 1])
     if not h_a.shape[0] or not h_b.shape[0]:
         return out
-    # Matches (pair, i, j): equal shingles within a pair; one repeated more than _MAX_REPEAT
-    # times in B is skipped (as _align does).
     ka = _keys(h_a, own_a)
-    kb = _keys(h_b, own_b)
-    # Most shingles of a candidate pair are not shared, and the sort and searches below cost by
-    # the shingles they are given: keep those whose key may be on the other side (no match is
-    # lost; a key kept in vain costs only its share of the sort).
-    keep_a, keep_b = _maybe_shared(ka, kb)
-    ka, own_a, pos_a = ka[keep_a], own_a[keep_a], pos_a[keep_a]
-    kb, pos_b = kb[keep_b], pos_b[keep_b]
-    ob = np.argsort(kb, kind="stable")
-    kb_sorted = kb[ob]
-    left = np.searchsorted(kb_sorted, ka, side="left")
-    mult = np.searchsorted(kb_sorted, ka, side="right") - left
-    mult[mult > _MAX_REPEAT] = 0
-    ia = np.repeat(np.arange(ka.shape[0]), mult)
-    if not ia.shape[0]:
+    oa = np.argsort(ka)
+    ka, pos_a = ka[oa], pos_a[oa]
+    # End of each run of equal keys of A (so one search finds both ends).
+    bounds = np.flatnonzero(np.r_[True, ka[1:] != ka[:-1], True])
+    run_end = np.repeat(bounds[1:], np.diff(bounds))
+    kb = _keys(h_b, np.repeat(a_of, shingles.sizes()[pairs[:, 1]]))
+    jb = np.flatnonzero(_maybe_in(kb, ka))
+    left = np.minimum(np.searchsorted(ka, kb[jb]), ka.shape[0] - 1)
+    hit = ka[left] == kb[jb]
+    jb, left = jb[hit], left[hit]
+    mult_a = run_end[left] - left
+    # A key found more than _MAX_REPEAT times in its pair's B (every occurrence in B matches,
+    # so counting the matched ones is counting them all): rare, so found by a sort of values.
+    kp = _keys(h_b[jb], own_b[jb])
+    kp_sorted = np.sort(kp)
+    run = np.flatnonzero(np.r_[True, kp_sorted[1:] != kp_sorted[:-1], True])
+    repeated = kp_sorted[run[:-1][np.diff(run) > _MAX_REPEAT]]
+    if repeated.shape[0]:
+        ok = ~np.isin(kp, repeated)
+        jb, left, mult_a = jb[ok], left[ok], mult_a[ok]
+    if not jb.shape[0]:
         return out
-    within = np.arange(ia.shape[0]) - np.repeat(np.cumsum(mult) - mult, mult)
-    jb = ob[np.repeat(left, mult) + within]
-    pair, i, j = own_a[ia], pos_a[ia], pos_b[jb]
-    # Verbatim runs: consecutive i on one diagonal.
+    within = np.arange(int(mult_a.sum())) - np.repeat(np.cumsum(mult_a) - mult_a, mult_a)
+    jb = np.repeat(jb, mult_a)
+    pair, i, j = own_b[jb], pos_a[np.repeat(left, mult_a) + within], pos_b[jb]
+    # Verbatim runs: consecutive i on one diagonal. Matches are distinct (pair, diag, i), so
+    # one sort of the three packed in an int64 orders them (a sort of values, several times
+    # faster than a lexsort); texts too long to pack fall back on the lexsort.
     diag = j - i
-    order = np.lexsort((i, diag, pair))
-    pair, i, diag = pair[order], i[order], diag[order]
+    shift = int(pos_a.max()) + 1
+    bits_i = shift.bit_length()
+    bits_d = (shift + int(pos_b.max())).bit_length()
+    if bits_i + bits_d + (n - 1).bit_length() <= 63:
+        packed = np.sort((pair << (bits_d + bits_i)) | ((diag + shift) << bits_i) | i)
+        pair = packed >> (bits_d + bits_i)
+        diag = ((packed >> bits_i) & ((1 << bits_d) - 1)) - shift
+        i = packed & ((1 << bits_i) - 1)
+    else:
+        order = np.lexsort((i, diag, pair))
+        pair, i, diag = pair[order], i[order], diag[order]
     brk = np.r_[True, (pair[1:] != pair[:-1]) | (diag[1:] != diag[:-1]) | (i[1:] != i[:-1] + 1)]
     st = np.flatnonzero(brk)
     en = np.r_[st[1:], i.shape[0]] - 1

@@ -269,3 +269,51 @@ def test_edited_passages_vectorised_match_their_definition_run_by_run() -> None:
     ]
     assert got.tolist() == want
     assert 15 <= sum(want) <= 105  # both outcomes well represented
+
+
+def test_edited_passages_of_documents_in_many_pairs_match_their_definition() -> None:
+    """Each first document in several pairs (as the candidates of a corpus come), some
+    phrases repeated past the limit of matches aligned, pairs split over blocks: the
+    vectorised search against the one-run-at-a-time reference."""
+    rng = random.Random(11)
+    vocab = [f"w{i}" for i in range(200)]
+    loop = ["r1", "r2", "r3", "r4", "r5", "r6"]
+    texts: list[str] = []
+    pairs: list[tuple[int, int]] = []
+    for _ in range(25):
+        a = [rng.choice(vocab) for _ in range(rng.randint(60, 300))]
+        if rng.random() < 0.4:  # a phrase repeated 6-12 times, in A and in its partners
+            at = rng.randrange(len(a))
+            a[at:at] = loop * rng.randint(6, 12)
+        first = len(texts)
+        texts.append(" ".join(a))
+        if loop[0] in a:  # B repeats the phrase too: up to 8 times it is aligned, past not
+            filler = [rng.choice(vocab) for _ in range(rng.randint(0, 100))]
+            pairs.append((first, len(texts)))
+            texts.append(" ".join(filler + loop * rng.randint(7, 14)))
+        for _ in range(rng.randint(1, 6)):
+            lo = rng.randrange(len(a))
+            every = rng.randint(2, 25)
+            copied: list[str] = []
+            for n, w in enumerate(a[lo : lo + rng.randint(20, 120)]):
+                op = rng.choice("cad") if n % every == every - 1 else "k"
+                copied += {"k": [w], "c": ["zz"], "a": [w, "yy"], "d": []}[op]
+            filler = [rng.choice(vocab) for _ in range(rng.randint(0, 150))]
+            pairs.append((first, len(texts)))
+            texts.append(" ".join(filler[: len(filler) // 2] + copied + filler[len(filler) // 2 :]))
+    raw = shingle_batch(texts, ShingleSpec())
+    grid = np.array(pairs, dtype=np.int64)
+    want = [
+        _edited_reference(
+            raw.hashes[raw.offsets[a] : raw.offsets[a + 1]],
+            raw.hashes[raw.offsets[b] : raw.offsets[b + 1]],
+            50,
+            5,
+            5,
+        )
+        for a, b in pairs
+    ]
+    for block in (1500, 1 << 22):
+        got = edited_passage_pairs(raw, grid, min_words=50, k=5, gap=5, block=block)
+        assert got.tolist() == want
+    assert 10 <= sum(want) <= len(want) - 10  # both outcomes well represented
