@@ -317,3 +317,30 @@ def test_edited_passages_of_documents_in_many_pairs_match_their_definition() -> 
         got = edited_passage_pairs(raw, grid, min_words=50, k=5, gap=5, block=block)
         assert got.tolist() == want
     assert 10 <= sum(want) <= len(want) - 10  # both outcomes well represented
+
+
+def test_verbatim_passages_around_the_length_asked_match_the_longest_run() -> None:
+    """Passages of 30-70 shared words at random places: a pair is found exactly when its
+    longest verbatim run (from _align) reaches 50 words."""
+    rng = random.Random(21)
+    texts: list[str] = []
+    for _ in range(150):
+        passage = story(rng, rng.randint(30, 70))
+        texts.append(" ".join(story(rng, rng.randint(0, 300)) + passage + story(rng, 40)))
+        texts.append(" ".join(story(rng, rng.randint(0, 300)) + passage + story(rng, 40)))
+    shingles, _, fps = Winnower().index(texts)
+    pairs = np.array([(i, i + 1) for i in range(0, len(texts), 2)], dtype=np.int64)
+    longest = [
+        max(
+            (r[1] - r[0] for r in _align(shingles.doc(a), shingles.doc(b), 5)),
+            default=0,
+        )
+        for a, b in pairs.tolist()
+    ]
+    got = verbatim_pairs(shingles, fps, pairs, min_words=50)
+    assert got.tolist() == [n >= 50 for n in longest]
+    assert 20 <= sum(got) <= 130
+    # Shorter than the guarantee, only runs through a shared fingerprint are seen.
+    seeds = verbatim_pairs(shingles, fps, pairs, min_words=12)
+    assert got.tolist() == (got & seeds).tolist()
+    assert all(n >= 12 for n, seed in zip(longest, seeds.tolist(), strict=True) if seed)
