@@ -115,6 +115,18 @@ class Fingerprints:
     def doc_index(self) -> np.ndarray:
         return np.repeat(np.arange(self.n_docs, dtype=np.int64), np.diff(self.offsets))
 
+    def take(self, docs: np.ndarray) -> Fingerprints:
+        """The fingerprints of the documents ``docs`` (indices), in that order: what
+        :meth:`Winnower.winnow` gives for those documents alone (each document's are its
+        own)."""
+        docs = np.asarray(docs, dtype=np.int64)
+        lens = np.diff(self.offsets)[docs]
+        offsets = np.zeros(docs.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        src = np.repeat(self.offsets[docs] - offsets[:-1], lens)
+        src += np.arange(int(offsets[-1]), dtype=np.int64)
+        return Fingerprints(self.hashes[src], self.positions[src], offsets, self.n_shingles[docs])
+
 
 def _sliding(x: np.ndarray, w: int, op: np.ufunc, pad: np.uint64) -> np.ndarray:
     """``op.reduce(x[s:s+w])`` for every s in 0..len(x)-w, in O(len(x)) (van Herk / Gil-Werman:

@@ -81,7 +81,7 @@ def bulk_update(
         # whole-corpus method's candidates.
         pairs, _ = candidate_pairs(fps, max_df=DEFAULT_MAX_DF)
         pairs = pairs[is_stale[pairs[:, 0]] | is_stale[pairs[:, 1]]]
-        found = _verify(hashes, offsets, pairs, win, progress, int(is_stale.sum()))
+        found = _verify(hashes, offsets, fps, pairs, win, progress, int(is_stale.sum()))
         _write(found, ids, content, stale, params)
         # Every search page looks its results' pairs up (selectors.partial_copies): without
         # statistics PostgreSQL planned that look-up as a parallel scan of the pairs.
@@ -117,12 +117,15 @@ def _spill(
             after = batch[-1]
             batch_ids, texts, hashes = read_texts(batch)
             shingles = shingle_batch(texts, win.shingle)
+            winnowed = Fingerprints(*win.winnow(shingles.hashes, shingles.offsets))
             mine = np.flatnonzero(np.isin(batch_ids, stale))
             if mine.shape[0]:
                 read = batch_ids[mine], take_docs(shingles, mine), [hashes[i] for i in mine]
-                store_fingerprints(batch_ids[mine].tolist(), win, read)
+                store_fingerprints(batch_ids[mine].tolist(), win, read, winnowed.take(mine))
                 done += int(mine.shape[0])
-            fingerprints.append(win.winnow(shingles.hashes, shingles.offsets))
+            fingerprints.append(
+                (winnowed.hashes, winnowed.positions, winnowed.offsets, winnowed.n_shingles)
+            )
             out.write(np.ascontiguousarray(shingles.hashes, dtype=np.uint64).tobytes())
             ids.append(batch_ids)
             sizes.append(shingles.sizes())
@@ -144,13 +147,15 @@ _Found = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.nd
 def _verify(
     hashes: np.ndarray,
     offsets: np.ndarray,
+    fps: Fingerprints,
     pairs: np.ndarray,
     win: Winnower,
     progress: Callable[[str, int, int, int], None] | None,
     n_stale: int,
 ) -> _Found:
     """The candidate pairs decided a block at a time: (pairs, a_in_b, b_in_a, passage, each
-    side's distinct shingles).
+    side's distinct shingles), from the documents' shingles (``hashes``, ``offsets``) and
+    the fingerprints ``_spill`` made of them.
 
     Blocks are decided by ``PARTIAL_COPY_THREADS`` threads: numpy's sorts and searches, most
     of the work, run without the GIL, so two threads use both cores of a worker's machine.
@@ -167,7 +172,7 @@ def _verify(
         found = verify_pairs(
             raw,
             raw.unique(),
-            Fingerprints(*win.winnow(raw.hashes, raw.offsets)),
+            fps.take(docs),
             inverse.reshape(-1, 2),
             min_containment=min_share,
             min_words=min_words,
