@@ -6,10 +6,11 @@ candidates: cheap when a few thousand documents arrive, but when most of the cor
 read again for each batch that pairs with it, about ten times over at 1M documents. Here
 instead every document is read once, in id order: its word shingles and its distinct ones are
 written to temporary files (8 bytes a shingle, read back through the page cache, not held in
-the process), its fingerprints kept and the stale ones' stored as in phase 1; then the candidate pairs of the
-whole corpus come from the fingerprints (``dedup.partial.candidate_pairs``), and are decided
-exactly a block at a time (``dedup.partial.verify_pairs`` on the block's documents, gathered
-from the files and the kept fingerprints). The pairs touching stale documents are replaced, and their records made
+the process), its fingerprints kept and the stale ones' stored as in phase 1; then the
+candidate pairs of the whole corpus come from the fingerprints
+(``dedup.partial.candidate_pairs``), and are decided exactly a block at a time
+(``dedup.partial.verify_pairs`` on the block's documents, gathered from the files and the
+kept fingerprints). The pairs touching stale documents are replaced, and their records made
 current, in one transaction at the end.
 
 Memory grows with the fingerprints and the candidate pairs (about 4% of the shingles and
