@@ -115,6 +115,18 @@ class Fingerprints:
     def doc_index(self) -> np.ndarray:
         return np.repeat(np.arange(self.n_docs, dtype=np.int64), np.diff(self.offsets))
 
+    def take(self, docs: np.ndarray) -> Fingerprints:
+        """The fingerprints of the documents ``docs`` (indices), in that order: what
+        :meth:`Winnower.winnow` gives for those documents alone (each document's are its
+        own)."""
+        docs = np.asarray(docs, dtype=np.int64)
+        lens = np.diff(self.offsets)[docs]
+        offsets = np.zeros(docs.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lens, out=offsets[1:])
+        src = np.repeat(self.offsets[docs] - offsets[:-1], lens)
+        src += np.arange(int(offsets[-1]), dtype=np.int64)
+        return Fingerprints(self.hashes[src], self.positions[src], offsets, self.n_shingles[docs])
+
 
 def _sliding(x: np.ndarray, w: int, op: np.ufunc, pad: np.uint64) -> np.ndarray:
     """``op.reduce(x[s:s+w])`` for every s in 0..len(x)-w, in O(len(x)) (van Herk / Gil-Werman:
@@ -628,12 +640,16 @@ def shared_counts(sets: ShingleBatch, pairs: np.ndarray, block: int = 1 << 22) -
         pairs: int array of shape (n, 2), document indices into ``sets``.
         block: about this many shingles are merged at a time (bounds memory).
 
-    A block of pairs (at most 65,536) is one sort of 64-bit keys: the shingle's high 48 bits
-    and the pair's index; a shingle in both sets is a key seen twice. Exact but for two
-    distinct shingles of one pair agreeing on their high 48 bits (probability 2**-48 a
-    comparison: about 0.005 false matches in the whole 1M-document corpus's 14.7M pairs).
-    Cost: O(sum of the pairs' set sizes) sorted per block. Containment is then
-    ``shared / |S(a)|`` (:meth:`dedup.ShingleBatch.sizes`).
+    A block of pairs (at most 65,536) comes sorted by its first documents, each in many
+    pairs: their sets are sorted once as 64-bit keys (the shingle's high 48 bits and the
+    document's index in the block) and each pair's B shingles, keyed by its A document, are
+    looked up among them; a hit is a shingle in both. Exact but for two distinct shingles of
+    one pair agreeing on their high 48 bits (probability 2**-48 a comparison: about 0.005
+    false matches in the whole 1M-document corpus's 14.7M pairs). Cost: a sort of the
+    block's distinct first documents' shingles, and a look-up of each second side's
+    shingle, most of them answered by a table of flags that stays in the cache
+    (:func:`_maybe_in`). Containment is then ``shared / |S(a)|``
+    (:meth:`dedup.ShingleBatch.sizes`).
     """
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     out = np.zeros(pairs.shape[0], dtype=np.int64)
@@ -642,15 +658,17 @@ def shared_counts(sets: ShingleBatch, pairs: np.ndarray, block: int = 1 << 22) -
     sizes = sets.sizes()
     for lo, hi in pair_blocks(sizes[pairs[:, 0]] + sizes[pairs[:, 1]], block):
         chunk = pairs[lo:hi]
-        docs = chunk.reshape(-1)
-        lens = sizes[docs]
-        starts = sets.offsets[docs]
-        idx = np.repeat(starts - np.cumsum(lens) + lens, lens) + np.arange(int(lens.sum()))
-        owner = np.repeat(np.repeat(np.arange(chunk.shape[0], dtype=np.int64), 2), lens)
-        keys = np.sort(_keys(sets.hashes[idx], owner))
-        dup = keys[1:] == keys[:-1]
-        owners = (keys[1:][dup] & np.uint64(_OWNER_LIMIT - 1)).astype(np.int64)
-        out[lo:hi] = np.bincount(owners, minlength=chunk.shape[0])
+        a_docs, a_of = np.unique(chunk[:, 0], return_inverse=True)
+        own_a, _, h_a = _gather(sets, a_docs)
+        own_b, _, h_b = _gather(sets, chunk[:, 1])
+        if not h_a.shape[0] or not h_b.shape[0]:
+            continue
+        ka = np.sort(_keys(h_a, own_a))
+        kb = _keys(h_b, np.repeat(a_of, sizes[chunk[:, 1]]))
+        maybe = np.flatnonzero(_maybe_in(kb, ka))
+        left = np.minimum(np.searchsorted(ka, kb[maybe]), ka.shape[0] - 1)
+        hit = maybe[ka[left] == kb[maybe]]
+        out[lo:hi] = np.bincount(own_b[hit], minlength=chunk.shape[0])
     return out
 
 
@@ -814,26 +832,20 @@ def _gather(
     return owner, pos, shingles.hashes[np.repeat(starts, lens) + pos]
 
 
-# Flags of the keys one side holds (_maybe_shared): at least 16 a key, at most 2**25 bytes
-# (about 6% of them set by a block's 2M keys, so about 6% of the other side's unshared keys
-# pass).
+# Flags of the keys one side holds (_maybe_in): at least 16 a key, at most 2**25 bytes.
 _FLAG_BITS = 25
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
-def _maybe_shared(ka: np.ndarray, kb: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Masks of the keys of ``ka`` that may be in ``kb`` and of ``kb`` that may be in the kept
-    ``ka``: every key in both is kept (a table of flags by a multiplicative hash of the key;
-    Knuth's golden-ratio constant), and a few percent of the others."""
-    bits = min(_FLAG_BITS, max(10, (16 * (ka.shape[0] + kb.shape[0])).bit_length()))
-    slot_a = (ka * _GOLDEN) >> np.uint64(64 - bits)
-    slot_b = (kb * _GOLDEN) >> np.uint64(64 - bits)
+def _maybe_in(keys: np.ndarray, table: np.ndarray) -> np.ndarray:
+    """Mask of the ``keys`` that may be in ``table``: every one that is, and a few percent of
+    the others (a table of flags by a multiplicative hash of the key; Knuth's golden-ratio
+    constant). The flags of a small table stay in the cache, so this costs far less than
+    looking every key up."""
+    bits = min(_FLAG_BITS, max(10, (16 * table.shape[0]).bit_length()))
     flags = np.zeros(1 << bits, dtype=np.bool_)
-    flags[slot_b] = True
-    keep_a = flags[slot_a]
-    flags[:] = False
-    flags[slot_a[keep_a]] = True
-    return keep_a, flags[slot_b]
+    flags[(table * _GOLDEN) >> np.uint64(64 - bits)] = True
+    return flags[(keys * _GOLDEN) >> np.uint64(64 - bits)]
 
 
 def _edited_block(
@@ -846,35 +858,56 @@ def _edited_block(
 ) -> np.ndarray:
     n = pairs.shape[0]
     out = np.zeros(n, dtype=np.bool_)
-    own_a, pos_a, h_a = _gather(shingles, pairs[:, 0])
+    # Matches (pair, i, j): equal shingles within a pair; one repeated more than _MAX_REPEAT
+    # times in B is skipped (as _align does). Pairs come sorted by their first document, which
+    # is in many of them: each first document's shingles are sorted once (keyed by it, not by
+    # the pair), and every pair's B shingles looked up among its A document's.
+    a_docs, a_of = np.unique(pairs[:, 0], return_inverse=True)
+    own_a, pos_a, h_a = _gather(shingles, a_docs)
     own_b, pos_b, h_b = _gather(shingles, pairs[:, 1])
     if not h_a.shape[0] or not h_b.shape[0]:
         return out
-    # Matches (pair, i, j): equal shingles within a pair; one repeated more than _MAX_REPEAT
-    # times in B is skipped (as _align does).
     ka = _keys(h_a, own_a)
-    kb = _keys(h_b, own_b)
-    # Most shingles of a candidate pair are not shared, and the sort and searches below cost by
-    # the shingles they are given: keep those whose key may be on the other side (no match is
-    # lost; a key kept in vain costs only its share of the sort).
-    keep_a, keep_b = _maybe_shared(ka, kb)
-    ka, own_a, pos_a = ka[keep_a], own_a[keep_a], pos_a[keep_a]
-    kb, pos_b = kb[keep_b], pos_b[keep_b]
-    ob = np.argsort(kb, kind="stable")
-    kb_sorted = kb[ob]
-    left = np.searchsorted(kb_sorted, ka, side="left")
-    mult = np.searchsorted(kb_sorted, ka, side="right") - left
-    mult[mult > _MAX_REPEAT] = 0
-    ia = np.repeat(np.arange(ka.shape[0]), mult)
-    if not ia.shape[0]:
+    oa = np.argsort(ka)
+    ka, pos_a = ka[oa], pos_a[oa]
+    # End of each run of equal keys of A (so one search finds both ends).
+    bounds = np.flatnonzero(np.r_[True, ka[1:] != ka[:-1], True])
+    run_end = np.repeat(bounds[1:], np.diff(bounds))
+    kb = _keys(h_b, np.repeat(a_of, shingles.sizes()[pairs[:, 1]]))
+    jb = np.flatnonzero(_maybe_in(kb, ka))
+    left = np.minimum(np.searchsorted(ka, kb[jb]), ka.shape[0] - 1)
+    hit = ka[left] == kb[jb]
+    jb, left = jb[hit], left[hit]
+    mult_a = run_end[left] - left
+    # A key found more than _MAX_REPEAT times in its pair's B (every occurrence in B matches,
+    # so counting the matched ones is counting them all): rare, so found by a sort of values.
+    kp = _keys(h_b[jb], own_b[jb])
+    kp_sorted = np.sort(kp)
+    run = np.flatnonzero(np.r_[True, kp_sorted[1:] != kp_sorted[:-1], True])
+    repeated = kp_sorted[run[:-1][np.diff(run) > _MAX_REPEAT]]
+    if repeated.shape[0]:
+        ok = ~np.isin(kp, repeated)
+        jb, left, mult_a = jb[ok], left[ok], mult_a[ok]
+    if not jb.shape[0]:
         return out
-    within = np.arange(ia.shape[0]) - np.repeat(np.cumsum(mult) - mult, mult)
-    jb = ob[np.repeat(left, mult) + within]
-    pair, i, j = own_a[ia], pos_a[ia], pos_b[jb]
-    # Verbatim runs: consecutive i on one diagonal.
+    within = np.arange(int(mult_a.sum())) - np.repeat(np.cumsum(mult_a) - mult_a, mult_a)
+    jb = np.repeat(jb, mult_a)
+    pair, i, j = own_b[jb], pos_a[np.repeat(left, mult_a) + within], pos_b[jb]
+    # Verbatim runs: consecutive i on one diagonal. Matches are distinct (pair, diag, i), so
+    # one sort of the three packed in an int64 orders them (a sort of values, several times
+    # faster than a lexsort); texts too long to pack fall back on the lexsort.
     diag = j - i
-    order = np.lexsort((i, diag, pair))
-    pair, i, diag = pair[order], i[order], diag[order]
+    shift = int(pos_a.max()) + 1
+    bits_i = shift.bit_length()
+    bits_d = (shift + int(pos_b.max())).bit_length()
+    if bits_i + bits_d + (n - 1).bit_length() <= 63:
+        packed = np.sort((pair << (bits_d + bits_i)) | ((diag + shift) << bits_i) | i)
+        pair = packed >> (bits_d + bits_i)
+        diag = ((packed >> bits_i) & ((1 << bits_d) - 1)) - shift
+        i = packed & ((1 << bits_i) - 1)
+    else:
+        order = np.lexsort((i, diag, pair))
+        pair, i, diag = pair[order], i[order], diag[order]
     brk = np.r_[True, (pair[1:] != pair[:-1]) | (diag[1:] != diag[:-1]) | (i[1:] != i[:-1] + 1)]
     st = np.flatnonzero(brk)
     en = np.r_[st[1:], i.shape[0]] - 1
@@ -955,7 +988,7 @@ def verbatim_pairs(
         chunk = pairs[lo : lo + block]
         ka, pa = side(chunk[:, 0])
         kb, pb = side(chunk[:, 1])
-        ob = np.argsort(kb, kind="stable")
+        ob = np.argsort(kb)  # the order of equal keys does not matter: every match is tried
         kb, pb = kb[ob], pb[ob]
         left = np.searchsorted(kb, ka, side="left")
         mult = np.searchsorted(kb, ka, side="right") - left
@@ -969,6 +1002,18 @@ def verbatim_pairs(
         pair = ka[ia] >> bits
         pos_a, pos_b = pa[ia], pb[ib]
         doc_a, doc_b = chunk[pair, 0], chunk[pair, 1]
+        # A run of m equal shingles through the centre reaches m // 2 shingles past it on
+        # one side at least: only the matches equal there are measured in full (most
+        # matches are of shorter runs, and this looks at 2 shingles a side, not 2m - 1).
+        na_all, nb_all = sizes[doc_a], sizes[doc_b]
+        live = np.zeros(pair.shape[0], dtype=np.bool_)
+        for step in {m // 2, -(m // 2)}:
+            qa, qb = pos_a + step, pos_b + step
+            inside = (qa >= 0) & (qa < na_all) & (qb >= 0) & (qb < nb_all)
+            qa = shingles.offsets[doc_a] + np.clip(qa, 0, na_all - 1)
+            qb = shingles.offsets[doc_b] + np.clip(qb, 0, nb_all - 1)
+            live |= inside & (shingles.hashes[qa] == shingles.hashes[qb])
+        pair, pos_a, pos_b, doc_a, doc_b = (x[live] for x in (pair, pos_a, pos_b, doc_a, doc_b))
         for s in range(0, pair.shape[0], block):
             sl = slice(s, s + block)
             ga = pos_a[sl, None] + width

@@ -269,3 +269,78 @@ def test_edited_passages_vectorised_match_their_definition_run_by_run() -> None:
     ]
     assert got.tolist() == want
     assert 15 <= sum(want) <= 105  # both outcomes well represented
+
+
+def test_edited_passages_of_documents_in_many_pairs_match_their_definition() -> None:
+    """Each first document in several pairs (as the candidates of a corpus come), some
+    phrases repeated past the limit of matches aligned, pairs split over blocks: the
+    vectorised search against the one-run-at-a-time reference."""
+    rng = random.Random(11)
+    vocab = [f"w{i}" for i in range(200)]
+    loop = ["r1", "r2", "r3", "r4", "r5", "r6"]
+    texts: list[str] = []
+    pairs: list[tuple[int, int]] = []
+    for _ in range(25):
+        a = [rng.choice(vocab) for _ in range(rng.randint(60, 300))]
+        if rng.random() < 0.4:  # a phrase repeated 6-12 times, in A and in its partners
+            at = rng.randrange(len(a))
+            a[at:at] = loop * rng.randint(6, 12)
+        first = len(texts)
+        texts.append(" ".join(a))
+        if loop[0] in a:  # B repeats the phrase too: up to 8 times it is aligned, past not
+            filler = [rng.choice(vocab) for _ in range(rng.randint(0, 100))]
+            pairs.append((first, len(texts)))
+            texts.append(" ".join(filler + loop * rng.randint(7, 14)))
+        for _ in range(rng.randint(1, 6)):
+            lo = rng.randrange(len(a))
+            every = rng.randint(2, 25)
+            copied: list[str] = []
+            for n, w in enumerate(a[lo : lo + rng.randint(20, 120)]):
+                op = rng.choice("cad") if n % every == every - 1 else "k"
+                copied += {"k": [w], "c": ["zz"], "a": [w, "yy"], "d": []}[op]
+            filler = [rng.choice(vocab) for _ in range(rng.randint(0, 150))]
+            pairs.append((first, len(texts)))
+            texts.append(" ".join(filler[: len(filler) // 2] + copied + filler[len(filler) // 2 :]))
+    raw = shingle_batch(texts, ShingleSpec())
+    grid = np.array(pairs, dtype=np.int64)
+    want = [
+        _edited_reference(
+            raw.hashes[raw.offsets[a] : raw.offsets[a + 1]],
+            raw.hashes[raw.offsets[b] : raw.offsets[b + 1]],
+            50,
+            5,
+            5,
+        )
+        for a, b in pairs
+    ]
+    for block in (1500, 1 << 22):
+        got = edited_passage_pairs(raw, grid, min_words=50, k=5, gap=5, block=block)
+        assert got.tolist() == want
+    assert 10 <= sum(want) <= len(want) - 10  # both outcomes well represented
+
+
+def test_verbatim_passages_around_the_length_asked_match_the_longest_run() -> None:
+    """Passages of 30-70 shared words at random places: a pair is found exactly when its
+    longest verbatim run (from _align) reaches 50 words."""
+    rng = random.Random(21)
+    texts: list[str] = []
+    for _ in range(150):
+        passage = story(rng, rng.randint(30, 70))
+        texts.append(" ".join(story(rng, rng.randint(0, 300)) + passage + story(rng, 40)))
+        texts.append(" ".join(story(rng, rng.randint(0, 300)) + passage + story(rng, 40)))
+    shingles, _, fps = Winnower().index(texts)
+    pairs = np.array([(i, i + 1) for i in range(0, len(texts), 2)], dtype=np.int64)
+    longest = [
+        max(
+            (r[1] - r[0] for r in _align(shingles.doc(a), shingles.doc(b), 5)),
+            default=0,
+        )
+        for a, b in pairs.tolist()
+    ]
+    got = verbatim_pairs(shingles, fps, pairs, min_words=50)
+    assert got.tolist() == [n >= 50 for n in longest]
+    assert 20 <= sum(got) <= 130
+    # Shorter than the guarantee, only runs through a shared fingerprint are seen.
+    seeds = verbatim_pairs(shingles, fps, pairs, min_words=12)
+    assert got.tolist() == (got & seeds).tolist()
+    assert all(n >= 12 for n, seed in zip(longest, seeds.tolist(), strict=True) if seed)

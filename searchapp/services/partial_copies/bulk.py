@@ -4,12 +4,13 @@ The batch-by-batch update (``services.partial_copies.index``) re-reads and re-sh
 candidates: cheap when a few thousand documents arrive, but when most of the corpus is stale
 (the first update after a bulk load, ``manage.py rebuild_partial_copies``) every document is
 read again for each batch that pairs with it, about ten times over at 1M documents. Here
-instead every document is read once, in id order: its word shingles are written to a
-temporary file (8 bytes a shingle, read back through the page cache, not held in the
-process), the stale ones' fingerprints stored as in phase 1; then the candidate pairs of the
-whole corpus come from the fingerprints (``dedup.partial.candidate_pairs``), and are decided
-exactly a block at a time (``dedup.partial.verify_pairs`` on the block's documents, gathered
-from the file). The pairs touching stale documents are replaced, and their records made
+instead every document is read once, in id order: its word shingles and its distinct ones are
+written to temporary files (8 bytes a shingle, read back through the page cache, not held in
+the process), its fingerprints kept and the stale ones' stored as in phase 1; then the
+candidate pairs of the whole corpus come from the fingerprints
+(``dedup.partial.candidate_pairs``), and are decided exactly a block at a time
+(``dedup.partial.verify_pairs`` on the block's documents, gathered from the files and the
+kept fingerprints). The pairs touching stale documents are replaced, and their records made
 current, in one transaction at the end.
 
 Memory grows with the fingerprints and the candidate pairs (about 4% of the shingles and
@@ -67,21 +68,16 @@ def bulk_update(
 ) -> UpdateCounts:
     """Look at the ``stale`` documents (sorted ids) against the whole corpus in one pass."""
     with tempfile.TemporaryDirectory(prefix="partial-copies-") as tmp:
-        ids, offsets, content, fps = _spill(stale, win, Path(tmp) / "shingles", progress)
-        n_shingles = int(offsets[-1])
-        hashes: np.ndarray
-        if n_shingles:
-            hashes = np.memmap(
-                Path(tmp) / "shingles", dtype=np.uint64, mode="r", shape=(n_shingles,)
-            )
-        else:
-            hashes = np.zeros(0, dtype=np.uint64)
+        ids, offsets, set_offsets, content, fps = _spill(stale, win, Path(tmp), progress)
+        # Read through the page cache, a block at a time.
+        corpus = ShingleBatch(_mapped(Path(tmp) / "shingles", offsets), offsets)
+        sets = ShingleBatch(_mapped(Path(tmp) / "sets", set_offsets), set_offsets)
         is_stale = np.isin(ids, stale)
         # Every fingerprint of the corpus, uncapped (the stored ones are capped): the
         # whole-corpus method's candidates.
         pairs, _ = candidate_pairs(fps, max_df=DEFAULT_MAX_DF)
         pairs = pairs[is_stale[pairs[:, 0]] | is_stale[pairs[:, 1]]]
-        found = _verify(hashes, offsets, pairs, win, progress, int(is_stale.sum()))
+        found = _verify(corpus, sets, fps, pairs, win, progress, int(is_stale.sum()))
         _write(found, ids, content, stale, params)
         # Every search page looks its results' pairs up (selectors.partial_copies): without
         # statistics PostgreSQL planned that look-up as a parallel scan of the pairs.
@@ -90,22 +86,32 @@ def bulk_update(
     return UpdateCounts(documents=int(is_stale.sum()), pairs_found=len(found[0]))
 
 
+def _mapped(path: Path, offsets: np.ndarray) -> np.ndarray:
+    n = int(offsets[-1])
+    if not n:
+        return np.zeros(0, dtype=np.uint64)
+    return np.memmap(path, dtype=np.uint64, mode="r", shape=(n,))
+
+
 def _spill(
     stale: np.ndarray,
     win: Winnower,
-    path: Path,
+    folder: Path,
     progress: Callable[[str, int, int, int], None] | None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, Fingerprints]:
-    """Every document's shingles, in id order, to ``path``; the stale ones' fingerprints
-    stored (phase 1). Returns (ids, shingle offsets, content hashes as bytes, every
-    document's fingerprints)."""
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Fingerprints]:
+    """Every document's shingles, in id order, to ``folder / "shingles"`` and its distinct
+    shingles to ``folder / "sets"`` (made once here, not in every verification block the
+    document is in); the stale ones' fingerprints stored (phase 1). Returns (ids, shingle
+    offsets, distinct shingle offsets, content hashes as bytes, every document's
+    fingerprints)."""
     doc = table_name(Document)
     ids: list[np.ndarray] = []
     sizes: list[np.ndarray] = []
+    set_sizes: list[np.ndarray] = []
     content: list[str] = []
     fingerprints: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     after, done = 0, 0
-    with path.open("wb") as out:
+    with (folder / "shingles").open("wb") as out, (folder / "sets").open("wb") as out_sets:
         while True:
             with connection.cursor() as cur:
                 cur.execute(
@@ -117,24 +123,35 @@ def _spill(
             after = batch[-1]
             batch_ids, texts, hashes = read_texts(batch)
             shingles = shingle_batch(texts, win.shingle)
+            winnowed = Fingerprints(*win.winnow(shingles.hashes, shingles.offsets))
             mine = np.flatnonzero(np.isin(batch_ids, stale))
             if mine.shape[0]:
                 read = batch_ids[mine], take_docs(shingles, mine), [hashes[i] for i in mine]
-                store_fingerprints(batch_ids[mine].tolist(), win, read)
+                store_fingerprints(batch_ids[mine].tolist(), win, read, winnowed.take(mine))
                 done += int(mine.shape[0])
-            fingerprints.append(win.winnow(shingles.hashes, shingles.offsets))
+            fingerprints.append(
+                (winnowed.hashes, winnowed.positions, winnowed.offsets, winnowed.n_shingles)
+            )
             out.write(np.ascontiguousarray(shingles.hashes, dtype=np.uint64).tobytes())
+            distinct = shingles.unique()
+            out_sets.write(np.ascontiguousarray(distinct.hashes, dtype=np.uint64).tobytes())
+            set_sizes.append(distinct.sizes())
             ids.append(batch_ids)
             sizes.append(shingles.sizes())
             content.extend(hashes)
             if progress is not None:
                 progress("fingerprints", done, int(stale.shape[0]), 0)
+    all_ids = np.concatenate(ids) if ids else np.zeros(0, np.int64)
+    fps = concat_fingerprints(fingerprints) if fingerprints else win.fingerprints([])
+    content_bytes = np.array(content, dtype="S64")
+    return all_ids, _offsets(sizes), _offsets(set_sizes), content_bytes, fps
+
+
+def _offsets(sizes: list[np.ndarray]) -> np.ndarray:
     all_sizes = np.concatenate(sizes) if sizes else np.zeros(0, np.int64)
     offsets = np.zeros(all_sizes.shape[0] + 1, dtype=np.int64)
     np.cumsum(all_sizes, out=offsets[1:])
-    all_ids = np.concatenate(ids) if ids else np.zeros(0, np.int64)
-    fps = concat_fingerprints(fingerprints) if fingerprints else win.fingerprints([])
-    return all_ids, offsets, np.array(content, dtype="S64"), fps
+    return offsets
 
 
 # The decided pairs: (pairs, a_in_b, b_in_a, passage, a's distinct shingles, b's).
@@ -142,22 +159,23 @@ _Found = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.nd
 
 
 def _verify(
-    hashes: np.ndarray,
-    offsets: np.ndarray,
+    corpus: ShingleBatch,
+    sets: ShingleBatch,
+    fps: Fingerprints,
     pairs: np.ndarray,
     win: Winnower,
     progress: Callable[[str, int, int, int], None] | None,
     n_stale: int,
 ) -> _Found:
     """The candidate pairs decided a block at a time: (pairs, a_in_b, b_in_a, passage, each
-    side's distinct shingles).
+    side's distinct shingles), from the documents' shingles, distinct shingles and
+    fingerprints as ``_spill`` made them.
 
     Blocks are decided by ``PARTIAL_COPY_THREADS`` threads: numpy's sorts and searches, most
     of the work, run without the GIL, so two threads use both cores of a worker's machine.
     """
-    sizes = np.diff(offsets)
+    sizes = corpus.sizes()
     ranges = pair_blocks(sizes[pairs[:, 0]] + sizes[pairs[:, 1]], _BLOCK_SHINGLES)
-    corpus = ShingleBatch(hashes, offsets)  # read through the page cache, a block at a time
     min_share = float(settings.PARTIAL_COPY_MIN_SHARE)
     min_words = int(settings.PARTIAL_COPY_MIN_WORDS)
 
@@ -166,8 +184,8 @@ def _verify(
         raw = take_docs(corpus, docs)
         found = verify_pairs(
             raw,
-            raw.unique(),
-            Fingerprints(*win.winnow(raw.hashes, raw.offsets)),
+            take_docs(sets, docs),
+            fps.take(docs),
             inverse.reshape(-1, 2),
             min_containment=min_share,
             min_words=min_words,
