@@ -193,7 +193,7 @@ def test_parts_adding_up_to_more_than_their_area_are_refused() -> None:
 @pytest.mark.parametrize("module", ["treemap", "label_fit"])
 def test_the_layout_and_the_label_fitting_are_pure(module: str) -> None:
     # Geometry and text measures only: no Django, nothing else of the app, so they can be
-    # reused and tested alone.
+    # reused and tested alone (the engine's script table, dedup.tokens, is no Django either).
     source = Path(__file__).resolve().parents[2] / "searchapp" / "topics" / f"{module}.py"
     imported = set()
     for node in ast.walk(ast.parse(source.read_text())):
@@ -201,4 +201,4 @@ def test_the_layout_and_the_label_fitting_are_pure(module: str) -> None:
             imported |= {alias.name.split(".")[0] for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module.split(".")[0])
-    assert imported <= {"__future__", "collections", "dataclasses", "functools", "math", "unicodedata"}
+    assert imported <= {"__future__", "collections", "dataclasses", "dedup", "functools", "math", "re", "unicodedata"}
