@@ -72,6 +72,15 @@ class ShardProcesses:
     replicate_server: subprocess.Popen[bytes] | None = None
 
 
+def _replicate(shard: ShardProcesses, replica: Replica, *options: str) -> list[str]:
+    """``xapian-replicate`` keeping ``replica``'s folder a copy of its shard's master, with
+    ``options`` (one pass, intervals)."""
+    return [
+        "xapian-replicate", "-q", *options, "-h", HOST, "-p", str(shard.replicate_port),
+        "-m", "master", str(replica.path),
+    ]  # fmt: skip
+
+
 @dataclass
 class LocalCluster:
     root: Path
@@ -102,19 +111,7 @@ class LocalCluster:
     def start_follower(self, shard: ShardProcesses, replica: Replica) -> None:
         """``xapian-replicate`` keeping ``replica`` in step with its shard's master."""
         replica.follower = self._spawn(
-            "xapian-replicate",
-            "-q",
-            "-h",
-            HOST,
-            "-p",
-            str(shard.replicate_port),
-            "-m",
-            "master",
-            "-i",
-            str(REPLICATE_INTERVAL),
-            "-r",
-            "0",
-            str(replica.path),
+            *_replicate(shard, replica, "-i", str(REPLICATE_INTERVAL), "-r", "0")
         )
 
     def catch_up(self, shard: ShardProcesses, replica: Replica) -> None:
@@ -123,20 +120,8 @@ class LocalCluster:
         (operations.launch_commands runs the same)."""
         with self.log.open("ab") as out:
             subprocess.run(
-                [
-                    "xapian-replicate",
-                    "-q",
-                    "-o",
-                    "-r",  # nothing reads the copy yet: no 30 s wait between changesets
-                    "0",
-                    "-h",
-                    HOST,
-                    "-p",
-                    str(shard.replicate_port),
-                    "-m",
-                    "master",
-                    str(replica.path),
-                ],
+                # Nothing reads the copy yet: no 30 s wait between changesets (-r 0).
+                _replicate(shard, replica, "-o", "-r", "0"),
                 stdout=out,
                 stderr=subprocess.STDOUT,
                 check=True,
