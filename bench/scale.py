@@ -302,7 +302,7 @@ def disk_rows(stack: Stack) -> list[tuple[str, str]]:
     else:
         db_mb = sum(p.stat().st_size for p in stack.tmp.glob("db.sqlite3*")) / 1e6
         rows.append(("disk: database (SQLite file, WAL included)", f"{db_mb:10,.0f} MB"))
-    rows.append(("disk: search index (tantivy)", f"{index_mb:10,.0f} MB"))
+    rows.append(("disk: search index (local folder)", f"{index_mb:10,.0f} MB"))
     rest = dir_mb(stack.tmp) - index_mb - (0 if stack.args.database == "postgresql" else db_mb)
     rows.append(("disk: the rest of the data folder", f"{rest:10,.0f} MB"))
     return rows
