@@ -303,8 +303,11 @@ def run(args: argparse.Namespace) -> int:
     meta = json.loads((folder / "meta.json").read_text())
     queries = make_queries(Path(meta["jsonl"]), args.queries, meta["seed"])
     env = dict(os.environ)
+    # Another checkout's code (--code): before the settings moved to config/ the project's
+    # settings and WSGI application were searchapp's.
+    project = "config" if (args.code / "config" / "settings.py").exists() else "searchapp"
     env.update({
-        "DJANGO_SETTINGS_MODULE": "config.settings", "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(32),
+        "DJANGO_SETTINGS_MODULE": f"{project}.settings", "DEBUG": "0", "SECRET_KEY": secrets.token_urlsafe(32),
         "ALLOWED_HOSTS": "localhost,127.0.0.1", "VAR_DIR": str(folder), "SEARCH_INDEX_DIR": str(folder / "search-index"),
         "LOG_LEVEL": "WARNING", "SIGNATURE_CATCHUP_SECONDS": "0", "DATABASE_URL": meta["DATABASE_URL"],
         "DATABASE_CONN_MAX_AGE": str(args.conn_max_age), "CELERY_BROKER_URL": REDIS_URL,
@@ -323,7 +326,7 @@ def run(args: argparse.Namespace) -> int:
         key, _, value = pair.partition("=")
         env[key] = value
     port = free_port()
-    command = [str(Path(PY).with_name("gunicorn")), "config.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(args.web_workers),
+    command = [str(Path(PY).with_name("gunicorn")), f"{project}.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(args.web_workers),
                "--limit-request-line", "8190", "--log-level", "warning"]
     if args.threads > 1:
         command += ["--threads", str(args.threads)]
