@@ -82,6 +82,48 @@ def test_a_worker_killed_mid_rebuild_is_replaced_and_the_job_completes_without_r
     assert BandKey.objects.filter(signature_set=new).count() == len(ids) * new.params["bands"]
 
 
+def test_an_older_rebuild_whose_last_chunk_comes_back_after_a_kill_ends_cancelled(
+    workers,
+) -> None:
+    # A rebuild's last chunk is running when its worker is killed (-9: no ack); staff save
+    # newer settings meanwhile. The broker re-delivers the killed chunk (visibility timeout)
+    # to a fresh worker, before or after the newer rebuild finishes: either way the older one
+    # ends cancelled and the newer version stays in force.
+    make_documents(300)
+    signature_set_build_inline(method="minhash")
+    first = workers.start(SIGNATURE_CHUNK_DELAY_MS=1500)
+    older = signature_set_rebuild(method="minhash", params={"num_perm": 64}, chunk_size=100)
+    wait_for(
+        lambda: (
+            JobChunk.objects.filter(job=older, state="done").count() == 2
+            and JobChunk.objects.filter(job=older, state="running").exists()
+        ),
+        timeout=60,
+        what="the older rebuild's last chunk running",
+        logs=workers.logs,
+    )
+    workers.kill(first)
+    newer = signature_set_rebuild(method="minhash", params={"num_perm": 40}, chunk_size=100)
+    workers.start()
+    # The killed chunk's message, re-delivered, finds its job over ("job-finished").
+    second_log = workers.tmp / "worker-2.log"
+    wait_for(
+        lambda: Job.objects.get(pk=newer.pk).is_finished
+        and "'job-finished'" in second_log.read_text(errors="replace"),
+        timeout=90,
+        what="the newer rebuild done and the killed chunk re-delivered",
+        logs=workers.logs,
+    )
+    older.refresh_from_db()
+    newer.refresh_from_db()
+    assert newer.state == Job.State.DONE
+    assert older.state == Job.State.CANCELLED and newer.label in older.message
+    assert SignatureSet.objects.get(pk=older.signature_set_id).state == SignatureSet.State.CANCELLED
+    in_force = active_signature_set("minhash")
+    assert in_force is not None and in_force.pk == newer.signature_set_id
+    assert in_force.params["num_perm"] == 40
+
+
 def test_a_failing_chunk_is_retried_with_backoff_then_reported_and_the_active_version_kept(
     workers,
 ) -> None:
