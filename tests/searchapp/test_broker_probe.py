@@ -135,6 +135,7 @@ def test_status_stops_saying_unreachable_promptly_once_a_real_broker_is_back(tmp
     # A real Redis of the test's own (never the shared one) behind a real gunicorn with two
     # processes: stopped, the pages say so; started again, they stop saying so within seconds.
     import shutil
+    import signal
     import subprocess
     import sys
     from pathlib import Path
@@ -189,6 +190,7 @@ def test_status_stops_saying_unreachable_promptly_once_a_real_broker_is_back(tmp
         env=env,
         stdout=log,
         stderr=subprocess.STDOUT,
+        start_new_session=True,  # its workers are killed with it
     )
     unreachable = "Background worker queue unreachable"
 
@@ -200,21 +202,22 @@ def test_status_stops_saying_unreachable_promptly_once_a_real_broker_is_back(tmp
         return True
 
     try:
-        _until(answers, "gunicorn listening", 60)
-        _until(lambda: unreachable not in _status(web_port), "up at first", 20)
+        _until(answers, "gunicorn answering", 300)  # its warm-up, on a loaded machine
+        _until(lambda: unreachable not in _status(web_port), "up at first", 60)
         server.kill()
         server.wait()
-        _until(lambda: unreachable in _status(web_port), "the outage shown", 30)
+        _until(lambda: unreachable in _status(web_port), "the outage shown", 60)
         server = subprocess.Popen(redis_argv, stdout=subprocess.DEVNULL)
         # Every process of the server (each poll may reach either) says the broker is back.
         took = _until(
             lambda: all(unreachable not in _status(web_port) for _ in range(6)),
             "the broker shown back",
-            30,
+            120,
         )
-        assert took < 15, f"'{unreachable}' shown {took:.0f} s after the broker came back"
+        # Before, a probe stuck in a dead broker's connect kept it "unreachable" for minutes.
+        assert took < 30, f"'{unreachable}' shown {took:.0f} s after the broker came back"
     finally:
-        web.terminate()
+        os.killpg(web.pid, signal.SIGKILL)
         web.wait(timeout=20)
         log.close()
         server.kill()
