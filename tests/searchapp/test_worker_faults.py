@@ -366,9 +366,20 @@ def test_a_worker_whose_clock_runs_15_minutes_ahead_fails_no_live_job_and_stamps
 ) -> None:
     from searchapp import publishing
     from searchapp.db_values import database_now
-    from searchapp.models import Cluster
+    from searchapp.models import Cluster, Document, PartialCopy
+    from searchapp.services.partial_copies.jobs import partial_copies_schedule
 
-    make_documents(300)
+    ids = make_documents(300)
+    # A document quoting a long passage of another: a partial copy for the skewed worker.
+    quoted = Document.objects.get(pk=ids[1])
+    text = " ".join([*quoted.text.split()[:120], *(f"q{i}" for i in range(120))])
+    Document.objects.create(
+        corpus=quoted.corpus,
+        external_id="holder",
+        title="holder",
+        text=text,
+        content_hash=Document.hash_content("holder", text),
+    )
     signature_set_build_inline(method="minhash")
     skewed = workers.start("-B", clock_ahead=15 * 60)  # its embedded beat runs the catch-up
     # A live recompute and a live partial-copies update, their heartbeats just written by a
@@ -389,13 +400,19 @@ def test_a_worker_whose_clock_runs_15_minutes_ahead_fails_no_live_job_and_stamps
         job.refresh_from_db()
         assert job.state == Job.State.RUNNING, f"{job.label} was failed: {job.message}"
     Job.objects.filter(pk__in=[j.pk for j in live]).update(state=Job.State.DONE)
-    # A rebuild the skewed worker runs, with the recompute and the update it starts.
+    assert partial_copies_schedule(countdown=0)  # the update the skewed worker runs
+    # A rebuild the skewed worker runs, with the recompute it starts.
     rebuild = signature_set_rebuild(method="minhash", params={"num_perm": 64}, chunk_size=100)
     recomputed = Job.objects.filter(
         kind=Job.Kind.CLUSTERS, signature_set_id=rebuild.signature_set_id, state=Job.State.DONE
     )
+    partial = Job.objects.filter(kind=Job.Kind.PARTIAL, state=Job.State.DONE).exclude(
+        pk__in=[j.pk for j in live]
+    )
     wait_for(
-        lambda: Job.objects.get(pk=rebuild.pk).is_finished and recomputed.exists(),
+        lambda: Job.objects.get(pk=rebuild.pk).is_finished
+        and recomputed.exists()
+        and partial.exists(),
         timeout=90,
         what="the rebuild and its recompute",
         logs=workers.logs,
@@ -417,5 +434,10 @@ def test_a_worker_whose_clock_runs_15_minutes_ahead_fails_no_live_job_and_stamps
         f"cluster {pk} created_at": at
         for pk, at in Cluster.objects.values_list("pk", "created_at")[:5]
     }
+    stamps |= {
+        f"partial copy {pk} created_at": at
+        for pk, at in PartialCopy.objects.values_list("pk", "created_at")[:5]
+    }
+    assert PartialCopy.objects.exists()
     future = {what: at for what, at in stamps.items() if at is not None and at > latest}
     assert not future, f"stamped in the future (database now {latest}): {future}"

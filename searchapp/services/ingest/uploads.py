@@ -433,8 +433,6 @@ def upload_import(*, job: Job) -> Job:
                     raise _ImportCancelled
         except IngestFileError as exc:
             job.done = _bytes_read(fileobj, job.total)
-            # A reader's reason is a clause ("… lacks the column(s) id (found: …)"): the
-            # sentence it makes ends before the next begins.
             return _fail(job, f"{str(exc).rstrip(' .')}. Nothing was imported.")
         except FileNotFoundError:
             return _fail(
