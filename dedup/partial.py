@@ -700,14 +700,7 @@ def match_profiles(
         run_end = np.repeat(bounds[1:], np.diff(bounds))
         # B's distinct shingles, keyed by the pair's A document; the pair of an element is
         # only needed for the hits (a search of the block's offsets).
-        lens_b = set_sizes[chunk[:, 1]]
-        off_b = np.zeros(chunk.shape[0] + 1, dtype=np.int64)
-        np.cumsum(lens_b, out=off_b[1:])
-        src = np.repeat(sets.offsets[chunk[:, 1]] - off_b[:-1], lens_b)
-        src += np.arange(int(off_b[-1]), dtype=np.int64)
-        kb = sets.hashes[src] & _HIGH
-        del src
-        kb |= np.repeat(a_of.astype(np.uint64), lens_b)
+        kb, off_b = _keyed(sets, chunk[:, 1], a_of)
         maybe = np.flatnonzero(_maybe_in(kb, ka))
         left = np.minimum(np.searchsorted(ka, kb[maybe]), ka.shape[0] - 1)
         hit = ka[left] == kb[maybe]
@@ -976,6 +969,23 @@ def _gather(shingles: ShingleBatch, docs: np.ndarray) -> tuple[np.ndarray, np.nd
     return owner, pos, shingles.hashes[np.repeat(starts, lens) + pos]
 
 
+def _keyed(
+    batch: ShingleBatch, docs: np.ndarray, owner: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The shingles of ``docs`` laid end to end as keys (:func:`_keys`) of their ``owner``
+    (one a document), and where each document's start: (keys, offsets). A shingle's document
+    and position are left to the few that are looked at (a search of the offsets)."""
+    lens = batch.sizes()[docs]
+    offsets = np.zeros(docs.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    src = np.repeat(batch.offsets[docs] - offsets[:-1], lens)
+    src += np.arange(int(offsets[-1]), dtype=np.int64)
+    keys = batch.hashes[src] & _HIGH
+    del src
+    keys |= np.repeat(np.asarray(owner, dtype=np.uint64), lens)
+    return keys, offsets
+
+
 # Flags of the keys one side holds (_maybe_in): at least 16 a key, at most 2**25 bytes.
 _FLAG_BITS = 25
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -1008,8 +1018,8 @@ def _edited_block(
     # the pair), and every pair's B shingles looked up among its A document's.
     a_docs, a_of = np.unique(pairs[:, 0], return_inverse=True)
     own_a, pos_a, h_a = _gather(shingles, a_docs)
-    own_b, pos_b, h_b = _gather(shingles, pairs[:, 1])
-    if not h_a.shape[0] or not h_b.shape[0]:
+    kb, off_b = _keyed(shingles, pairs[:, 1], a_of)
+    if not h_a.shape[0] or not kb.shape[0]:
         return out
     ka = _keys(h_a, own_a)
     oa = np.argsort(ka)
@@ -1017,7 +1027,6 @@ def _edited_block(
     # End of each run of equal keys of A (so one search finds both ends).
     bounds = np.flatnonzero(np.r_[True, ka[1:] != ka[:-1], True])
     run_end = np.repeat(bounds[1:], np.diff(bounds))
-    kb = _keys(h_b, np.repeat(a_of, shingles.sizes()[pairs[:, 1]]))
     jb = np.flatnonzero(_maybe_in(kb, ka))
     left = np.minimum(np.searchsorted(ka, kb[jb]), ka.shape[0] - 1)
     hit = ka[left] == kb[jb]
@@ -1025,25 +1034,26 @@ def _edited_block(
     mult_a = run_end[left] - left
     # A key found more than _MAX_REPEAT times in its pair's B (every occurrence in B matches,
     # so counting the matched ones is counting them all): rare, so found by a sort of values.
-    kp = _keys(h_b[jb], own_b[jb])
+    own_b = np.searchsorted(off_b, jb, side="right") - 1
+    kp = _keys(kb[jb], own_b)
     kp_sorted = np.sort(kp)
     run = np.flatnonzero(np.r_[True, kp_sorted[1:] != kp_sorted[:-1], True])
     repeated = kp_sorted[run[:-1][np.diff(run) > _MAX_REPEAT]]
     if repeated.shape[0]:
         ok = ~np.isin(kp, repeated)
-        jb, left, mult_a = jb[ok], left[ok], mult_a[ok]
+        jb, left, mult_a, own_b = jb[ok], left[ok], mult_a[ok], own_b[ok]
     if not jb.shape[0]:
         return out
     within = np.arange(int(mult_a.sum())) - np.repeat(np.cumsum(mult_a) - mult_a, mult_a)
-    jb = np.repeat(jb, mult_a)
-    pair, i, j = own_b[jb], pos_a[np.repeat(left, mult_a) + within], pos_b[jb]
+    pair, i = np.repeat(own_b, mult_a), pos_a[np.repeat(left, mult_a) + within]
+    j = np.repeat(jb - off_b[own_b], mult_a)
     # Verbatim runs: consecutive i on one diagonal. Matches are distinct (pair, diag, i), so
     # one sort of the three packed in an int64 orders them (a sort of values, several times
     # faster than a lexsort); texts too long to pack fall back on the lexsort.
     diag = j - i
     shift = int(pos_a.max()) + 1
     bits_i = shift.bit_length()
-    bits_d = (shift + int(pos_b.max())).bit_length()
+    bits_d = (shift + int(np.diff(off_b).max()) - 1).bit_length()
     if bits_i + bits_d + (n - 1).bit_length() <= 63:
         packed = np.sort((pair << (bits_d + bits_i)) | ((diag + shift) << bits_i) | i)
         pair = packed >> (bits_d + bits_i)
