@@ -57,6 +57,7 @@ __all__ = [
     "DEFAULT_WINDOW",
     "Candidates",
     "Fingerprints",
+    "MatchProfiles",
     "PartialMatch",
     "Passage",
     "Winnower",
@@ -67,8 +68,8 @@ __all__ = [
     "containment_candidates",
     "edited_passage_pairs",
     "find_partial_copies",
+    "match_profiles",
     "pair_blocks",
-    "shared_counts",
     "verbatim_pairs",
     "verify_pairs",
 ]
@@ -603,7 +604,7 @@ def find_partial_copies(
 
 def pair_blocks(cost: np.ndarray, block: int) -> list[tuple[int, int]]:
     """Consecutive ranges ``(lo, hi)`` of pairs whose ``cost`` (shingles each) sums to about
-    ``block``, and never more than 65,536 pairs (in :func:`shared_counts` a pair's index
+    ``block``, and never more than 65,536 pairs (in :func:`match_profiles` a pair's index
     shares a 64-bit key with its shingles)."""
     ends = np.cumsum(cost)
     if not ends.shape[0]:
@@ -632,43 +633,173 @@ def _keys(hashes: np.ndarray, owner: np.ndarray) -> np.ndarray:
     return (np.asarray(hashes, dtype=np.uint64) & _HIGH) | owner.astype(np.uint64)
 
 
-def shared_counts(sets: ShingleBatch, pairs: np.ndarray, block: int = 1 << 22) -> np.ndarray:
-    """``|S(a) ∩ S(b)|`` for every pair ``(a, b)`` of ``pairs``, vectorised.
+@dataclass(frozen=True)
+class MatchProfiles:
+    """What each pair's A side has of its B side (:func:`match_profiles`): ``shared``,
+    ``|S(a) ∩ S(b)|``; ``longest``, the longest run of consecutive shingles of A each found
+    in B; ``dense``, whether some stretch of at least ``min_words`` tokens of A has at least
+    ``min_cover`` of its tokens inside such shingles."""
+
+    shared: np.ndarray
+    longest: np.ndarray
+    dense: np.ndarray
+
+
+def match_profiles(
+    shingles: ShingleBatch,
+    sets: ShingleBatch,
+    pairs: np.ndarray,
+    min_words: int = 50,
+    k: int = 5,
+    min_cover: float = 0.8,
+    block: int = 1 << 22,
+) -> MatchProfiles:
+    """:class:`MatchProfiles` of every pair ``(a, b)`` of ``pairs``, vectorised.
 
     Parameters:
-        sets: each document's distinct shingles (:meth:`dedup.ShingleBatch.unique`).
-        pairs: int array of shape (n, 2), document indices into ``sets``.
-        block: about this many shingles are merged at a time (bounds memory).
+        shingles, sets: each document's shingles in text order and its distinct ones
+            (:meth:`dedup.ShingleBatch.unique`); ``pairs`` index them.
+        pairs: int array of shape (n, 2).
+        min_words, k, min_cover: the stretch ``dense`` looks for (a lightly edited passage's,
+            :func:`edited_passage_pairs`).
+        block: about this many shingles are looked at a time (bounds memory).
+
+    ``shared`` is exact but for two distinct shingles of one pair agreeing on their high 48
+    bits (probability 2**-48 a comparison: about 0.005 false matches in the whole
+    1M-document corpus's 14.7M pairs). ``longest`` and ``dense`` are necessary conditions, in
+    one pass: a verbatim passage of ``min_words`` tokens (:func:`verbatim_pairs`) is
+    ``min_words - k + 1`` consecutive shingles of A found in B, and a lightly edited one
+    (:func:`edited_passage_pairs`) covers ``min_cover`` of a stretch of ``min_words`` tokens
+    of A with such shingles; so only the pairs meeting them need aligning.
 
     A block of pairs (at most 65,536) comes sorted by its first documents, each in many
-    pairs: their sets are sorted once as 64-bit keys (the shingle's high 48 bits and the
-    document's index in the block) and each pair's B shingles, keyed by its A document, are
-    looked up among them; a hit is a shingle in both. Exact but for two distinct shingles of
-    one pair agreeing on their high 48 bits (probability 2**-48 a comparison: about 0.005
-    false matches in the whole 1M-document corpus's 14.7M pairs). Cost: a sort of the
-    block's distinct first documents' shingles, and a look-up of each second side's
-    shingle, most of them answered by a table of flags that stays in the cache
-    (:func:`_maybe_in`). Containment is then ``shared / |S(a)|``
-    (:meth:`dedup.ShingleBatch.sizes`).
+    pairs: their shingles are sorted once as 64-bit keys (the shingle's high 48 bits and the
+    document's index in the block) and each pair's B distinct shingles, keyed by its A
+    document, are looked up among them, most look-ups answered by a table of flags that stays
+    in the cache (:func:`_maybe_in`); a hit is a shingle in both, and marks A's positions
+    holding it.
     """
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    out = np.zeros(pairs.shape[0], dtype=np.int64)
-    if not pairs.shape[0]:
-        return out
-    sizes = sets.sizes()
-    for lo, hi in pair_blocks(sizes[pairs[:, 0]] + sizes[pairs[:, 1]], block):
+    n = pairs.shape[0]
+    shared = np.zeros(n, dtype=np.int64)
+    longest = np.zeros(n, dtype=np.int64)
+    dense = np.zeros(n, dtype=np.bool_)
+    if not n:
+        return MatchProfiles(shared, longest, dense)
+    sizes, set_sizes = shingles.sizes(), sets.sizes()
+    for lo, hi in pair_blocks(set_sizes[pairs[:, 0]] + set_sizes[pairs[:, 1]], block):
         chunk = pairs[lo:hi]
         a_docs, a_of = np.unique(chunk[:, 0], return_inverse=True)
-        own_a, _, h_a = _gather(sets, a_docs)
-        own_b, _, h_b = _gather(sets, chunk[:, 1])
-        if not h_a.shape[0] or not h_b.shape[0]:
+        own_a, pos_a, h_a = _gather(shingles, a_docs)
+        if not h_a.shape[0]:
             continue
-        ka = np.sort(_keys(h_a, own_a))
-        kb = _keys(h_b, np.repeat(a_of, sizes[chunk[:, 1]]))
+        ka = _keys(h_a, own_a)
+        oa = np.argsort(ka)
+        ka, pos_a = ka[oa], pos_a[oa]
+        bounds = np.flatnonzero(np.r_[True, ka[1:] != ka[:-1], True])
+        run_end = np.repeat(bounds[1:], np.diff(bounds))
+        # B's distinct shingles, keyed by the pair's A document; the pair of an element is
+        # only needed for the hits (a search of the block's offsets).
+        kb, off_b = _keyed(sets, chunk[:, 1], a_of)
         maybe = np.flatnonzero(_maybe_in(kb, ka))
         left = np.minimum(np.searchsorted(ka, kb[maybe]), ka.shape[0] - 1)
-        hit = maybe[ka[left] == kb[maybe]]
-        out[lo:hi] = np.bincount(own_b[hit], minlength=chunk.shape[0])
+        hit = ka[left] == kb[maybe]
+        left, hit_b = left[hit], maybe[hit]
+        pair = np.searchsorted(off_b, hit_b, side="right") - 1
+        shared[lo:hi] = np.bincount(pair, minlength=chunk.shape[0])
+        # Every position of A holding a hit's shingle, flagged in the pair's stretch of A's
+        # tokens (k slots more than its shingles, so each pair's marks end inside it).
+        mult = run_end[left] - left
+        within = np.arange(int(mult.sum())) - np.repeat(np.cumsum(mult) - mult, mult)
+        a_len = sizes[chunk[:, 0]]
+        tok_off = np.zeros(chunk.shape[0] + 1, dtype=np.int64)
+        np.cumsum(a_len + k, out=tok_off[1:])
+        marked = np.repeat(tok_off[pair], mult) + pos_a[np.repeat(left, mult) + within]
+        # One slot more (flags[0], never set) lets _runs find a run starting the first span.
+        tok_off += 1
+        flags = np.zeros(int(tok_off[-1]), dtype=np.bool_)
+        flags[marked + 1] = True
+        owner, starts, ends = _runs(flags, tok_off)
+        starts -= tok_off[owner]
+        ends -= tok_off[owner]
+        np.maximum.at(longest[lo:hi], owner, ends - starts)
+        dense[lo:hi] = _dense_stretch(owner, starts, ends, a_len + k - 1, k, min_words, min_cover)
+    return MatchProfiles(shared, longest, dense)
+
+
+def _runs(flags: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(span, start, end) of every run of set flags, in order; each span
+    ``offsets[p]:offsets[p + 1]`` ends with an unset flag, so no run crosses two, and so
+    does ``flags[0]``, before the first."""
+    change = np.flatnonzero(flags[1:] != flags[:-1])
+    starts, ends = change[0::2] + 1, change[1::2] + 1
+    return np.searchsorted(offsets, starts, side="right") - 1, starts, ends
+
+
+def _dense_stretch(
+    owner: np.ndarray,
+    starts: np.ndarray,
+    ends: np.ndarray,
+    lengths: np.ndarray,
+    k: int,
+    min_words: int,
+    min_cover: float,
+) -> np.ndarray:
+    """For each span p of ``lengths[p]`` tokens whose runs of flagged shingles are
+    ``starts:ends`` (positions in the span, ``owner`` its index, in order): is there a stretch
+    of at least ``min_words`` tokens at least ``min_cover`` of whose tokens lie in a flagged
+    shingle (tokens i..i+k-1 of shingle i)?
+
+    With P(x) the covered tokens before x and Q(x) = P(x) - min_cover * x (rising on covered
+    tokens, falling elsewhere), the question is whether Q(t) >= Q(s) for some t - s >=
+    ``min_words``; the best such (s, t) has s at the start of a covered stretch and t at the
+    end of one, or t - s = ``min_words`` with s or t at such a bound (or at either end of the
+    span), so only those are tried: a few per run instead of one per token."""
+    n = lengths.shape[0]
+    out = np.zeros(n, dtype=np.bool_)
+    if not owner.shape[0]:
+        return out
+    # Covered stretches: runs whose tokens touch or overlap are one.
+    tok_end = ends + k - 1
+    new = np.r_[True, (owner[1:] != owner[:-1]) | (starts[1:] > tok_end[:-1])]
+    heads = np.flatnonzero(new)
+    s = starts[heads]
+    e = np.maximum.reduceat(tok_end, heads)
+    p = owner[heads]
+    # Covered tokens before each stretch, within its span.
+    size = e - s
+    before = np.cumsum(size) - size
+    first = np.r_[True, p[1:] != p[:-1]]
+    before -= np.maximum.accumulate(np.where(first, before, 0))
+    # Keys that keep spans apart in one sorted array: span index high, position low.
+    shift = int(max(int(lengths.max()), 1) + 2 * min_words + 2)
+    key_s = p * shift + s
+
+    def covered_before(query: np.ndarray) -> np.ndarray:
+        """P at the keys ``query`` (sorted: the search then stays in the cache)."""
+        at = np.searchsorted(key_s, query, side="right") - 1
+        at_ok = np.maximum(at, 0)
+        inside = (at >= 0) & (key_s[at_ok] // shift == query // shift)
+        return np.where(inside, before[at_ok] + np.clip(query - key_s[at_ok], 0, size[at_ok]), 0)
+
+    q_s = before - min_cover * s
+    q_e = before + size - min_cover * e
+    # (start, end): the lowest Q at a start at least min_words before each end.
+    apart = 2.0 * float(shift)
+    low = np.minimum.accumulate(q_s - p * apart) + p * apart
+    at = np.searchsorted(key_s, p * shift + e - min_words, side="right") - 1
+    ok = (at >= 0) & (p[np.maximum(at, 0)] == p)
+    ok &= q_e >= low[np.maximum(at, 0)] - 1e-6
+    out[p[ok]] = True
+    # Stretches of exactly min_words tokens starting or ending at a bound or a span's end.
+    x = np.concatenate([s, e, s - min_words, e - min_words])
+    span = np.tile(p, 4)
+    x = np.concatenate([x, np.zeros(n, np.int64), lengths - min_words])
+    span = np.concatenate([span, np.arange(n), np.arange(n)])
+    fits = (x >= 0) & (x + min_words <= lengths[span])
+    query = np.sort(span[fits] * shift + x[fits])
+    cov = covered_before(query + min_words) - covered_before(query)
+    out[query[cov >= min_cover * min_words - 1e-6] // shift] = True
     return out
 
 
@@ -730,7 +861,7 @@ def verify_pairs(
             its fingerprints (:meth:`Winnower.index`); ``pairs`` index them.
         pairs: int array (n, 2) of candidate pairs ``(a, b)``, a < b.
         min_containment: a pair is kept when one side holds at least this share of the other
-            (:func:`shared_counts`, exact).
+            (:func:`match_profiles`, exact).
         min_words: otherwise, when the two share a verbatim passage of this many tokens
             (:func:`verbatim_pairs`, exact).
         gap: > 0 also keeps, among the rest, the pairs sharing a lightly edited passage of
@@ -742,13 +873,16 @@ def verify_pairs(
     lightly edited passage was what kept a pair below ``min_containment``).
     """
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    shared = shared_counts(sets, pairs)
+    profile = match_profiles(shingles, sets, pairs, min_words, k, EDITED_MIN_COVER)
+    shared = profile.shared
     sizes = sets.sizes()
     size_a = np.maximum(sizes[pairs[:, 0]], 1)
     size_b = np.maximum(sizes[pairs[:, 1]], 1)
     a_in_b, b_in_a = shared / size_a, shared / size_b
     found = np.maximum(a_in_b, b_in_a) >= min_containment
-    maybe = np.flatnonzero(~found & (shared >= max(min_words - k + 1, 1)))
+    # A verbatim passage is that many consecutive shingles of A found in B (profile.longest).
+    m = max(min_words - k + 1, 1)
+    maybe = np.flatnonzero(~found & (shared >= m) & (profile.longest >= m))
     verbatim = np.zeros(pairs.shape[0], dtype=np.bool_)
     verbatim[maybe] = verbatim_pairs(shingles, fps, pairs[maybe], min_words, k)
     if gap > 0:
@@ -756,12 +890,17 @@ def verify_pairs(
         # aligning every such pair is the costliest step, so only pairs where a verbatim run
         # of EDITED_SEED_WORDS passes through a shared fingerprint are aligned (the seed of a
         # passage; measured recall in bench/partial/README.md).
+        # Only the pairs where such a passage may be (profile.dense) and the seed's run may
+        # be (profile.longest) are looked at: the others cannot hold one.
+        seed = min(EDITED_SEED_WORDS, min_words)
         edited = np.flatnonzero(
-            ~found & ~verbatim & (shared >= max(min_words // (k + gap), 1))
+            ~found
+            & ~verbatim
+            & (shared >= max(min_words // (k + gap), 1))
+            & profile.dense
+            & (profile.longest >= max(seed - k + 1, 1))
         )
-        edited = edited[
-            verbatim_pairs(shingles, fps, pairs[edited], min(EDITED_SEED_WORDS, min_words), k)
-        ]
+        edited = edited[verbatim_pairs(shingles, fps, pairs[edited], seed, k)]
         verbatim[edited] = edited_passage_pairs(shingles, pairs[edited], min_words, k, gap)
     keep = found | verbatim
     return Candidates(
@@ -821,15 +960,30 @@ def edited_passage_pairs(
     return out
 
 
-def _gather(
-    shingles: ShingleBatch, docs: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _gather(shingles: ShingleBatch, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(owner, position, hash) of every shingle of ``docs`` (owner: index into ``docs``)."""
     lens = shingles.sizes()[docs]
     starts = shingles.offsets[docs]
     pos = np.arange(int(lens.sum())) - np.repeat(np.cumsum(lens) - lens, lens)
     owner = np.repeat(np.arange(docs.shape[0], dtype=np.int64), lens)
     return owner, pos, shingles.hashes[np.repeat(starts, lens) + pos]
+
+
+def _keyed(
+    batch: ShingleBatch, docs: np.ndarray, owner: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The shingles of ``docs`` laid end to end as keys (:func:`_keys`) of their ``owner``
+    (one a document), and where each document's start: (keys, offsets). A shingle's document
+    and position are left to the few that are looked at (a search of the offsets)."""
+    lens = batch.sizes()[docs]
+    offsets = np.zeros(docs.shape[0] + 1, dtype=np.int64)
+    np.cumsum(lens, out=offsets[1:])
+    src = np.repeat(batch.offsets[docs] - offsets[:-1], lens)
+    src += np.arange(int(offsets[-1]), dtype=np.int64)
+    keys = batch.hashes[src] & _HIGH
+    del src
+    keys |= np.repeat(np.asarray(owner, dtype=np.uint64), lens)
+    return keys, offsets
 
 
 # Flags of the keys one side holds (_maybe_in): at least 16 a key, at most 2**25 bytes.
@@ -864,8 +1018,8 @@ def _edited_block(
     # the pair), and every pair's B shingles looked up among its A document's.
     a_docs, a_of = np.unique(pairs[:, 0], return_inverse=True)
     own_a, pos_a, h_a = _gather(shingles, a_docs)
-    own_b, pos_b, h_b = _gather(shingles, pairs[:, 1])
-    if not h_a.shape[0] or not h_b.shape[0]:
+    kb, off_b = _keyed(shingles, pairs[:, 1], a_of)
+    if not h_a.shape[0] or not kb.shape[0]:
         return out
     ka = _keys(h_a, own_a)
     oa = np.argsort(ka)
@@ -873,7 +1027,6 @@ def _edited_block(
     # End of each run of equal keys of A (so one search finds both ends).
     bounds = np.flatnonzero(np.r_[True, ka[1:] != ka[:-1], True])
     run_end = np.repeat(bounds[1:], np.diff(bounds))
-    kb = _keys(h_b, np.repeat(a_of, shingles.sizes()[pairs[:, 1]]))
     jb = np.flatnonzero(_maybe_in(kb, ka))
     left = np.minimum(np.searchsorted(ka, kb[jb]), ka.shape[0] - 1)
     hit = ka[left] == kb[jb]
@@ -881,25 +1034,26 @@ def _edited_block(
     mult_a = run_end[left] - left
     # A key found more than _MAX_REPEAT times in its pair's B (every occurrence in B matches,
     # so counting the matched ones is counting them all): rare, so found by a sort of values.
-    kp = _keys(h_b[jb], own_b[jb])
+    own_b = np.searchsorted(off_b, jb, side="right") - 1
+    kp = _keys(kb[jb], own_b)
     kp_sorted = np.sort(kp)
     run = np.flatnonzero(np.r_[True, kp_sorted[1:] != kp_sorted[:-1], True])
     repeated = kp_sorted[run[:-1][np.diff(run) > _MAX_REPEAT]]
     if repeated.shape[0]:
         ok = ~np.isin(kp, repeated)
-        jb, left, mult_a = jb[ok], left[ok], mult_a[ok]
+        jb, left, mult_a, own_b = jb[ok], left[ok], mult_a[ok], own_b[ok]
     if not jb.shape[0]:
         return out
     within = np.arange(int(mult_a.sum())) - np.repeat(np.cumsum(mult_a) - mult_a, mult_a)
-    jb = np.repeat(jb, mult_a)
-    pair, i, j = own_b[jb], pos_a[np.repeat(left, mult_a) + within], pos_b[jb]
+    pair, i = np.repeat(own_b, mult_a), pos_a[np.repeat(left, mult_a) + within]
+    j = np.repeat(jb - off_b[own_b], mult_a)
     # Verbatim runs: consecutive i on one diagonal. Matches are distinct (pair, diag, i), so
     # one sort of the three packed in an int64 orders them (a sort of values, several times
     # faster than a lexsort); texts too long to pack fall back on the lexsort.
     diag = j - i
     shift = int(pos_a.max()) + 1
     bits_i = shift.bit_length()
-    bits_d = (shift + int(pos_b.max())).bit_length()
+    bits_d = (shift + int(np.diff(off_b).max()) - 1).bit_length()
     if bits_i + bits_d + (n - 1).bit_length() <= 63:
         packed = np.sort((pair << (bits_d + bits_i)) | ((diag + shift) << bits_i) | i)
         pair = packed >> (bits_d + bits_i)

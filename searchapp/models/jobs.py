@@ -6,6 +6,7 @@ from typing import Any
 
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Now
 from django.template.defaultfilters import filesizeformat
 from django.utils import timezone
 
@@ -63,7 +64,9 @@ class Job(models.Model):
     created_by = models.ForeignKey(
         "auth.User", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_at = models.DateTimeField(auto_now_add=True)
+    # By the database's clock, as every stamp of a job: a worker whose clock runs ahead
+    # creates recomputes and updates too, and would date them in the future.
+    created_at = models.DateTimeField(db_default=Now())
     # When the job's tasks reached the broker; null while they have not (broker down when it
     # was started): the periodic catch-up publishes such jobs once the broker is back.
     published_at = models.DateTimeField(null=True, blank=True)

@@ -4,6 +4,7 @@ passage (dedup.partial), computed in the background by ``services.partial_copies
 from __future__ import annotations
 
 from django.db import models
+from django.db.models.functions import Now
 
 
 class PartialCopy(models.Model):
@@ -33,7 +34,7 @@ class PartialCopy(models.Model):
     shingles_b = models.PositiveIntegerField(null=True, blank=True)
     content_hash_a = models.CharField(max_length=64)
     content_hash_b = models.CharField(max_length=64)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(db_default=Now())  # the database's clock, not a worker's
 
     class Meta:
         constraints = [

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 from django.db.models import Q
+from django.db.models.functions import Now
 
 from searchapp.models.jobs import Job
 
@@ -161,7 +162,7 @@ class Cluster(models.Model):
     # for exact copies): the duplicates report's "least / most similar first" orders by it.
     # Kept by every writer of members (services.clusters.rows.clusters_weakest_refresh).
     weakest = models.FloatField(default=1.0)
-    created_at = models.DateTimeField(auto_now_add=True)
+    created_at = models.DateTimeField(db_default=Now())  # the database's clock, not a worker's
 
     class Meta:
         ordering = ["-size", "id"]

@@ -31,6 +31,7 @@ from searchapp.readers.formats import (
     unsupported,
 )
 from searchapp.readers.records import (
+    NOT_A_ZIP,
     SYMLINK_SKIPPED,
     IngestFileError,
     Record,
@@ -164,7 +165,9 @@ def read_zip(
     """
     try:
         zf = zipfile.ZipFile(fileobj)
-    except (zipfile.BadZipFile, OSError) as exc:
+    except zipfile.BadZipFile:
+        raise IngestFileError(f"{archive}: not a readable zip archive: {NOT_A_ZIP}") from None
+    except OSError as exc:
         raise IngestFileError(f"{archive}: not a readable zip archive: {exc_detail(exc)}") from None
     with zf:
         infos = [_named_as_written(info) for info in zf.infolist() if not info.is_dir()]

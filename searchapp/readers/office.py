@@ -31,6 +31,7 @@ from typing import Any, BinaryIO
 
 from searchapp.readers.records import (
     MAX_TEXT_CHARS,
+    NOT_A_ZIP,
     Record,
     RecordError,
     exc_detail,
@@ -63,7 +64,9 @@ class _TooLong(Exception):
 def _open_zip(handle: BinaryIO, kind: str) -> zipfile.ZipFile:
     try:
         zf = zipfile.ZipFile(handle)
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+    except zipfile.BadZipFile:
+        raise _Unreadable(f"not a readable {kind} file: {NOT_A_ZIP}") from None
+    except (OSError, ValueError) as exc:
         raise _Unreadable(f"not a readable {kind} file: {exc_detail(exc)}") from None
     infos = zf.infolist()
     if len(infos) > MAX_OFFICE_ENTRIES:

@@ -27,6 +27,7 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "MAX_TITLE_CHARS",
     "MAX_URL_CHARS",
+    "NOT_A_ZIP",
     "SYMLINK_SKIPPED",
     "IngestFileError",
     "Record",
@@ -146,6 +147,15 @@ def first_line_title(text: str) -> str:
         if any(char.isalnum() for char in line):
             return " ".join(line.strip(_FRAME).split())
     return ""
+
+
+# Why a file that should be a zip (an office file, a .zip) is not one, in a reader's words:
+# zipfile's own ("file is not a zip file", "bad magic number for central directory") name the
+# container format, which a person who saved a .docx never chose.
+NOT_A_ZIP = (
+    "it is damaged or incomplete (cut short by a download or a copy, say), or a file of "
+    "another kind under its name"
+)
 
 
 def exc_detail(exc: BaseException) -> str:

@@ -26,8 +26,8 @@ from datetime import datetime, timedelta
 
 from django.db import connection
 from django.db.models import Min
-from django.utils import timezone
 
+from searchapp.db_values import database_now
 from searchapp.models import SearchIndexChange, SearchIndexCursor
 
 __all__ = [
@@ -109,12 +109,13 @@ def record_cursor(name: str, position: int) -> None:
 def collect_garbage() -> int:
     """Delete the rows every cursor seen lately has passed (older than GAP_SECONDS, so a late
     row stays for every index to find in its gaps)."""
-    fresh = SearchIndexCursor.objects.filter(updated_at__gte=timezone.now() - CURSOR_RETENTION)
+    now = database_now()  # the rows are dated by the database's clock, never this process's
+    fresh = SearchIndexCursor.objects.filter(updated_at__gte=now - CURSOR_RETENTION)
     least = fresh.aggregate(least=Min("position"))["least"]
     if least is None:
         return 0
     deleted, _kinds = SearchIndexChange.objects.filter(
-        id__lte=least, created_at__lt=timezone.now() - timedelta(seconds=GAP_SECONDS)
+        id__lte=least, created_at__lt=now - timedelta(seconds=GAP_SECONDS)
     ).delete()
     return int(deleted)
 

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.utils import timezone
 
+from searchapp.db_values import database_now
 from searchapp.models import SignatureSet
 from searchapp.search.sync import search_index_apply_pending
 from searchapp.services.clusters.jobs import (
@@ -111,7 +111,9 @@ def catch_up() -> CatchUp:
     uploads_republish_queued()
     if not load_lock_held():  # set aside by a bulk load that died (band_index)
         band_index_restore_quietly(unless=load_lock_held)  # asked again once none can start
-    grace = timezone.now() - timedelta(seconds=settings.SIGNATURE_CATCHUP_SECONDS)
+    # By the database's clock, not this worker's: one running ahead would sign at once what
+    # an ingest's own signing tasks are about to sign (a large ingest signed twice).
+    grace = database_now() - timedelta(seconds=settings.SIGNATURE_CATCHUP_SECONDS)
     return CatchUp(chunks, cluster_jobs, pending_documents_sign(older_than=grace))
 
 

@@ -167,6 +167,14 @@ class _ListedChoices(forms.models.ModelChoiceIterator):
 class CorpusChoiceField(forms.ModelChoiceField):
     iterator = _ListedChoices
 
+    def validate_no_null_characters(self, value: Any) -> None:
+        # Django's own check says "Null characters are not allowed."; the page says it in the
+        # words of its other fields and of the API (grouping_params.nul_refused).
+        if "\x00" in str(value):
+            raise forms.ValidationError(
+                nul_refused("The corpus"), code="null_characters_not_allowed"
+            )
+
 
 def _mutable_copy(data: Mapping[str, Any]) -> MutableMapping[str, Any]:
     """A copy of a bound form's data that defaults can be written into.

@@ -20,7 +20,7 @@ from dedup.partial import (
     containment_candidates,
     edited_passage_pairs,
     find_partial_copies,
-    shared_counts,
+    match_profiles,
     verbatim_pairs,
 )
 from dedup.shingle import ShingleSpec, shingle_batch
@@ -123,15 +123,63 @@ def test_find_partial_copies_counts_a_lightly_edited_passage() -> None:
     assert not pair.match.passages[0].verbatim
 
 
-def test_shared_counts_match_set_intersections() -> None:
+def test_match_profiles_count_set_intersections_and_longest_runs() -> None:
     rng = random.Random(8)
     texts = [" ".join(story(rng, rng.randint(1, 200))) for _ in range(40)]
     texts += [t + " " + texts[i] for i, t in enumerate(texts[:20])]
-    sets = shingle_batch(texts).unique()
+    raw = shingle_batch(texts)
+    sets = raw.unique()
     pairs = np.array([(i, j) for i in range(len(texts)) for j in range(i + 1, len(texts))])
-    got = shared_counts(sets, pairs, block=500)
+    got = match_profiles(raw, sets, pairs, block=500)
     expected = [np.intersect1d(sets.doc(i), sets.doc(j)).shape[0] for i, j in pairs]
-    assert got.tolist() == expected
+    assert got.shared.tolist() == expected
+    longest = []
+    for i, j in pairs.tolist():
+        found = np.isin(raw.doc(i), sets.doc(j))
+        best = run = 0
+        for f in found.tolist():
+            run = run + 1 if f else 0
+            best = max(best, run)
+        longest.append(best)
+    assert got.longest.tolist() == longest
+
+
+def _dense_reference(found: np.ndarray, k: int, min_words: int, min_cover: float) -> bool:
+    """Some stretch of >= min_words tokens with >= min_cover of them inside a found shingle,
+    every stretch tried."""
+    covered = np.zeros(found.shape[0] + k, dtype=np.int64)
+    for i in np.flatnonzero(found).tolist():
+        covered[i : i + k] = 1
+    prefix = np.r_[0, np.cumsum(covered)]
+    n = covered.shape[0]
+    return any(
+        prefix[t] - prefix[s] >= min_cover * (t - s)
+        for s in range(n + 1)
+        for t in range(s + min_words, n + 1)
+    )
+
+
+def test_match_profiles_dense_stretch_matches_every_stretch_tried() -> None:
+    """The stretch covered enough, found from the covered stretches' ends, against every
+    stretch tried; texts sharing scattered runs of words with their pair."""
+    rng = random.Random(12)
+    vocab = [f"w{i}" for i in range(2000)]
+    texts: list[str] = []
+    for _ in range(150):
+        base = [rng.choice(vocab) for _ in range(rng.randint(20, 160))]
+        other = [
+            w if rng.random() < rng.choice([0.5, 0.8, 0.95]) else rng.choice(vocab) for w in base
+        ]
+        texts += [" ".join(base), " ".join(other)]
+    raw = shingle_batch(texts)
+    sets = raw.unique()
+    pairs = np.array([(i, i + 1) for i in range(0, len(texts), 2)], dtype=np.int64)
+    got = match_profiles(raw, sets, pairs, min_words=30, k=5, min_cover=0.8, block=3000)
+    want = [
+        _dense_reference(np.isin(raw.doc(a), sets.doc(b)), 5, 30, 0.8) for a, b in pairs.tolist()
+    ]
+    assert got.dense.tolist() == want
+    assert 20 <= sum(want) <= 130  # both outcomes well represented
 
 
 def test_containment_candidates_find_quoted_sources_and_nothing_unrelated() -> None:
@@ -269,6 +317,11 @@ def test_edited_passages_vectorised_match_their_definition_run_by_run() -> None:
     ]
     assert got.tolist() == want
     assert 15 <= sum(want) <= 105  # both outcomes well represented
+    # What verify_pairs asks of a pair before aligning it holds for every pair holding one.
+    profile = match_profiles(raw, raw.unique(), pairs)
+    assert not (got & ~profile.dense).any()
+    verbatim = verbatim_pairs(raw, Winnower(window=46).index(texts)[2], pairs, 50, 5)
+    assert not (verbatim & (profile.longest < 46)).any()
 
 
 def test_edited_passages_of_documents_in_many_pairs_match_their_definition() -> None:

@@ -58,6 +58,20 @@ def database_url() -> str:
     return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
 
 
+# A celery command whose clock runs argv[1] seconds ahead (see Workers.start).
+_SKEWED_CELERY = """
+import datetime, sys, time
+from django.utils import timezone
+ahead = float(sys.argv.pop(1))
+real_time, real_now = time.time, timezone.now
+time.time = lambda: real_time() + ahead
+timezone.now = lambda: real_now() + datetime.timedelta(seconds=ahead)
+from celery.__main__ import main
+sys.argv[0] = "celery"
+sys.exit(main())
+"""
+
+
 class Workers:
     """Starts and kills `celery -A config worker` processes bound to the test database."""
 
@@ -88,16 +102,18 @@ class Workers:
         env.update({k: str(v) for k, v in extra.items()})
         return env
 
-    def start(self, *args: str, **extra: Any) -> subprocess.Popen[bytes]:
+    def start(self, *args: str, clock_ahead: float = 0, **extra: Any) -> subprocess.Popen[bytes]:
         """A worker with the test environment plus ``extra`` variables; ``args`` are added to
-        its command line (``"-B"`` embeds celery beat, as ``bin/serve`` does)."""
+        its command line (``"-B"`` embeds celery beat, as ``bin/serve`` does). With
+        ``clock_ahead`` (seconds) the worker's own clock runs that far ahead of the database's:
+        its ``time.time()`` and Django's ``timezone.now()``, what a skewed host gives both."""
         self.started += 1
         log = self.tmp / f"worker-{self.started}.log"
+        program = ["-m", "celery"] if not clock_ahead else ["-c", _SKEWED_CELERY, str(clock_ahead)]
         proc = subprocess.Popen(
             [
                 sys.executable,
-                "-m",
-                "celery",
+                *program,
                 "-A",
                 "config",
                 "worker",

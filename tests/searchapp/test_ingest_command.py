@@ -250,3 +250,41 @@ def test_an_ingest_signs_what_it_adds_and_a_rebuild_is_only_for_a_database_witho
     out = io.StringIO()
     call_command("rebuild_signatures", "--if-missing", stdout=out)
     assert "nothing to do" in out.getvalue()
+
+
+def test_reuters_records_with_junk_after_their_date_are_all_accounted_for(
+    tmp_path: Path,
+) -> None:
+    # Real Reuters-21578 lines: every record whose date is followed by junk (the wire's
+    # operator codes), the two the issue names among them, mixed with records that cannot be
+    # kept. Each is counted once: read = created + updated + unchanged + skipped.
+    data = Path(__file__).resolve().parents[3] / "shared" / "data" / "reuters21578" / "docs.jsonl"
+    if not data.is_file():
+        pytest.skip(f"Reuters-21578 is not at {data}")
+    junk = [
+        line
+        for line in data.read_text(encoding="utf-8").splitlines()
+        if "-1987 605:12:19.12" in line or "14:01:56.71C M" in line or ".13RM\"" in line
+    ]
+    assert len(junk) >= 3
+    lines = [*junk, "{broken", json.dumps({"id": "no-text"}), junk[0]]
+    path = tmp_path / "reuters.jsonl"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    out, _ = run(str(path), "--corpus", "wire", "--no-progress")
+    summary = next(line for line in out.splitlines() if line.startswith("corpus 'wire'"))
+    numbers = [int(word) for word in summary.replace(";", "").split() if word.isdigit()]
+    created, updated, unchanged, skipped, warned, read = numbers
+    assert read == len(lines) == created + updated + unchanged + skipped
+    assert (created, skipped) == (len(junk), 2)
+    skips = [line.strip() for line in out.splitlines() if line.strip().startswith("skipped ")]
+    assert [line.split(": ")[1] for line in skips] == [
+        "invalid JSON",
+        "missing or invalid 'text' (a string is required)",
+    ]
+    assert [line.split(": ")[0] for line in skips] == [
+        f"skipped {path}:{len(junk) + 1}",
+        f"skipped {path}:{len(junk) + 2}",
+    ]
+    assert warned >= len(junk)
+    assert "warning" in out and "unreadable 'date' '31-MAR-1987 605:12:19.12'" in out
+    assert Document.objects.filter(corpus__name="wire", date__isnull=True).count() == len(junk)

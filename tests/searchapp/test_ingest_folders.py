@@ -10,7 +10,15 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from format_fixtures import html_page, write_warc
+from format_fixtures import (
+    html_page,
+    mail,
+    make_docx,
+    make_pdf,
+    staff_digest,
+    write_mbox,
+    write_warc,
+)
 
 from searchapp.models import Document
 from searchapp.services.signatures.sets import signature_set_build_inline
@@ -140,3 +148,50 @@ def test_a_file_deep_in_folders_and_pages_of_long_urls_are_kept_each_as_its_own_
     assert "'id' is longer than 255 characters; kept with its middle replaced by a digest" in out
     # The same ids at the next ingest: nothing is created twice.
     assert "0 created, 0 updated, 4 unchanged" in ingest(tmp_path)
+
+
+def test_a_zip_in_a_folder_is_read_as_it_is_when_given_alone(tmp_path: Path) -> None:
+    # A zip of every kind of file a user keeps: the same documents, warnings and skips either
+    # way; in the folder each one-document file's id is prefixed by the zip's path.
+    source = tmp_path / "source"
+    source.mkdir()
+    make_pdf(source / "memo.pdf", ["The pier opens at dawn.", "Boats leave at noon."], title="Memo")
+    make_docx(source / "letter.docx", ["Dear all", "the ferry timetable changes"])
+    (source / "wire.jsonl").write_text(
+        '{"id": "j1", "text": "a wire story", "date": "27-MAR-1987 14:01:56.71C M"}\n{broken\n', "utf-8"
+    )
+    (source / "rows.csv").write_text("id,title,text\nr1,Row,a row of text\n", "utf-8")
+    (source / "digest.eml").write_bytes(bytes(staff_digest()))
+    write_mbox(source / "box.mbox", [mail("Hello", "the gulls are back", message_id="m1@example.org")])
+    (source / "latin.txt").write_bytes(b"caf\xe9 au lait")
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w") as zf:
+        for path in sorted(source.iterdir()):
+            zf.write(path, f"sub/{path.name}")
+    (tmp_path / "alone.zip").write_bytes(archive.getvalue())
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "alone.zip").write_bytes(archive.getvalue())
+
+    def read(path: Path, corpus: str) -> tuple[list[str], set[tuple[str, ...]]]:
+        out = io.StringIO()
+        call_command("ingest", str(path), "--corpus", corpus, "--no-progress", stdout=out)
+        lines = [
+            line.replace(str(path), "PATH").replace(f"corpus {corpus!r}", "corpus")
+            for line in out.getvalue().splitlines()
+        ]
+        documents = {
+            (ext.removeprefix("alone.zip/"), parent.removeprefix("alone.zip/"), title, text, position)
+            for ext, parent, title, text, position in Document.objects.filter(corpus__name=corpus).values_list(
+                "external_id", "source_parent", "title", "text", "source_position"
+            )
+        }
+        return lines, documents
+
+    alone_lines, alone_documents = read(tmp_path / "alone.zip", "alone")
+    folder_lines, folder_documents = read(folder, "folder")
+    assert folder_lines == [line.replace("PATH", "PATH/alone.zip") for line in alone_lines]
+    assert folder_documents == alone_documents
+    assert len(alone_documents) == 10  # pdf, docx, 1 line, 1 row, digest + 3 + 1 attachment, 1 mail
+    assert any("latin.txt: not UTF-8 text" in line for line in alone_lines)
+    assert any("unreadable 'date'" in line for line in alone_lines)

@@ -7,6 +7,7 @@ delete service, the reindex command) and then asks the search backend or the API
 
 from __future__ import annotations
 
+import io
 import os
 import signal
 import subprocess
@@ -588,3 +589,32 @@ def test_an_index_left_by_another_database_is_rebuilt_from_this_one_and_never_se
     identity = str(DatabaseIdentity.objects.get().database_id)
     root = Path(settings.SEARCH_INDEX_DIR) / ("xapian" if search_backend == "xapian" else "")
     assert (root / "DATABASE").read_text().strip() == identity
+
+
+@pytest.mark.django_db(transaction=True)  # the command's own transactions, as in production
+def test_an_index_recording_no_database_is_rebuilt_before_a_fresh_database_s_first_ingest(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # An index built before indexes recorded their database (no DATABASE file) holds another
+    # database's documents; a fresh database's first act is an ingest. Its first batch is
+    # the ingest opens the index before its first batch commits, while this database has no
+    # documents: the old index is not taken as this database's, but rebuilt first.
+    import uuid
+
+    from searchapp.models import DatabaseIdentity
+
+    make_document(external_id="theirs", text="lighthouse keeper's logbook")
+    assert found("logbook") == ["theirs"]
+    (Path(settings.SEARCH_INDEX_DIR) / "DATABASE").unlink()
+    DatabaseIdentity.objects.all().delete()
+    DatabaseIdentity.objects.create(database_id=uuid.uuid4())
+    monkeypatch.setattr(owner, "_database_ids", {})
+    Document.objects.all().delete()
+    SearchIndexChange.objects.all().delete()
+    path = tmp_path / "ours.jsonl"
+    path.write_text('{"id": "ours", "text": "lighthouse restoration appeal"}\n', encoding="utf-8")
+    with caplog.at_level("WARNING", logger="searchapp.search.sync"):
+        call_command("ingest", str(path), "--no-progress", stdout=io.StringIO())
+    assert "records no database" in caplog.text and "rebuilding it" in caplog.text
+    assert index_size() == 1
+    assert found("logbook") == [] and found("lighthouse") == ["ours"]

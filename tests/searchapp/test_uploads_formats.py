@@ -270,3 +270,20 @@ def test_a_zip_holding_only_a_zip_is_not_said_to_be_all_bad_records(staff_client
     page = staff_client.get(reverse("staff:job", args=[job.pk])).content.decode()
     # Nothing was imported, so nothing reads "skipped" as if the rest had been.
     assert "a zip inside a zip is not read<" in page and "not read; skipped" not in page
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "expected"),
+    [
+        # zipfile's "file is not a zip file" named a container the user never chose.
+        ("memo.docx", b"PK\x03\x04 cut short", "Nothing was imported: memo.docx: not a readable Word document file: it is damaged or incomplete (cut short by a download or a copy, say), or a file of another kind under its name. Fix the file, or export it again, and upload it."),
+        ("bundle.zip", b"PK\x03\x04 cut short", "bundle.zip: not a readable zip archive: it is damaged or incomplete (cut short by a download or a copy, say), or a file of another kind under its name. Nothing was imported."),
+        # A reason that ends in a parenthesis still ends its sentence before the next.
+        ("rows.csv", b"name,body\na,b\n", "rows.csv: the CSV header lacks the column(s) id, text (found: name, body; expected id,title,text,url). Nothing was imported."),
+    ],
+)
+def test_a_file_that_cannot_be_read_is_said_so_in_plain_sentences(staff_client, django_capture_on_commit_callbacks, name: str, data: bytes, expected: str) -> None:  # type: ignore[no-untyped-def]
+    job = upload(staff_client, name, data, django_capture_on_commit_callbacks)
+    assert job.state == Job.State.FAILED
+    assert job.message == expected
+    assert "zip file" not in job.message and "skip bad records" not in job.message

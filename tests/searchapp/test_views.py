@@ -803,6 +803,7 @@ def test_the_search_forms_controls_escape_what_the_url_and_the_corpora_hold(db: 
             "subtopic",
             "The sub-topic holds a NUL character",
         ),
+        ({"q": "volcano", "corpus": "news\x00"}, "corpus", "The corpus holds a NUL character"),
     ],
 )
 def test_a_nul_is_refused_in_the_same_words_by_the_page_and_the_api(

@@ -82,6 +82,50 @@ def test_a_worker_killed_mid_rebuild_is_replaced_and_the_job_completes_without_r
     assert BandKey.objects.filter(signature_set=new).count() == len(ids) * new.params["bands"]
 
 
+def test_an_older_rebuild_whose_last_chunk_comes_back_after_a_kill_ends_cancelled(
+    workers,
+) -> None:
+    # A rebuild's last chunk is running when its worker is killed (-9: no ack); staff save
+    # newer settings meanwhile. The broker re-delivers the killed chunk (visibility timeout)
+    # to a fresh worker, before or after the newer rebuild finishes: either way the older one
+    # ends cancelled and the newer version stays in force.
+    make_documents(300)
+    signature_set_build_inline(method="minhash")
+    first = workers.start(SIGNATURE_CHUNK_DELAY_MS=1500)
+    older = signature_set_rebuild(method="minhash", params={"num_perm": 64}, chunk_size=100)
+    wait_for(
+        lambda: (
+            JobChunk.objects.filter(job=older, state="done").count() == 2
+            and JobChunk.objects.filter(job=older, state="running").exists()
+        ),
+        timeout=60,
+        what="the older rebuild's last chunk running",
+        logs=workers.logs,
+    )
+    workers.kill(first)
+    newer = signature_set_rebuild(method="minhash", params={"num_perm": 40}, chunk_size=100)
+    workers.start()
+    # The killed chunk's message, re-delivered, finds its job over ("job-finished").
+    second_log = workers.tmp / "worker-2.log"
+    wait_for(
+        lambda: (
+            Job.objects.get(pk=newer.pk).is_finished
+            and "'job-finished'" in second_log.read_text(errors="replace")
+        ),
+        timeout=90,
+        what="the newer rebuild done and the killed chunk re-delivered",
+        logs=workers.logs,
+    )
+    older.refresh_from_db()
+    newer.refresh_from_db()
+    assert newer.state == Job.State.DONE
+    assert older.state == Job.State.CANCELLED and newer.label in older.message
+    assert SignatureSet.objects.get(pk=older.signature_set_id).state == SignatureSet.State.CANCELLED
+    in_force = active_signature_set("minhash")
+    assert in_force is not None and in_force.pk == newer.signature_set_id
+    assert in_force.params["num_perm"] == 40
+
+
 def test_a_failing_chunk_is_retried_with_backoff_then_reported_and_the_active_version_kept(
     workers,
 ) -> None:
@@ -315,3 +359,85 @@ def test_a_partial_copies_update_whose_message_a_redis_restart_lost_runs_after_t
         assert Job.objects.filter(kind=Job.Kind.PARTIAL).count() == 1
     finally:
         redis_of_its_own.stop()
+
+
+def test_a_worker_whose_clock_runs_15_minutes_ahead_fails_no_live_job_and_stamps_no_future(
+    workers,
+) -> None:
+    from searchapp import publishing
+    from searchapp.db_values import database_now
+    from searchapp.models import Cluster, Document, PartialCopy
+    from searchapp.services.partial_copies.jobs import partial_copies_schedule
+
+    ids = make_documents(300)
+    # A document quoting a long passage of another: a partial copy for the skewed worker.
+    quoted = Document.objects.get(pk=ids[1])
+    text = " ".join([*quoted.text.split()[:120], *(f"q{i}" for i in range(120))])
+    Document.objects.create(
+        corpus=quoted.corpus,
+        external_id="holder",
+        title="holder",
+        text=text,
+        content_hash=Document.hash_content("holder", text),
+    )
+    signature_set_build_inline(method="minhash")
+    skewed = workers.start("-B", clock_ahead=15 * 60)  # its embedded beat runs the catch-up
+    # A live recompute and a live partial-copies update, their heartbeats just written by a
+    # worker with a good clock; the skewed worker's catch-up must leave them running.
+    live = [
+        Job.objects.create(kind=kind, state=Job.State.RUNNING, total=1)
+        for kind in (Job.Kind.CLUSTERS, Job.Kind.PARTIAL)
+    ]
+    log = workers.tmp / "worker-1.log"
+    publishing.publish(publishing.TASK_CATCH_UP)
+    wait_for(
+        lambda: "succeeded" in log.read_text(errors="replace").partition("searchapp.catch_up")[2],
+        timeout=60,
+        what="the skewed worker's catch-up",
+        logs=workers.logs,
+    )
+    for job in live:
+        job.refresh_from_db()
+        assert job.state == Job.State.RUNNING, f"{job.label} was failed: {job.message}"
+    Job.objects.filter(pk__in=[j.pk for j in live]).update(state=Job.State.DONE)
+    assert partial_copies_schedule(countdown=0)  # the update the skewed worker runs
+    # A rebuild the skewed worker runs, with the recompute it starts.
+    rebuild = signature_set_rebuild(method="minhash", params={"num_perm": 64}, chunk_size=100)
+    recomputed = Job.objects.filter(
+        kind=Job.Kind.CLUSTERS, signature_set_id=rebuild.signature_set_id, state=Job.State.DONE
+    )
+    partial = Job.objects.filter(kind=Job.Kind.PARTIAL, state=Job.State.DONE).exclude(
+        pk__in=[j.pk for j in live]
+    )
+    wait_for(
+        lambda: Job.objects.get(pk=rebuild.pk).is_finished
+        and recomputed.exists()
+        and partial.exists(),
+        timeout=90,
+        what="the rebuild and its recompute",
+        logs=workers.logs,
+    )
+    assert Job.objects.get(pk=rebuild.pk).state == Job.State.DONE
+    assert skewed.poll() is None
+    latest = database_now() + timedelta(minutes=1)
+    stamps = {
+        f"job {job.pk} ({job.kind}) {field}": getattr(job, field)
+        for job in Job.objects.all()
+        for field in ("created_at", "published_at", "started_at", "finished_at", "updated_at")
+    }
+    stamps |= {
+        f"set {s.pk} {field}": getattr(s, field)
+        for s in SignatureSet.objects.all()
+        for field in ("created_at", "activated_at")
+    }
+    stamps |= {
+        f"cluster {pk} created_at": at
+        for pk, at in Cluster.objects.values_list("pk", "created_at")[:5]
+    }
+    stamps |= {
+        f"partial copy {pk} created_at": at
+        for pk, at in PartialCopy.objects.values_list("pk", "created_at")[:5]
+    }
+    assert PartialCopy.objects.exists()
+    future = {what: at for what, at in stamps.items() if at is not None and at > latest}
+    assert not future, f"stamped in the future (database now {latest}): {future}"

@@ -27,9 +27,9 @@ from typing import NamedTuple
 
 import numpy as np
 from django.db import connection, transaction
-from django.utils import timezone
 
 from dedup.group import clusters as connected_components
+from searchapp.db_values import database_now
 from searchapp.models import BandKey, Cluster, ClusterMember, SignatureSet
 from searchapp.services.clusters.pairs import bucket_pairs, verified
 from searchapp.services.clusters.rows import colliding_rows, lock_clusters, signatures_load
@@ -157,7 +157,7 @@ def _replace(
         marks = ", ".join(["%s"] * len(replaced))
         for table in (member_table, cluster_table):
             cursor.execute(f"DELETE FROM {table} WHERE signature_set_id IN ({marks})", replaced)
-        now = connection.ops.adapt_datetimefield_value(timezone.now())
+        now = connection.ops.adapt_datetimefield_value(database_now())  # not a worker's clock
         cluster_ids = insert_rows(
             Cluster._meta.db_table,
             ("signature_set_id", "representative_id", "size", "weakest", "created_at"),

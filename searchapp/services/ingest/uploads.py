@@ -433,7 +433,7 @@ def upload_import(*, job: Job) -> Job:
                     raise _ImportCancelled
         except IngestFileError as exc:
             job.done = _bytes_read(fileobj, job.total)
-            return _fail(job, f"{exc} Nothing was imported.")
+            return _fail(job, f"{str(exc).rstrip(' .')}. Nothing was imported.")
         except FileNotFoundError:
             return _fail(
                 job, f"{name}: the stored upload is gone; upload it again. Nothing was imported."

@@ -28,7 +28,6 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 from django.db import connection, transaction
-from django.utils import timezone
 
 from dedup.partial import (
     DEFAULT_MAX_DF,
@@ -40,6 +39,7 @@ from dedup.partial import (
     verify_pairs,
 )
 from dedup.shingle import ShingleBatch, shingle_batch, take_docs
+from searchapp.db_values import database_now
 from searchapp.models import Document, PartialCopy, PartialFingerprint, PartialIndexed
 from searchapp.services.partial_copies.index import (
     EDIT_GAP,
@@ -244,7 +244,7 @@ def _write(
             for column in ("doc_a_id", "doc_b_id"):
                 where, args = in_list(column, chunk)
                 cur.execute(f"DELETE FROM {pc} WHERE {where}", args)
-        now = connection.ops.adapt_datetimefield_value(timezone.now())
+        now = connection.ops.adapt_datetimefield_value(database_now())  # not a worker's clock
         for lo in range(0, len(rows), _INSERT):
             cur.executemany(
                 f"INSERT INTO {pc} (doc_a_id, doc_b_id, share_a_in_b, share_b_in_a, "

@@ -25,7 +25,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from dedup.lsh import optimal_params
 from dedup.minhash import DEFAULT_SEED
@@ -33,6 +32,7 @@ from dedup.shingle import ShingleSpec
 from dedup.simhash import FINGERPRINT_BITS
 from dedup.tokens import TOKENIZATIONS
 from searchapp import grouping_params as gp
+from searchapp.db_values import database_now
 from searchapp.models import (
     BandKey,
     ClusterMember,
@@ -260,7 +260,7 @@ def signature_set_activate(*, signature_set: SignatureSet) -> SignatureSet:
     with transaction.atomic():
         SignatureSet.objects.select_for_update().active(signature_set.method).exclude(pk=signature_set.pk).update(state=SignatureSet.State.RETIRED)
         signature_set.state = SignatureSet.State.ACTIVE
-        signature_set.activated_at = timezone.now()
+        signature_set.activated_at = database_now()  # a worker's clock may run ahead
         signature_set.save(update_fields=["state", "activated_at"])
     return signature_set
 
