@@ -40,6 +40,7 @@ from searchapp.grouping_params import (
 )
 from searchapp.languages import LANGUAGE_NAMES
 from searchapp.models import Corpus
+from searchapp.selectors.corpus_overview import corpus_by_handle
 from searchapp.selectors.dedup_settings import (
     default_containment,
     default_threshold_and_distance,
@@ -165,6 +166,10 @@ class _ListedChoices(forms.models.ModelChoiceIterator):
 
 
 class CorpusChoiceField(forms.ModelChoiceField):
+    """The corpus filter, given as the API takes it: the name a hit carries, or the corpus's
+    id (selectors.corpus_overview.corpus_by_handle decides which), so the same address filters
+    alike on the page and in the API, and an unknown one is refused in the API's words."""
+
     iterator = _ListedChoices
 
     def validate_no_null_characters(self, value: Any) -> None:
@@ -174,6 +179,31 @@ class CorpusChoiceField(forms.ModelChoiceField):
             raise forms.ValidationError(
                 nul_refused("The corpus"), code="null_characters_not_allowed"
             )
+
+    def _pk(self, value: Any) -> Any:
+        """The id ``value`` names, or ``value`` itself when it names none (refused later)."""
+        if value in self.empty_values or "\x00" in str(value):
+            return value
+        pk = corpus_by_handle(str(value).strip())
+        return value if pk is None else pk
+
+    def to_python(self, value: Any) -> Corpus | None:
+        if value in self.empty_values:
+            return None
+        self.validate_no_null_characters(value)
+        pk = self._pk(value)
+        if pk is value:
+            raise forms.ValidationError(
+                "There is no corpus named %(name)s.",
+                code="invalid_choice",
+                params={"name": repr(str(value).strip())},
+            )
+        corpus: Corpus | None = super().to_python(pk)
+        return corpus
+
+    def bound_data(self, data: Any, initial: Any) -> Any:
+        # A corpus given by name shows as chosen in the list, whose options carry ids.
+        return self._pk(super().bound_data(data, initial))
 
 
 def _mutable_copy(data: Mapping[str, Any]) -> MutableMapping[str, Any]:

@@ -648,16 +648,44 @@ def test_a_corpus_filter_keeps_other_corpora_out_of_the_page(
     assert f"corpus={archive.pk}" in only
 
 
+def test_the_page_filters_by_the_corpus_name_its_hits_carry_as_the_api_does(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    archive = Corpus.objects.create(name="archive")
+    make_document(
+        corpus=archive,
+        external_id="arch",
+        title="Old eruption near Grindavik",
+        text="Grindavik archive note.",
+    )
+    by_name = _html(client.get("/", {"q": "Grindavik", "group": "none", "corpus": "archive"}))
+    assert _summary(by_name) == "1 match · not grouped"
+    # The list of corpora shows the one given by name as chosen.
+    assert re.search(rf'<option value="{archive.pk}" selected>archive</option>', by_name)
+    api = client.get("/api/search", {"q": "Grindavik", "group": "none", "corpus": "archive"})
+    assert [g["representative"]["external_id"] for g in api.json()["groups"]] == ["arch"]
+    # A name no corpus has is refused in the API's words, not Django's "valid choice".
+    unknown = client.get("/", {"q": "Grindavik", "corpus": "nowhere"})
+    assert unknown.status_code == 400
+    assert "There is no corpus named 'nowhere'." in unescape(_html(unknown))
+    api_unknown = client.get("/api/search", {"q": "Grindavik", "corpus": "nowhere"})
+    assert "There is no corpus named 'nowhere'" in api_unknown.json()["detail"]
+
+
 @pytest.mark.parametrize(
-    ("params", "named"),
-    [({"sort": "oldest"}, "sort"), ({"corpus": "999"}, "corpus"), ({"corpus": "x"}, "corpus")],
+    ("params", "message"),
+    [
+        ({"sort": "oldest"}, "Select a valid choice"),
+        ({"corpus": "999"}, "There is no corpus named '999'."),
+        ({"corpus": "x"}, "There is no corpus named 'x'."),
+    ],
 )
 def test_a_bad_sort_or_corpus_is_a_form_error(
-    client: Client, volcano_corpus: VolcanoCorpus, params: dict[str, str], named: str
+    client: Client, volcano_corpus: VolcanoCorpus, params: dict[str, str], message: str
 ) -> None:
     response = client.get("/", {"q": "volcano", **params})
     assert response.status_code == 400
-    assert "Select a valid choice" in unescape(_html(response))
+    assert message in unescape(_html(response))
 
 
 def test_sorting_by_date_lists_the_newest_first(
