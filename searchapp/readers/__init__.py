@@ -55,6 +55,7 @@ from searchapp.readers.records import (
     exc_detail,
     parse_date,
     record_problem,
+    without_skip_wording,
 )
 
 __all__ = [
@@ -77,6 +78,7 @@ __all__ = [
     "read_upload",
     "record_problem",
     "suffix_of",
+    "without_skip_wording",
 ]
 
 

@@ -118,6 +118,22 @@ class RecordError:
         where = f"{self.source}:{self.line}" if self.line is not None else self.source
         return f"{where}: {self.reason}"
 
+    @property
+    def problem(self) -> str:
+        """What is wrong, without the reason's own "skipped" (for a line headed by it)."""
+        where = f"{self.source}:{self.line}" if self.line is not None else self.source
+        return f"{where}: {without_skip_wording(self.reason)}"
+
+
+# The readers word a bad record for a lenient import ("binary file skipped (not text)"); a list
+# headed "skipped", and a strict import that skips nothing, say only what is wrong.
+_SKIP_WORDING = re.compile(r"\s*(?:;\s*the rest of it is skipped|[;,]?\s*skipped\b)")
+
+
+def without_skip_wording(reason: str) -> str:
+    """``reason`` without the words saying the record was skipped."""
+    return _SKIP_WORDING.sub("", reason).strip()
+
 
 @dataclass(frozen=True)
 class RecordWarning:

@@ -183,6 +183,19 @@ def test_an_over_long_line_is_skipped_and_the_lines_after_it_are_ingested(
     assert f"skipped {path}:2: line longer than 10,000 bytes" in out
 
 
+def test_a_skipped_file_is_said_skipped_once(tmp_path: Path) -> None:
+    folder = tmp_path / "mixed"
+    folder.mkdir()
+    (folder / "note.txt").write_text("a plain note about glaciers", encoding="utf-8")
+    (folder / "blob.txt").write_bytes(b"\x00\x01\x02binary\x00" * 50)
+    out, _ = run(str(folder), "--no-progress")
+    assert "1 created, 0 updated, 0 unchanged, 1 skipped" in out
+    skips = [line.strip() for line in out.splitlines() if line.strip().startswith("skipped ")]
+    assert len(skips) == 1 and "blob.txt" in skips[0] and "binary file (not text)" in skips[0]
+    # The line is headed "skipped"; the reader's own "skipped" is not said again.
+    assert "skipped" not in skips[0].split("blob.txt", 1)[1]
+
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

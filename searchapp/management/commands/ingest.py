@@ -128,6 +128,6 @@ class Command(BaseCommand):
             f"{len(report.warnings)} kept with a warning; {report.processed} records read"
         )
         for error in report.skipped:
-            self.stdout.write(f"  skipped {error}")
+            self.stdout.write(f"  skipped {error.problem}")
         for warning in report.warnings:
             self.stdout.write(f"  warning {warning}")

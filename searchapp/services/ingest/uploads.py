@@ -21,7 +21,6 @@ replaces it; a failed job's report keeps the phase it failed in, so its page say
 from __future__ import annotations
 
 import logging
-import re
 import time
 import uuid
 import zipfile
@@ -48,6 +47,7 @@ from searchapp.readers import (
     not_a_zip,
     read_upload,
     suffix_of,
+    without_skip_wording,
 )
 from searchapp.services.ingest.ingest import documents_ingest
 from searchapp.services.job_states import job_publish, job_started, jobs_queued_republish
@@ -240,17 +240,13 @@ def upload_import_by_id(*, job_id: int) -> Job | None:
     return upload_import(job=job) if job is not None else None
 
 
-# The readers word a bad record for a lenient import ("binary file skipped (not text)"); a strict
-# import skips nothing, it imports nothing, so its message and list say only what is wrong.
-_SKIPPED_WORDING = re.compile(r"\s*(?:;\s*the rest of it is skipped|[;,]?\s*skipped\b)")
-
-
 # A reason saying what makes the file readable ("run OCR on it to have it read") is the advice.
 _OWN_ADVICE = "to have it read"
 
 
 def _as_problems(errors: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [{**e, "reason": _SKIPPED_WORDING.sub("", str(e["reason"])).strip()} for e in errors]
+    # A strict import skips nothing, it imports nothing: its list says only what is wrong.
+    return [{**e, "reason": without_skip_wording(str(e["reason"]))} for e in errors]
 
 
 def _bad_records_message(name: str, errors: list[dict[str, Any]], good: int) -> str:
