@@ -630,9 +630,8 @@ def test_the_page_offers_sort_and_corpus_and_explains_the_syntax_without_script(
     assert 'aria-describedby="syntax-help"' in html
 
 
-def test_a_corpus_filter_keeps_other_corpora_out_of_the_page(
-    client: Client, volcano_corpus: VolcanoCorpus
-) -> None:
+def _archive_with_one_grindavik_note() -> Corpus:
+    """A second corpus, "archive", holding one document that matches "Grindavik"."""
     archive = Corpus.objects.create(name="archive")
     make_document(
         corpus=archive,
@@ -640,6 +639,13 @@ def test_a_corpus_filter_keeps_other_corpora_out_of_the_page(
         title="Old eruption near Grindavik",
         text="Grindavik archive note.",
     )
+    return archive
+
+
+def test_a_corpus_filter_keeps_other_corpora_out_of_the_page(
+    client: Client, volcano_corpus: VolcanoCorpus
+) -> None:
+    archive = _archive_with_one_grindavik_note()
     everywhere = _html(client.get("/", {"q": "Grindavik", "group": "none"}))
     assert "4 matches" in _summary(everywhere)
     only = _html(client.get("/", {"q": "Grindavik", "group": "none", "corpus": archive.pk}))
@@ -651,13 +657,7 @@ def test_a_corpus_filter_keeps_other_corpora_out_of_the_page(
 def test_the_page_filters_by_the_corpus_name_its_hits_carry_as_the_api_does(
     client: Client, volcano_corpus: VolcanoCorpus
 ) -> None:
-    archive = Corpus.objects.create(name="archive")
-    make_document(
-        corpus=archive,
-        external_id="arch",
-        title="Old eruption near Grindavik",
-        text="Grindavik archive note.",
-    )
+    archive = _archive_with_one_grindavik_note()
     by_name = _html(client.get("/", {"q": "Grindavik", "group": "none", "corpus": "archive"}))
     assert _summary(by_name) == "1 match · not grouped"
     # The list of corpora shows the one given by name as chosen.
