@@ -289,7 +289,7 @@ def _fold(
 
     for first in prefer.tolist():
         while not taken[first]:
-            rep = outward(first) if outers else first
+            rep = outward(first) if first in outers else first
             taken[rep] = True
             assigned[rep] = True
             joined: list[int] = []
@@ -313,7 +313,7 @@ def _fold(
                     "similar" if near[rep, j] else ("inside" if j * n + rep in inside else "holds")
                     for j in joined
                 ]
-                if inside
+                if inside and joined
                 else []
             )
     group_of = np.empty(n, dtype=np.int64)

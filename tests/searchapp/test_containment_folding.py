@@ -16,7 +16,7 @@ from corpora import make_document, sign_all
 from django.test import Client
 
 from dedup import ShingleSpec, jaccard, shingle_set
-from searchapp.models import DedupSettings
+from searchapp.models import DedupSettings, Document
 from searchapp.selectors.search import search_grouped
 from searchapp.services.partial_copies.jobs import partial_copies_rebuild
 
@@ -96,6 +96,29 @@ def test_the_staff_setting_is_read_by_search_and_checked_like_the_threshold(
     assert response.status_code == 422 and "containment" in response.content.decode()
     page = Client().get("/", {"q": "oil", "containment": "0.2"}).content.decode()
     assert "containment" in page.lower() and "0.5" in page
+
+
+def test_a_text_changed_since_its_partial_copy_was_counted_does_not_fold_by_it(
+    oil: dict[str, int],
+) -> None:
+    # The shorter story rewritten: the stored share (100% inside) was counted from its old
+    # text, so it no longer folds under the fuller one until the partial copies are counted
+    # again from the new text.
+    shorter = Document.objects.get(pk=oil[SHORTER])
+    shorter.text = (
+        "Energy secretary remarks on oil prices were read differently by traders today: "
+        + " ".join(f"market{i} desk{i} note{i}" for i in range(40))
+    )
+    shorter.content_hash = Document.hash_content(shorter.title, shorter.text)
+    shorter.save()
+    sign_all()
+    page = search_grouped(query="energy secretary oil prices", group="minhash")
+    assert oil[SHORTER] in {g.representative.id for g in page.groups}
+    assert not any(m.how == "inside" for g in page.groups for m in g.members)
+    # Counted again: the new text is not inside the fuller story, so they stay apart.
+    partial_copies_rebuild()
+    page = search_grouped(query="energy secretary oil prices", group="minhash")
+    assert oil[SHORTER] in {g.representative.id for g in page.groups}
 
 
 def test_a_short_text_inside_another_is_not_folded_by_containment_alone() -> None:

@@ -301,7 +301,10 @@ class FoldStream:
         pool = own + look + sorted(beyond, key=self._order)
         rows = [self._rows[i] for i in pool]
         decisions = {d for i in pool for d in self._decisions.get(i, ())}
-        copies = {c for i in pool for c in self._copies.get(i, ())}
+        # A stored copy folds only while both texts are the ones it was made from.
+        copies = {
+            c[:6] for i in pool for c in self._copies.get(i, ()) if c.current(self._rows)
+        }
         groups = fold_pool(
             rows,
             signature_set=self.signature_set,
@@ -334,7 +337,9 @@ class FoldStream:
             row = self._rows.get(doc_id)
             if row is not None and row.data is not None:
                 # What ``pending`` reads stays; the rest only a pool reads.
-                self._rows[doc_id] = row._replace(url="", added_raw=None, date_raw=None, data=None)
+                self._rows[doc_id] = row._replace(
+                    url="", added_raw=None, date_raw=None, data=None, content_hash=""
+                )
 
     def _matches(self, doc_id: int) -> bool:
         """Whether a stored partner matches the query (it does when the ranking holds it)."""
