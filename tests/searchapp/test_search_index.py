@@ -618,3 +618,29 @@ def test_an_index_recording_no_database_is_rebuilt_before_a_fresh_database_s_fir
     assert "records no database" in caplog.text and "rebuilding it" in caplog.text
     assert index_size() == 1
     assert found("logbook") == [] and found("lighthouse") == ["ours"]
+
+
+@pytest.mark.writers_apply
+def test_the_index_is_behind_by_the_databases_clock_not_the_web_processs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from searchapp.db_values import database_now
+    from searchapp.memo.view import forget_views
+
+    def message() -> str:
+        forget_views()  # the pending check is read afresh, as after SEARCH_REFRESH_SECONDS
+        return get_backend().search("tundra", limit=5).message or ""
+
+    make_document(external_id="a", text="tundra")  # its change pending: searches write nothing
+    real_now = timezone.now
+    # A web machine whose clock runs 15 minutes ahead: a change just made is not "behind".
+    monkeypatch.setattr(timezone, "now", lambda: real_now() + timedelta(minutes=15))
+    assert "not searchable yet" not in message()
+    # One whose clock runs 15 minutes slow still says so of a change 5 minutes old.
+    SearchIndexChange.objects.update(created_at=database_now() - timedelta(minutes=5))
+    monkeypatch.setattr(timezone, "now", lambda: real_now() - timedelta(minutes=15))
+    assert "the search index is behind" in message()
