@@ -133,8 +133,9 @@ def search_index_open() -> TextIndex:
     An index directory records the database it was built from (``DATABASE`` beside it). One
     left by another database (two runs sharing one ``var/``) is rebuilt from this database
     before anything reads it, and the log says so; an empty one, or one built before databases
-    were recorded (see ``owner.foreign``), is claimed. Raises IndexWriteError when that cannot be
-    written (never serving the other database's documents instead).
+    were recorded whose sampled documents are this database's (``owner.foreign``), is claimed.
+    Raises IndexWriteError when that cannot be written (never serving the other database's
+    documents instead).
     """
     return _claimed(open_index(settings.SEARCH_INDEX_DIR))
 
@@ -158,7 +159,9 @@ def _claimed(index: _Claimable) -> _Claimable:
         logger.warning(
             "the search index at %s %s; rebuilding it from this database (%s)",
             index.root,
-            f"belongs to another database ({recorded})" if recorded else "records no database",
+            f"belongs to another database ({recorded})"
+            if recorded
+            else "records no database, and its documents are not this database's",
             database_id,
         )
         indexed = search_index_rebuild(index=index)
