@@ -119,3 +119,21 @@ def test_every_cut_of_an_archive_keeps_whole_pages_or_says_it_is_cut(tmp_path: P
             # Silent only where what was cut off is the blank lines between records, or a
             # gzip member's end (those blank lines and its 8-byte trailer): every record read is whole.
             assert said or any(0 <= start - end <= 12 for start in starts), (name, end, items)
+
+
+def test_an_arc_file_is_read_as_before_and_a_cut_one_named_as_arc(tmp_path: Path) -> None:
+    body = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n" + html_page("Dredging to begin", DREDGING)
+    version = b"1 0 Test\nURL IP-address Archive-date Content-type Archive-length\n"
+    head = b"filedesc://crawl.arc 0.0.0.0 20250301100000 text/plain %d\n" % len(version) + version + b"\n"
+    capture = b"http://gazette.example/dredging 1.2.3.4 20250301100000 text/html %d\n" % len(body) + body + b"\n"
+    path = tmp_path / "crawl.arc"
+    path.write_bytes(head + capture + capture.replace(b"20250301100000", b"20250308100000"))
+    pages = [i for i in read_path(path) if isinstance(i, Record)]
+    assert [(p.url, p.details["crawled"]) for p in pages] == [
+        ("http://gazette.example/dredging", "2025-03-01T10:00:00Z"),
+        ("http://gazette.example/dredging", "2025-03-08T10:00:00Z"),
+    ]
+    assert problems(path) == []
+    path.write_bytes(head + capture + capture[:-100])
+    assert [i.title for i in read_path(path) if isinstance(i, Record)] == ["Dredging to begin"]
+    assert problems(path) == [f"{path}: not a readable ARC file: it ends inside record 3 (cut short by a download or a copy, say); the rest of it is skipped"]
