@@ -133,10 +133,12 @@ class Job(models.Model):
 
     @property
     def rate(self) -> float | None:
-        """Items per second since the job started (None before it starts)."""
+        """Items per second since the job started (None before it starts). A running job's is
+        measured to now by the database's clock, which stamped its start: the web machine's own
+        may be minutes off, and a rate to it was tiny (clock ahead) or none (clock behind)."""
         if not self.started_at:
             return None
-        end = self.finished_at or timezone.now()
+        end = self.finished_at or database_now()
         seconds = (end - self.started_at).total_seconds()
         return self.done / seconds if seconds > 0 else None
 

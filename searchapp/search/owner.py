@@ -4,10 +4,14 @@ documents it holds, and a deployment of another database never reads nor writes 
 A database's id (``DatabaseIdentity``) is made at migrate time. A local index (tantivy's, or
 the local Xapian database) records it in a ``DATABASE`` file beside its generations; one left
 by another database is rebuilt from this one before anything reads it
-(``searchapp.search.sync``). A Xapian cluster's shards record it in their metadata
-(store.OWNER_KEY), written by the first writer and by a rebuild; a cluster another database
-filled is refused (a 503 for searches, IndexWriteError for writers), since rebuilding shards
-that other web machines may be serving is an operator's decision (``manage.py reindex``).
+(``searchapp.search.sync``). One that records no database (built before indexes recorded it)
+is taken as this one's only when a sample of what it holds is this database's documents, as
+they are (``foreign``): a fresh database started on an old ``var/`` would otherwise serve the
+other's documents under its own ids as soon as it held any. A Xapian cluster's shards record it
+in their metadata (store.OWNER_KEY), written by the first writer and by a rebuild; a cluster
+another database filled is refused (a 503 for searches, IndexWriteError for writers), since
+rebuilding shards that other web machines may be serving is an operator's decision
+(``manage.py reindex``).
 """
 
 from __future__ import annotations
@@ -16,15 +20,21 @@ import logging
 import os
 from collections.abc import Sequence
 
+import tantivy
+import xapian
 from django.db import connection
+from django.db.models import Q
+from django.db.models.functions import Left
 
 from searchapp.memo.view import within_view
-from searchapp.models import DatabaseIdentity, Document
-from searchapp.search.text_index import IndexWriteError, TextIndex, Writer
+from searchapp.models import DatabaseIdentity, Document, SearchIndexChange
+from searchapp.search.analysis import DEFAULT_FIELDS, FieldPair, analyze, field_pair
+from searchapp.search.text_index import CORPUS, ID, SCHEMA, IndexWriteError, TextIndex, Writer
 from searchapp.search.types import SearchUnavailable
 from searchapp.search.xapian import Cluster, LocalXapianIndex
 from searchapp.search.xapian.cluster import label
 from searchapp.search.xapian.store import OWNER_KEY, XapianWriter
+from searchapp.search.xapian.terms import corpus_term, id_term, prefixed
 
 __all__ = [
     "built",
@@ -87,13 +97,114 @@ def built(index: TextIndex | LocalXapianIndex) -> bool:
 def foreign(index: TextIndex | LocalXapianIndex, owner: str | None) -> bool:
     """Whether an index not recorded as this database's holds another's documents: one that
     names another database does; one built before databases were recorded is taken as this
-    one's (an upgrade keeps its index), unless it holds documents while this database has none."""
+    one's (an upgrade keeps its index) when it is empty, or when a sample of its documents are
+    this database's (``_sample_is_ours``), never because this database holds documents too."""
     if owner is not None:
         return True
-    held = (
-        index.document_count() if isinstance(index, LocalXapianIndex) else index.searcher().num_docs
+    if _held(index) == 0:
+        return False
+    return not Document.objects.exists() or not _sample_is_ours(index)
+
+
+# How many of an unmarked index's documents are compared with this database's before the index
+# is taken as this one's: another database's index holds other texts under the same ids (both
+# count from 1), so a few documents tell; the check runs once per index directory.
+SAMPLE = 20
+# Words of a document looked for in the index under its id: the first few of its title and of
+# its text, as the index's analyzer makes them.
+SAMPLE_WORDS = 3
+_TEXT_READ = 2000  # characters of a text read for its first words
+
+
+def _held(index: TextIndex | LocalXapianIndex) -> int:
+    if isinstance(index, LocalXapianIndex):
+        return index.document_count()
+    return int(index.searcher().num_docs)
+
+
+def _sample_ids(index: TextIndex | LocalXapianIndex) -> list[int]:
+    """Up to SAMPLE ids of documents the index holds, spread over all of them."""
+    held = _held(index)
+    offsets = sorted({n * held // SAMPLE for n in range(min(SAMPLE, held))})
+    if isinstance(index, LocalXapianIndex):
+        database = index.database()[0]
+        enquire = xapian.Enquire(database)
+        enquire.set_query(xapian.Query.MatchAll)
+        enquire.set_weighting_scheme(xapian.BoolWeight())
+        enquire.set_docid_order(xapian.Enquire.ASCENDING)
+        # A local database's Xapian id is the document's id (searchapp.search.xapian.terms).
+        return [int(m.docid) for o in offsets for m in enquire.get_mset(o, 1)]
+    searcher = index.searcher()
+    everything = tantivy.Query.all_query()
+    addresses = [
+        address
+        for o in offsets
+        for _score, address in searcher.search(everything, limit=1, offset=o, count=False).hits
+    ]
+    return [int(v) for v in searcher.fast_field_values(ID, addresses) if v is not None]
+
+
+def _words(text: str, pair: FieldPair, *, title: bool) -> list[tuple[str, str]]:
+    """(field, term) of the first SAMPLE_WORDS distinct words of ``text`` in ``pair``'s fields."""
+    if len(text) > _TEXT_READ:  # the last word read may be cut short: dropped
+        text = text[:_TEXT_READ].rsplit(None, 1)[0]
+    field = pair.title if title else pair.text
+    terms = [t for t in dict.fromkeys(analyze(text, pair)) if len(t) <= 20][:SAMPLE_WORDS]
+    return [(field, term) for term in terms]
+
+
+def _holds(
+    index: TextIndex | LocalXapianIndex, doc_id: int, corpus_id: int, words: list[tuple[str, str]]
+) -> bool:
+    """Whether the index holds document ``doc_id`` in corpus ``corpus_id`` with ``words``."""
+    if isinstance(index, LocalXapianIndex):
+        database = index.database()[0]
+        try:
+            terms = {item.term.decode() for item in database.get_document(doc_id).termlist()}
+        except xapian.DocNotFoundError:
+            return False
+        wanted = {id_term(doc_id), corpus_term(corpus_id)}
+        wanted.update(prefixed(field, term) for field, term in words)
+        return wanted <= terms
+    clauses = [(ID, doc_id), (CORPUS, corpus_id), *words]
+    query = tantivy.Query.boolean_query(
+        [(tantivy.Occur.Must, tantivy.Query.term_query(SCHEMA, f, v)) for f, v in clauses]
     )
-    return held > 0 and not Document.objects.exists()
+    found = index.searcher().search(query, limit=1, count=False)
+    return bool(found.hits)
+
+
+def _sample_is_ours(index: TextIndex | LocalXapianIndex) -> bool:
+    """Whether an index that records no database holds this database's documents: each of a
+    sample of the ids it holds is a document here, in the same corpus, whose first words the
+    index holds under that id. A document with a change not yet applied (the outbox) may
+    differ, and tells nothing; at least one must agree."""
+    ids = _sample_ids(index)
+    rows = {
+        pk: (corpus_id, lang, title, text)
+        for pk, corpus_id, lang, title, text in Document.objects.filter(pk__in=ids).values_list(
+            "pk", "corpus_id", "lang", "title", Left("text", _TEXT_READ + 1)
+        )
+    }
+    pending = Q()
+    for doc_id in ids:
+        pending |= Q(first_id__lte=doc_id, last_id__gte=doc_id)
+    changes = list(SearchIndexChange.objects.filter(pending).values_list("first_id", "last_id"))
+    languages = isinstance(index, LocalXapianIndex) or index.has_languages
+    agreed = 0
+    for doc_id in ids:
+        row = rows.get(doc_id)
+        if row is not None:
+            corpus_id, lang, title, text = row
+            # The fields the writer put it in (text_index.Writer.add, xapian terms.document_for).
+            pair = field_pair(lang, f"{title} {text[:500]}") if languages else DEFAULT_FIELDS
+            words = _words(title, pair, title=True) + _words(text, pair, title=False)
+            if _holds(index, doc_id, corpus_id, words):
+                agreed += 1
+                continue
+        if not any(first <= doc_id <= last for first, last in changes):
+            return False
+    return agreed > 0
 
 
 def _foreign_cluster(index: Cluster, owners: Sequence[str], database_id: str) -> str | None:

@@ -33,17 +33,16 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from pathlib import Path
 from typing import TypeVar
 
 from django.conf import settings
 from django.db import connection
-from django.utils import timezone
 
 import searchapp.search.outbox as outbox
 import searchapp.search.owner as owner
-from searchapp.db_values import aware_datetime
+from searchapp.db_values import aware_datetime, database_now
 from searchapp.memo.view import within_view
 from searchapp.models import Document, SearchIndexChange
 from searchapp.search.outbox import merged_spans, within_budget
@@ -134,8 +133,9 @@ def search_index_open() -> TextIndex:
     An index directory records the database it was built from (``DATABASE`` beside it). One
     left by another database (two runs sharing one ``var/``) is rebuilt from this database
     before anything reads it, and the log says so; an empty one, or one built before databases
-    were recorded (see ``owner.foreign``), is claimed. Raises IndexWriteError when that cannot be
-    written (never serving the other database's documents instead).
+    were recorded whose sampled documents are this database's (``owner.foreign``), is claimed.
+    Raises IndexWriteError when that cannot be written (never serving the other database's
+    documents instead).
     """
     return _claimed(open_index(settings.SEARCH_INDEX_DIR))
 
@@ -159,7 +159,9 @@ def _claimed(index: _Claimable) -> _Claimable:
         logger.warning(
             "the search index at %s %s; rebuilding it from this database (%s)",
             index.root,
-            f"belongs to another database ({recorded})" if recorded else "records no database",
+            f"belongs to another database ({recorded})"
+            if recorded
+            else "records no database, and its documents are not this database's",
             database_id,
         )
         indexed = search_index_rebuild(index=index)
@@ -183,6 +185,16 @@ def search_index_here() -> bool:
 BEHIND_AFTER_SECONDS = 60
 
 
+@dataclass(frozen=True)
+class _Pending:
+    """The oldest change not yet searchable, and how old it was by the database's clock (the
+    clock its ``created_at`` was stamped by; a web machine's own may be minutes off) when read."""
+
+    oldest: datetime
+    age: float  # seconds, by the database's clock
+    read_at: float  # time.monotonic() when read: the age goes on from there
+
+
 def _oldest_pending() -> datetime | None:
     if settings.SEARCH_BACKEND == "xapian":  # rows stay after they are applied: by position
         return aware_datetime(outbox.oldest_pending_after(xapian_index().follower_name))
@@ -196,20 +208,29 @@ def _oldest_pending() -> datetime | None:
     return aware_datetime(row[0]) if row is not None else None
 
 
+def _pending() -> _Pending | None:
+    oldest = _oldest_pending()
+    if oldest is None:
+        return None
+    # Asked of the database only when something is pending: the steady state stays one query.
+    age = (database_now() - oldest).total_seconds()
+    return _Pending(oldest=oldest, age=age, read_at=time.monotonic())
+
+
 def search_index_before_search() -> datetime | None:
     """What a search does to the index before it runs; returns when the oldest change not yet
-    searchable was made if that is more than BEHIND_AFTER_SECONDS ago (the index cannot be
-    written, or no writer ran), else None.
+    searchable was made if that is more than BEHIND_AFTER_SECONDS ago by the database's clock
+    (the index cannot be written, or no writer ran), else None.
 
     One query when nothing is pending, which is the steady state, at most once a refresh
     interval (``memo.view.within_view``); a search writes nothing.
     """
-    oldest = within_view("search-index-pending", _oldest_pending)
-    if oldest is None:
+    pending = within_view("search-index-pending", _pending)
+    if pending is None:
         return None
-    if timezone.now() - oldest < timedelta(seconds=BEHIND_AFTER_SECONDS):
+    if pending.age + (time.monotonic() - pending.read_at) < BEHIND_AFTER_SECONDS:
         return None
-    return oldest
+    return pending.oldest
 
 
 def search_index_pending() -> int:

@@ -301,3 +301,13 @@ def test_a_malformed_digest_part_is_a_skip_with_its_reason_and_the_totals_add_up
     assert set(Document.objects.values_list("external_id", flat=True)) == {
         "staff.mbox#1", "d9@lists.example.org", "d9@lists.example.org/message-1",
     }
+
+
+def test_a_crawl_with_bytes_of_no_record_after_its_pages_says_where_it_breaks(tmp_path: Path) -> None:
+    crawl = write_warc(tmp_path / "good.warc", [("https://intranet.example/memo", "text/html", html_page("Expenses", [MEMO]), "2025-03-01T10:00:00Z")], gzip=False)
+    (tmp_path / "crawl.warc").write_bytes(crawl.read_bytes() + b"\x00\xff garbage trailing bytes " * 20)
+    out = run(str(tmp_path / "crawl.warc"))
+    # The page before the damage is kept; the damage is said as such, the request as what it is.
+    assert "1 created" in out and "2 skipped" in out
+    assert f"{tmp_path / 'crawl.warc'}: not a readable WARC file: the bytes after record 2 are no WARC record (damaged, or cut short)" in out
+    assert "1 record(s) that are not HTML pages (requests" in out

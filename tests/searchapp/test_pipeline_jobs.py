@@ -265,3 +265,27 @@ def test_a_job_shows_one_state_wherever_the_staff_pages_show_it(client, django_u
     other = Job.objects.create(kind=Job.Kind.CLUSTERS, state=Job.State.RUNNING, total=1)
     shown = client.get(f"{reverse('pipeline-status')}?shown={job.pk},x,").content.decode()
     assert other.label in shown and job.label not in shown
+
+
+def test_a_jobs_rate_is_measured_by_the_databases_clock(
+    client, django_user_model, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from datetime import timedelta
+
+    from searchapp.db_values import database_now
+
+    # Started a minute ago by the database's clock (as the worker stamped it), 6,000 documents
+    # done: about 100 a second, whatever the web machine's own clock says.
+    job = Job.objects.create(
+        kind=Job.Kind.REBUILD, state=Job.State.RUNNING, total=12_000, done=6_000,
+        started_at=database_now() - timedelta(seconds=60),
+    )
+    client.force_login(django_user_model.objects.create_user("ops", is_staff=True))
+    real_now = timezone.now
+    for skew in (timedelta(minutes=15), -timedelta(minutes=15)):
+        monkeypatch.setattr(timezone, "now", lambda skew=skew: real_now() + skew)
+        rate = Job.objects.get(pk=job.pk).rate
+        assert rate is not None and 50 < rate <= 100, (skew, rate)
+        page = client.get(reverse("job-progress", args=[job.pk])).content.decode()
+        shown = re.search(r"([\d,]+) docs/s", page)
+        assert shown is not None and 50 < int(shown.group(1).replace(",", "")) <= 100, (skew, page)

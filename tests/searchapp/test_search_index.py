@@ -618,3 +618,110 @@ def test_an_index_recording_no_database_is_rebuilt_before_a_fresh_database_s_fir
     assert "records no database" in caplog.text and "rebuilding it" in caplog.text
     assert index_size() == 1
     assert found("logbook") == [] and found("lighthouse") == ["ours"]
+
+
+def _a_fresh_database_on_this_index(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A new database started on the index directory the test filled (an old var/): its own
+    id, none of the first one's documents, nothing in its outbox; the index records none."""
+    import uuid
+
+    from searchapp.models import DatabaseIdentity
+
+    for marker in Path(settings.SEARCH_INDEX_DIR).glob("**/DATABASE"):
+        marker.unlink()  # built before indexes recorded their database
+    DatabaseIdentity.objects.all().delete()
+    DatabaseIdentity.objects.create(database_id=uuid.uuid4())
+    monkeypatch.setattr(owner, "_database_ids", {})  # a process started on the new database
+    Document.objects.all().delete()
+    SearchIndexChange.objects.all().delete()
+
+
+def _same_ids(pks: list[int], texts: list[str]) -> None:
+    corpus = make_corpus()
+    for n, (pk, text) in enumerate(zip(pks, texts, strict=False)):
+        Document.objects.create(
+            pk=pk, corpus=corpus, external_id=f"ours{n}", title="", text=text,
+            content_hash=Document.hash_content("", text),
+        )
+
+
+@pytest.mark.parametrize("search_backend", ["tantivy", "xapian"], indirect=True)
+@pytest.mark.parametrize("outbox", ["pending", "empty"])
+def test_an_index_recording_no_database_is_not_taken_for_this_one_because_it_holds_documents(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, search_backend: str,
+    outbox: str,
+) -> None:
+    # The other database's documents under ids this database uses too (both count from 1):
+    # this one's first upload has just committed two documents (their index changes pending),
+    # or their changes are gone from its outbox.
+    theirs = [
+        make_document(external_id=f"theirs{n}", text=f"lighthouse keeper's logbook {n}")
+        for n in range(4)
+    ]
+    assert len(found("logbook")) == 4
+    _a_fresh_database_on_this_index(monkeypatch)
+    _same_ids([d.pk for d in theirs[:2]], ["harbour restoration appeal", "harbour wall repairs"])
+    if outbox == "empty":
+        SearchIndexChange.objects.all().delete()
+    with caplog.at_level("WARNING", logger="searchapp.search.sync"):
+        assert found("logbook") == [] and found("lighthouse") == []
+        assert sorted(found("harbour")) == ["ours0", "ours1"]
+    assert "records no database, and its documents are not this database's" in caplog.text
+    assert "rebuilding it" in caplog.text
+    root = Path(settings.SEARCH_INDEX_DIR) / ("xapian" if search_backend == "xapian" else "")
+    assert (root / "DATABASE").read_text().strip() == owner.database_id()
+
+
+@pytest.mark.parametrize("search_backend", ["tantivy", "xapian"], indirect=True)
+def test_an_index_recording_no_database_that_holds_this_ones_documents_is_kept(
+    caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch, search_backend: str
+) -> None:
+    # An upgrade from before indexes recorded their database: its index is this database's,
+    # and is kept (no rebuild of a large corpus), an edit not yet applied notwithstanding.
+    corpus = make_corpus()
+    for n in range(30):
+        text = f"spring tide at the harbour, day {n}"
+        make_document(corpus=corpus, external_id=f"d{n}", title=f"Tide table {n}", text=text)
+    assert len(found("harbour")) == 30
+    for marker in Path(settings.SEARCH_INDEX_DIR).glob("**/DATABASE"):
+        marker.unlink()
+    monkeypatch.setattr(sync, "_owned", set())  # a process started after the upgrade
+    edited = Document.objects.get(external_id="d3")
+    edited.text = "neap tide at the quay"
+    edited.save()  # its change pending until the next search applies it
+
+    def no_rebuild(**kwargs: object) -> int:
+        raise AssertionError("this database's own index was rebuilt")
+
+    monkeypatch.setattr(sync, "search_index_rebuild", no_rebuild)
+    with caplog.at_level("WARNING", logger="searchapp.search.sync"):
+        assert len(found("harbour")) == 29 and found("quay") == ["d3"]
+    assert "records no database" not in caplog.text
+    root = Path(settings.SEARCH_INDEX_DIR) / ("xapian" if search_backend == "xapian" else "")
+    assert (root / "DATABASE").read_text().strip() == owner.database_id()
+
+
+@pytest.mark.writers_apply
+def test_the_index_is_behind_by_the_databases_clock_not_the_web_processs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from searchapp.db_values import database_now
+    from searchapp.memo.view import forget_views
+
+    def message() -> str:
+        forget_views()  # the pending check is read afresh, as after SEARCH_REFRESH_SECONDS
+        return get_backend().search("tundra", limit=5).message or ""
+
+    make_document(external_id="a", text="tundra")  # its change pending: searches write nothing
+    real_now = timezone.now
+    # A web machine whose clock runs 15 minutes ahead: a change just made is not "behind".
+    monkeypatch.setattr(timezone, "now", lambda: real_now() + timedelta(minutes=15))
+    assert "not searchable yet" not in message()
+    # One whose clock runs 15 minutes slow still says so of a change 5 minutes old.
+    SearchIndexChange.objects.update(created_at=database_now() - timedelta(minutes=5))
+    monkeypatch.setattr(timezone, "now", lambda: real_now() - timedelta(minutes=15))
+    assert "the search index is behind" in message()

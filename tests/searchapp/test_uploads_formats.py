@@ -287,3 +287,23 @@ def test_a_file_that_cannot_be_read_is_said_so_in_plain_sentences(staff_client, 
     assert job.state == Job.State.FAILED
     assert job.message == expected
     assert "zip file" not in job.message and "skip bad records" not in job.message
+
+
+def test_a_damaged_crawl_upload_says_it_is_no_readable_warc_file(staff_client, tmp_path: Path, django_capture_on_commit_callbacks) -> None:  # type: ignore[no-untyped-def]
+    capture = django_capture_on_commit_callbacks
+    crawl = write_warc(tmp_path / "c.warc", [("https://a.example/", "text/html", html_page("Memo", [MEMO]), "2025-03-01T10:00:00Z")], gzip=False).read_bytes()
+    header_end = crawl.index(b"\r\n\r\n") + 4
+    damaged = crawl[:header_end] + b"\xde\xad\xbe\xef" * 40  # a valid first header, then garbage
+    job = upload(staff_client, "crawl.warc", damaged, capture)
+    assert job.state == Job.State.FAILED
+    assert "crawl.warc: not a readable WARC file: record 1 is followed by bytes that belong to no record (damaged, or its length is wrong)" in job.message
+    assert "not HTML pages" not in job.message
+    page = staff_client.get(reverse("staff:job", args=[job.pk])).content.decode()
+    assert "crawl.warc: not a readable WARC file" in page
+    # A text file under a web archive's name, with bad records skipped: nothing imported, and
+    # the one line listed says what the file is not.
+    job = upload(staff_client, "notes.warc.gz", __import__("gzip").compress(b"hello this is just text\n"), capture, skip_bad=True)
+    assert job.message == "notes.warc.gz: nothing to import, nothing in it could be read as a document (listed below)."
+    reasons = [entry["reason"] for entry in job.errors]
+    assert reasons == ["not a readable WARC file: it is damaged or incomplete (cut short by a download or a copy, say), or a file of another kind under its name"], (reasons, job.message)
+    assert not Document.objects.exists()
