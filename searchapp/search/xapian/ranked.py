@@ -3,7 +3,7 @@
 Xapian orders by weight, then by document id ascending, and a hit's Xapian id is the
 document's id (terms), so its order is already the app's total order: no run of equal scores
 has to be read to its end, unlike tantivy's. A longer read asks the match again from the top
-(Xapian keeps no cursor); reads at least double, so a deep page costs a few reads.
+(Xapian keeps no cursor); reads at least quadruple, so a deep page costs a few reads.
 
 Counting: the first read asks Xapian to look at COUNT_EXACT_UP_TO matches at least
 (``check_at_least``); past that the matcher may stop early and the count is Xapian's estimate,
@@ -34,9 +34,12 @@ from searchapp.search.xapian.terms import DATE_SLOT, id_term
 __all__ = ["COUNT_EXACT_UP_TO", "Source", "XapianRanked", "enquire"]
 
 # Matches counted exactly, at least, before the matcher may stop early and estimate the rest.
-# Measured at 200k documents (150 title queries, the first read of 512 hits): 10,000 cost the
-# read 10.1 ms at the median, 2,000 8.3 ms and 512 8.4 ms (bench/cluster/README.md).
-COUNT_EXACT_UP_TO = 2_000
+# Less buys little and counts worse (200k documents, 150 title queries, the first read of 512
+# hits: 10.1 ms at the median with 10,000, 8.3 ms with 2,000, 8.4 ms with 512; with 2,000 the
+# 25,086 matches of "city chronicle" in quotes were estimated at about 4,000, with 10,000 at
+# about 20,000): Xapian's bounds on a word's weight are loose (BM25+ with no floor on the
+# length), so stopping early skips little of the matching.
+COUNT_EXACT_UP_TO = 10_000
 # The words a search's snippets told marked or not, kept per field pair up to this many.
 MAX_SEEN_WORDS = 50_000
 # Xapian's BM25+ with delta 0: BM25 with the idf log((N + 1) / n), close to tantivy's (Lucene's)
@@ -133,7 +136,10 @@ class XapianRanked:
 
     def ranked(self, stop: int) -> list[RankedHit]:
         if len(self._ids) < stop and not self._done:
-            self._read(max(stop, 2 * len(self._ids), FIRST_WINDOW))
+            # Every read matches the query again from the top, at a cost that hardly depends on
+            # how many hits it keeps (200k documents, 150 title queries, median: 512 hits
+            # 10.3 ms, 2,048 9.9 ms, 8,192 14.6 ms): a deeper page reads four times as far.
+            self._read(max(stop, 4 * len(self._ids), FIRST_WINDOW))
         ids = self._ids[:stop]
         if self.sort == "date":
             return [RankedHit(i, None) for i in ids]
