@@ -109,8 +109,8 @@ def main() -> int:
         g = grouped[r::args.rounds]
         u = ungrouped[r::args.rounds]
         d = by_date[r::args.rounds]
-        for n, (label, checkout, env) in enumerate(setups):
-            profile = str(args.profile.with_suffix(f".{r}.prof")) if args.profile and n == 0 else ""
+        for first, (label, checkout, env) in enumerate(setups):
+            profile = str(args.profile.with_suffix(f".{r}.prof")) if args.profile and first == 0 else ""
             done = subprocess.run([sys.executable, "-c", CHILD, json.dumps([g, u, d, warm_up, profile])], cwd=checkout, env=env, check=True, capture_output=True, text=True)
             got = json.loads(done.stdout.strip().splitlines()[-1])
             for kind, values in got.items():
