@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 from corpora import make_corpus, make_document
 
@@ -61,6 +63,30 @@ def test_documents_with_more_of_the_query_words_rank_first() -> None:
     assert result.total_matches == 2
     assert [h.rank for h in result.hits] == [1, 2]
     assert result.hits[0].score > result.hits[1].score
+
+
+def test_newest_first_ignores_words_side_by_side_but_shows_their_higher_score() -> None:
+    side_by_side = make_document(
+        external_id="together",
+        text="The school bought solar panels for the roof of its new hall.",
+        date=datetime(2020, 1, 1, tzinfo=UTC),
+    )
+    apart = make_document(
+        external_id="apart",
+        text="Panels on a solar roof.",
+        date=datetime(2024, 1, 1, tzinfo=UTC),
+    )
+    by_relevance = get_backend().search("solar panels", limit=10)
+    assert ids(by_relevance) == ["together", "apart"]
+    newest = get_backend().search("solar panels", limit=10, sort="date")
+    assert ids(newest) == ["apart", "together"] and newest.total_matches == 2
+    # The score shown beside a hit is its relevance, the words side by side counted: the
+    # shorter text holding them apart scores higher on the words alone.
+    shown = {h.document_id: h.score for h in newest.hits}
+    relevance = {h.document_id: h.score for h in by_relevance.hits}
+    assert shown[side_by_side.pk] == pytest.approx(relevance[side_by_side.pk])
+    assert shown[apart.pk] == pytest.approx(relevance[apart.pk])
+    assert shown[side_by_side.pk] > shown[apart.pk]
 
 
 def test_stemming_matches_other_forms_of_a_word() -> None:

@@ -106,6 +106,7 @@ class XapianBackend(SearchBackend):
         ranked = XapianRanked(
             source=index,
             query=built,
+            matching=compiled.matching,
             sort=sort,
             marked=compiled.marked,
             runs=runs,

@@ -159,6 +159,10 @@ class Compiled:
     pairs: tuple[FieldPair, ...] = (DEFAULT_FIELDS,)
     notes: list[str] = field(default_factory=list)
     marked: dict[FieldPair, set[str]] = field(default_factory=dict)
+    # The last compiled query without the adjacent-words bonus: the same matches, which is all
+    # an order by date needs (the bonus's phrase clauses read the positions of every document
+    # holding their words: most of a search's time on Xapian, profiled).
+    matching: xapian.Query | None = None
 
     def _mark(self, pair: FieldPair, tokens: Iterable[str]) -> None:
         self.marked.setdefault(pair, set()).update(tokens)
@@ -251,18 +255,18 @@ class Compiled:
         matches as tantivy_backend.compile_query, and the adjacent-words bonus as phrase
         clauses OR-ed in, scored in the same pass (a document holding the words side by side,
         as typed, ranks above one holding them apart; the matches stay the same)."""
+        self.matching = None
         if parsed.root is None:
             return None
-        query = self.boolean(parsed.root)
-        if query is None:
+        words = self.boolean(parsed.root)
+        if words is None:
             return None
         bonus = [
             _unit(tokens, name)
             for pair, tokens in adjacent_word_lists(parsed.root, self.pairs)
             for name in (pair.title, pair.text)
         ]
-        if bonus:
-            query = xapian.Query(xapian.Query.OP_OR, [query, *bonus])
+        query = xapian.Query(xapian.Query.OP_OR, [words, *bonus]) if bonus else words
         filters = []
         if corpus_id is not None:
             filters.append(xapian.Query(corpus_term(corpus_id)))
@@ -270,4 +274,6 @@ class Compiled:
             filters.append(xapian.Query(lang_term(lang)))
         for only in filters:
             query = xapian.Query(xapian.Query.OP_FILTER, query, only)
+            words = xapian.Query(xapian.Query.OP_FILTER, words, only)
+        self.matching = words
         return query
