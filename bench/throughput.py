@@ -6,7 +6,8 @@
         [--web-workers 3] [--threads 1] [--clients 16] [--seconds 20] [--kinds api,page] [--profile]
 
 ``build`` makes a database of N generated documents once (bench/scale.py's generator and
-stack: ``manage.py ingest`` with 2 Celery workers signing, then the clusters recompute) and
+stack: ``manage.py ingest`` with 2 Celery workers signing, then the clusters recompute and
+the partial-copies update, both waited for) and
 keeps it: a PostgreSQL database named ``--name`` (or SQLite) plus the search index, both
 described in ``DIR/meta.json``. ``run`` reuses it as often as needed.
 
@@ -88,7 +89,9 @@ def build(args: argparse.Namespace) -> int:
         stack.manage("rebuild_signatures", "--method", "minhash", "--wait")
         stack.manage("ingest", str(jsonl), "--corpus", "scale", "--no-progress")
         wait_signed(stack, args.docs, started, args.timeout)
-        while stack.sql("SELECT count(*) FROM searchapp_job WHERE kind = 'clusters' AND state IN ('queued', 'running')"):
+        # Every job the load left, the partial copies' too: a database kept with its
+        # partial-copies update half done serves a search with fewer of them than a user's.
+        while stack.sql("SELECT count(*) FROM searchapp_job WHERE kind IN ('clusters', 'partial') AND state IN ('queued', 'running')"):
             time.sleep(1)
         clusters = stack.sql("SELECT count(*) FROM searchapp_cluster")
     finally:
