@@ -289,3 +289,39 @@ def test_a_jobs_rate_is_measured_by_the_databases_clock(
         page = client.get(reverse("job-progress", args=[job.pk])).content.decode()
         shown = re.search(r"([\d,]+) docs/s", page)
         assert shown is not None and 50 < int(shown.group(1).replace(",", "")) <= 100, (skew, page)
+
+
+def test_a_jobs_start_and_finish_are_told_by_the_databases_clock(
+    client, django_user_model, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    from datetime import datetime, timedelta
+
+    import django.contrib.humanize.templatetags.humanize as humanize
+
+    from searchapp.db_values import database_now
+
+    # Stamped by the database's clock: started 3 minutes ago, finished 2 minutes ago.
+    now = database_now()
+    job = Job.objects.create(
+        kind=Job.Kind.REBUILD, state=Job.State.DONE, total=10, done=10,
+        started_at=now - timedelta(minutes=3, seconds=5),
+        finished_at=now - timedelta(minutes=2, seconds=5),
+    )
+    client.force_login(django_user_model.objects.create_user("ops", is_staff=True))
+    real_now = timezone.now
+    for skew in (timedelta(minutes=15), -timedelta(minutes=15)):
+        # The web machine's clock off by 15 minutes, however it is read.
+        class Skewed(datetime):
+            @classmethod
+            def now(cls, tz=None, skew=skew):  # type: ignore[no-untyped-def, override]
+                return datetime.now(tz) + skew
+
+        monkeypatch.setattr(humanize, "datetime", Skewed)
+        monkeypatch.setattr(timezone, "now", lambda skew=skew: real_now() + skew)
+        page = client.get(reverse("job-progress", args=[job.pk])).content.decode()
+        text = " ".join(unescape(re.sub(r"<[^>]+>", " ", page)).split())
+        text = text.replace("\xa0", " ")
+        assert "started 3 minutes ago" in text and "finished 2 minutes ago" in text, (skew, text)
+        state = client.get(reverse("staff:settings_state"), {"job": job.pk}).content.decode()
+        text = " ".join(unescape(re.sub(r"<[^>]+>", " ", state)).replace("\xa0", " ").split())
+        assert "finished 2 minutes ago" in text, (skew, text)
