@@ -251,6 +251,7 @@ def test_an_estimated_count_is_said_so_on_the_page_and_in_the_api(
     # less than all of them.
     monkeypatch.setattr(xapian_ranked, "COUNT_EXACT_UP_TO", 3)
     monkeypatch.setattr(xapian_ranked, "FIRST_WINDOW", 3)
+    monkeypatch.setattr(xapian_ranked, "RESCORE_WINDOW", 3)  # "alpha beta" has a bonus
     for n in range(400):
         words = ["alpha"] * (n % 3 != 0) + ["beta"] * (n % 2 == 0) or ["gamma"]
         make_document(external_id=f"e{n}", text=" ".join([*words, "filler"] * (1 + n % 5)))

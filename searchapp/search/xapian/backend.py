@@ -107,6 +107,7 @@ class XapianBackend(SearchBackend):
             source=index,
             query=built,
             matching=compiled.matching,
+            bonus=compiled.bonus,
             sort=sort,
             marked=compiled.marked,
             runs=runs,

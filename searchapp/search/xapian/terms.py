@@ -163,6 +163,9 @@ class Compiled:
     # an order by date needs (the bonus's phrase clauses read the positions of every document
     # holding their words: most of a search's time on Xapian, profiled).
     matching: xapian.Query | None = None
+    # The last compiled query's adjacent-words bonus alone (its phrase clauses OR-ed; None when
+    # it has none): the whole query's weight of a document is its words' plus this.
+    bonus: xapian.Query | None = None
 
     def _mark(self, pair: FieldPair, tokens: Iterable[str]) -> None:
         self.marked.setdefault(pair, set()).update(tokens)
@@ -255,7 +258,7 @@ class Compiled:
         matches as tantivy_backend.compile_query, and the adjacent-words bonus as phrase
         clauses OR-ed in, scored in the same pass (a document holding the words side by side,
         as typed, ranks above one holding them apart; the matches stay the same)."""
-        self.matching = None
+        self.matching, self.bonus = None, None
         if parsed.root is None:
             return None
         words = self.boolean(parsed.root)
@@ -276,4 +279,5 @@ class Compiled:
             query = xapian.Query(xapian.Query.OP_FILTER, query, only)
             words = xapian.Query(xapian.Query.OP_FILTER, words, only)
         self.matching = words
+        self.bonus = xapian.Query(xapian.Query.OP_OR, bonus) if bonus else None
         return query
