@@ -42,6 +42,12 @@ def _configure() -> None:
     connect_timeout = settings.CELERY_BROKER_CONNECT_TIMEOUT
     transport_options: dict[str, object] = {
         "visibility_timeout": settings.CELERY_VISIBILITY_TIMEOUT,
+        # A message whose worker died unacknowledged is delivered again once the visibility
+        # timeout has passed, found by a sweep every unacked_restore_interval (10 s). Kombu 5.7
+        # runs the sweep's scan only every unacked_restore_throttle-th time (10 by default):
+        # up to 100 s more before a lost chunk runs again, whatever the timeout. 1 keeps the
+        # 10 s. Older kombu ignores the option.
+        "unacked_restore_throttle": 1,
         # Publishing fails fast when the broker is down (ingest goes on, docs stay pending).
         "max_retries": 0,
         "socket_connect_timeout": connect_timeout,
