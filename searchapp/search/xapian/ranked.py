@@ -12,9 +12,10 @@ said so (``total_estimated``: "about N" on the page).
 The adjacent-words bonus changes scores, never matches, and its phrase clauses were most of a
 read's time (profiled: Xapian reads the positions of every document holding all the words, and
 cannot skip one that could not reach the top). So the list is matched with the query's words
-alone (``matching``), and the bonus is added by scoring the top RESCORE_WINDOW of that list with
-the whole query (the phrase clauses then read those documents' positions only) and ordering
-them by it; past the window the words' order stands, as Elasticsearch's rescore window does.
+alone (``matching``), and the top RESCORE_WINDOW of that list are ordered by their words'
+weight plus the bonus's (``bonus``, matched on those documents only, so its phrase clauses read
+their positions alone); past the window the words' order stands, as Elasticsearch's rescore
+window does.
 Ordered by date the words alone are read with Xapian's boolean weight (no weight is read), and
 the scores a page shows are looked up with the whole query (``scores``).
 """
@@ -165,11 +166,11 @@ class XapianRanked:
 
     def _read(self, want: int, *, count: bool = False) -> None:
         sort = self.sort
-        bonus = self.bonus if sort == "relevance" else None
+        # Re-scored: a relevance order whose query has a bonus (compile sets both or neither).
+        bonus = self.bonus if sort == "relevance" and self.matching is not None else None
         words_alone = sort == "date" or bonus is not None
         query = self.matching if words_alone and self.matching is not None else self.query
-        rescore = bonus is not None and self.matching is not None
-        if rescore:
+        if bonus is not None:
             # The whole window on every read: its hits are always the same, so a longer read
             # keeps the order of the hits a shorter one gave.
             want = max(want, RESCORE_WINDOW)
@@ -178,7 +179,7 @@ class XapianRanked:
             at_least = max(want, COUNT_EXACT_UP_TO) if count else want
             matches = enquire(database, query, sort).get_mset(0, want, at_least)
             ids, weights = _hits(matches)
-            if rescore and bonus is not None:
+            if bonus is not None:
                 ids, weights = _rescored(database, bonus, ids, weights)
             return (
                 ids,
