@@ -157,7 +157,11 @@ def load_collection(data: str) -> list[Query]:
         )
     queries: dict[str, Query] = {}
     for row in _rows(topics_text):
-        queries[row[0]] = Query(id=row[0], text=row[1].replace(" > ", " ").strip())
+        # SemEval-2013 writes a query as its Wikipedia title ("ten_commandments"): the words a
+        # searcher types are "ten commandments", and only then are they the query's words (never
+        # a label alone, no evidence that a label names a subtopic).
+        text = row[1].replace(" > ", " ").replace("_", " ")
+        queries[row[0]] = Query(id=row[0], text=" ".join(text.split()))
     for row in _rows(results_text):
         topic = row[0].split(".", 1)[0]
         title = row[2] if len(row) > 2 else ""

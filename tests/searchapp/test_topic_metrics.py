@@ -167,6 +167,23 @@ def test_the_benchmark_reads_the_task_layout(tmp_path: Path) -> None:
     assert apple.gold == {"2.1": ["2.1"]}
 
 
+def test_the_benchmark_reads_a_wikipedia_title_query_as_the_words_a_searcher_types(
+    tmp_path: Path,
+) -> None:
+    # SemEval-2013 writes "ten_commandments": read as one word, neither the clustering nor the
+    # label measure would know "ten" and "commandments" for the query's words, and a label
+    # holding them would count as naming every subtopic whose description repeats the name.
+    ts = importlib.import_module("topics_semeval")
+    (tmp_path / "topics.txt").write_text("id\tdescription\n1\tten_commandments\n")
+    (tmp_path / "subTopics.txt").write_text("id\tdescription\n1.1\tThe Ten Commandments (film)\n")
+    (tmp_path / "results.txt").write_text(
+        "ID\turl\ttitle\tsnippet\n1.1\thttp://a\tMoses\tTablets\n"
+    )
+    (tmp_path / "STRel.txt").write_text("subTopicID\tresultID\n1.1\t1.1\n")
+    (query,) = ts.load_collection(str(tmp_path))
+    assert query.text == "ten commandments"
+
+
 def test_task_f1_scores_singletons_100_and_all_in_one_from_majority_precision_and_recall() -> None:
     # Singletons: every cluster pure (P = 1), every subtopic wholly in clusters it leads (R = 1).
     assert tm.task_f1(SINGLETONS, GOLD) == 1.0
