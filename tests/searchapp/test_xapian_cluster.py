@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 import xapian
-from corpora import make_document, make_ferry
+from corpora import make_corpus, make_document, make_ferry
 from django.core.management import CommandError, call_command
 from django.test import Client
 from xapian_cluster import LocalCluster, free_port, have_xapian_tools, local_cluster
@@ -66,13 +66,16 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
 
 
 @pytest.fixture
-def on_cluster(cluster: LocalCluster, settings: pytest.FixtureRequest) -> LocalCluster:
+def on_cluster(
+    cluster: LocalCluster, settings: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> LocalCluster:
     """SEARCH_BACKEND=xapian on the cluster, its shards emptied first."""
     settings.SEARCH_BACKEND = "xapian"  # type: ignore[attr-defined]
     settings.SEARCH_XAPIAN_SHARDS = cluster.setting()  # type: ignore[attr-defined]
     settings.SEARCH_XAPIAN_TIMEOUT = 1.0  # type: ignore[attr-defined]
     settings.SEARCH_XAPIAN_RETRY_SECONDS = 0.5  # type: ignore[attr-defined]
     forget_down_servers()
+    monkeypatch.setattr(owner, "_adopted", set())  # no shard sampled yet in this process
     index = xapian_index()
     assert isinstance(index, Cluster)
     with index.writer() as writer:
@@ -503,6 +506,152 @@ def test_a_cluster_filled_before_owners_were_recorded_is_kept_and_claimed_by_its
     make_document(external_id="new", text="ropewalk again")
     _applied(on_cluster)
     ours = str(DatabaseIdentity.objects.get().database_id)
+    assert index.shard_metadata(OWNER_KEY) == [ours, ours]
+
+
+def _unrecord_owners(cluster: LocalCluster) -> None:
+    """The shards as filled before owners were recorded (their documents kept)."""
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    with index.writer() as writer:
+        writer.record_owner("")
+        writer.commit()
+    cluster.wait_replicated()
+    assert index.shard_metadata(OWNER_KEY) == ["", ""]
+
+
+def _a_fresh_database_on_these_shards(monkeypatch: pytest.MonkeyPatch) -> str:
+    """A new database pointed at the shards the test filled (a second deployment's settings
+    copied): its own id, none of the first one's documents, nothing in its outbox."""
+    DatabaseIdentity.objects.all().delete()
+    ours = str(DatabaseIdentity.objects.create(database_id=uuid.uuid4()).database_id)
+    monkeypatch.setattr(owner, "_database_ids", {})  # a process started on the new database
+    Document.objects.all().delete()
+    SearchIndexChange.objects.all().delete()
+    return ours
+
+
+def _status() -> tuple[str, str]:
+    """``manage.py xapian_cluster status``: what it printed, and its error ("" when none)."""
+    out = io.StringIO()
+    try:
+        call_command("xapian_cluster", "status", stdout=out)
+    except CommandError as exc:
+        return out.getvalue(), str(exc)
+    return out.getvalue(), ""
+
+
+@pytest.mark.writers_apply  # searches write nothing: the check searches make, then a writer's
+@pytest.mark.django_db
+def test_unrecorded_shards_whose_sampled_documents_are_this_databases_are_served_and_claimed(
+    on_cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An upgrade from before shards recorded their database: more documents a shard than the
+    # sample reads, so the sample is spread over each shard's (its ids the interleaved ones).
+    corpus = make_corpus()
+    for n in range(60):
+        text = f"spring tide at the harbour, day {n}"
+        make_document(corpus=corpus, external_id=f"d{n}", title=f"Tide table {n}", text=text)
+    _applied(on_cluster)
+    _unrecord_owners(on_cluster)
+    edited = Document.objects.get(external_id="d3")
+    edited.text = "neap tide at the quay"
+    edited.save()  # its change pending: the index's copy differs, which tells nothing
+    out, error = _status()
+    assert error == ""
+    assert out.count("no database recorded: a sample of its documents are this database's") == 2
+    assert get_backend().search("harbour", limit=100).total_matches == 60
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    assert index.shard_metadata(OWNER_KEY) == ["", ""]  # a search records nothing
+    _applied(on_cluster)  # the next writer claims them
+    ours = str(DatabaseIdentity.objects.get().database_id)
+    assert index.shard_metadata(OWNER_KEY) == [ours, ours]
+    assert get_backend().search("harbour", limit=100).total_matches == 59
+    assert [h.document_id for h in get_backend().search("quay", limit=5).hits] == [edited.pk]
+
+
+@pytest.mark.django_db
+def test_unrecorded_shards_holding_another_databases_documents_are_never_served_nor_written(
+    on_cluster: LocalCluster, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Shards filled by another database before shards recorded theirs; a fresh database's
+    # first upload has just committed documents under the same ids (both count from 1).
+    theirs = [
+        make_document(external_id=f"theirs{n}", text=f"lighthouse keeper's logbook {n}")
+        for n in range(4)
+    ]
+    _applied(on_cluster)
+    _unrecord_owners(on_cluster)
+    ours = _a_fresh_database_on_these_shards(monkeypatch)
+    corpus = make_corpus()
+    mine = [
+        Document.objects.create(
+            pk=doc.pk, corpus=corpus, external_id=f"ours{n}", title="", text=text,
+            content_hash=Document.hash_content("", text),
+        )
+        for n, (doc, text) in enumerate(
+            zip(theirs[:2], ["harbour restoration appeal", "harbour wall repairs"], strict=True)
+        )
+    ]  # fmt: skip
+    masters = [f"127.0.0.1:{s.master_port}" for s in on_cluster.shards]
+    api = client.get("/api/search", {"q": "lighthouse"})
+    assert api.status_code == 503
+    detail = api.json()["detail"]
+    for number, master in enumerate(masters, start=1):
+        assert (
+            f"shard {number} of 2 ({master}) records no database and holds documents that are "
+            "not this database's"
+        ) in detail
+    assert ours in detail and "manage.py reindex" in detail
+    page = client.get("/", {"q": "harbour"})
+    assert page.status_code == 503 and "not this database&#x27;s" in page.content.decode()
+    # Nor does its writer claim them or add to them: the outbox keeps the changes.
+    with pytest.raises(IndexWriteError, match="records no database"):
+        search_index_sync()
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    assert index.shard_metadata(OWNER_KEY) == ["", ""]
+    out, error = _status()
+    refused = f"its documents are NOT this database's (a sample compared with this one, {ours})"
+    assert out.count(refused) == 2
+    assert "another database's documents" in error
+    # Refilled from this database, the shards are its own.
+    call_command("reindex", "--no-progress", stdout=io.StringIO())
+    on_cluster.wait_replicated()
+    found = get_backend().search("harbour", limit=5).hits
+    assert sorted(h.document_id for h in found) == sorted(d.pk for d in mine)
+    assert get_backend().search("logbook", limit=5).total_matches == 0
+    assert index.shard_metadata(OWNER_KEY) == [ours, ours]
+
+
+@pytest.mark.django_db
+def test_one_shard_recording_another_database_is_named_and_the_cluster_refused(
+    on_cluster: LocalCluster, client: Client
+) -> None:
+    # SEARCH_XAPIAN_SHARDS naming one shard of another deployment's cluster beside this one's.
+    made = [make_document(external_id=f"d{n}", text=f"saltmarsh survey {n}") for n in range(4)]
+    _applied(on_cluster)
+    ours = str(DatabaseIdentity.objects.get().database_id)
+    theirs = str(uuid.uuid4())
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    with index.writer(only=1) as writer:
+        writer.record_owner(theirs)
+        writer.commit()
+    on_cluster.wait_replicated()
+    first, second = (f"127.0.0.1:{s.master_port}" for s in on_cluster.shards)
+    api = client.get("/api/search", {"q": "saltmarsh"})
+    assert api.status_code == 503
+    detail = api.json()["detail"]
+    assert f"shard 2 of 2 ({second}) holds the documents of another database ({theirs})" in detail
+    assert first not in detail and ours in detail and "manage.py reindex" in detail
+    with pytest.raises(IndexWriteError, match=f"shard 2 of 2 \\({second}\\)"):
+        search_index_sync()
+    call_command("reindex", "--no-progress", stdout=io.StringIO())
+    on_cluster.wait_replicated()
+    found = get_backend().search("saltmarsh", limit=10).hits
+    assert sorted(h.document_id for h in found) == sorted(d.pk for d in made)
     assert index.shard_metadata(OWNER_KEY) == [ours, ours]
 
 

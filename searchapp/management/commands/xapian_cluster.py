@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import xapian
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from searchapp.search.owner import database_id
+from searchapp.search.owner import database_id, unrecorded_shard_is_ours
 from searchapp.search.text_index import IndexBusy, IndexWriteError
 from searchapp.search.xapian import Cluster, xapian_index
 from searchapp.search.xapian.operations import cluster_status, launch_commands, rebuild_shard
@@ -73,8 +74,23 @@ class Command(BaseCommand):
             if owner and owner != ours:
                 foreign = True
                 whose = f", database {owner}: ANOTHER database's (this one is {ours})"
-            else:
+            elif owner or not master.up or not master.documents:
                 whose = f", database {owner}" if owner else ", no database recorded"
+            else:
+                try:
+                    sampled = unrecorded_shard_is_ours(cluster, shard.number - 1)
+                except xapian.Error as exc:
+                    down = True
+                    whose = f", no database recorded (its documents not sampled: {exc.get_msg()})"
+                else:
+                    foreign = foreign or not sampled
+                    whose = (
+                        ", no database recorded: a sample of its documents are this database's "
+                        "(its next writer records this one)"
+                        if sampled
+                        else ", no database recorded: its documents are NOT this database's "
+                        f"(a sample compared with this one, {ours})"
+                    )
             self.stdout.write(
                 f"shard {shard.number}: master {master.address} "
                 + (
@@ -100,7 +116,7 @@ class Command(BaseCommand):
             raise CommandError("some servers are down (see above)")
         if foreign:
             raise CommandError(
-                "the shards hold another database's documents: this deployment's searches are "
-                "refused until SEARCH_XAPIAN_SHARDS names its own, or manage.py reindex refills "
-                "these"
+                "the shards hold another database's documents (see above): this deployment's "
+                "searches are refused until SEARCH_XAPIAN_SHARDS names its own, or manage.py "
+                "reindex refills these"
             )

@@ -192,15 +192,20 @@ class Cluster:
     def document_count(self) -> int:
         return self.run(lambda database: int(database.get_doccount()))
 
+    def run_on_shards(self, read: Callable[[Sequence[xapian.Database]], T]) -> T:
+        """``read`` on each shard's database apart, in the shards' order, as this thread opened
+        them (a replica, or the master when the shard has none); run again as ``run`` runs."""
+
+        def on_parts(_database: xapian.Database) -> T:
+            opened: _Opened = self._local.opened
+            return read(opened.parts)
+
+        return self.run(on_parts)
+
     def shard_metadata(self, key: str) -> list[str]:
         """Each shard's metadata ``key``, as its replica read holds it (a database of several
         shards answers only the first one's)."""
-
-        def read(_database: xapian.Database) -> list[str]:
-            opened: _Opened = self._local.opened
-            return [part.get_metadata(key).decode() for part in opened.parts]
-
-        return self.run(read)
+        return self.run_on_shards(lambda parts: [p.get_metadata(key).decode() for p in parts])
 
     # --- writing ----------------------------------------------------------------------------
 

@@ -47,6 +47,7 @@ __all__ = [
     "MAX_PREFIX_TERMS",
     "UNSPACED_BY_SCRIPT",
     "Compiled",
+    "combined_id",
     "corpus_term",
     "document_for",
     "id_term",
@@ -88,6 +89,12 @@ def shard_of(doc_id: int, shards: int) -> int:
 
 def local_id(doc_id: int, shards: int) -> int:
     return (doc_id - 1) // shards + 1
+
+
+def combined_id(local: int, shard: int, shards: int) -> int:
+    """The id of shard ``shard``'s document ``local`` (local_id's inverse): Xapian's id for it
+    in the shards opened together, and the document's own id."""
+    return (local - 1) * shards + shard + 1
 
 
 def _post(document: xapian.Document, field_name: str, tokens: list[str], start: int) -> int:
