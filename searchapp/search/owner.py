@@ -36,8 +36,8 @@ from searchapp.search.analysis import DEFAULT_FIELDS, FieldPair, analyze, field_
 from searchapp.search.text_index import CORPUS, ID, SCHEMA, IndexWriteError, TextIndex, Writer
 from searchapp.search.types import SearchUnavailable
 from searchapp.search.xapian import Cluster, LocalXapianIndex
-from searchapp.search.xapian.cluster import Address, label
-from searchapp.search.xapian.store import OWNER_KEY, XapianWriter, writing
+from searchapp.search.xapian.cluster import Address, label, place
+from searchapp.search.xapian.store import OWNER_KEY, PLACE_KEY, XapianWriter, writing
 from searchapp.search.xapian.terms import (
     combined_id,
     corpus_term,
@@ -289,20 +289,35 @@ def _shard_name(index: Cluster, shard: int) -> str:
 
 
 def _refusals(
-    index: Cluster, owners: Sequence[str], parts: Sequence[xapian.Database], ours: str
+    index: Cluster,
+    owners: Sequence[str],
+    places: Sequence[str],
+    parts: Sequence[xapian.Database],
+    ours: str,
 ) -> tuple[str, ...]:
     """Why each shard that must not serve this database must not, given each shard's recorded
-    owner and database (masters or replicas; none when every shard may): one recording
-    another database's id; one recording none that holds documents that are not this
-    database's (a sample of them, as a local index's, ``_ours_or_empty``)."""
+    owner and place among the shards (store.PLACE_KEY) and its database (masters or replicas;
+    none when every shard may): one recording another database's id; one recording this
+    database at another place (the shards listed in another order or number than they were
+    filled: its documents would be read under other documents' ids); one recording none (or
+    this database but no place, as shards filled before places were recorded) that holds
+    documents that are not this database's at this place (a sample of them, as a local
+    index's, ``_ours_or_empty``)."""
     refusals: list[str] = []
-    for shard, (recorded, part) in enumerate(zip(owners, parts, strict=True)):
-        if recorded == ours or (index.shards[shard].master, ours) in _adopted:
-            continue
-        if recorded:
+    shards = len(index.shards)
+    for shard, (recorded, where, part) in enumerate(zip(owners, places, parts, strict=True)):
+        if recorded and recorded != ours:
             why = f"holds the documents of another database ({recorded})"
+        elif recorded and where and where != place(shard, shards):
+            filled = where.replace("/", " of ")
+            why = (
+                f"was filled as shard {filled}: SEARCH_XAPIAN_SHARDS must list the shards in "
+                "the order, and the number, they were filled in"
+            )
+        elif (recorded and where) or (index.shards[shard].master, ours) in _adopted:
+            continue
         else:
-            holdings = _XapianHoldings(part, shard, len(parts))
+            holdings = _XapianHoldings(part, shard, shards)
             if _ours_or_empty(holdings):
                 if holdings.count():
                     _adopted.add((index.shards[shard].master, ours))
@@ -310,6 +325,10 @@ def _refusals(
             why = (
                 "records no database and holds documents that are not this database's (a "
                 "sample of them compared by id, corpus and first words)"
+                if not recorded
+                else "holds this database's documents under other ids than its place gives "
+                "them (a sample of them compared by id, corpus and first words): the shards "
+                "are listed in another order or number than they were filled in"
             )
         refusals.append(f"{_shard_name(index, shard)} {why}")
     return tuple(refusals)
@@ -333,7 +352,8 @@ def cluster_checked(index: Cluster) -> Cluster:
 
     def check(parts: Sequence[xapian.Database]) -> tuple[str, ...]:
         owners = [part.get_metadata(OWNER_KEY).decode() for part in parts]
-        return _refusals(index, owners, parts, ours)
+        places = [part.get_metadata(PLACE_KEY).decode() for part in parts]
+        return _refusals(index, owners, places, parts, ours)
 
     refusals = within_view(
         f"xapian-owners:{index.follower_name}:{ours}", lambda: index.run_on_shards(check)
@@ -354,12 +374,12 @@ def claim_masters(
     if not isinstance(index, Cluster) or not isinstance(writer, XapianWriter):
         return
     ours = database_id()
-    owners = writer.owners()
+    owners, places = writer.owners(), writer.recorded_places()
     with writing(writer.where):
-        refusals = _refusals(index, owners, writer.databases, ours)
+        refusals = _refusals(index, owners, places, writer.databases, ours)
     if refusals:
         raise IndexWriteError(_refusal(refusals, ours))
-    if any(owner != ours for owner in owners):
+    if any(owner != ours for owner in owners) or places != writer.places:
         writer.record_owner(ours)
 
 

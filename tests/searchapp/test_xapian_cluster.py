@@ -41,7 +41,7 @@ from searchapp.search.text_index import IndexedDocument, IndexWriteError
 from searchapp.search.xapian import xapian_index
 from searchapp.search.xapian.cluster import Cluster, Shard, forget_down_servers
 from searchapp.search.xapian.ranked import enquire
-from searchapp.search.xapian.store import OWNER_KEY
+from searchapp.search.xapian.store import OWNER_KEY, PLACE_KEY
 from searchapp.search.xapian.terms import Compiled
 from searchapp.selectors.search import search_grouped
 
@@ -653,6 +653,48 @@ def test_one_shard_recording_another_database_is_named_and_the_cluster_refused(
     found = get_backend().search("saltmarsh", limit=10).hits
     assert sorted(h.document_id for h in found) == sorted(d.pk for d in made)
     assert index.shard_metadata(OWNER_KEY) == [ours, ours]
+
+
+@pytest.mark.django_db
+def test_shards_listed_in_another_order_than_they_were_filled_are_refused_naming_each(
+    on_cluster: LocalCluster, client: Client, settings: pytest.FixtureRequest
+) -> None:
+    # A shard's documents are read under ids that follow from its place among the shards: the
+    # same shards listed the other way round would serve every document under another's id.
+    made = [
+        make_document(external_id=f"d{n}", text=f"estuary ferry timetable {n}") for n in range(6)
+    ]
+    _applied(on_cluster)
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    assert index.shard_metadata(PLACE_KEY) == ["1/2", "2/2"]
+    first, second = (f"127.0.0.1:{s.master_port}" for s in on_cluster.shards)
+    settings.SEARCH_XAPIAN_SHARDS = list(reversed(on_cluster.setting()))  # type: ignore[attr-defined]
+    api = client.get("/api/search", {"q": "estuary"})
+    assert api.status_code == 503
+    detail = api.json()["detail"]
+    assert f"shard 1 of 2 ({second}) was filled as shard 2 of 2" in detail
+    assert f"shard 2 of 2 ({first}) was filled as shard 1 of 2" in detail
+    assert client.get("/", {"q": "estuary"}).status_code == 503
+    with pytest.raises(IndexWriteError, match="was filled as shard"):
+        search_index_sync()
+    # Shards filled before places were recorded: the sample tells the order.
+    settings.SEARCH_XAPIAN_SHARDS = on_cluster.setting()  # type: ignore[attr-defined]
+    with index.writer() as writer:
+        for database in writer.databases:
+            database.set_metadata(PLACE_KEY, "")
+        writer.commit()
+    on_cluster.wait_replicated()
+    settings.SEARCH_XAPIAN_SHARDS = list(reversed(on_cluster.setting()))  # type: ignore[attr-defined]
+    detail = client.get("/api/search", {"q": "estuary"}).json()["detail"]
+    assert "holds this database's documents under other ids than its place gives them" in detail
+    # Listed as they were filled, they serve, and the next writer records their places again.
+    settings.SEARCH_XAPIAN_SHARDS = on_cluster.setting()  # type: ignore[attr-defined]
+    found = get_backend().search("estuary", limit=10).hits
+    assert sorted(h.document_id for h in found) == sorted(d.pk for d in made)
+    make_document(external_id="d6", text="estuary ferry timetable 6")
+    _applied(on_cluster)
+    assert index.shard_metadata(PLACE_KEY) == ["1/2", "2/2"]
 
 
 def _free_base_port() -> int:

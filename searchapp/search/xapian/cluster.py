@@ -31,7 +31,7 @@ from searchapp.search.text_index import IndexBusy, IndexWriteError
 from searchapp.search.types import SearchUnavailable
 from searchapp.search.xapian.store import XapianWriter
 
-__all__ = ["Address", "Cluster", "Shard", "label"]
+__all__ = ["Address", "Cluster", "Shard", "label", "place"]
 
 Address = tuple[str, int]
 T = TypeVar("T")
@@ -56,6 +56,12 @@ class Shard:
     def readers(self) -> tuple[Address, ...]:
         """The servers searches read: the replicas, or the master when there are none."""
         return self.replicas or (self.master,)
+
+
+def place(shard: int, shards: int) -> str:
+    """Shard ``shard``'s (0-based) place among ``shards`` as its metadata records it
+    (store.PLACE_KEY): "1/2" for the first of two."""
+    return f"{shard + 1}/{shards}"
 
 
 def _is_down(address: Address) -> bool:
@@ -241,8 +247,8 @@ class Cluster:
         while True:
             masters: list[xapian.WritableDatabase] = []
             try:
-                for index in range(len(self.shards)) if only is None else (only,):
-                    masters.append(self._open_master(index))
+                for shard in range(len(self.shards)) if only is None else (only,):
+                    masters.append(self._open_master(shard))
                 break
             except BaseException as exc:
                 for master in masters:
@@ -251,8 +257,12 @@ class Cluster:
                 if not isinstance(exc, IndexBusy) or time.monotonic() >= give_up:
                     raise
                 time.sleep(0.1)
+        shards = range(len(self.shards)) if only is None else (only,)
         writer = XapianWriter(
-            masters, where="the search cluster's masters", name=self.follower_name
+            masters,
+            where="the search cluster's masters",
+            name=self.follower_name,
+            places=[place(shard, len(self.shards)) for shard in shards],
         )
         try:
             yield writer

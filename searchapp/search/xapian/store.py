@@ -29,6 +29,7 @@ __all__ = [
     "COMMITTED_KEY",
     "OUTBOX_KEY",
     "OWNER_KEY",
+    "PLACE_KEY",
     "LocalXapianIndex",
     "XapianWriter",
     "open_local",
@@ -46,6 +47,11 @@ COMMITTED_KEY = "committed-at"
 # The metadata key under which a cluster's shard records the id of the database whose documents
 # it holds (DatabaseIdentity): a deployment of another database refuses to read or write it.
 OWNER_KEY = "database-id"
+# The metadata key under which a cluster's shard records its place among the shards ("2/3": the
+# second of three), with its owner: a shard's documents are known by ids that follow from that
+# place (terms.local_id), so the same shards listed in another order, or a shard added, would
+# serve one document under another's id.
+PLACE_KEY = "shard-place"
 
 T = TypeVar("T")
 
@@ -76,9 +82,16 @@ class XapianWriter:
     documents whose ids are k + 1 modulo their number."""
 
     def __init__(
-        self, databases: list[xapian.WritableDatabase], *, where: str, name: str = ""
+        self,
+        databases: list[xapian.WritableDatabase],
+        *,
+        where: str,
+        name: str = "",
+        places: list[str] | None = None,
     ) -> None:
         self.databases = databases
+        # Each database's place among a cluster's shards (PLACE_KEY; None: one local database).
+        self.places = places
         self.where = where
         self.name = name  # the index's name among the outbox's followers (outbox.record_cursor)
         self.uncommitted = 0
@@ -155,11 +168,19 @@ class XapianWriter:
         with writing(self.where):
             return [database.get_metadata(OWNER_KEY).decode() for database in self.databases]
 
-    def record_owner(self, database_id: str) -> None:
-        """Record, with the next commit, that these databases hold ``database_id``'s documents."""
+    def recorded_places(self) -> list[str]:
+        """Each database's recorded place among the shards (PLACE_KEY; empty when none is)."""
         with writing(self.where):
-            for database in self.databases:
+            return [database.get_metadata(PLACE_KEY).decode() for database in self.databases]
+
+    def record_owner(self, database_id: str) -> None:
+        """Record, with the next commit, that these databases hold ``database_id``'s documents
+        (and, on a cluster's shards, each one's place among them)."""
+        with writing(self.where):
+            for n, database in enumerate(self.databases):
                 database.set_metadata(OWNER_KEY, database_id)
+                if self.places is not None:
+                    database.set_metadata(PLACE_KEY, self.places[n] if database_id else "")
 
     def commit(self) -> None:
         stamp = str(time.time_ns())
