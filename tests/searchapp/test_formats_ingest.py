@@ -311,3 +311,8 @@ def test_a_crawl_with_bytes_of_no_record_after_its_pages_says_where_it_breaks(tm
     assert "1 created" in out and "2 skipped" in out
     assert f"{tmp_path / 'crawl.warc'}: not a readable WARC file: the bytes after record 2 are no WARC record (damaged, or cut short)" in out
     assert "1 record(s) that are not HTML pages (requests" in out
+
+
+def test_one_pdf_read_is_said_as_one_record(tmp_path: Path) -> None:
+    out = run(str(make_pdf(tmp_path / "memo.pdf", [MEMO])), "--corpus", "office")
+    assert "corpus 'office': 1 created, 0 updated, 0 unchanged, 0 skipped, 0 kept with a warning; 1 record read\n" in out
