@@ -144,3 +144,49 @@ def test_the_staff_overview_keeps_a_corpus_name_whole_on_a_phone(
     assert lines == 1, "the corpus name is broken over lines"
     width, screen = _page_width(page)
     assert width <= screen
+
+
+def test_an_imports_problems_with_long_paths_fit_the_phone(new_page, live_server, oil) -> None:  # type: ignore[no-untyped-def]
+    from searchapp.models import Job
+
+    # A bad file deep in a zip's folders: its place is one long run without a space.
+    place = (
+        "reports.zip!quarterly_reports_of_the_finance_department_2024/"
+        "Quarterly_report_Q3_final_version_reviewed_by_legal_and_finance.pdf"
+    )
+    reason = "not a PDF: its content is of another kind"
+    failed = Job.objects.create(
+        kind=Job.Kind.IMPORT,
+        state=Job.State.FAILED,
+        message="Nothing was imported: reports.zip has 1 bad record.",
+        errors=[{"source": place, "line": None, "reason": reason}],
+        params={"name": "reports.zip", "corpus": "reports"},
+    )
+    done = Job.objects.create(
+        kind=Job.Kind.IMPORT,
+        state=Job.State.DONE,
+        message="Imported reports.zip into reports: 1 new, 1 skipped; 2 records read.",
+        report={
+            "created": 1,
+            "updated": 0,
+            "unchanged": 0,
+            "skipped": [{"source": place, "line": None, "reason": f"{reason}; skipped"}],
+            "skipped_count": 1,
+            "warnings": [],
+            "warnings_count": 0,
+        },
+        params={"name": "reports.zip", "corpus": "reports"},
+    )
+    page = new_page(**PHONE)
+    page.goto(f"{live_server.url}/staff/")
+    page.get_by_label("Username").fill("editor")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").tap()
+    page.wait_for_url(re.compile(r"/staff/$"))
+    page.wait_for_load_state("networkidle")  # the overview's job list settles first
+    for job in (failed, done):
+        page.goto(f"{live_server.url}/staff/jobs/{job.pk}/")
+        table = page.locator("table.staff-table:is(.errors, .skipped)")
+        assert place in table.inner_text()
+        width, screen = _page_width(page)
+        assert width <= screen, f"job {job.state}: {width} px wide on a {screen} px screen"
