@@ -12,7 +12,7 @@ is set here, on the SearchPage, so two lines of one page cannot disagree.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
@@ -24,14 +24,13 @@ from searchapp.languages import LANGUAGE_NAMES
 from searchapp.models import Corpus
 from searchapp.search import SORT_ORDERS, SortOrder
 from searchapp.selectors.documents import exact_spec
-from searchapp.selectors.folding.exact import exact_similarities, page_groups
+from searchapp.selectors.folding.exact import group_places, page_groups
 from searchapp.selectors.folding.hits import FoldedSearch, open_folded
 from searchapp.selectors.folding.pools import FoldedGroup
 from searchapp.selectors.folding.stream import StreamGroup
 from searchapp.selectors.partial_copies import partial_marks_among
 from searchapp.selectors.search_results import (
     Comparison,
-    GroupPlace,
     Hit,
     SearchPage,
     TopicEntry,
@@ -439,34 +438,6 @@ def search_grouped(
     return _page(folded, request, paging, page=page, per_page=per_page)
 
 
-def _places(
-    groups: Sequence[StreamGroup],
-    group_of: dict[int, int],
-    hits: dict[int, Hit],
-    spec: Callable[[], ShingleSpec],
-) -> dict[int, GroupPlace]:
-    """The place in the grouped list of every result loaded (``hits``): its group's number
-    and representative, and its similarity to that one: for a similar result the exact figure
-    the results page and "why?" give (the fold's estimate read 96% where they said 94%), the
-    estimate only where the texts are too long to compare on a page (``page_groups``)."""
-    found: dict[int, tuple[int, Hit, float | None, str]] = {}
-    for doc_id in hits:
-        index = group_of.get(doc_id)
-        if index is None or (rep := hits.get(groups[index].representative)) is None:
-            continue
-        # None and "" for the representative itself.
-        estimate, how = next(
-            ((s, h) for m, s, h in groups[index].members if m == doc_id), (None, "")
-        )
-        found[doc_id] = (index, rep, estimate, how)
-    similar = [(rep.id, doc_id) for doc_id, (_i, rep, _e, how) in found.items() if how == "similar"]
-    exact = exact_similarities(similar, spec()) if similar else {}
-    return {
-        doc_id: GroupPlace(index + 1, rep, exact.get((rep.id, doc_id), estimate))
-        for doc_id, (index, rep, estimate, _how) in found.items()
-    }
-
-
 def compare_search(
     *,
     query: str,
@@ -551,5 +522,5 @@ def compare_search(
         distinct_topics_top10_ungrouped=len(
             {topic_of[group_of[i]] for i in top10 if group_of[i] in topic_of}
         ),
-        places=_places(stream.groups, group_of, hits, lambda: _exact_spec(folded, group)),
+        places=group_places(stream.groups, group_of, hits, lambda: _exact_spec(folded, group)),
     )
