@@ -70,6 +70,10 @@ _SPACING_ACCENTS = {
     "\u00af": "\u0304",  # macron
 }
 _ACCENT_BEFORE_LETTER = re.compile("([" + "".join(_SPACING_ACCENTS) + "])([^\\W\\d_])")
+# A table of contents' dot leaders ("2 ASN.1 structure handling . . . . . . . 2"): as text they
+# are only noise, and a search's snippet from a contents page was mostly dots. Four dots or more
+# (an ellipsis is three) become one "…".
+_LEADER = re.compile(r" ?(?:\. ?){4,}")
 # C0 controls but tab, line feed and form feed (the page break): a math font's glyph without a
 # Unicode mapping comes out as its code, "\x01" or "\x10", which a page shows as nothing or a
 # box and a search never matches.
@@ -117,10 +121,12 @@ def _accented(found: re.Match[str]) -> str:
 
 def _tidy(text: str) -> str:
     """A page's text as PDFium gives it, made the text a reader sees: line ends as "\n", words
-    PDFium de-hyphenated made whole, accents set apart by TeX joined to their letters, and
-    control characters (glyphs of math fonts that map to no character) left out."""
+    PDFium de-hyphenated made whole, accents set apart by TeX joined to their letters, dot
+    leaders as "…", and control characters (glyphs of math fonts that map to no character)
+    left out."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace(_SOFT_HYPHEN, "")
     text = _ACCENT_BEFORE_LETTER.sub(_accented, text)
+    text = _LEADER.sub(" … ", text)
     return _CONTROL.sub("", text)
 
 

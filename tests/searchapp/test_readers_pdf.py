@@ -190,3 +190,20 @@ def test_the_author_of_debians_nettle_manual_is_found_by_his_name(
         body = client.get("/api/search", {"q": word}).json()
         assert [g["representative"]["external_id"] for g in body["groups"]] == ["nettle.pdf"]
         assert "Möller" in body["groups"][0]["representative"]["snippet"]
+
+
+def test_a_table_of_contents_reads_without_its_dot_leaders(tmp_path: Path) -> None:
+    contents = (
+        "Table of Contents\n"
+        "1 Introduction . . . . . . . . . . . . . . . . . . 1\n"
+        "2.1 ASN.1 syntax. . . . . . . . . . . . . . . . . 2\n"
+        "Wait... and see, as the manual says."
+    )
+    record = _one(list(read_path(make_pdf(tmp_path / "manual.pdf", [contents]))))
+    assert isinstance(record, Record)
+    assert record.text.splitlines() == [
+        "Table of Contents",
+        "1 Introduction … 1",
+        "2.1 ASN.1 syntax … 2",
+        "Wait... and see, as the manual says.",  # an ellipsis of three dots is kept
+    ]
