@@ -89,3 +89,10 @@ class Transport(filesystem.Transport):
     """kombu's filesystem transport with the whole-message channel above."""
 
     Channel = Channel
+
+    @property
+    def default_connection_params(self) -> dict[str, Any]:
+        # A folder has no host. kombu's default (hostname "localhost") made every process that
+        # publishes a task, manage.py ingest among them, log "No hostname was supplied.
+        # Reverting to default 'localhost'" in the middle of its progress bar.
+        return {}

@@ -47,6 +47,7 @@ import quopri
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
+from datetime import datetime
 from email.message import EmailMessage, Message
 from typing import BinaryIO
 
@@ -230,7 +231,7 @@ def message_records(
         new, details["quoted"] = quoted, ""  # a message that only quotes: keep what it has
     if not new and any(isinstance(child, _Child) for child in children):
         new = subject or "(attachments only)"
-    yield make_record(
+    record = make_record(
         raw_id=doc_id,
         title=subject or "(no subject)",
         text=new,
@@ -241,6 +242,8 @@ def message_records(
         origin=(file_name, "email", position, ""),
         details=details,
     )
+    yield record
+    sent = record.date if isinstance(record, Record) else None
     attachments = messages = 0
     for child in children:
         if isinstance(child, RecordError):
@@ -253,7 +256,7 @@ def message_records(
         else:
             attachments += 1
             yield from _attachment_records(
-                child, doc_id, attachments, source, position, file_name, limit
+                child, doc_id, attachments, source, position, file_name, limit, sent
             )
 
 
@@ -337,6 +340,7 @@ def _attachment_records(
     position: str,
     file_name: str,
     limit: int,
+    sent: datetime | None = None,
 ) -> Iterator[Record | RecordError]:
     part = child.part
     name = safe_header(part.get_filename() or "")
@@ -391,6 +395,9 @@ def _attachment_records(
     for item in reader(io.BytesIO(data), child_id, where, limit):
         if isinstance(item, Record):
             item = _as_child(item, parent, name=name or item.source_name, position=child_position)
+            # A file has no date of its own: it is dated by the message that sent it (a PDF or
+            # a note attached was "Undated" beside its dated message).
+            item = replace(item, date=item.date or sent)
         yield item
 
 

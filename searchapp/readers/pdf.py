@@ -25,6 +25,7 @@ import io
 import mmap
 import posixpath
 import re
+import unicodedata
 import zlib
 from collections.abc import Iterator
 from typing import BinaryIO
@@ -51,6 +52,32 @@ PAGE_BREAK = "\f"
 # PDFium marks a hyphen it removed at a line end with U+FFFE ("man\ufffeagement"): the word is
 # whole again once the mark goes. U+FFFE is a non-character and never meant as text.
 _SOFT_HYPHEN = "\ufffe"
+# A PDF made by TeX with its original fonts (Debian's nettle manual, say) draws "ö" as the
+# accent "¨" over an "o", and PDFium gives the two apart: "M\u00a8oller", a word no search for
+# "Möller" (or "Moller") finds. Each spacing accent is joined to the letter after it when
+# Unicode has the two as one character. The ASCII grave accent, circumflex and tilde (`, ^, ~)
+# are left out: they are code's and formulas' own characters.
+_SPACING_ACCENTS = {
+    "\u00a8": "\u0308",  # diaeresis
+    "\u00b4": "\u0301",  # acute
+    "\u02dd": "\u030b",  # double acute
+    "\u02c6": "\u0302",  # circumflex (the modifier letter, not "^")
+    "\u02dc": "\u0303",  # tilde (the small tilde, not "~")
+    "\u02c7": "\u030c",  # caron
+    "\u02d8": "\u0306",  # breve
+    "\u02da": "\u030a",  # ring
+    "\u02d9": "\u0307",  # dot above
+    "\u00af": "\u0304",  # macron
+}
+_ACCENT_BEFORE_LETTER = re.compile("([" + "".join(_SPACING_ACCENTS) + "])([^\\W\\d_])")
+# A table of contents' dot leaders ("2 ASN.1 structure handling . . . . . . . 2"): as text they
+# are only noise, and a search's snippet from a contents page was mostly dots. Four dots or more
+# (an ellipsis is three) become one "…".
+_LEADER = re.compile(r" ?(?:\. ?){4,}")
+# C0 controls but tab, line feed and form feed (the page break): a math font's glyph without a
+# Unicode mapping comes out as its code, "\x01" or "\x10", which a page shows as nothing or a
+# box and a search never matches.
+_CONTROL = re.compile("[\x00-\x08\x0b\x0d-\x1f\x7f]")
 # PDFium's error codes for a wrong or missing password (FPDF_ERR_PASSWORD) and an unsupported
 # security handler (FPDF_ERR_SECURITY).
 _ERR_PASSWORD = 4
@@ -79,9 +106,28 @@ def _page_text(pdf: object, index: int) -> tuple[str, int]:
                 for obj in page.get_objects(max_depth=2)
                 if obj.type == pdfium_c.FPDF_PAGEOBJ_IMAGE
             )
-        return text.replace("\r\n", "\n").replace("\r", "\n").replace(_SOFT_HYPHEN, ""), images
+        return _tidy(text), images
     finally:
         page.close()
+
+
+def _accented(found: re.Match[str]) -> str:
+    accent, letter = found.group(1), found.group(2)
+    # TeX's dotless i and j carry the accent over "i" and "j": "na\u00a8\u0131ve" is "naïve".
+    base = {"\u0131": "i", "\u0237": "j"}.get(letter, letter)
+    composed = unicodedata.normalize("NFC", base + _SPACING_ACCENTS[accent])
+    return composed if len(composed) == 1 else found.group(0)
+
+
+def _tidy(text: str) -> str:
+    """A page's text as PDFium gives it, made the text a reader sees: line ends as "\n", words
+    PDFium de-hyphenated made whole, accents set apart by TeX joined to their letters, dot
+    leaders as "…", and control characters (glyphs of math fonts that map to no character)
+    left out."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace(_SOFT_HYPHEN, "")
+    text = _ACCENT_BEFORE_LETTER.sub(_accented, text)
+    text = _LEADER.sub(" … ", text)
+    return _CONTROL.sub("", text)
 
 
 class _TooLong(Exception):

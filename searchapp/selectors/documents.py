@@ -29,6 +29,7 @@ from searchapp.models import (
     SignatureSet,
 )
 from searchapp.selectors.partial_copies import PartialRelation, document_partial_copies
+from searchapp.selectors.query_highlight import with_page_breaks
 from searchapp.selectors.signatures import (
     StoredSignature,
     active_signature_set,
@@ -282,7 +283,8 @@ def explain_pair(
     html_a = html_b = mark_safe("")  # nothing to escape: empty
     if passages:
         spans_a, spans_b = shared_passages(text_a, text_b, spec)
-        html_a, html_b = highlight_spans(text_a, spans_a), highlight_spans(text_b, spans_b)
+        html_a = with_page_breaks(highlight_spans(text_a, spans_a))
+        html_b = with_page_breaks(highlight_spans(text_b, spans_b))
     return PairExplanation(
         doc_a=doc_a,
         doc_b=doc_b,

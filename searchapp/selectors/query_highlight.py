@@ -19,10 +19,18 @@ from dataclasses import dataclass
 from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
+from searchapp.readers.pdf import PAGE_BREAK
 from searchapp.search.query import Phrase, Prefix, Term, parse_query
 from searchapp.search.text_index import analyze, fold
 
-__all__ = ["MAX_MARKED_CHARS", "MarkedText", "QueryWords", "mark_query", "query_words"]
+__all__ = [
+    "MAX_MARKED_CHARS",
+    "MarkedText",
+    "QueryWords",
+    "mark_query",
+    "query_words",
+    "with_page_breaks",
+]
 
 # About 60 pages of text: scanning it takes a few tens of milliseconds.
 MAX_MARKED_CHARS = 200_000
@@ -99,11 +107,22 @@ def _marked(text: str, matches: Callable[[str], bool]) -> tuple[str, int]:
 
 
 def _paragraphs(html_text: str) -> str:
-    # Django's linebreaks, on text already escaped and marked (a mark never spans a newline).
-    return "\n\n".join(
-        "<p>{}</p>".format(paragraph.replace("\n", "<br>"))
-        for paragraph in _PARAGRAPH_BREAK.split(html_text)
+    # Django's linebreaks, on text already escaped and marked (a mark never spans a newline),
+    # with a rule between a PDF's pages (or a presentation's slides): the readers separate them
+    # with a form feed, which a browser draws as a box in the middle of a line.
+    return '\n<hr class="page-break">\n'.join(
+        "\n\n".join(
+            "<p>{}</p>".format(paragraph.replace("\n", "<br>"))
+            for paragraph in _PARAGRAPH_BREAK.split(page)
+        )
+        for page in html_text.split(PAGE_BREAK)
     )
+
+
+def with_page_breaks(html_text: str) -> SafeString:
+    """Escaped, marked text shown as it is written (white-space: pre-wrap) with each form feed
+    drawn as a rule between pages, not as a box; ``html_text`` must be safe already."""
+    return mark_safe(html_text.replace(PAGE_BREAK, '<span class="page-break"></span>'))
 
 
 def mark_query(text: str, query: str) -> MarkedText:

@@ -18,19 +18,19 @@ from typing import NamedTuple
 
 from django.conf import settings
 
+from dedup import ShingleSpec
 from searchapp import grouping_params as gp
 from searchapp.languages import LANGUAGE_NAMES
 from searchapp.models import Corpus
 from searchapp.search import SORT_ORDERS, SortOrder
 from searchapp.selectors.documents import exact_spec
-from searchapp.selectors.folding.exact import page_groups
+from searchapp.selectors.folding.exact import group_places, page_groups
 from searchapp.selectors.folding.hits import FoldedSearch, open_folded
 from searchapp.selectors.folding.pools import FoldedGroup
 from searchapp.selectors.folding.stream import StreamGroup
 from searchapp.selectors.partial_copies import partial_marks_among
 from searchapp.selectors.search_results import (
     Comparison,
-    GroupPlace,
     Hit,
     SearchPage,
     TopicEntry,
@@ -176,11 +176,7 @@ def _page(
             hits,
             # The shingles of "why?"'s exact figure: the MinHash set's (documents.exact_spec),
             # the one this search folds by when it folds by MinHash (no second read).
-            spec=lambda: (
-                signature_set_spec(folded.stream.signature_set)
-                if group == "minhash" and folded.stream.signature_set is not None
-                else exact_spec()
-            ),
+            spec=lambda: _exact_spec(folded, group),
             method=group,
             threshold=folded.threshold if group == "minhash" else None,
         ),
@@ -200,6 +196,14 @@ def _page(
         topic_groups=topic_entry.n_groups if topic_entry is not None else None,
         past_last_page=page > 1 and not paging.shown,
     )
+
+
+def _exact_spec(folded: FoldedSearch, group: str) -> ShingleSpec:
+    """The shingles of "why?"'s exact figure: the MinHash set's (documents.exact_spec), the one
+    this search folds by when it folds by MinHash (no second read)."""
+    if group == "minhash" and folded.stream.signature_set is not None:
+        return signature_set_spec(folded.stream.signature_set)
+    return exact_spec()
 
 
 def _whole_list_page(folded: FoldedSearch, *, page: int, per_page: int) -> _Paging:
@@ -434,21 +438,6 @@ def search_grouped(
     return _page(folded, request, paging, page=page, per_page=per_page)
 
 
-def _places(
-    groups: Sequence[StreamGroup], group_of: dict[int, int], hits: dict[int, Hit]
-) -> dict[int, GroupPlace]:
-    """The place in the grouped list of every result loaded (``hits``): its group's number
-    and representative, and its similarity to that one."""
-    places: dict[int, GroupPlace] = {}
-    for doc_id in hits:
-        index = group_of.get(doc_id)
-        if index is None or (rep := hits.get(groups[index].representative)) is None:
-            continue
-        similarity = {m: s for m, s, _how in groups[index].members}.get(doc_id)
-        places[doc_id] = GroupPlace(index + 1, rep, similarity)
-    return places
-
-
 def compare_search(
     *,
     query: str,
@@ -533,5 +522,5 @@ def compare_search(
         distinct_topics_top10_ungrouped=len(
             {topic_of[group_of[i]] for i in top10 if group_of[i] in topic_of}
         ),
-        places=_places(stream.groups, group_of, hits),
+        places=group_places(stream.groups, group_of, hits, lambda: _exact_spec(folded, group)),
     )

@@ -27,6 +27,7 @@ from dedup.partial import PartialMatch, compare
 from searchapp import grouping_params as gp
 from searchapp.selectors.dedup_settings import default_containment
 from searchapp.selectors.documents import PairExplanation, compared_text, explain_pair
+from searchapp.selectors.query_highlight import with_page_breaks
 
 __all__ = [
     "DEFAULT_VIEW",
@@ -323,7 +324,9 @@ def why_pair(
         lead=lead,
         unit=unit,
         diff=diff,
-        difference=difference_html(text_a, text_b, pieces, prefix=prefix, unit=unit),
+        difference=with_page_breaks(
+            difference_html(text_a, text_b, pieces, prefix=prefix, unit=unit)
+        ),
         contained=contained,
     )
 

@@ -311,3 +311,24 @@ def test_a_crawl_with_bytes_of_no_record_after_its_pages_says_where_it_breaks(tm
     assert "1 created" in out and "2 skipped" in out
     assert f"{tmp_path / 'crawl.warc'}: not a readable WARC file: the bytes after record 2 are no WARC record (damaged, or cut short)" in out
     assert "1 record(s) that are not HTML pages (requests" in out
+
+
+def test_one_pdf_read_is_said_as_one_record(tmp_path: Path) -> None:
+    out = run(str(make_pdf(tmp_path / "memo.pdf", [MEMO])), "--corpus", "office")
+    assert "corpus 'office': 1 created, 0 updated, 0 unchanged, 0 skipped, 0 kept with a warning; 1 record read\n" in out
+
+
+def test_a_pdfs_pages_are_shown_apart_never_as_a_form_feed(tmp_path: Path, admin_client: Client) -> None:
+    # The reader separates pages with a form feed, which a browser draws as a box mid-line.
+    pages = [MEMO, "Annex: the claim form is signed by the head of the department."]
+    make_pdf(tmp_path / "memo.pdf", pages)
+    make_pdf(tmp_path / "memo-copy.pdf", [*pages[:1], pages[1] + " Approved."])
+    run(str(tmp_path), "--corpus", "office")
+    memo, copy = (Document.objects.get(external_id=name) for name in ("memo.pdf", "memo-copy.pdf"))
+    assert "\f" in memo.text
+    page = admin_client.get(f"/documents/{memo.pk}/", {"q": "annex"}).content.decode()
+    assert "\f" not in page
+    assert '</p>\n<hr class="page-break">\n<p><mark id="match-1">Annex</mark>: the claim form' in page
+    for view in ("full", "shared"):
+        page = admin_client.get(f"/documents/{memo.pk}/why/{copy.pk}/", {"view": view}).content.decode()
+        assert "\f" not in page and '<span class="page-break"></span>' in page, view

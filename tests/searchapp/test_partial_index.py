@@ -245,3 +245,14 @@ def test_an_ingest_finds_its_partial_copies_once_signed(
     assert not PendingSignature.objects.exists()  # signed (tasks inline)
     assert len(_pairs()) == 1
     assert Job.objects.get(kind=Job.Kind.PARTIAL).state == Job.State.DONE
+
+
+def test_a_job_that_looked_at_one_document_says_so_in_the_singular() -> None:
+    source = make_document(external_id="source", text=_text(1, 150))
+    make_document(external_id="copy", text=_text(2, 200) + " " + source.text)
+    partial_copies_schedule(countdown=0)
+    make_document(external_id="second copy", text=_text(3, 200) + " " + source.text)
+    partial_copies_schedule(countdown=0)
+    job = Job.objects.filter(kind=Job.Kind.PARTIAL).latest("pk")
+    assert job.message.startswith("1 document looked at, ")
+    assert "1 documents" not in job.message and " found for it; " in job.message

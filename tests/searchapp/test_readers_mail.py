@@ -293,3 +293,24 @@ def test_messages_nested_in_messages_keep_to_the_depth_limit(tmp_path: Path) -> 
         f"{eleventh}: MIME parts nested deeper than 20 levels not read",
         f"empty 'text' for id 'chain.eml{'/attachment-1' * 10}'",
     ]
+
+
+def test_an_attached_file_is_dated_by_the_message_that_sent_it(tmp_path: Path) -> None:
+    pdf = make_pdf(tmp_path / "claim.pdf", [MEMO]).read_bytes()
+    message = mail(
+        "Claim form",
+        "The form is attached.",
+        message_id="claim@example.org",
+        date="Tue, 04 Mar 2025 10:30:00 +0100",
+        attachments=(("claim.pdf", pdf, "application/pdf"), ("notes.txt", b"Bring receipts.", "text/plain")),
+    )
+    path = tmp_path / "claim.eml"
+    path.write_bytes(bytes(message))
+    records = list(read_path(path))
+    assert all(isinstance(r, Record) for r in records)
+    sent = datetime(2025, 3, 4, 9, 30, tzinfo=UTC)
+    assert [(r.external_id, r.date) for r in records] == [  # type: ignore[union-attr]
+        ("claim@example.org", sent),
+        ("claim@example.org/attachment-1", sent),
+        ("claim@example.org/attachment-2", sent),
+    ]

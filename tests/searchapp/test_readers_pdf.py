@@ -1,13 +1,15 @@
 """PDF files: one document of all pages, page offsets kept; bad PDFs reported, never raised."""
 
-
 from __future__ import annotations
 
+import gzip
 import io
 import zipfile
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
+from django.test import Client
 from format_fixtures import (
     DEBIAN_PDF,
     MEMO,
@@ -146,3 +148,62 @@ def test_a_fifo_named_pdf_in_a_folder_is_skipped_not_waited_on(tmp_path: Path) -
     os.mkfifo(tmp_path / "x.pdf")
     skipped = RecordError(str(tmp_path / "x.pdf"), None, "not a regular file; skipped")
     assert list(read_path(tmp_path)) == [skipped]
+
+
+def test_accents_that_tex_sets_apart_are_joined_to_their_letters(tmp_path: Path) -> None:
+    # How PDFium reads a PDF made by TeX with its original fonts: the accent apart, before
+    # its letter ("M\u00a8oller" for "Möller"), as in Debian's nettle manual.
+    path = make_pdf(
+        tmp_path / "tex.pdf",
+        ["Niels M\u00a8oller wrote it at the Caf\u00b4e, na\u00a8ive as ever; q\u00af = 2."],
+    )
+    record = _one(list(read_path(path)))
+    assert isinstance(record, Record)
+    assert "Niels Möller wrote it at the Café, naïve as ever" in record.text
+    # An accent with no precomposed letter (a macron over q) is kept as it came.
+    assert "q\u00af = 2" in record.text
+
+
+def test_control_characters_of_math_fonts_are_left_out(tmp_path: Path) -> None:
+    # A math font's glyphs without a Unicode mapping come out of PDFium as their codes (the
+    # big brackets of Debian's crc-doc.1.0.pdf are "\x10" and "\x11").
+    path = make_pdf(tmp_path / "math.pdf", ["CRC(M)\x01 = \x10 v(x) \x11 mod P(x)", "Page two."])
+    record = _one(list(read_path(path)))
+    assert isinstance(record, Record)
+    assert record.text.startswith("CRC(M) =  v(x)  mod P(x)")
+    assert not [c for c in record.text if ord(c) < 32 and c not in "\n\t" + PAGE_BREAK]
+    assert record.text.count(PAGE_BREAK) == 1
+
+
+NETTLE_PDF = Path("/usr/share/doc/nettle-dev/nettle.pdf.gz")
+
+
+@pytest.mark.skipif(not NETTLE_PDF.exists(), reason="nettle-dev is not installed")
+@pytest.mark.django_db
+def test_the_author_of_debians_nettle_manual_is_found_by_his_name(
+    tmp_path: Path, client: Client
+) -> None:
+    path = tmp_path / "nettle.pdf"
+    path.write_bytes(gzip.decompress(NETTLE_PDF.read_bytes()))
+    call_command("ingest", str(path), "--no-progress", stdout=io.StringIO(), stderr=io.StringIO())
+    for word in ("Möller", "moller"):
+        body = client.get("/api/search", {"q": word}).json()
+        assert [g["representative"]["external_id"] for g in body["groups"]] == ["nettle.pdf"]
+        assert "Möller" in body["groups"][0]["representative"]["snippet"]
+
+
+def test_a_table_of_contents_reads_without_its_dot_leaders(tmp_path: Path) -> None:
+    contents = (
+        "Table of Contents\n"
+        "1 Introduction . . . . . . . . . . . . . . . . . . 1\n"
+        "2.1 ASN.1 syntax. . . . . . . . . . . . . . . . . 2\n"
+        "Wait... and see, as the manual says."
+    )
+    record = _one(list(read_path(make_pdf(tmp_path / "manual.pdf", [contents]))))
+    assert isinstance(record, Record)
+    assert record.text.splitlines() == [
+        "Table of Contents",
+        "1 Introduction … 1",
+        "2.1 ASN.1 syntax … 2",
+        "Wait... and see, as the manual says.",  # an ellipsis of three dots is kept
+    ]

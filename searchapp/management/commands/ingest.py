@@ -125,7 +125,8 @@ class Command(BaseCommand):
         self.stdout.write(
             f"corpus {name!r}: {report.created} created, {report.updated} updated, "
             f"{report.unchanged} unchanged, {report.skipped_records} skipped, "
-            f"{len(report.warnings)} kept with a warning; {report.processed} records read"
+            f"{len(report.warnings)} kept with a warning; {report.processed} "
+            f"record{'' if report.processed == 1 else 's'} read"
         )
         for error in report.skipped:
             self.stdout.write(f"  skipped {error.problem}")

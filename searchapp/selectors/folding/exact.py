@@ -26,9 +26,9 @@ from searchapp.models import Document
 from searchapp.selectors.documents import MAX_COMPARED_CHARS
 from searchapp.selectors.folding.inputs import id_array
 from searchapp.selectors.folding.stream import StreamGroup
-from searchapp.selectors.search_results import Hit, Member, ResultGroup
+from searchapp.selectors.search_results import GroupPlace, Hit, Member, ResultGroup
 
-__all__ = ["EXACT_PAGE_CHARS", "exact_similarities", "page_groups"]
+__all__ = ["EXACT_PAGE_CHARS", "exact_similarities", "group_places", "page_groups"]
 
 # Characters of text a page shingles for its exact figures: ~45 ms of CPU at most (measured
 # ~30 ms a million characters, shingling and intersecting; BENCHMARKS.md). A page of news
@@ -144,3 +144,31 @@ def page_groups(
         out.append(ResultGroup(representative=rep, members=members, reason=reason))
         out.extend(apart)
     return out
+
+
+def group_places(
+    groups: Sequence[StreamGroup],
+    group_of: dict[int, int],
+    hits: dict[int, Hit],
+    spec: Callable[[], ShingleSpec],
+) -> dict[int, GroupPlace]:
+    """The place in the grouped list of every result loaded (``hits``), as compare lines the
+    lists up: its group's number and representative, and its similarity to that one: for a
+    similar result the exact figure the results page and "why?" give (the fold's estimate read
+    96% where they said 94%), the estimate where the texts are too long to compare on a page."""
+    found: dict[int, tuple[int, Hit, float | None, str]] = {}
+    for doc_id in hits:
+        index = group_of.get(doc_id)
+        if index is None or (rep := hits.get(groups[index].representative)) is None:
+            continue
+        # None and "" for the representative itself.
+        estimate, how = next(
+            ((s, h) for m, s, h in groups[index].members if m == doc_id), (None, "")
+        )
+        found[doc_id] = (index, rep, estimate, how)
+    similar = [(rep.id, doc_id) for doc_id, (_i, rep, _e, how) in found.items() if how == "similar"]
+    exact = exact_similarities(similar, spec()) if similar else {}
+    return {
+        doc_id: GroupPlace(index + 1, rep, exact.get((rep.id, doc_id), estimate))
+        for doc_id, (index, rep, estimate, _how) in found.items()
+    }

@@ -154,11 +154,13 @@ def job_partial_copies_run(*, job_id: int) -> int:
         job_failed(job_id, exc)
         raise
     pairs = PartialCopy.objects.count()
+    one_document, one_copy = counts.documents == 1, counts.pairs_found == 1
     job_done(
         job_id,
         message=(
-            f"{counts.documents:,} documents looked at, {counts.pairs_found:,} partial copies "
-            f"found for them; {pairs:,} in all"
+            f"{counts.documents:,} document{'' if one_document else 's'} looked at, "
+            f"{counts.pairs_found:,} partial cop{'y' if one_copy else 'ies'} found for "
+            f"{'it' if one_document else 'them'}; {pairs:,} in all"
         ),
         report={"documents": counts.documents, "found": counts.pairs_found, "pairs": pairs},
     )
