@@ -168,6 +168,34 @@ def test_a_large_update_keeps_max_df_plus_one_holders_of_a_fingerprint(monkeypat
     assert after and all(held == {d.id for d in docs[:4]} for held in after)
 
 
+def test_a_large_update_reports_its_progress_while_it_reads(monkeypatch) -> None:
+    """The one-pass update's job tells how far its read is, batch by batch (its heartbeat
+    through a long read)."""
+    import searchapp.services.partial_copies.bulk as bulk
+
+    monkeypatch.setattr(bulk, "_READ", 3)
+    for i in range(10):
+        make_document(external_id=f"d{i}", text=_text(40 + i, 120))
+    calls: list[tuple[str, int, int]] = []
+    read_texts = bulk.read_texts
+
+    def reading(ids: list[int]) -> tuple:  # type: ignore[type-arg]
+        calls.append(("read", len(ids), 0))
+        return read_texts(ids)
+
+    monkeypatch.setattr(bulk, "read_texts", reading)
+    bulk.bulk_update(
+        partial_index.stale_documents(),
+        partial_index.winnower(),
+        partial_index.index_params(),
+        lambda phase, done, of, found: calls.append((phase, done, of)),
+    )
+    phases = [phase for phase, _, _ in calls]
+    assert phases[:8] == ["read", "fingerprints"] * 4  # told after each batch read
+    read = [done for phase, done, of in calls if phase == "fingerprints" and done < of]
+    assert read == [3, 6, 9]
+
+
 def _planted() -> list[str]:
     """Planted copies (whole quotes, half quotes, shared paragraphs) among unrelated texts."""
     rng = random.Random(7)

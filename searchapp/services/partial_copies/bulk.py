@@ -111,7 +111,7 @@ def _spill(
     set_sizes: list[np.ndarray] = []
     content: list[str] = []
     fingerprints: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-    after = 0
+    after, read_stale = 0, 0
     with (folder / "shingles").open("wb") as out, (folder / "sets").open("wb") as out_sets:
         while True:
             with connection.cursor() as cur:
@@ -133,6 +133,9 @@ def _spill(
             ids.append(batch_ids)
             sizes.append(shingles.sizes())
             content.extend(hashes)
+            read_stale += int(np.isin(batch_ids, stale).sum())
+            if progress is not None:  # the job's heartbeat through a long read
+                progress("fingerprints", read_stale, int(stale.shape[0]), 0)
     all_ids = np.concatenate(ids) if ids else np.zeros(0, np.int64)
     fps = concat_fingerprints(fingerprints) if fingerprints else win.fingerprints([])
     _store(stale, win, [part.shape[0] for part in ids], all_ids, content, fps, progress)
@@ -155,7 +158,7 @@ def _store(
     of its boilerplate fingerprints."""
     is_stale = np.isin(ids, stale)
     counts = _StoredCounts(fps, is_stale, ids)
-    done, lo = 0, 0
+    lo = 0
     for n in batches:
         mine = lo + np.flatnonzero(is_stale[lo : lo + n])
         lo += n
@@ -167,9 +170,8 @@ def _store(
             mine_ids.tolist(), win, read, fps.take(mine), rows_outside=counts.outside
         )
         counts.replaced(mine_ids, stored)
-        done += int(mine.shape[0])
-        if progress is not None:
-            progress("fingerprints", done, int(stale.shape[0]), 0)
+        if progress is not None:  # every stale document was read: the heartbeat only
+            progress("fingerprints", int(stale.shape[0]), int(stale.shape[0]), 0)
 
 
 # store_fingerprints reads the shingles only to winnow them; _store gives the fingerprints.
