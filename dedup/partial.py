@@ -775,11 +775,12 @@ def _dense_stretch(
     shift = int(max(int(lengths.max()), 1) + 2 * min_words + 2)
     key_s = p * shift + s
 
-    def covered_before(query: np.ndarray) -> np.ndarray:
-        """P at the keys ``query`` (sorted: the search then stays in the cache)."""
+    def covered_before(query: np.ndarray, query_span: np.ndarray) -> np.ndarray:
+        """P at the keys ``query`` (sorted: the search then stays in the cache) of the spans
+        ``query_span``."""
         at = np.searchsorted(key_s, query, side="right") - 1
         at_ok = np.maximum(at, 0)
-        inside = (at >= 0) & (key_s[at_ok] // shift == query // shift)
+        inside = (at >= 0) & (p[at_ok] == query_span)
         return np.where(inside, before[at_ok] + np.clip(query - key_s[at_ok], 0, size[at_ok]), 0)
 
     q_s = before - min_cover * s
@@ -798,8 +799,9 @@ def _dense_stretch(
     span = np.concatenate([span, np.arange(n), np.arange(n)])
     fits = (x >= 0) & (x + min_words <= lengths[span])
     query = np.sort(span[fits] * shift + x[fits])
-    cov = covered_before(query + min_words) - covered_before(query)
-    out[query[cov >= min_cover * min_words - 1e-6] // shift] = True
+    query_span = query // shift
+    cov = covered_before(query + min_words, query_span) - covered_before(query, query_span)
+    out[query_span[cov >= min_cover * min_words - 1e-6]] = True
     return out
 
 

@@ -3,6 +3,7 @@ and that it finds what the whole-corpus method finds."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import random
@@ -120,6 +121,79 @@ def test_a_passage_in_more_documents_than_max_df_is_boilerplate(monkeypatch) -> 
     per_hash = PartialFingerprint.objects.filter(doc__in=docs).values_list("hash", flat=True)
     counts = np.unique(np.fromiter(per_hash, dtype=np.int64), return_counts=True)[1]
     assert counts.max() == 4  # stored for at most max_df + 1 documents
+
+
+def test_a_large_update_keeps_max_df_plus_one_holders_of_a_fingerprint(monkeypatch) -> None:
+    """The one-pass update, reading a few documents at a time, caps a fingerprint's rows as
+    the batch-by-batch update does, when some of the documents it looks at hold rows already
+    (changed texts): a boilerplate passage keeps exactly max_df + 1 holders."""
+    import searchapp.services.partial_copies.bulk as bulk
+    import searchapp.services.partial_copies.jobs as service
+
+    monkeypatch.setattr(service, "BULK_MIN", 4)
+    monkeypatch.setattr(bulk, "_READ", 3)
+    monkeypatch.setattr(partial_index, "DEFAULT_MAX_DF", 3)
+    disclaimer = _text(99, 60)
+    docs = [
+        make_document(external_id=f"d{i}", text=f"{_text(20 + i, 200)} {disclaimer}")
+        for i in range(8)
+    ]
+
+    # The disclaimer's own fingerprints (the windows inside it), as the documents hold them.
+    win = dataclasses.replace(partial_index.winnower(), min_fingerprints=0)
+    held_hashes = set(win.fingerprints([disclaimer]).hashes.view(np.int64).tolist())
+
+    def holders() -> list[set[int]]:
+        out: dict[int, set[int]] = {h: set() for h in held_hashes}
+        for h, doc_id in PartialFingerprint.objects.filter(hash__in=held_hashes).values_list(
+            "hash", "doc_id"
+        ):
+            out[h].add(doc_id)
+        return list(out.values())
+
+    assert partial_copies_update().documents == 8
+    first = holders()
+    assert first and all(held == {d.id for d in docs[:4]} for held in first)
+    # Three of the four holders change their own words (read in two batches), and three
+    # documents arrive: each changed one keeps its place among the holders, the new ones are
+    # past the cap.
+    for doc in (docs[0], docs[2], docs[3]):
+        doc.text = f"{_text(50 + doc.id, 200)} {disclaimer}"
+        doc.content_hash = Document.hash_content(doc.title, doc.text)
+        doc.save()
+    for i in range(3):
+        make_document(external_id=f"n{i}", text=f"{disclaimer} {_text(70 + i, 200)}")
+    assert partial_copies_update().documents == 6
+    after = holders()
+    assert after and all(held == {d.id for d in docs[:4]} for held in after)
+
+
+def test_a_large_update_reports_its_progress_while_it_reads(monkeypatch) -> None:
+    """The one-pass update's job tells how far its read is, batch by batch (its heartbeat
+    through a long read)."""
+    import searchapp.services.partial_copies.bulk as bulk
+
+    monkeypatch.setattr(bulk, "_READ", 3)
+    for i in range(10):
+        make_document(external_id=f"d{i}", text=_text(40 + i, 120))
+    calls: list[tuple[str, int, int]] = []
+    read_texts = bulk.read_texts
+
+    def reading(ids: list[int]) -> tuple:  # type: ignore[type-arg]
+        calls.append(("read", len(ids), 0))
+        return read_texts(ids)
+
+    monkeypatch.setattr(bulk, "read_texts", reading)
+    bulk.bulk_update(
+        partial_index.stale_documents(),
+        partial_index.winnower(),
+        partial_index.index_params(),
+        lambda phase, done, of, found: calls.append((phase, done, of)),
+    )
+    phases = [phase for phase, _, _ in calls]
+    assert phases[:8] == ["read", "fingerprints"] * 4  # told after each batch read
+    read = [done for phase, done, of in calls if phase == "fingerprints" and done < of]
+    assert read == [3, 6, 9]
 
 
 def _planted() -> list[str]:

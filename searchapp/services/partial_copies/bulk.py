@@ -6,7 +6,8 @@ candidates: cheap when a few thousand documents arrive, but when most of the cor
 read again for each batch that pairs with it, about ten times over at 1M documents. Here
 instead every document is read once, in id order: its word shingles and its distinct ones are
 written to temporary files (8 bytes a shingle, read back through the page cache, not held in
-the process), its fingerprints kept and the stale ones' stored as in phase 1; then the
+the process) and its fingerprints kept; the stale ones' are then stored as in phase 1 (the
+table's rows per fingerprint counted in memory, not queried a batch at a time); then the
 candidate pairs of the whole corpus come from the fingerprints
 (``dedup.partial.candidate_pairs``), and are decided exactly a block at a time
 (``dedup.partial.verify_pairs`` on the block's documents, gathered from the files and the
@@ -101,7 +102,7 @@ def _spill(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Fingerprints]:
     """Every document's shingles, in id order, to ``folder / "shingles"`` and its distinct
     shingles to ``folder / "sets"`` (made once here, not in every verification block the
-    document is in); the stale ones' fingerprints stored (phase 1). Returns (ids, shingle
+    document is in); then the stale ones' fingerprints stored (phase 1). Returns (ids, shingle
     offsets, distinct shingle offsets, content hashes as bytes, every document's
     fingerprints)."""
     doc = table_name(Document)
@@ -110,7 +111,7 @@ def _spill(
     set_sizes: list[np.ndarray] = []
     content: list[str] = []
     fingerprints: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
-    after, done = 0, 0
+    after, read_stale = 0, 0
     with (folder / "shingles").open("wb") as out, (folder / "sets").open("wb") as out_sets:
         while True:
             with connection.cursor() as cur:
@@ -123,15 +124,8 @@ def _spill(
             after = batch[-1]
             batch_ids, texts, hashes = read_texts(batch)
             shingles = shingle_batch(texts, win.shingle)
-            winnowed = Fingerprints(*win.winnow(shingles.hashes, shingles.offsets))
-            mine = np.flatnonzero(np.isin(batch_ids, stale))
-            if mine.shape[0]:
-                read = batch_ids[mine], take_docs(shingles, mine), [hashes[i] for i in mine]
-                store_fingerprints(batch_ids[mine].tolist(), win, read, winnowed.take(mine))
-                done += int(mine.shape[0])
-            fingerprints.append(
-                (winnowed.hashes, winnowed.positions, winnowed.offsets, winnowed.n_shingles)
-            )
+            winnowed = win.winnow(shingles.hashes, shingles.offsets)
+            fingerprints.append(winnowed)
             out.write(np.ascontiguousarray(shingles.hashes, dtype=np.uint64).tobytes())
             distinct = shingles.unique()
             out_sets.write(np.ascontiguousarray(distinct.hashes, dtype=np.uint64).tobytes())
@@ -139,12 +133,95 @@ def _spill(
             ids.append(batch_ids)
             sizes.append(shingles.sizes())
             content.extend(hashes)
-            if progress is not None:
-                progress("fingerprints", done, int(stale.shape[0]), 0)
+            read_stale += int(np.isin(batch_ids, stale).sum())
+            if progress is not None:  # the job's heartbeat through a long read
+                progress("fingerprints", read_stale, int(stale.shape[0]), 0)
     all_ids = np.concatenate(ids) if ids else np.zeros(0, np.int64)
     fps = concat_fingerprints(fingerprints) if fingerprints else win.fingerprints([])
+    _store(stale, win, [part.shape[0] for part in ids], all_ids, content, fps, progress)
     content_bytes = np.array(content, dtype="S64")
     return all_ids, _offsets(sizes), _offsets(set_sizes), content_bytes, fps
+
+
+def _store(
+    stale: np.ndarray,
+    win: Winnower,
+    batches: list[int],
+    ids: np.ndarray,
+    content: list[str],
+    fps: Fingerprints,
+    progress: Callable[[str, int, int, int], None] | None,
+) -> None:
+    """Phase 1 for the stale documents, batch by batch as read (so the stored rows are the
+    batch-by-batch update's), the table's rows of their fingerprints counted in memory
+    (``_StoredCounts``): a query per batch returned up to ``DEFAULT_MAX_DF + 1`` rows for each
+    of its boilerplate fingerprints."""
+    is_stale = np.isin(ids, stale)
+    counts = _StoredCounts(fps, is_stale, ids)
+    lo = 0
+    for n in batches:
+        mine = lo + np.flatnonzero(is_stale[lo : lo + n])
+        lo += n
+        if not mine.shape[0]:
+            continue
+        mine_ids = ids[mine]
+        read = mine_ids, _NO_SHINGLES, [content[i] for i in mine.tolist()]
+        stored = store_fingerprints(
+            mine_ids.tolist(), win, read, fps.take(mine), rows_outside=counts.outside
+        )
+        counts.replaced(mine_ids, stored)
+        if progress is not None:  # every stale document was read: the heartbeat only
+            progress("fingerprints", int(stale.shape[0]), int(stale.shape[0]), 0)
+
+
+# store_fingerprints reads the shingles only to winnow them; _store gives the fingerprints.
+_NO_SHINGLES = ShingleBatch(np.zeros(0, np.uint64), np.zeros(1, np.int64))
+
+
+class _StoredCounts:
+    """The fingerprint table's rows for each hash the stale documents hold, read once and
+    kept in step with the rows ``_store`` replaces."""
+
+    def __init__(self, fps: Fingerprints, is_stale: np.ndarray, ids: np.ndarray) -> None:
+        held = np.repeat(is_stale, np.diff(fps.offsets))
+        self.hashes = np.unique(fps.hashes[held].view(np.int64))
+        fp = table_name(PartialFingerprint)
+        parts: list[np.ndarray] = []
+        with connection.cursor() as cur:
+            cur.execute(f"SELECT hash, doc_id FROM {fp}")
+            while rows := cur.fetchmany(100_000):
+                parts.append(np.array(rows, dtype=np.int64).reshape(-1, 2))
+        table = np.concatenate(parts) if parts else np.zeros((0, 2), np.int64)
+        at, known = self._find(table[:, 0])
+        self.count = np.bincount(at[known], minlength=self.hashes.shape[0])
+        # The stale documents' own rows (a changed text's old fingerprints), by document:
+        # each batch's are replaced, so they leave the counts then.
+        own = known & np.isin(table[:, 1], ids[is_stale])
+        order = np.argsort(table[own, 1], kind="stable")
+        self.own_doc, self.own_at = table[own, 1][order], at[own][order]
+
+    def _find(self, hashes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        at = np.minimum(np.searchsorted(self.hashes, hashes), max(self.hashes.shape[0] - 1, 0))
+        known = self.hashes[at] == hashes if self.hashes.shape[0] else at < 0
+        return at, known
+
+    def _own(self, batch_ids: np.ndarray) -> np.ndarray:
+        """Where the hashes of the table's rows of the documents ``batch_ids`` (sorted) are."""
+        lo = int(np.searchsorted(self.own_doc, batch_ids[0], side="left"))
+        hi = int(np.searchsorted(self.own_doc, batch_ids[-1], side="right"))
+        return self.own_at[lo:hi][np.isin(self.own_doc[lo:hi], batch_ids)]
+
+    def outside(self, uniq: np.ndarray, batch_ids: np.ndarray) -> np.ndarray:
+        """``index.store_fingerprints``' ``rows_outside``, from memory."""
+        at, _ = self._find(uniq)  # every hash of a stale document is known
+        own = np.sort(self._own(batch_ids))
+        mine = np.searchsorted(own, at, side="right") - np.searchsorted(own, at, side="left")
+        return self.count[at] - mine
+
+    def replaced(self, batch_ids: np.ndarray, stored: np.ndarray) -> None:
+        """The batch's old rows went, the rows ``stored`` (their hashes) came."""
+        np.subtract.at(self.count, self._own(batch_ids), 1)
+        np.add.at(self.count, self._find(stored)[0], 1)
 
 
 def _offsets(sizes: list[np.ndarray]) -> np.ndarray:

@@ -199,16 +199,27 @@ def _distinct_fingerprints(winnowed: Winnowed) -> tuple[np.ndarray, np.ndarray]:
     return h[first], d[first]
 
 
+def _rows_outside(uniq: np.ndarray, batch_ids: np.ndarray) -> np.ndarray:
+    """How many rows the table holds for each of the hashes ``uniq`` (sorted), but those of
+    the documents ``batch_ids`` (whose rows are being replaced)."""
+    st_hash, st_doc = _stored_fingerprints(uniq)
+    outside = ~np.isin(st_doc, batch_ids)
+    return np.bincount(np.searchsorted(uniq, st_hash[outside]), minlength=uniq.shape[0])
+
+
 def store_fingerprints(
     ids: Sequence[int],
     win: Winnower,
     read: tuple[np.ndarray, ShingleBatch, list[str]] | None = None,
     winnowed: Fingerprints | None = None,
-) -> None:
+    rows_outside: Callable[[np.ndarray, np.ndarray], np.ndarray] = _rows_outside,
+) -> np.ndarray:
     """Phase 1 for one batch: its fingerprints replace its stored ones, and its record says
     which text they were made from (with params not yet current: its pairs are phase 2's).
     ``read``: the batch's (ids that exist, shingles, content hashes) when the caller has
-    them; ``winnowed``: those shingles' fingerprints when it has them too."""
+    them; ``winnowed``: those shingles' fingerprints when it has them too; ``rows_outside``:
+    the table's rows of each hash but the batch's (a caller that keeps them in memory saves
+    the query). Returns the hashes of the rows stored (signed, one a row)."""
     if read is None:
         batch_ids, texts, content = read_texts(ids)
         read = batch_ids, shingle_batch(texts, win.shingle), content
@@ -219,9 +230,7 @@ def store_fingerprints(
         (winnowed.hashes, winnowed.positions, winnowed.offsets, winnowed.n_shingles)
     )
     uniq = np.unique(fp_hash)
-    st_hash, st_doc = _stored_fingerprints(uniq)
-    outside = ~np.isin(st_doc, batch_ids)  # the batch's own old rows are being replaced
-    stored_df = np.bincount(np.searchsorted(uniq, st_hash[outside]), minlength=uniq.shape[0])
+    stored_df = rows_outside(uniq, batch_ids)
     # The cap: a hash keeps rows for at most DEFAULT_MAX_DF + 1 documents in all (fp_hash is
     # sorted, so a row's rank among its hash's rows is its distance to the first).
     rank = np.arange(fp_hash.shape[0]) - np.searchsorted(fp_hash, fp_hash)
@@ -240,6 +249,7 @@ def store_fingerprints(
         )
     planner_stats_rows_added(PartialFingerprint._meta.db_table, len(rows))
     planner_stats_rows_added(PartialIndexed._meta.db_table, int(batch_ids.shape[0]))
+    return fp_hash[keep]
 
 
 @dataclass
