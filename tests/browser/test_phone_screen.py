@@ -82,6 +82,17 @@ def _too_small(page, selector: str) -> list[str]:  # type: ignore[no-untyped-def
     )
 
 
+def _staff_on_a_phone(new_page, url: str):  # type: ignore[no-untyped-def]
+    """The staff overview on a phone, logged in by taps."""
+    page = new_page(**PHONE)
+    page.goto(f"{url}/staff/")
+    page.get_by_label("Username").fill("editor")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").tap()
+    page.wait_for_url(re.compile(r"/staff/$"))
+    return page
+
+
 def test_a_folded_group_opens_by_a_tap_and_nothing_is_wider_than_the_phone(
     new_page, live_server, oil
 ) -> None:  # type: ignore[no-untyped-def]
@@ -128,12 +139,7 @@ def test_the_results_controls_are_a_fingertip_tall_on_a_touch_screen(
 def test_the_staff_overview_keeps_a_corpus_name_whole_on_a_phone(
     new_page, live_server, oil
 ) -> None:  # type: ignore[no-untyped-def]
-    page = new_page(**PHONE)
-    page.goto(f"{live_server.url}/staff/")
-    page.get_by_label("Username").fill("editor")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").tap()
-    page.wait_for_url(re.compile(r"/staff/$"))
+    page = _staff_on_a_phone(new_page, live_server.url)
     name = page.locator("table.corpora tbody td").first
     assert name.inner_text() == "reuters"
     lines = name.evaluate(
@@ -177,12 +183,7 @@ def test_an_imports_problems_with_long_paths_fit_the_phone(new_page, live_server
         },
         params={"name": "reports.zip", "corpus": "reports"},
     )
-    page = new_page(**PHONE)
-    page.goto(f"{live_server.url}/staff/")
-    page.get_by_label("Username").fill("editor")
-    page.get_by_label("Password").fill(PASSWORD)
-    page.get_by_role("button", name="Log in").tap()
-    page.wait_for_url(re.compile(r"/staff/$"))
+    page = _staff_on_a_phone(new_page, live_server.url)
     page.wait_for_load_state("networkidle")  # the overview's job list settles first
     for job in (failed, done):
         page.goto(f"{live_server.url}/staff/jobs/{job.pk}/")
