@@ -337,7 +337,7 @@ def test_sqlite_ingest_worker_rebuild_and_staff_decisions_all_write_without_lock
     stored = _wire_count(db)
     if stored != INGEST_DOCS:
         problems.append(f"{stored} of {INGEST_DOCS} ingested records stored")
-    if f"{INGEST_DOCS} created" not in processes.log("ingest"):
+    if f"{INGEST_DOCS:,} created" not in processes.log("ingest"):
         problems.append("ingest did not report every record created")
     bad = poster.bad_responses()
     if bad:
@@ -445,7 +445,7 @@ def test_postgresql_ingest_worker_rebuild_and_staff_decisions_all_write_without_
     output = ingest_log.read_text(errors="replace")
 
     assert rc == 0, output
-    assert f"{INGEST_DOCS} created" in output, output
+    assert f"{INGEST_DOCS:,} created" in output, output
     assert Document.objects.filter(corpus=Corpus.objects.get(name="wire")).count() == INGEST_DOCS
     assert not poster.bad_responses(), poster.bad_responses()[:5]
     stored = {(d.doc_a_id, d.doc_b_id): d.verdict for d in DuplicateDecision.objects.all()}

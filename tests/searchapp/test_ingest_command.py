@@ -33,6 +33,15 @@ def test_it_ingests_a_file_and_lists_each_skipped_record(tmp_path: Path) -> None
     assert Document.objects.filter(corpus__name="wire").count() == 3
 
 
+def test_the_summary_groups_the_thousands_of_its_counts(tmp_path: Path) -> None:
+    path = tmp_path / "docs.jsonl"
+    lines = [json.dumps({"id": i, "text": f"note {i}"}) for i in range(1_200)]
+    path.write_text("\n".join(lines), encoding="utf-8")
+    out, _ = run(str(path), "--corpus", "notes", "--no-progress")
+    assert "corpus 'notes': 1,200 created, 0 updated, 0 unchanged, 0 skipped" in out
+    assert "; 1,200 records read" in out
+
+
 def test_a_record_with_an_unreadable_date_is_kept_undated_and_listed_as_a_warning(
     tmp_path: Path,
 ) -> None:

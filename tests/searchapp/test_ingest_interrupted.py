@@ -73,11 +73,11 @@ def test_ctrl_c_keeps_the_written_batches_and_says_how_to_go_on(tmp_path: Path) 
     stored = _stored(db)
     assert int(kept.group(1)) == stored
     assert 2_000 <= stored < RECORDS
-    assert f"{stored} created" in out
+    assert f"{stored:,} created" in out
 
     again = subprocess.run(
         [*ingest, "--no-progress"], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert again.returncode == 0, again.stderr
-    assert f"{RECORDS - stored} created, 0 updated, {stored} unchanged" in again.stdout
+    assert f"{RECORDS - stored:,} created, 0 updated, {stored:,} unchanged" in again.stdout
     assert _stored(db) == RECORDS

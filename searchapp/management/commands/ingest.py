@@ -123,9 +123,9 @@ class Command(BaseCommand):
     def _summarise(self, corpus_name: str, report: IngestReport) -> None:
         name = report.corpus.name if report.corpus is not None else corpus_name.strip()
         self.stdout.write(
-            f"corpus {name!r}: {report.created} created, {report.updated} updated, "
-            f"{report.unchanged} unchanged, {report.skipped_records} skipped, "
-            f"{len(report.warnings)} kept with a warning; {report.processed} "
+            f"corpus {name!r}: {report.created:,} created, {report.updated:,} updated, "
+            f"{report.unchanged:,} unchanged, {report.skipped_records:,} skipped, "
+            f"{len(report.warnings):,} kept with a warning; {report.processed:,} "
             f"record{'' if report.processed == 1 else 's'} read"
         )
         for error in report.skipped:

@@ -535,12 +535,12 @@ def upload_import(*, job: Job) -> Job:
         "warnings_count": len(warnings),
     }
     job.errors = []
-    kept_with_warning = f", {len(warnings)} kept with a warning" if warnings else ""
+    kept_with_warning = f", {len(warnings):,} kept with a warning" if warnings else ""
     read = report.imported + skipped_count
     job.message = (
-        f"Imported {name} into {corpus.name}: {report.created} new, {report.updated} updated, "
-        f"{report.unchanged} unchanged, {skipped_count} skipped{kept_with_warning}; "
-        f"{read} record{'' if read == 1 else 's'} read."
+        f"Imported {name} into {corpus.name}: {report.created:,} new, {report.updated:,} "
+        f"updated, {report.unchanged:,} unchanged, {skipped_count:,} skipped{kept_with_warning}; "
+        f"{read:,} record{'' if read == 1 else 's'} read."
     )
     job.finished_at = database_now()
     job.save()
