@@ -135,6 +135,35 @@ def test_a_long_session_commits_what_it_applied_within_seconds(
         assert SearchIndexChange.objects.count() == 0
 
 
+@pytest.mark.django_db(transaction=True)
+def test_an_ingest_that_found_the_index_taken_is_searchable_once_its_holder_lets_go() -> None:
+    # Another writer holds the index and has looked at the outbox for the last time (it
+    # commits, waits for its merges); the ingest commits its documents meanwhile. Left to that
+    # writer they waited for the next writer or the periodic catch-up (a minute, or never
+    # where beat does not run).
+    import threading
+
+    taken, let_go = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with sync.search_index_session(apply_rest=False) as session:
+            assert session is not None
+            taken.set()
+            let_go.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    assert taken.wait(10)
+    # Longer than a committed write waits for the writer (sync.WRITER_APPLY_PATIENCE).
+    threading.Timer(sync.WRITER_APPLY_PATIENCE + 1.0, let_go.set).start()
+    corpus = corpus_get_or_create(name="news")
+    report = documents_ingest(corpus=corpus, records=[rec("late", "zeppelin mooring mast")])
+    holder.join(10)
+    assert report.created == 1
+    assert SearchIndexChange.objects.count() == 0
+    assert found("mooring") == ["late"]
+
+
 @pytest.mark.writers_apply
 def test_a_transaction_of_many_writes_applies_the_index_once(
     settings, django_capture_on_commit_callbacks

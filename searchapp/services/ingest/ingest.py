@@ -18,9 +18,15 @@ from functools import partial
 from django.conf import settings
 from django.db import DatabaseError, connection, transaction
 
+from searchapp.db_values import database_now
 from searchapp.models import Corpus
 from searchapp.readers import Record, RecordError, RecordWarning, record_problem
-from searchapp.search.sync import IndexSession, search_index_session, search_index_sync
+from searchapp.search.sync import (
+    IndexSession,
+    search_index_applied_since,
+    search_index_session,
+    search_index_sync,
+)
 from searchapp.search.text_index import IndexedDocument, IndexWriteError
 from searchapp.services.clusters.jobs import clusters_schedule
 from searchapp.services.ingest.batch import (
@@ -218,6 +224,10 @@ def documents_ingest(
                 open_session.sync()
                 open_session.commit()
             load.end()
+        if session is None and report.index_error is None:
+            # Left to the writer holding the index, which may have looked at the outbox for the
+            # last time before the last batch here committed (sync.APPLIED_AFTER_BUSY_SECONDS).
+            search_index_applied_since(database_now())
     except IndexWriteError as exc:
         report.index_error = str(exc)
         # The rest of the records, into the database only (a no-op when all were read).
