@@ -92,14 +92,8 @@ WRITER_APPLY_PATIENCE = 2.0
 # it applied, are searchable within this plus the readers' SEARCH_REFRESH_SECONDS (the page's
 # freshness bound of 5 s; measured by bench/load.py's probe).
 VISIBLE_WITHIN_SECONDS = 2.0
-# An ingest that finds the index's writer taken leaves its changes to that writer, which applies
-# what it finds after every batch; but a change committed after that writer's last look at the
-# outbox (while it commits and waits for its merges, longer than a committed write's
-# WRITER_APPLY_PATIENCE) would wait for the next writer or for the periodic catch-up
-# (SIGNATURE_CATCHUP_SECONDS: 60 s, and never where beat does not run): seen as a freshness
-# probe of bench/load.py found only after 60 s. So such an ingest, once its last batch has
-# committed, waits up to this long for its changes to be applied: by that writer, or by itself
-# once the writer is let go.
+# How long an ingest that found the index's writer taken waits for its changes to be applied
+# (search_index_applied_since: the holder may have looked at the outbox for the last time).
 APPLIED_AFTER_BUSY_SECONDS = 30.0
 
 
@@ -489,32 +483,23 @@ def search_index_apply_written() -> SyncReport | None:
 
 
 def search_index_applied_since(written_at: datetime) -> bool:
-    """Once a writer that found the index's writer taken has committed its changes (the last
-    at ``written_at``, by the database's clock): wait until every outbox row made until then
-    is applied, by the writer holding the index or here once it lets go, up to
-    APPLIED_AFTER_BUSY_SECONDS. True when they are applied; False when it gave up (or the
-    index cannot be written: logged), the outbox keeping them for the next writer or the
-    periodic catch-up. Never raises."""
+    """After a writer that found the index's writer taken committed (last at ``written_at``, by
+    the database's clock): wait, up to APPLIED_AFTER_BUSY_SECONDS, until every outbox row made
+    until then is applied, by the holder or here once it lets go. The holder applies what it
+    finds after every batch, but a row committed while it commits and waits for its merges
+    (longer than a committed write's WRITER_APPLY_PATIENCE) would wait for the next writer or
+    the periodic catch-up (60 s; never without beat). False when it gave up. Never raises."""
     give_up = time.monotonic() + APPLIED_AFTER_BUSY_SECONDS
     while True:
         oldest = _oldest_pending()
         if oldest is None or oldest > written_at:
             return True
-        report = _apply_quietly(
-            max_documents=None,
-            patience=min(1.0, max(0.0, give_up - time.monotonic())),
-            leaving="the changes stay pending",
-        )
-        if report is None:
-            return False
-        if not report.busy:
-            return True
+        patience = min(1.0, max(0.0, give_up - time.monotonic()))
+        report = _apply_quietly(max_documents=None, patience=patience, leaving="they stay pending")
+        if report is None or not report.busy:
+            return report is not None
         if time.monotonic() >= give_up:
-            logger.warning(
-                "the search index's writer was still taken after %.0f s; its holder or the "
-                "periodic catch-up applies this ingest's last changes",
-                APPLIED_AFTER_BUSY_SECONDS,
-            )
+            logger.warning("the search index's writer is still taken: the changes stay pending")
             return False
 
 
