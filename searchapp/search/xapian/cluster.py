@@ -244,10 +244,11 @@ class Cluster:
         over shard ``only``'s (0-based) alone. Another writer holding a master is waited for
         (``wait``: up to WAIT_FOR_WRITER_SECONDS; else ``patience`` seconds), then IndexBusy."""
         give_up = time.monotonic() + (WAIT_FOR_WRITER_SECONDS if wait else patience)
+        shards = range(len(self.shards)) if only is None else (only,)
         while True:
             masters: list[xapian.WritableDatabase] = []
             try:
-                for shard in range(len(self.shards)) if only is None else (only,):
+                for shard in shards:
                     masters.append(self._open_master(shard))
                 break
             except BaseException as exc:
@@ -257,7 +258,6 @@ class Cluster:
                 if not isinstance(exc, IndexBusy) or time.monotonic() >= give_up:
                     raise
                 time.sleep(0.1)
-        shards = range(len(self.shards)) if only is None else (only,)
         writer = XapianWriter(
             masters,
             where="the search cluster's masters",
