@@ -77,6 +77,14 @@ class Position:
                 gaps[key] = min(seen, gaps.get(key, seen))
         return cls(min(p.after for p in found), gaps)
 
+    @classmethod
+    def covering(cls, rows: Sequence[int]) -> Position:
+        """The position of an index filled from the documents as read after the outbox held
+        ``rows`` (their ids): past them, with the ids missing between them as gaps (rows whose
+        transactions took their ids earlier may commit later), so every row made while the
+        documents are read is applied after them (again, for those the read saw: harmless)."""
+        return cls(min(rows, default=1) - 1).advanced(rows, (), max(rows, default=0))
+
     def advanced(self, applied: Iterable[int], skipped: Iterable[int], read_up_to: int) -> Position:
         """The position after applying ``applied`` (gap rows among them), having read every
         row up to ``read_up_to`` and left ``skipped`` for later."""

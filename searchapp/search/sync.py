@@ -536,9 +536,7 @@ def search_index_rebuild(
         if isinstance(writer, XapianWriter):
             # Rows recorded before the read began are in it: its position is past them (and
             # rows below it made later are looked for as gaps), committed with the documents.
-            position = outbox.Position(min(covered, default=1) - 1).advanced(
-                covered, (), max(covered, default=0)
-            )
+            position = outbox.Position.covering(covered)
             writer.record_position(position.dumps())
     if isinstance(target, Cluster | LocalXapianIndex):
         outbox.record_cursor(target.follower_name, position.after)

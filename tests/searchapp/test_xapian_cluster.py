@@ -36,9 +36,9 @@ from searchapp.search import get_backend, owner
 from searchapp.search.analysis import DEFAULT_FIELDS
 from searchapp.search.outbox import Position
 from searchapp.search.query import parse_query
-from searchapp.search.sync import search_index_sync
+from searchapp.search.sync import search_index_pending, search_index_sync
 from searchapp.search.text_index import IndexedDocument, IndexWriteError
-from searchapp.search.xapian import xapian_index
+from searchapp.search.xapian import operations, xapian_index
 from searchapp.search.xapian.cluster import Cluster, Shard, forget_down_servers
 from searchapp.search.xapian.ranked import enquire
 from searchapp.search.xapian.store import OWNER_KEY, PLACE_KEY
@@ -779,3 +779,102 @@ def test_the_printed_commands_start_a_replica_that_answers_level_with_its_master
         for group in groups:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(group, signal.SIGTERM)
+
+
+def _last_row() -> int:
+    """The outbox's last row id (0 when it holds none)."""
+    return SearchIndexChange.objects.order_by("-id").values_list("id", flat=True).first() or 0
+
+
+def _ids_found(word: str) -> list[int]:
+    return sorted(h.document_id for h in get_backend().search(word, limit=50).hits)
+
+
+@pytest.mark.django_db
+def test_shards_of_another_database_refilled_one_by_one_miss_no_later_change(
+    on_cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another deployment's shards, its outbox far ahead of this database's (whose ids start
+    # lower): refilled shard by shard, as the 503 naming them leads an operator to.
+    make_document(external_id="theirs", text="lighthouse keeper's logbook")
+    _applied(on_cluster)
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    with index.writer() as writer:
+        writer.record_position(Position(_last_row() + 500).dumps())
+        writer.commit()
+    _a_fresh_database_on_these_shards(monkeypatch)
+    made = [make_document(external_id=f"m{n}", text=f"saltmarsh survey {n}") for n in range(4)]
+    before = _last_row()
+    for number in (1, 2):
+        call_command("xapian_cluster", "rebuild", "--shard", str(number), stdout=io.StringIO())
+    on_cluster.wait_replicated()
+    out, error = _status()
+    assert error == ""
+    assert out.count(f"outbox applied to row {before}") == 4, out  # every replica
+    assert search_index_pending() == 0  # nothing shown as waiting: the shards hold it all
+    assert _ids_found("saltmarsh") == [d.pk for d in made]
+    assert _ids_found("logbook") == []
+    # Changes after the refill, their outbox rows below the other database's position.
+    later = make_document(external_id="later", text="saltmarsh later")
+    made[0].text = "mudflat survey"
+    made[0].save()
+    made[1].delete()
+    assert search_index_pending() == 3
+    _applied(on_cluster)
+    assert _ids_found("saltmarsh") == sorted([made[2].pk, made[3].pk, later.pk])
+    assert _ids_found("mudflat") == [made[0].pk]
+    assert search_index_pending() == 0
+
+
+@pytest.mark.parametrize("stored", ["older", "newer"])
+@pytest.mark.django_db
+def test_a_document_written_while_its_shard_is_rebuilt_is_in_it_once_as_last_written(
+    on_cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch, stored: str
+) -> None:
+    made = [make_document(external_id=f"w{n}", text=f"wharf crane {n}") for n in range(8)]
+    _applied(on_cluster)
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    # Shard 2's disk replaced by an old copy, or one whose position is past the others' (a
+    # commit that reached it alone): either way not the rest's.
+    position = Position() if stored == "older" else Position(_last_row() + 50)
+    with index.writer(only=1) as writer:
+        writer.delete_everything()
+        writer.record_position(position.dumps())
+        writer.commit()
+    before = _last_row()
+    second = [d for d in made if (d.pk - 1) % 2 == 1]  # shard 2's, in the order it reads them
+    writes: list[str] = []
+
+    def meanwhile(_read: int) -> None:
+        # Once shard 2's first two documents are read: a writer edits one read and one not
+        # yet read, deletes one of each, and adds documents to both shards.
+        if writes:
+            return
+        writes.append("done")
+        for doc, text in ((second[0], "wharf gantry first"), (second[3], "wharf gantry last")):
+            doc.text = text
+            doc.save()
+        second[1].delete()
+        second[2].delete()
+        made.extend(make_document(external_id=f"x{n}", text="wharf gantry new") for n in range(2))
+
+    monkeypatch.setattr(operations, "READ_CHUNK", 2)
+    operations.rebuild_shard(index, 2, progress=meanwhile)
+    on_cluster.wait_replicated()
+    out, error = _status()
+    assert error == ""
+    assert sum("lag 0.0 s" in line for line in out.splitlines()) == 4, out
+    shard_two = out.split("shard 2:")[1]
+    assert shard_two.count(f"outbox applied to row {before}") == 2, out
+    assert search_index_pending() == _last_row() - before  # the cursor: the least position
+    # What the rebuild may not have read is applied after it, and only that.
+    assert search_index_sync().changes == _last_row() - before
+    on_cluster.wait_replicated()
+    kept = [d for d in made if d.pk not in (second[1].pk, second[2].pk)]
+    assert _ids_found("wharf") == sorted(d.pk for d in kept)
+    assert get_backend().search("wharf", limit=50).total_matches == len(kept)
+    gantry = [second[0].pk, second[3].pk, *(d.pk for d in made[-2:])]
+    assert _ids_found("gantry") == sorted(gantry)
+    assert _ids_found("crane") == sorted(d.pk for d in kept if d.pk not in gantry)

@@ -1,6 +1,11 @@
 """Running a Xapian cluster: the commands that start it, each shard's state and lag, and the
 rebuild of one shard from the database (``manage.py xapian_cluster``).
 
+A rebuilt shard records the outbox position read before its documents are (outbox.Position
+.covering), never the one it held: that one may be another database's, past rows of this one
+the shard would then never apply, or behind, replaying the whole outbox. The cluster's cursor
+(SearchIndexCursor) is then the least of the shards' positions, as a sync records it.
+
 Lag: every commit records when it was made (store.COMMITTED_KEY) in the database it commits,
 and replication carries that record to the replicas with the rest, so a replica's lag is its
 master's last commit time less its own (0 when it holds the master's last commit).
@@ -17,8 +22,8 @@ import xapian
 from django.db.models import F
 from django.db.models.functions import Mod
 
-from searchapp.models import Document
-from searchapp.search.outbox import Position
+from searchapp.models import Document, SearchIndexChange
+from searchapp.search.outbox import Position, record_cursor
 from searchapp.search.owner import database_id
 from searchapp.search.text_index import IndexedDocument, epoch_seconds
 from searchapp.search.xapian.cluster import Address, Cluster, label
@@ -108,22 +113,44 @@ def _shard_documents(number: int, shards: int) -> Iterator[list[IndexedDocument]
         after = chunk[-1][0]
 
 
+def _record_least_position(cluster: Cluster, shard: int, position: Position) -> None:
+    """The cluster's cursor at the least of its shards' positions (``position``, shard
+    ``shard``'s, and the others' read on their masters), as the cluster's writer reads its
+    own; left for the next sync to record when a master does not answer."""
+    positions = [position]
+    for other, each in enumerate(cluster.shards):
+        if other != shard:
+            host, port = each.master
+            try:
+                master = xapian.remote_open(host, port, cluster.timeout_ms, cluster.timeout_ms)
+                positions.append(Position.loads(master.get_metadata(OUTBOX_KEY)))
+            except xapian.Error:
+                return
+    record_cursor(cluster.follower_name, Position.least(positions).after)
+
+
 def rebuild_shard(
     cluster: Cluster, number: int, *, progress: Callable[[int], object] | None = None
 ) -> int:
     """Shard ``number`` (1-based) emptied and refilled from the database in one commit (its
-    replicas follow by replication); returns the documents indexed."""
+    replicas follow by replication), at the outbox position read before the documents are;
+    returns the documents indexed."""
     if not 1 <= number <= len(cluster.shards):
         raise ValueError(f"there is no shard {number}: the cluster has {len(cluster.shards)}")
     indexed = 0
     with cluster.writer(only=number - 1) as writer:
+        # Read once no sync can commit to the shard, before its documents are: a change made
+        # while they are read is applied after the rebuild.
+        position = Position.covering(list(SearchIndexChange.objects.values_list("id", flat=True)))
         writer.delete_everything()
         writer.record_owner(database_id())  # refilled from this database
+        writer.record_position(position.dumps())
         for chunk in _shard_documents(number, len(cluster.shards)):
             indexed += writer.add_to_shard(chunk, number - 1, len(cluster.shards))
             if progress is not None:
                 progress(len(chunk))
         writer.commit()
+    _record_least_position(cluster, number - 1, position)
     return indexed
 
 
