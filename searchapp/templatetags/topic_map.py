@@ -64,8 +64,8 @@ def topic_map(context: dict[str, Any], page: SearchPage | None) -> SafeString:
         for entry in page.topics.topics
     ]
     # Two drawings of the one map, the page's CSS showing the one that suits the screen's width
-    # (static/css/topic-map.css): one drawing scaled to every width shrinks its text on a
-    # desktop's narrow column or leaves its labels out of areas grown on a phone's full width.
+    # (static/css/topic-map.css): the column's drawing, scaled to a phone's full width, set its
+    # labels at 18 px, too large for most of its areas to hold them.
     drawn = [
         topic_map_svg(
             topics,
