@@ -10,12 +10,13 @@ from typing import Any
 
 from django import template
 from django.urls import reverse
+from django.utils.html import format_html_join
 from django.utils.safestring import SafeString
 
 from searchapp.selectors.search_results import SearchPage
 from searchapp.templatetags.search_ui import query_with
 from searchapp.topics.map_input import MapGroup, MapSubtopic, MapTopic
-from searchapp.topics.result_map import topic_map_svg
+from searchapp.topics.result_map import NARROW, WIDE, topic_map_svg
 
 register = template.Library()
 
@@ -62,11 +63,19 @@ def topic_map(context: dict[str, Any], page: SearchPage | None) -> SafeString:
         )
         for entry in page.topics.topics
     ]
-    return topic_map_svg(
-        topics,
-        more_url="#topics-heading",
-        htmx_target="#results",
-        # The results the topics cover (the groups of the first ``limit`` matches).
-        total=sum(entry.size for entry in page.topics.topics),
-        described_by="topic-map-help",
-    )
+    # Two drawings of the one map, the page's CSS showing the one that suits the screen's width
+    # (static/css/topic-map.css): the column's drawing, scaled to a phone's full width, set its
+    # labels at 18 px, too large for most of its areas to hold them.
+    drawn = [
+        topic_map_svg(
+            topics,
+            more_url="#topics-heading",
+            htmx_target="#results",
+            # The results the topics cover (the groups of the first ``limit`` matches).
+            total=sum(entry.size for entry in page.topics.topics),
+            described_by="topic-map-help",
+            size=size,
+        )
+        for size in (WIDE, NARROW)
+    ]
+    return format_html_join("", "{}", ((d,) for d in drawn))

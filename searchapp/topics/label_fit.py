@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from dedup.tokens import UNSPACED_SCRIPTS, code_ranges, re_class
@@ -27,6 +28,7 @@ __all__ = [
     "fit_label",
     "fit_text",
     "fit_words",
+    "lines_for",
     "text_width",
     "wrap",
 ]
@@ -111,6 +113,8 @@ def fit_words(text: str, width: float, font_size: float, *, bold: bool = False) 
         # "Coffee and…" reads as a fault: a run never ends on a word that joins others.
         while len(kept) > 1 and kept[-1].lower() in _JOINING:
             kept = kept[:-1]
+        if kept[-1].lower() in _JOINING:  # "and…" alone says nothing
+            continue
         shortened = " ".join(kept).rstrip(",;:" + _DASHES) + ELLIPSIS
         if text_width(shortened, font_size, bold=bold) <= width:
             return shortened
@@ -145,18 +149,25 @@ def wrap(text: str, widths: list[float], font_size: float, *, bold: bool = False
             return [cut] if cut else []
         if not line:
             # A word too long for this line: the text ends on the line before, shortened there.
-            if lines:
-                last = fit_words(f"{lines[-1]} {words[i]}", widths[n - 1], font_size, bold=bold)
-                lines[-1:] = [last] if last else []
-            return lines
+            return _ended(lines, widths, words[i:], font_size, bold=bold)
         if n == len(widths) - 1 and i < len(words):
             # The last line and words left over: whole words and "…".
-            cut = fit_words(" ".join([line, *words[i:]]), width, font_size, bold=bold)
-            if cut:
-                lines.append(cut)
-            return lines
+            return _ended([*lines, line], widths, words[i:], font_size, bold=bold)
         lines.append(line)
     return lines
+
+
+def _ended(
+    lines: list[str], widths: list[float], rest: list[str], font_size: float, *, bold: bool
+) -> list[str]:
+    """``lines`` of a text that goes on with the words ``rest``, ended by "…" after whole words
+    on the last line where that fits (a line too full for "…", or left with a joining word
+    alone, gives way to the one before): a label missing words always says so."""
+    for n in range(len(lines) - 1, -1, -1):
+        cut = fit_words(" ".join([*lines[n:], *rest]), widths[n], font_size, bold=bold)
+        if cut:
+            return [*lines[:n], cut]
+    return []
 
 
 def _shown(lines: list[str]) -> int:
@@ -219,3 +230,18 @@ def fit_label(
     if count_width <= width:
         return FittedLabel((), count, True, 0)
     return _NOTHING
+
+
+def lines_for(fit: Callable[[int], FittedLabel], most: int) -> int:
+    """How many lines, 1 to ``most``, to give a label that ``fit`` places on a given number of
+    lines (``fit_label`` for a box): the fewest that show it whole with its count, else whole,
+    else the fewest that show as much of it as ``most`` lines do."""
+    fitted = [fit(n) for n in range(1, most + 1)]
+    whole = [bool(f.lines) and not any(x.endswith(ELLIPSIS) for x in f.lines) for f in fitted]
+    for n, (candidate, is_whole) in enumerate(zip(fitted, whole, strict=True), 1):
+        if is_whole and candidate.count:
+            return n
+    if any(whole):
+        return 1 + whole.index(True)
+    shown = [candidate.shown for candidate in fitted]
+    return 1 + shown.index(max(shown))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["MapGroup", "MapSubtopic", "MapTopic"]
+__all__ = ["MapGroup", "MapSize", "MapSubtopic", "MapTopic"]
 
 
 @dataclass(frozen=True)
@@ -42,3 +42,19 @@ class MapTopic:
     # A large topic's sub-topics: drawn as its tiles instead of its groups (largest first,
     # their "Other topics" left as the topic's open margin).
     subtopics: tuple[MapSubtopic, ...] = ()
+
+
+@dataclass(frozen=True)
+class MapSize:
+    """The size of a drawing of the map, in the units its text is set in (12 for a topic's
+    label): the page scales the drawing to its column, so a drawing meant for a column about
+    ``width`` pixels wide shows its text at about its own size there. ``name`` is the drawing's
+    class (``tm-<name>``), which the page's CSS shows or hides by the screen's width, and the
+    prefix of its ids, so two drawings of one map can share a page. ``band_lines``: the most
+    lines a topic's label may take in the band above its tiles (more, where a label fits whole
+    on more but not on fewer)."""
+
+    name: str
+    width: int
+    height: int
+    band_lines: int = 1

@@ -16,6 +16,7 @@ the estimate falls short.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,14 +26,17 @@ from django.utils.safestring import SafeString, mark_safe
 
 from searchapp import memo
 from searchapp.memo import redis_tier
-from searchapp.topics.label_fit import ELLIPSIS, FittedLabel, fit_label, text_width, wrap
-from searchapp.topics.map_input import MapGroup, MapSubtopic, MapTopic
+from searchapp.topics.label_fit import ELLIPSIS, FittedLabel, fit_label, lines_for, text_width, wrap
+from searchapp.topics.map_input import MapGroup, MapSize, MapSubtopic, MapTopic
 from searchapp.topics.treemap import NestedArea, PlacedArea, Rect, nested_treemap
 
 __all__ = [
     "MAX_GROUPS_PER_TOPIC",
     "MAX_TOPICS",
+    "NARROW",
+    "WIDE",
     "MapGroup",
+    "MapSize",
     "MapSubtopic",
     "MapTopic",
     "topic_map_svg",
@@ -40,6 +44,10 @@ __all__ = [
 
 WIDTH = 240
 HEIGHT = 280
+# For the column beside the results (16rem: about 1:1), and for a phone's full width (288-384 px):
+# as wide as the narrowest and taller, its labels 11.5-15 px there, not 18, so areas hold more.
+WIDE = MapSize("wide", WIDTH, HEIGHT)
+NARROW = MapSize("narrow", 300, 400, band_lines=2)
 FONT_SIZE = 12  # topic labels
 TILE_FONT_SIZE = 11  # group tiles
 HEADER = 17  # the label band of a topic with tiles under it
@@ -53,7 +61,6 @@ _FIRST_BASELINE = (HEADER + 0.7 * FONT_SIZE) / 2  # a label's first baseline bel
 MAX_TOPICS = 12  # named topics drawn; the rest become one "N more topics" area
 MAX_GROUPS_PER_TOPIC = 4  # groups of similar results drawn as tiles in a topic
 MIN_LABEL_CHARS = 4  # a label cut shorter than this (plus "…") is not shown
-LABEL_CHARS_BESIDE_COUNT = 8  # the count stays beside a label cut to this many characters
 MIN_TITLE_CHARS = 6  # the same for a representative's title in a group's tile
 MIN_TILE = 8  # a group's tile thinner than this is left out (too small to see or to click)
 MIN_TILED_WIDTH = 64  # a topic narrower than this is drawn whole, its label up its side
@@ -140,28 +147,18 @@ def _lines_in(height: float) -> int:
     return 1 + max(0, int((height - TEXT_INSET - _FIRST_BASELINE - 0.25 * FONT_SIZE) // LINE))
 
 
-def _topic_texts(label: str, count: str, box: Rect, *, whole: bool) -> tuple[SafeString, bool]:
-    """The label and count of a topic in ``box``: one line across its band, or for a topic
-    drawn whole, wrapped over the lines its height holds, or up its left edge when it is so
-    narrow that this shows more of the label; and whether the label is shortened (or left
-    out)."""
-
-    def fit(length: float, n_lines: int) -> FittedLabel:
-        return fit_label(
-            label,
-            count,
-            length,
-            n_lines,
-            FONT_SIZE,
-            bold=True,
-            min_chars=MIN_LABEL_CHARS,
-            chars_beside_count=LABEL_CHARS_BESIDE_COUNT,
-        )
-
-    across = fit(box.width - 2 * TEXT_INSET, _lines_in(box.height) if whole else 1)
-    up = fit(box.height - 2 * TEXT_INSET, 1) if whole and box.width >= FONT_SIZE + 2 else across
+def _topic_texts(label: str, count: str, box: Rect, band: int | None) -> tuple[SafeString, bool]:
+    """The label and count of a topic in ``box``: across its band (of ``band`` lines), or for
+    a topic drawn whole (``band`` None), wrapped over the lines its height holds, or up its left
+    edge when it is so narrow that this shows more of the label; and whether the label is
+    shortened (or left out)."""
+    across = _fit(label, count, box.width - 2 * TEXT_INSET, band or _lines_in(box.height))
+    upright = band is None and box.width >= FONT_SIZE + 2
+    up = _fit(label, count, box.height - 2 * TEXT_INSET, 1) if upright else across
     texts: list[SafeString] = []
-    if up.shown > across.shown:  # across wins ties: it reads without turning the head
+    # Across wins ties, and whenever it shows the whole label (its lines drop the spaces
+    # between them, which up's one line counts): it reads without turning the head.
+    if up.shown > across.shown and _shortened(across):
         x = box.x + _FIRST_BASELINE
         start, end = box.bottom - TEXT_INSET, box.y + TEXT_INSET
         rotated = '<text x="{0}" y="{1}" transform="rotate(-90 {0} {1})"{2} class="{3}">{4}</text>'
@@ -199,6 +196,23 @@ def _topic_texts(label: str, count: str, box: Rect, *, whole: bool) -> tuple[Saf
     return mark_safe("".join(texts)), _shortened(across)  # each built by format_html
 
 
+# A topic's label and count fitted to a width and a number of lines.
+_fit = functools.partial(
+    fit_label,
+    font_size=FONT_SIZE,
+    bold=True,
+    min_chars=MIN_LABEL_CHARS,
+    chars_beside_count=8,  # the count stays beside a label cut to this many characters
+)
+
+
+def _band_height(label: str, count: str, width: float, most: int) -> float:
+    """The height of the band over a topic's tiles ``width`` wide: one line's, or more where
+    more lines (up to ``most``) show more of its label."""
+    room = width - 2 * GUTTER - 2 * TEXT_INSET
+    return HEADER + (lines_for(lambda n: _fit(label, count, room, n), most) - 1) * LINE
+
+
 def _shortened(fitted: FittedLabel) -> bool:
     return not fitted.lines or any(line.endswith(ELLIPSIS) for line in fitted.lines)
 
@@ -216,12 +230,13 @@ def _box(rect: Rect) -> tuple[str, str, str, str]:
 
 
 def _tile_lines(
-    text: str, room: float, height: float, line: float, least: int, *, count_under: bool
+    text: str, room: float, height: float, line: float, least: int, *, count_under: bool, bold: bool
 ) -> list[str]:
     """``text`` wrapped over the lines a tile ``height`` high holds (one kept for the count
-    under it), whole words only; none when it would show fewer than ``least`` characters."""
+    under it), whole words only, measured as set (a sub-topic's label in bold); none when it
+    would show fewer than ``least`` characters."""
     n_lines = int((height - 2 - (line if count_under else 0)) // line)
-    lines = wrap(text, [room] * max(0, n_lines), TILE_FONT_SIZE)
+    lines = wrap(text, [room] * max(0, n_lines), TILE_FONT_SIZE, bold=bold)
     shown = sum(len(x.rstrip(ELLIPSIS)) for x in lines)
     return lines if lines and shown >= min(len(text), least) else []
 
@@ -240,9 +255,8 @@ def _lines_at(lines: list[str], rect: Rect, line: float) -> list[SafeString]:
 
 def _hover(whole: str, lines: Sequence[str]) -> SafeString:
     """The whole label as the tooltip of an area whose label is shortened (or not shown)."""
-    if lines and not any(x.endswith(ELLIPSIS) for x in lines):
-        return SafeString("")
-    return format_html("<title>{}</title>", whole)
+    shortened = not lines or any(x.endswith(ELLIPSIS) for x in lines)
+    return format_html("<title>{}</title>", whole) if shortened else SafeString("")
 
 
 def _tile(group: MapGroup, cell: Rect, ident: str) -> SafeString:
@@ -254,7 +268,9 @@ def _tile(group: MapGroup, cell: Rect, ident: str) -> SafeString:
     texts: list[SafeString] = []
     room = rect.width - 2 * TEXT_INSET
     line = TILE_FONT_SIZE + 3
-    lines = _tile_lines(group.title, room, rect.height, line, MIN_TITLE_CHARS, count_under=True)
+    lines = _tile_lines(
+        group.title, room, rect.height, line, MIN_TITLE_CHARS, count_under=True, bold=False
+    )
     texts.extend(_lines_at(lines, rect, line))
     if rect.height >= line and text_width(count, TILE_FONT_SIZE, bold=True) <= room:
         texts.append(
@@ -296,7 +312,9 @@ def _subtopic_tile(
     line = TILE_FONT_SIZE + 3
     texts: list[SafeString] = []
     label = _capfirst(sub.label)
-    lines = _tile_lines(label, room, rect.height, line, MIN_LABEL_CHARS, count_under=False)
+    lines = _tile_lines(
+        label, room, rect.height, line, MIN_LABEL_CHARS, count_under=False, bold=True
+    )
     texts.extend(_lines_at(lines, rect, line))
     count = f"{sub.size:,}"
     if (
@@ -336,16 +354,19 @@ def _subtopic_tile(
     )
 
 
+def _label(area: _Area) -> str:
+    if area.topic is None:
+        return f"{area.pooled_topics:,} more topics"
+    return _capfirst(area.topic.label)
+
+
 def _topic(
-    area: _Area, placed: PlacedArea, index: int, *, more_url: str, htmx_target: str | None
+    area: _Area, placed: PlacedArea, ident: str, *, more_url: str, htmx_target: str | None
 ) -> SafeString:
     rect = placed.rect.inset(GUTTER, GUTTER, GUTTER, GUTTER)
     topic = area.topic
     name = _topic_name(area)
-    if topic is None:
-        label, url = f"{area.pooled_topics:,} more topics", more_url
-    else:
-        label, url = _capfirst(topic.label), topic.url
+    label, url = _label(area), more_url if topic is None else topic.url
     classes = ["tm-topic", f"tm-hue-{area.hue}" if area.hue >= 0 else "tm-neutral"]
     if topic is not None and topic.other:
         classes.append("tm-other")
@@ -355,8 +376,8 @@ def _topic(
     if selected:
         classes.append("tm-selected")
     band = placed.header.inset(GUTTER, GUTTER, GUTTER, 0) if placed.header else rect
-    ident = f"tm-clip-{index}"
-    drawn, shortened = _topic_texts(label, f"{area.size:,}", band, whole=placed.header is None)
+    lines = 1 + round((placed.header.height - HEADER) / LINE) if placed.header else None
+    drawn, shortened = _topic_texts(label, f"{area.size:,}", band, lines)
     # A shortened label is whole on hover (<title>); the link's aria-label names it whole.
     texts = format_html(
         '{}<g clip-path="url(#{})">{}</g>',
@@ -375,9 +396,9 @@ def _topic(
         "{}",
         (
             (
-                _subtopic_tile(tile, cell, f"tm-clip-{index}-{n}", label, htmx_target)
+                _subtopic_tile(tile, cell, f"{ident}-{n}", label, htmx_target)
                 if isinstance(tile, MapSubtopic)
-                else _tile(tile, cell, f"tm-clip-{index}-{n}"),
+                else _tile(tile, cell, f"{ident}-{n}"),
             )
             for n, (tile, cell) in enumerate(zip(area.tiles, placed.parts, strict=False))
             if min(cell.width, cell.height) >= MIN_TILE
@@ -410,6 +431,7 @@ def topic_map_svg(
     htmx_target: str | None = None,
     total: int | None = None,
     described_by: str | None = None,
+    size: MapSize = WIDE,
 ) -> SafeString:
     """The map as an inline <svg> element, or an empty string when there is no topic to draw.
 
@@ -418,7 +440,7 @@ def topic_map_svg(
     function of its arguments, drawing one took ~4 ms of a search page at 1M documents (profiled),
     and a repeated search whose topics are remembered asks for the same map again.
     """
-    return _kept(tuple(topics), more_url, htmx_target, total, described_by)
+    return _kept(tuple(topics), more_url, htmx_target, total, described_by, size)
 
 
 MAP = "map"
@@ -442,13 +464,14 @@ def _kept(
     htmx_target: str | None,
     total: int | None,
     described_by: str | None,
+    size: MapSize,
 ) -> SafeString:
     """``_drawn``, kept by the memo (kind MAP; the dataclasses' repr names every field's
     value: the same key text in every process)."""
     return memo.get_or_compute(
         MAP,
-        (topics, more_url, htmx_target, total, described_by),
-        lambda: _drawn(topics, more_url, htmx_target, total, described_by),
+        (topics, more_url, htmx_target, total, described_by, size),
+        lambda: _drawn(topics, more_url, htmx_target, total, described_by, size),
         _MAP_CODEC,
     )
 
@@ -459,6 +482,7 @@ def _drawn(
     htmx_target: str | None,
     total: int | None,
     described_by: str | None,
+    size: MapSize,
 ) -> SafeString:
     """The map as an inline <svg> element, or an empty string when there is no named topic to
     draw (or fewer than two results).
@@ -467,7 +491,8 @@ def _drawn(
     ``more_url`` is where the area pooling the topics beyond MAX_TOPICS leads (the topic list);
     ``htmx_target``, when given, makes a topic's link swap that element in place; ``total`` is
     the number of results the page groups (the sum of the topics' sizes when None);
-    ``described_by``, the id of the page's visible explanation of the map.
+    ``described_by``, the id of the page's visible explanation of the map; ``size``, the
+    drawing's (WIDE or NARROW: its viewBox, its class and its ids).
 
     Names and descriptions are attributes (aria-label, aria-describedby), not <desc> elements:
     those are text of the page, which find-in-page would meet a second time, invisible. The one
@@ -484,8 +509,12 @@ def _drawn(
     specs = [NestedArea(a.size, tuple(g.size for g in a.tiles)) for a in areas]
     placed = nested_treemap(
         specs,
-        Rect(0, 0, WIDTH, HEIGHT),
-        header=HEADER,
+        Rect(0, 0, size.width, size.height),
+        header=HEADER
+        if size.band_lines == 1
+        else lambda i, rect: _band_height(
+            _label(areas[i]), f"{areas[i].size:,}", rect.width, size.band_lines
+        ),
         padding=PADDING,
         min_body=MIN_BODY,
         min_body_width=MIN_TILED_WIDTH - 2 * PADDING,
@@ -494,7 +523,7 @@ def _drawn(
         "",
         "{}",
         (
-            (_topic(a, p, i, more_url=more_url, htmx_target=htmx_target),)
+            (_topic(a, p, f"tm-{size.name}-{i}", more_url=more_url, htmx_target=htmx_target),)
             for i, (a, p) in enumerate(zip(areas, placed, strict=True))
         ),
     )
@@ -508,10 +537,12 @@ def _drawn(
         f"among {_plural(results, 'result', 'results')}"
     )
     return format_html(
-        '<svg xmlns="http://www.w3.org/2000/svg" class="topic-map-svg" viewBox="0 0 {w} {h}" '
-        'font-size="{font}" role="group" aria-label="{name}"{described}>{drawn}</svg>',
-        w=WIDTH,
-        h=HEIGHT,
+        '<svg xmlns="http://www.w3.org/2000/svg" class="topic-map-svg tm-{kind}" '
+        'viewBox="0 0 {w} {h}" font-size="{font}" role="group" aria-label="{name}"{described}>'
+        "{drawn}</svg>",
+        kind=size.name,
+        w=size.width,
+        h=size.height,
         font=FONT_SIZE,
         name=name,
         described=format_html(' aria-describedby="{}"', described_by) if described_by else "",

@@ -16,7 +16,7 @@ Pure geometry: no Django, no I/O. ``searchapp.topics.result_map`` draws the resu
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 __all__ = ["NestedArea", "PlacedArea", "Rect", "nested_treemap", "squarify"]
@@ -176,14 +176,15 @@ def nested_treemap(
     areas: Sequence[NestedArea],
     bounds: Rect,
     *,
-    header: float,
+    header: float | Callable[[int, Rect], float],
     padding: float,
     min_body: float,
     min_body_width: float | None = None,
 ) -> list[PlacedArea]:
     """A two-level squarified treemap: the areas tile ``bounds`` in proportion to their sizes;
     inside each, under a label band ``header`` high, a body inset by ``padding`` on the other
-    three sides holds the parts, each with ``body.area * part / size``.
+    three sides holds the parts, each with ``body.area * part / size``. ``header`` may be a
+    function of an area's index and rectangle, for bands as high as their labels need.
 
     The parts tile a rectangle of the body's proportions in its top-left corner, scaled to their
     share of the area (all of the body when they add up to the area's size): a part much
@@ -198,8 +199,12 @@ def nested_treemap(
     ``min_body`` or ``min_body_width``.
     """
     min_width = min_body if min_body_width is None else min_body_width
+
+    def band_height(index: int, rect: Rect) -> float:
+        return header(index, rect) if callable(header) else header
+
     checks = (
-        ("header", header),
+        ("header", 0.0 if callable(header) else header),
         ("padding", padding),
         ("min_body", min_body),
         ("min_body_width", min_width),
@@ -215,12 +220,15 @@ def nested_treemap(
                 f"areas[{index}].parts add up to {sum(parts)!r}, more than its size {area.size!r}"
             )
     placed = []
-    for area, rect in zip(areas, squarify(sizes, bounds), strict=True):
-        body = rect.inset(padding, header, padding, padding)
+    for index, (area, rect) in enumerate(zip(areas, squarify(sizes, bounds), strict=True)):
+        height = band_height(index, rect) if area.parts else 0.0
+        if not math.isfinite(height) or height < 0:
+            raise ValueError(f"header is {height!r}: it must be a non-negative number")
+        body = rect.inset(padding, height, padding, padding)
         if area.parts and body.width >= min_width and body.height >= min_body:
             scale = math.sqrt(min(1.0, sum(area.parts) / float(area.size)))
             corner = Rect(body.x, body.y, body.width * scale, body.height * scale)
-            band = Rect(rect.x, rect.y, rect.width, header)
+            band = Rect(rect.x, rect.y, rect.width, height)
             placed.append(PlacedArea(rect, band, body, tuple(squarify(area.parts, corner))))
         else:
             placed.append(PlacedArea(rect, None, None, ()))

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from corpora import JAGUAR, make_corpus, make_document, make_jaguar, sign_all
+from corpora import JAGUAR, make_corpus, make_demo, make_document, make_jaguar, sign_all
 from playwright.sync_api import expect
 
 pytestmark = pytest.mark.browser
@@ -31,7 +31,7 @@ def jaguar_corpus(transactional_db) -> dict[str, int]:  # type: ignore[no-untype
 
 
 def _cats_area(page):  # type: ignore[no-untyped-def]
-    return page.locator("details.topic-map a.tm-topic-link", has_text=re.compile("cat", re.IGNORECASE)).first
+    return page.locator("details.topic-map svg:visible a.tm-topic-link", has_text=re.compile("cat", re.IGNORECASE)).first
 
 
 # An area's top-left corner is its label band: the tiles of its groups lie further in.
@@ -50,7 +50,7 @@ def test_on_a_desktop_the_map_is_open_and_an_area_filters_the_results_in_place(n
     page.evaluate("window.__sameDocument = true")
     topic_map = page.locator("details.topic-map")
     expect(topic_map).to_have_attribute("open", "")
-    svg = topic_map.locator("svg.topic-map-svg")
+    svg = topic_map.locator("svg.topic-map-svg:visible")
     expect(svg).to_be_visible()
     box = svg.bounding_box()
     assert box is not None and box["width"] >= 200 and box["height"] >= 200
@@ -59,7 +59,7 @@ def test_on_a_desktop_the_map_is_open_and_an_area_filters_the_results_in_place(n
     assert first_hit is not None and box["x"] > first_hit["x"] + first_hit["width"] / 2
     # Every area's label stays inside it, as drawn by the browser's own fonts.
     overflowing = page.evaluate(
-        """() => [...document.querySelectorAll('.topic-map-svg a')].flatMap(a => {
+        """() => [...document.querySelectorAll('.topic-map-svg a')].filter(a => a.getClientRects().length).flatMap(a => {
             const area = a.querySelector('rect').getBBox();
             return [...a.querySelectorAll('text')].filter(t => {
                 const r = t.getBoundingClientRect(), s = a.querySelector('rect').getBoundingClientRect();
@@ -77,7 +77,7 @@ def test_on_a_desktop_the_map_is_open_and_an_area_filters_the_results_in_place(n
     expect(page.locator("details.topic-map")).to_have_attribute("open", "")
 
     # A group's tile opens its representative's page.
-    tile = page.locator("details.topic-map a.tm-group-link").first
+    tile = page.locator("details.topic-map svg:visible a.tm-group-link").first
     expect(tile).to_have_attribute("aria-label", re.compile("and 2 similar results$"))
     tile.click()
     page.wait_for_url(re.compile(r"/documents/\d+/$"))
@@ -96,7 +96,7 @@ def test_on_a_phone_the_map_starts_folded_and_opens_to_filter(new_page, live_ser
     folded = topic_map.bounding_box()
     assert folded is not None and folded["height"] < 60
     summary.tap()
-    svg = topic_map.locator("svg.topic-map-svg")
+    svg = topic_map.locator("svg.topic-map-svg:visible")
     expect(svg).to_be_visible()
     box = svg.bounding_box()
     assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
@@ -111,7 +111,7 @@ def test_the_keyboard_reaches_every_area_and_shows_which_has_focus(new_page, liv
     page = new_page(viewport=DESKTOP)
     page.goto(f"{live_server.url}/?q=jaguar")
     page.locator("details.topic-map summary").focus()
-    expected = page.locator("details.topic-map svg a").count()
+    expected = page.locator("details.topic-map svg:visible a").count()
     assert expected == 3  # two topics and the cats' group
     reached = []
     for _ in range(expected):
@@ -134,7 +134,7 @@ def test_the_keyboard_reaches_every_area_and_shows_which_has_focus(new_page, liv
 def test_the_map_works_without_javascript(new_page, live_server, jaguar_corpus):  # type: ignore[no-untyped-def]
     page = new_page(viewport=PHONE, java_script_enabled=False)
     page.goto(f"{live_server.url}/?q=jaguar")
-    expect(page.locator("details.topic-map svg")).to_be_visible()  # open in the markup
+    expect(page.locator("details.topic-map svg:visible")).to_be_visible()  # open in the markup
     _cats_area(page).click(position=BAND)
     page.wait_for_url(re.compile(r"topic="))
     _assert_only_cats(page, jaguar_corpus)
@@ -161,8 +161,8 @@ def test_axe_finds_nothing_in_the_map_in_either_scheme(new_page, live_server, ja
             page.locator("details.topic-map summary").click()
         _cats_area(page).click(position=BAND)  # a topic selected: its thick border and aria-current
         page.wait_for_url(re.compile(r"topic="))
-        page.locator("details.topic-map a.tm-topic-link").first.focus()
-        expect(page.locator("details.topic-map svg")).to_be_visible()
+        page.locator("details.topic-map svg:visible a.tm-topic-link").first.focus()
+        expect(page.locator("details.topic-map svg:visible")).to_be_visible()
         found[name] = _violations(page)
     assert found == {"desktop": [], "phone": []}
 
@@ -191,7 +191,7 @@ def test_a_sub_topic_tile_filters_to_its_results_in_place(new_page, live_server,
     page = new_page(viewport=DESKTOP)
     page.goto(f"{live_server.url}/?q=jaguar")
     page.evaluate("window.__sameDocument = true")
-    tiles = page.locator("details.topic-map a.tm-subtopic-link")
+    tiles = page.locator("details.topic-map svg:visible a.tm-subtopic-link")
     expect(tiles).to_have_count(2)
     # Each sub-topic's label stays inside its tile, as drawn by the browser's own fonts.
     for i in range(2):
@@ -205,13 +205,13 @@ def test_a_sub_topic_tile_filters_to_its_results_in_place(new_page, live_server,
     # The keyboard shows which tile has focus, as it does for a topic.
     tiles.first.focus()
     assert page.evaluate("getComputedStyle(document.activeElement.querySelector('rect')).strokeWidth") == "4px"
-    wild = page.locator("details.topic-map a.tm-subtopic-link", has=page.locator("text=Wild cats"))
+    wild = page.locator("details.topic-map svg:visible a.tm-subtopic-link", has=page.locator("text=Wild cats"))
     wild.click()
     page.wait_for_url(re.compile(r"subtopic=wild"))
     assert page.evaluate("window.__sameDocument") is True  # htmx swapped the results in place
     expect(page.locator("li.group")).to_have_count(5)
     expect(page.locator(f"#group-{jaguar_corpus['cat-facts']}")).to_have_count(0)
-    expect(page.locator("details.topic-map a.tm-subtopic-link[aria-current='true']")).to_have_count(1)
+    expect(page.locator("details.topic-map svg:visible a.tm-subtopic-link[aria-current='true']")).to_have_count(1)
 
 
 def test_on_a_phone_the_maps_labels_are_whole_words_and_a_folded_pair_shows_one_figure(new_page, live_server, jaguar_corpus):  # type: ignore[no-untyped-def]
@@ -220,12 +220,12 @@ def test_on_a_phone_the_maps_labels_are_whole_words_and_a_folded_pair_shows_one_
     topic_map = page.locator("details.topic-map")
     if topic_map.get_attribute("open") is None:  # folded on a phone, one tap away
         topic_map.locator("summary").click()
-    expect(topic_map.locator("svg.topic-map-svg")).to_be_visible()
+    expect(topic_map.locator("svg.topic-map-svg:visible")).to_be_visible()
     # Each label or title drawn in an area is made of its whole words (the area's spoken name
     # holds the label whole): none is cut inside a word, and a shortened one ends in "…" and
     # has the whole label on hover.
     drawn = page.evaluate(
-        """() => [...document.querySelectorAll('.topic-map-svg a')].map(a => ({
+        """() => [...document.querySelectorAll('.topic-map-svg a')].filter(a => a.getClientRects().length).map(a => ({
             name: a.getAttribute('aria-label'),
             hover: a.querySelector(':scope > title')?.textContent ?? null,
             texts: [...a.querySelectorAll('text')]
@@ -260,3 +260,62 @@ def test_on_a_phone_the_maps_labels_are_whole_words_and_a_folded_pair_shows_one_
         panel.locator("a.why-own-page").click()
     expect(page.locator(".why-lead")).to_contain_text(f"about {match.group(1)}% of their wording")
     expect(page.locator(".breadcrumb a.back-to-results")).to_have_attribute("href", re.compile(r"q=jaguar"))
+
+
+# What a phone shows of each labelled area of the map (its topics and sub-topics): its spoken
+# name, its hover text, the lines of its label, its size on the screen, the sizes its texts are
+# set in, and how wide its label's longest word is at 14 px, a comfortable size on a phone.
+_PHONE_AREAS = """() => {
+    const svg = [...document.querySelectorAll('.topic-map-svg')].find(s => s.getClientRects().length);
+    const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+    const ruler = document.createElement('canvas').getContext('2d');
+    ruler.font = `600 14px ${getComputedStyle(svg).fontFamily}`;
+    return [...svg.querySelectorAll('a.tm-topic-link, a.tm-subtopic-link')].map(a => {
+        const name = a.getAttribute('aria-label');
+        const quoted = name.match(/^(?:Topic|Sub-topic) “(.*?)”/);
+        const label = quoted ? quoted[1] : name.split(/[:,]/)[0];
+        const box = a.querySelector('rect').getBoundingClientRect();
+        const texts = [...a.querySelectorAll('text')];
+        return {
+            name, label, width: box.width, height: box.height,
+            hover: a.querySelector(':scope > title')?.textContent ?? null,
+            lines: texts.filter(t => !/count/.test(t.getAttribute('class'))).map(t => t.textContent),
+            sizes: texts.map(t => parseFloat(getComputedStyle(t).fontSize) * scale),
+            longest: Math.max(...label.split(/\\s+/).map(w => ruler.measureText(w).width)),
+        };
+    });
+}"""
+
+
+@pytest.fixture
+def demo_corpus(transactional_db) -> None:  # type: ignore[no-untyped-def]
+    make_demo(1000)
+
+
+@pytest.mark.parametrize("query", ["energy", "water"])
+def test_on_a_phone_every_map_area_with_room_shows_its_whole_label_or_one_cut_at_a_word(new_page, live_server, demo_corpus, query):  # type: ignore[no-untyped-def]
+    page = new_page(viewport=PHONE, is_mobile=True, has_touch=True, device_scale_factor=3)
+    page.goto(f"{live_server.url}/?q={query}")
+    page.locator("details.topic-map summary").tap()
+    expect(page.locator("details.topic-map svg.topic-map-svg:visible")).to_be_visible()
+    areas = page.evaluate(_PHONE_AREAS)
+    assert len(areas) >= 6, areas
+    with_room = 0
+    for area in areas:
+        label = area["label"][:1].upper() + area["label"][1:]
+        drawn = " ".join(area["lines"])
+        # An area wider than its longest word at 14 px (by a tenth, and its insets) has room.
+        if area["width"] >= 1.1 * area["longest"] + 10 and area["height"] >= 24:
+            with_room += 1
+            assert drawn, f"an area with room shows no label: {area}"
+        if drawn.endswith("…"):
+            # Shortened after a whole word, the whole label on hover and in its spoken name.
+            assert label.split()[: len(drawn[:-1].split())] == drawn[:-1].split(), area
+            assert area["hover"] == label and area["label"] in area["name"], area
+        elif drawn:
+            assert drawn.split() == label.split(), f"a label drawn is not the whole one: {area}"
+        # Read at its size, not scaled down; a fingertip can aim at it.
+        assert min(area["sizes"], default=11) >= 11, area
+        assert area["width"] >= 24 and area["height"] >= 24, area
+    assert with_room >= 4, areas
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]

@@ -14,14 +14,24 @@ from typing import Any
 import pytest
 
 from searchapp import memo
-from searchapp.topics.label_fit import ELLIPSIS, fit_label, fit_text, text_width, wrap
-from searchapp.topics.map_input import MapGroup, MapSubtopic, MapTopic
+from searchapp.topics.label_fit import (
+    ELLIPSIS,
+    FittedLabel,
+    fit_label,
+    fit_text,
+    lines_for,
+    text_width,
+    wrap,
+)
+from searchapp.topics.map_input import MapGroup, MapSize, MapSubtopic, MapTopic
 from searchapp.topics.result_map import (
     FONT_SIZE,
     HEIGHT,
     MAX_GROUPS_PER_TOPIC,
     MAX_TOPICS,
+    NARROW,
     TILE_FONT_SIZE,
+    WIDE,
     WIDTH,
     topic_map_svg,
 )
@@ -78,11 +88,13 @@ def _text_box(text: ET.Element, font_size: float, bold: bool) -> tuple[float, fl
     return (left, y - ascent, left + width, y + descent)
 
 
-def _assert_texts_inside(container: ET.Element, rect: ET.Element, font_size: float) -> None:
+def _assert_texts_inside(container: ET.Element, rect: ET.Element, font_size: float, *, bold_titles: bool = False) -> None:
+    """Every text of an area inside its rectangle, measured as the page sets it (bold: labels,
+    counts of tiles, and a sub-topic's label, ``bold_titles``)."""
     rx, ry, rw, rh = _floats(rect, "x", "y", "width", "height")
     boxes = []
     for text in container.findall("svg:g/svg:text", NS):
-        bold = text.attrib["class"] in ("tm-label", "tm-count", "tm-tile-count")
+        bold = text.attrib["class"] in ("tm-label", "tm-count", "tm-tile-count") or bold_titles
         left, top, right, bottom = _text_box(text, font_size, bold)
         assert rx - 1e-6 <= left and right <= rx + rw + 1e-6, (text.text, left, right, rx, rw)
         assert ry - 1e-6 <= top and bottom <= ry + rh + 1e-6, (text.text, top, bottom, ry, rh)
@@ -269,8 +281,9 @@ def test_hostile_labels_and_titles_are_escaped() -> None:
     assert "<script>" in shown or ELLIPSIS in shown  # drawn as text (cut to fit), not markup
 
 
+@pytest.mark.parametrize("size", [WIDE, NARROW], ids=["wide", "narrow"])
 @pytest.mark.parametrize("seed", range(25))
-def test_labels_never_leave_their_area(seed: int) -> None:
+def test_labels_never_leave_their_area(seed: int, size: MapSize) -> None:
     rng = random.Random(seed)
     topics = [
         _topic(
@@ -280,7 +293,7 @@ def test_labels_never_leave_their_area(seed: int) -> None:
         )
         for n, size in enumerate(sorted((rng.randint(13, 60) for _ in range(rng.randint(1, 14))), reverse=True))
     ]
-    _assert_all_texts_inside(topic_map_svg(topics, more_url="#t"))
+    _assert_all_texts_inside(topic_map_svg(topics, more_url="#t", size=size))
 
 
 @pytest.mark.parametrize("label", LONG_LABELS)
@@ -301,10 +314,26 @@ def _assert_all_texts_inside(svg: str) -> None:
         rect = link.find("svg:rect", NS)
         assert rect is not None
         _assert_texts_inside(link, rect, FONT_SIZE)
+        # A label in the band above the area's tiles stays clear of them.
+        tiles = [r for g in root.iter(f"{{{NS['svg']}}}a") if g is not link for r in g.findall("svg:rect", NS) if _inside(r, rect)]
+        for text in link.findall("svg:g/svg:text", NS):
+            _, _, _, bottom = _text_box(text, FONT_SIZE, True)
+            for tile in tiles:
+                assert bottom <= float(tile.attrib["y"]) + 1e-6 or text.attrib.get("transform"), (text.text, tile.attrib)
     for tile in _group_links(root):
         rect = tile.find("svg:rect", NS)
         assert rect is not None
         _assert_texts_inside(tile, rect, TILE_FONT_SIZE)
+    for tile in root.findall(".//svg:a[@class='tm-subtopic-link']", NS):
+        rect = tile.find("svg:rect", NS)
+        assert rect is not None
+        _assert_texts_inside(tile, rect, TILE_FONT_SIZE, bold_titles=True)
+
+
+def _inside(inner: ET.Element, outer: ET.Element) -> bool:
+    x, y, w, h = _floats(inner, "x", "y", "width", "height")
+    ox, oy, ow, oh = _floats(outer, "x", "y", "width", "height")
+    return ox <= x and oy <= y and x + w <= ox + ow and y + h <= oy + oh
 
 
 def test_a_small_area_has_no_label_but_keeps_its_name() -> None:
@@ -465,3 +494,104 @@ def test_a_map_one_process_drew_is_taken_signed_by_another_and_a_forged_one_neve
         again = topic_map_svg(topics, more_url="#topics")
         assert again == first and "<script>" not in again
     assert len(drawn) == 4
+
+
+def test_sub_topic_labels_stay_inside_their_tiles_set_in_bold() -> None:
+    # The page sets a sub-topic's label in bold: measured as plain text it ran past its tile's
+    # edge, where the clip cut its last word.
+    labels = ["Household energy bills", "Wellington", "Millbrook rise", "Harbourline Shipping", "Upton rise", "Cross rise"]
+    for width in (120, 150, 180, 240):
+        for n in range(len(labels)):
+            subtopics = tuple(MapSubtopic(label=lab, size=s, url=f"/?s={i}") for i, (lab, s) in enumerate(zip(labels[n:] + labels[:n], (25, 8, 6, 5, 4, 3), strict=True)))
+            topic = MapTopic("energy prices", 60, "/?t=1", subtopics=subtopics)
+            svg = topic_map_svg([topic, _topic("other", 6)], more_url="#t", size=MapSize(f"w{width}", width, 280))
+            assert "tm-tile-title" in svg
+            _assert_all_texts_inside(svg)
+
+
+def test_on_the_narrow_drawing_a_label_too_long_for_one_line_takes_two_above_its_tiles() -> None:
+    topics = [
+        _topic("energy prices", 44, (6, 5, 4)),
+        _topic("Brightfield Energy profit", 14, (4, 2)),
+        _topic("takeover", 12, (4,)),
+        _topic("flu", 6),
+    ]
+
+    def band(size: MapSize) -> tuple[list[str], bool]:
+        root = _parse(topic_map_svg(topics, more_url="#t", size=size))
+        link = _topic_links(root)[1]
+        lines = [t.text or "" for t in link.iter(f"{{{NS['svg']}}}text") if t.attrib["class"] == "tm-label"]
+        has_tiles = any(_inside(r, link.find("svg:rect", NS)) for r in root.findall(".//svg:a[@class='tm-group-link']/svg:rect", NS))  # type: ignore[arg-type]
+        return lines, has_tiles
+
+    lines, has_tiles = band(NARROW)
+    assert len(lines) == 2 and " ".join(lines) == "Brightfield Energy profit" and has_tiles
+    # The desktop's drawing keeps its one line and its shortening (the label whole on hover).
+    assert band(WIDE)[0] in ([], ["Brightfield…"], ["Brightfield Energy…"])
+
+
+def test_each_drawing_has_its_own_ids_and_class() -> None:
+    topics = [_topic("oil prices", 30, (4, 3)), _topic("bank", 12, (3,))]
+    wide, narrow = (topic_map_svg(topics, more_url="#t", size=size) for size in (WIDE, NARROW))
+    ids = [re.findall(r' id="([^"]+)"', str(svg)) for svg in (wide, narrow)]
+    assert ids[0] and ids[1] and not set(ids[0]) & set(ids[1])
+    assert 'class="topic-map-svg tm-wide"' in wide and 'viewBox="0 0 240 280"' in wide
+    assert 'class="topic-map-svg tm-narrow"' in narrow and 'viewBox="0 0 300 400"' in narrow
+    # The same areas, sized by the same results, in the narrow drawing's proportions.
+    rects = [[_floats(a.find("svg:rect", NS), "width", "height") for a in _topic_links(_parse(svg))] for svg in (wide, narrow)]  # type: ignore[arg-type]
+    for (ww, wh), (nw, nh) in zip(*rects, strict=True):
+        assert (nw + 2) * (nh + 2) / (300 * 400) == pytest.approx((ww + 2) * (wh + 2) / (240 * 280), rel=0.02)
+
+
+def test_a_label_that_fits_across_on_lines_is_not_turned_up_its_side() -> None:
+    # A tall, narrow area: "Contract barge" fits across on two lines; up its side it showed one
+    # character more (the space its lines drop), which once turned it.
+    topics = [_topic("crude oil", 22), _topic("Contract barge", 18)]
+    link = _topic_links(_parse(topic_map_svg(topics, more_url="#t", size=MapSize("tall", 120, 400))))[1]
+    texts = [t for t in link.iter(f"{{{NS['svg']}}}text") if t.attrib["class"] == "tm-label"]
+    assert [t.text for t in texts] == ["Contract", "barge"]
+    assert not any("transform" in t.attrib for t in texts)
+
+
+def _fitted(lines: tuple[str, ...], count: str = "") -> FittedLabel:
+    return FittedLabel(lines, count, False, sum(len(x) for x in lines))
+
+
+def test_lines_for_a_label_are_the_fewest_that_show_it_whole_with_its_count() -> None:
+    by_lines = {1: _fitted(("Brightfield…",)), 2: _fitted(("Brightfield", "Energy"), "14"), 3: _fitted(("Brightfield", "Energy"), "14")}
+    assert lines_for(by_lines.__getitem__, 3) == 2
+    # Whole without its count on one line, with it on two: two.
+    by_lines = {1: _fitted(("Cash and shares",)), 2: _fitted(("Cash and shares",), "13")}
+    assert lines_for(by_lines.__getitem__, 2) == 2
+    # Whole on none: the fewest that show the most of it.
+    by_lines = {1: _fitted(("Granite…",)), 2: _fitted(("Granite", "Mutual Bank…")), 3: _fitted(("Granite", "Mutual Bank…"))}
+    assert lines_for(by_lines.__getitem__, 3) == 2
+    assert lines_for(lambda n: _fitted(()), 2) == 1
+    # With a real fitting: the fewest lines whose label is whole.
+    fit = lambda n: fit_label("Brightfield Energy profit", "14", 160, n, 12, bold=True)  # noqa: E731
+    assert lines_for(fit, 1) == 1 and lines_for(fit, 3) == 2 and fit(2).lines == ("Brightfield Energy", "profit")
+
+
+def test_a_line_never_holds_a_joining_word_alone_before_its_ellipsis() -> None:
+    # "Dunmore" fits beside the count, "and" fits the second line, "Kingsbridge" does not:
+    # "and…" would say nothing, so the label ends "Dunmore…".
+    first = text_width("Dunmore", 12, bold=True) + 1
+    second = text_width("and Kingsbridge", 12, bold=True) - 1
+    assert wrap("Dunmore and Kingsbridge", [first, second], 12, bold=True) == ["Dunmore…"] or text_width("Dunmore…", 12, bold=True) > first
+    lines = wrap("Dunmore and Kingsbridge", [first + 20, second], 12, bold=True)
+    assert lines == ["Dunmore…"]
+    assert all(line.split()[0].rstrip(ELLIPSIS) != "and" for line in wrap("Dunmore and Kingsbridge", [80, 60], 12, bold=True))
+
+
+def test_a_wrapped_label_missing_words_always_ends_with_an_ellipsis() -> None:
+    # "County" alone, drawn for "County Housing Association" where "Housing…" did not fit the
+    # second line, read as the whole label.
+    assert wrap("County Housing Association", [48] * 4, 11) in ([], ["County…"])
+    rng = random.Random(7)
+    texts = [*LONG_LABELS, "County Housing Association", "Dunmore and Kingsbridge", "Brightfield Energy to cut 72 jobs in Riverton"]
+    for _ in range(3000):
+        text, width, bold = rng.choice(texts), rng.uniform(20, 160), rng.random() < 0.5
+        lines = wrap(text, [width] * rng.randint(1, 4), 11, bold=bold)
+        if lines and not lines[-1].endswith(ELLIPSIS):
+            assert " ".join(lines).split() == text.split(), (text, width, lines)
+        assert all(line.rstrip(ELLIPSIS).split()[-1:] != ["and"] for line in lines if line.endswith(ELLIPSIS)), lines

@@ -37,10 +37,16 @@ def jaguar() -> dict[str, int]:
 
 
 def _map(html: str) -> ET.Element:
-    """The page's one map, parsed as the XML it must be."""
-    found = re.findall(r'<svg xmlns="http://www.w3.org/2000/svg" class="topic-map-svg".*?</svg>', html, re.S)
-    assert len(found) == 1, f"expected one map, found {len(found)}"
-    return ET.fromstring(found[0])
+    """The page's one map, parsed as the XML it must be: drawn for a wide screen and for a
+    narrow one (the page's CSS shows one), both with the same topics, linked and named alike."""
+    drawings = {
+        m.group(1): ET.fromstring(m.group(0))
+        for m in re.finditer(r'<svg xmlns="http://www.w3.org/2000/svg" class="topic-map-svg tm-(\w+)".*?</svg>', html, re.S)
+    }
+    assert sorted(drawings) == ["narrow", "wide"], f"expected the map drawn twice, found {sorted(drawings)}"
+    wide, narrow = ([(a.attrib["href"], a.attrib["aria-label"]) for a in _topic_links(drawings[k])] for k in ("wide", "narrow"))
+    assert wide == narrow
+    return drawings["wide"]
 
 
 def _topic_links(svg: ET.Element) -> list[ET.Element]:
@@ -73,6 +79,13 @@ def test_each_topic_area_links_to_the_search_filtered_by_that_topic(jaguar: dict
     # The same topics as the topic list beside it, by the same filter values.
     listed = re.findall(r'<li><a href="/\?[^"]*topic=([^&"]+)', html)
     assert sorted(labels) == sorted(parse_qs(f"t={v}")["t"][0] for v in listed)
+
+
+def test_the_two_drawings_of_the_map_share_no_id(jaguar: dict[str, int]) -> None:
+    html = _search(q="jaguar")
+    _map(html)
+    ids = re.findall(r' id="([^"]+)"', html)
+    assert len(ids) == len(set(ids)) and any(i.startswith("tm-narrow-") for i in ids)
 
 
 def test_following_a_topic_area_shows_only_that_topics_results(jaguar: dict[str, int]) -> None:

@@ -202,3 +202,22 @@ def test_the_layout_and_the_label_fitting_are_pure(module: str) -> None:
         elif isinstance(node, ast.ImportFrom) and node.module:
             imported.add(node.module.split(".")[0])
     assert imported <= {"__future__", "collections", "dataclasses", "dedup", "functools", "math", "re", "unicodedata"}
+
+
+def test_each_area_may_have_its_own_band_height() -> None:
+    # A band as high as its label needs: two lines for the first area, one for the others.
+    areas = [NestedArea(40, (10, 5)), NestedArea(30, (8,)), NestedArea(1, (1,))]
+    asked: list[int] = []
+
+    def band(index: int, rect: Rect) -> float:
+        asked.append(index)
+        return 32 if index == 0 else 17
+
+    placed = nested_treemap(areas, BOUNDS, header=band, padding=3, min_body=12)
+    assert placed[0].header is not None and placed[0].header.height == 32
+    assert placed[0].body is not None and placed[0].body.y == pytest.approx(placed[0].rect.y + 32)
+    assert placed[1].header is not None and placed[1].header.height == 17
+    assert all(p.y >= placed[0].rect.y + 32 - EPS for p in placed[0].parts)
+    assert placed[2].header is None and asked == [0, 1, 2]
+    with pytest.raises(ValueError, match="header"):
+        nested_treemap(areas, BOUNDS, header=lambda i, r: -1.0, padding=3, min_body=12)
