@@ -21,13 +21,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from searchapp import memo
 from searchapp.memo import redis_tier
 from searchapp.topics.label_fit import ELLIPSIS, FittedLabel, fit_label, lines_for, text_width, wrap
 from searchapp.topics.map_input import MapGroup, MapSize, MapSubtopic, MapTopic
+from searchapp.topics.markup import format_html, format_html_join
 from searchapp.topics.treemap import NestedArea, PlacedArea, Rect, nested_treemap
 
 __all__ = [

@@ -13,10 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
 from dedup import LSHParams, s_curve
+from searchapp.topics.markup import format_html, format_html_join
 
 WIDTH = 480
 HEIGHT = 320
