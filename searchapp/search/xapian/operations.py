@@ -115,18 +115,16 @@ def _shard_documents(number: int, shards: int) -> Iterator[list[IndexedDocument]
 
 def _record_least_position(cluster: Cluster, shard: int, position: Position) -> None:
     """The cluster's cursor at the least of its shards' positions (``position``, shard
-    ``shard``'s, and the others' read on their masters), as the cluster's writer reads its
-    own; left for the next sync to record when a master does not answer."""
-    positions = [position]
-    for other, each in enumerate(cluster.shards):
-        if other != shard:
-            host, port = each.master
-            try:
-                master = xapian.remote_open(host, port, cluster.timeout_ms, cluster.timeout_ms)
-                positions.append(Position.loads(master.get_metadata(OUTBOX_KEY)))
-            except xapian.Error:
-                return
-    record_cursor(cluster.follower_name, Position.least(positions).after)
+    ``shard``'s, and the others' read on their masters, as ``status`` reads them); left for
+    the next sync to record when a master does not answer."""
+    others = [
+        _server_state(each.master, cluster.timeout_ms)
+        for other, each in enumerate(cluster.shards)
+        if other != shard
+    ]
+    if all(state.up for state in others):
+        least = min([position.after, *(state.outbox_position or 0 for state in others)])
+        record_cursor(cluster.follower_name, least)
 
 
 def rebuild_shard(
