@@ -749,7 +749,7 @@ def test_the_printed_commands_start_a_replica_that_answers_level_with_its_master
     call_command(
         "xapian_cluster", "commands", "--shards", "1", "--replicas", "1",
         "--root", str(tmp_path / "cluster"), "--host", "127.0.0.1",
-        "--base-port", str(base), stdout=out,
+        "--base-port", str(base), "--changesets", "2", stdout=out,
     )  # fmt: skip
     *script, export = out.getvalue().splitlines()
     assert export.endswith(f"'127.0.0.1:{base + 100}>127.0.0.1:{base + 111}'")
@@ -758,7 +758,9 @@ def test_the_printed_commands_start_a_replica_that_answers_level_with_its_master
     try:
         running = _bash(script, tmp_path, groups)
         master = (("127.0.0.1", base + 100),)
-        for batch in range(3):  # commits while the replica is away: changesets to catch up
+        # Four commits while the replica is away, more than the two changesets its master
+        # keeps: it catches up by a whole copy.
+        for batch in range(5):
             if batch == 1:  # the replica's follower and server killed, as a machine lost
                 for pid in running[-2:]:
                     os.kill(pid, signal.SIGKILL)
@@ -772,9 +774,47 @@ def test_the_printed_commands_start_a_replica_that_answers_level_with_its_master
         _bash(replica_lines, tmp_path, groups)  # the replica started again, as printed
         copy = _listening(base + 111)
         # Level with its master from its first answer: it never served the copy it was left with.
-        assert copy.get_doccount() == 15
-        assert copy.get_termfreq("Xbatch2") == 5
+        assert copy.get_doccount() == 25
+        assert copy.get_termfreq("Xbatch4") == 5
         copy.close()
+        assert len(_changesets(tmp_path / "cluster")) <= 2
+    finally:
+        for group in groups:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGTERM)
+
+
+def _changesets(root: Path) -> list[Path]:
+    return sorted(root.glob("shard*/master/changes*"))
+
+
+def test_a_master_without_replicas_keeps_no_changesets(tmp_path: Path) -> None:
+    # Nothing reads them, and each holds every block its commit changed: kept, they grew the
+    # shards' disk with every commit ever made.
+    _tools()
+    base = _free_base_port()
+    out = io.StringIO()
+    call_command(
+        "xapian_cluster", "commands", "--shards", "1", "--replicas", "0",
+        "--root", str(tmp_path / "cluster"), "--host", "127.0.0.1",
+        "--base-port", str(base), stdout=out,
+    )  # fmt: skip
+    *script, _export = out.getvalue().splitlines()
+    groups: list[int] = []
+    try:
+        _bash(script, tmp_path, groups)
+        _listening(base + 100).close()
+        for batch in range(3):
+            writer = xapian.remote_open_writable("127.0.0.1", base + 100, 10000, 2000)
+            document = xapian.Document()
+            document.add_term(f"Xbatch{batch}")
+            writer.add_document(document)
+            writer.commit()
+            writer.close()
+        copy = _listening(base + 100)
+        assert copy.get_doccount() == 3
+        copy.close()
+        assert _changesets(tmp_path / "cluster") == []
     finally:
         for group in groups:
             with contextlib.suppress(ProcessLookupError):

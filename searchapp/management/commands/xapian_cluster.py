@@ -12,7 +12,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from searchapp.search.owner import database_id, unrecorded_shard_is_ours
 from searchapp.search.text_index import IndexBusy, IndexWriteError
 from searchapp.search.xapian import Cluster, xapian_index
-from searchapp.search.xapian.operations import cluster_status, launch_commands, rebuild_shard
+from searchapp.search.xapian.operations import (
+    DEFAULT_CHANGESETS,
+    cluster_status,
+    launch_commands,
+    rebuild_shard,
+)
 
 
 class Command(BaseCommand):
@@ -31,20 +36,30 @@ class Command(BaseCommand):
         commands.add_argument("--replicas", type=int, default=2)
         commands.add_argument("--host", default="127.0.0.1")
         commands.add_argument("--base-port", type=int, default=8000)
+        commands.add_argument(
+            "--changesets",
+            type=int,
+            default=DEFAULT_CHANGESETS,
+            help="changesets a master keeps for its replicas (a replica further behind is "
+            f"sent a whole copy); none without replicas (default {DEFAULT_CHANGESETS})",
+        )
         actions.add_parser("status", help="each shard's servers, documents and lag")
         rebuild = actions.add_parser("rebuild", help="refill one shard from the database")
         rebuild.add_argument("--shard", type=int, required=True, help="1-based shard number")
 
     def handle(self, *args: Any, **options: Any) -> None:
         if options["action"] == "commands":
-            if options["shards"] < 1 or options["replicas"] < 0:
-                raise CommandError("--shards must be 1 or more and --replicas 0 or more")
+            if options["shards"] < 1 or options["replicas"] < 0 or options["changesets"] < 1:
+                raise CommandError(
+                    "--shards and --changesets must be 1 or more and --replicas 0 or more"
+                )
             lines, spec = launch_commands(
                 options["root"].resolve(),
                 shards=options["shards"],
                 replicas=options["replicas"],
                 host=options["host"],
                 base_port=options["base_port"],
+                changesets=options["changesets"],
             )
             self.stdout.write("\n".join(lines))
             self.stdout.write(f"export SEARCH_BACKEND=xapian SEARCH_XAPIAN_SHARDS='{spec}'")
