@@ -549,7 +549,9 @@ def _misread(
     *,
     heading: bool = False,
 ) -> bool:
-    """Does the phrase, where the results have it, cut a name in two ("Luca" of "Luca Bianchi",
+    """Does the phrase, where the results have it, cut a word written without spaces ("件系统"
+    of "文件系统", "로그램에" of "프로그램에": the same n-gram overlaps its first or its last in
+    four of five places), or cut a name in two ("Luca" of "Luca Bianchi",
     "Prime Minister Bettino", "Cross" of "Whitby Cross": a capitalised word after or before it
     in four of five places), or is its one
     lower-case word a verb after its subject ("Harbourline Shipping closes": a capitalised word
@@ -558,6 +560,10 @@ def _misread(
     half of them ("vaccine shows promise")?"""
     length = int(phrases.length[column])
     originals, n = stream.originals, len(stream.originals)
+    if stream.glue and (
+        _run_continues(stream, starts, starts) or _run_continues(stream, starts + length, starts)
+    ):
+        return True
     last = spelled.split(" ")[-1]
 
     def capitalised(position: int) -> bool:
@@ -600,6 +606,27 @@ def _misread(
         same = objects.most_common(1)[0][1] if objects else 0
         return before >= 0.5 * len(starts) or same >= 0.5 * len(starts)
     return False
+
+
+def _run_continues(stream: _Stream, places: np.ndarray, starts: np.ndarray) -> bool:
+    """In four of five of the phrase's places (``starts``), is the token at ``places`` the same
+    n-gram, overlapping its neighbour in the phrase: the phrase ends inside a word? Before a
+    Korean phrase any overlapping n-gram will do: its words start after a space, while the
+    particles after a noun vary ("프로그램" of "프로그램에", "프로그램을" is whole)."""
+    n = len(stream.tokens)
+    glue = stream.glue
+    before = bool(len(starts)) and bool(places[0] == starts[0])
+    # The n-gram before a start is at start - 1; the one after the end is at the end itself.
+    at = [
+        (p - 1 if before else p)
+        for p in places.tolist()
+        if 0 < p < n and glue.get(p) == topic_words.GLUE_OVERLAP
+    ]
+    if len(at) < 0.8 * len(starts):
+        return False
+    if before and topic_words.spaced_ngram(stream.originals[int(starts[0])]):
+        return True
+    return Counter(stream.tokens[at].tolist()).most_common(1)[0][1] >= 0.8 * len(starts)
 
 
 # Words before a verb's base form ("to raise crude oil postings", "will cut rates") and after

@@ -53,6 +53,7 @@ __all__ = [
     "is_particle_bigram",
     "join_label",
     "latin_vote_matrix",
+    "spaced_ngram",
     "split_words",
 ]
 
@@ -97,6 +98,10 @@ TOKEN = re.compile(
     "\u3001\u3002\u300c-\u3011\uff01\uff08\uff09\uff0c\uff1a\uff1b\uff1f]+|\\s-\\s)"
 )
 _UNSPACED_CHAR = re.compile(f"[{_UNSPACED}]")
+# The table's scripts read in n-grams although their words are set apart by spaces (Hangul).
+_SPACED_NGRAM_CHAR = re.compile(
+    "[" + "".join(chars for _group, chars, n, entry in _SCRIPT_READS if n and entry.spaced) + "]"
+)
 _SPACED_TOKEN = re.compile(
     f"{_OTHER}+(?:['\u2019&-]+{_OTHER}+)*"
     '|[.!?;:,()\\[\\]{}"|/\\\\\u00ab\u00bb\u201c\u201d\u2026\u2013\u2014]+|\\s-\\s'
@@ -208,6 +213,12 @@ def _overlap_tail(before: str, word: str) -> str:
         if before.endswith(word[:cut]):
             return word[cut:]
     return word
+
+
+def spaced_ngram(token: str) -> bool:
+    """Is ``token`` an n-gram of a script whose words are set apart by spaces (Korean)? Such
+    an n-gram that overlaps the one before it starts inside a word."""
+    return _SPACED_NGRAM_CHAR.match(token) is not None
 
 
 def is_particle_bigram(word: str) -> bool:

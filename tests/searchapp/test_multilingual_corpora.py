@@ -21,13 +21,16 @@ bench/languages.py prints the same figures with known-item search and detection.
 from __future__ import annotations
 
 import math
+import re
 import sys
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
 from dedup import ShingleSpec, find_near_duplicates
 from searchapp.services.signatures.sets import signature_params_default
+from searchapp.topics.clustering import TopicDoc, topic_clusters
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 from multilingual_corpus import (
@@ -76,3 +79,48 @@ def test_near_duplicates_in_every_language(lang: str) -> None:
     assert good >= 0.99 * len(found), (
         f"{lang}: {good} of {len(found)} reported pairs have J >= {t - 0.05:.2f}"
     )
+
+
+def _neighbours(label: str, texts: list[str]) -> list[tuple[str, str]]:
+    """The character before and the one after each place ``texts`` hold ``label`` ("" at an
+    end), in lower case (a label may be spelled in capitals its places lack)."""
+    label, texts = label.lower(), [text.lower() for text in texts]
+    return [
+        (text[at - 1] if at else "", text[at + len(label)] if at + len(label) < len(text) else "")
+        for text in texts
+        for at in (m.start() for m in re.finditer(re.escape(label), text))
+    ]
+
+
+# Grammar beside a word, never a part of it.
+CHINESE_PARTICLES = frozenset("的了在是和与及或")
+HANGUL = re.compile("[\uac00-\ud7a3]")
+
+
+@pytest.mark.parametrize(("lang", "query"), [("zh", "系统"), ("zh", "安装"), ("ko", "설치")])
+def test_topic_labels_never_cut_a_word_in_two(lang: str, query: str) -> None:
+    # A label is a piece of what the results write: "件系统" where every one of them has
+    # "文件系统", or "로그램에" of "프로그램에" (Korean words start after a space).
+    try:
+        corpus = build_corpus(lang)
+    except CorpusUnavailableError as exc:
+        pytest.skip(str(exc))
+    hits = [d for d in corpus.docs if query in d.text][:100]
+    topics = topic_clusters(
+        [TopicDoc(i, d.title, d.text, lang) for i, d in enumerate(hits)], query=query
+    )
+    labels = [t for t in topics if not t.other]
+    assert len(labels) >= 4
+    for topic in labels:
+        places = _neighbours(
+            topic.label, [f"{hits[i].title}\n{hits[i].text}" for i in topic.member_ids]
+        )
+        assert places, f"{topic.label!r} is in none of its documents"
+        for side in (0, 1):
+            # The same letter of the label's script on that side in four of five places.
+            letter, times = Counter(p[side] for p in places).most_common(1)[0]
+            whole = not letter.isalpha() or letter in CHINESE_PARTICLES
+            assert whole or times < 0.8 * len(places), (topic.label, letter, times, len(places))
+        if lang == "ko":
+            inside = sum(bool(HANGUL.match(before)) for before, _after in places)
+            assert inside < 0.8 * len(places), (topic.label, inside, len(places))

@@ -113,7 +113,8 @@ MY = [
     ("ရေကြီး အစိုးရကူညီ", "အစိုးရသည် ရေကြီးမှုဒဏ်ခံရသူများထံ စားနပ်ရိက္ခာ ပို့ဆောင်ကူညီသည်"),
 ]
 SEA_FLOODS = {"lo": "ນ້ຳຖ້ວມ", "km": "ទឹកជំនន់", "my": "ရေကြီး"}  # "flood"
-SEA_FOOTBALL = {"lo": "ບານເຕະ", "km": "បាល់ទាត់", "my": "မြန်မာ"}  # "football"; "Myanmar"
+# "football"; "Cambodia" (whole: "football national team of Cambo" cut it); "Myanmar"
+SEA_FOOTBALL = {"lo": "ບານເຕະ", "km": "កម្ពុជា", "my": "မြန်မာ"}
 
 
 def _clusters(text: str) -> set[int]:
