@@ -35,6 +35,7 @@ __all__ = [
     "GAP_SECONDS",
     "Position",
     "collect_garbage",
+    "lower_cursor",
     "merged_spans",
     "oldest_pending_after",
     "pending_after",
@@ -112,6 +113,13 @@ class Position:
 
 def record_cursor(name: str, position: int) -> None:
     SearchIndexCursor.objects.update_or_create(name=name, defaults={"position": position})
+
+
+def lower_cursor(name: str, position: int) -> None:
+    """The cursor ``name`` moved down to ``position`` when it is past it, never up: one
+    conditional UPDATE, atomic on PostgreSQL and SQLite alike, so it can only make the rows
+    kept and shown as pending more, never fewer."""
+    SearchIndexCursor.objects.filter(name=name, position__gt=position).update(position=position)
 
 
 def collect_garbage() -> int:

@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
 import uuid
@@ -28,10 +29,11 @@ import pytest
 import xapian
 from corpora import make_corpus, make_document, make_ferry
 from django.core.management import CommandError, call_command
+from django.db import connection
 from django.test import Client
 from xapian_cluster import LocalCluster, free_port, have_xapian_tools, local_cluster
 
-from searchapp.models import DatabaseIdentity, Document, SearchIndexChange
+from searchapp.models import DatabaseIdentity, Document, SearchIndexChange, SearchIndexCursor
 from searchapp.search import get_backend, owner
 from searchapp.search.analysis import DEFAULT_FIELDS
 from searchapp.search.outbox import Position
@@ -918,3 +920,117 @@ def test_a_document_written_while_its_shard_is_rebuilt_is_in_it_once_as_last_wri
     gantry = [second[0].pk, second[3].pk, *(d.pk for d in made[-2:])]
     assert _ids_found("gantry") == sorted(gantry)
     assert _ids_found("crane") == sorted(d.pk for d in kept if d.pk not in gantry)
+
+
+@pytest.mark.django_db(transaction=True)  # the two rebuilds' threads see each other's commits
+def test_two_shards_rebuilt_at_once_leave_no_change_shown_as_applied_that_one_misses(
+    on_cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(owner, "_database_ids", {})  # this test's database is flushed after it
+    made = [make_document(external_id=f"w{n}", text=f"wharf crane {n}") for n in range(8)]
+    _applied(on_cluster)
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    # Both shards' positions past this database's outbox (disks a later commit reached, or
+    # another database's): each rebuild lowers its shard's.
+    with index.writer() as writer:
+        writer.record_position(Position(_last_row() + 500).dumps())
+        writer.commit()
+    first = [d for d in made if (d.pk - 1) % 2 == 0]  # shard 1's, in the order it reads them
+    monkeypatch.setattr(operations, "READ_CHUNK", 2)
+    filling, second_read = threading.Event(), threading.Event()
+    failures: list[BaseException] = []
+
+    def hold_after_first_chunk(_read: int) -> None:
+        if not filling.is_set():
+            filling.set()
+            second_read.wait(30)
+
+    def rebuild_first() -> None:
+        try:
+            operations.rebuild_shard(index, 1, progress=hold_after_first_chunk)
+        except BaseException as exc:
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    other = threading.Thread(target=rebuild_first)
+    real_read = operations._server_state
+
+    def read(address: tuple[str, int], timeout_ms: int) -> operations.ServerState:
+        state = real_read(address, timeout_ms)
+        if threading.current_thread() is threading.main_thread() and not second_read.is_set():
+            # Shard 2's rebuild has read shard 1's position, shard 1's not committed yet; then
+            # shard 1's commits and records the cursor before shard 2's records it.
+            assert address[1] == on_cluster.shards[0].master_port
+            second_read.set()
+            other.join(30)
+        return state
+
+    monkeypatch.setattr(operations, "_server_state", read)
+    other.start()
+    assert filling.wait(30)
+    # Edited once shard 1's rebuild has read it: past the position shard 1 records.
+    first[0].text = "wharf gantry"
+    first[0].save()
+    operations.rebuild_shard(index, 2)
+    other.join(30)
+    assert not other.is_alive() and not failures, failures
+    on_cluster.wait_replicated()
+    # Shown as waiting, so the writers' and the searches' apply run: a cursor past shard 1's
+    # position showed the edit as applied while shard 1 served the text it had read.
+    assert search_index_pending() == 1
+    _applied(on_cluster)
+    assert _ids_found("gantry") == [first[0].pk]
+    assert _ids_found("wharf") == sorted(d.pk for d in made)
+    assert search_index_pending() == 0
+
+
+@pytest.mark.django_db
+def test_a_master_killed_while_its_shard_is_refilled_fails_naming_it_and_loses_nothing(
+    on_cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    made = [make_document(external_id=f"k{n}", text=f"quay crate {n}") for n in range(10)]
+    _applied(on_cluster)
+    applied = _last_row()
+    second = [d for d in made if (d.pk - 1) % 2 == 1]  # shard 2's
+    second[0].text = "quay barrel"
+    second[0].save()  # a change pending when the rebuild starts
+    shard = on_cluster.shards[1]
+    master = f"127.0.0.1:{shard.master_port}"
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    read_documents = operations._shard_documents
+
+    def killed_midway(number: int, shards: int) -> Iterator[list[IndexedDocument]]:
+        for n, chunk in enumerate(read_documents(number, shards)):
+            if n == 1:  # the first chunk sent to the master, the rest not yet
+                on_cluster.kill_master(shard)
+            yield chunk
+
+    monkeypatch.setattr(operations, "READ_CHUNK", 2)
+    monkeypatch.setattr(operations, "_shard_documents", killed_midway)
+    try:
+        with pytest.raises(CommandError) as failed:
+            call_command("xapian_cluster", "rebuild", "--shard", "2", stdout=io.StringIO())
+        assert f"shard 2's master {master}" in str(failed.value), failed.value
+        assert "run the rebuild again once its master answers" in str(failed.value)
+        # Nothing recorded as applied past what shard 2 still holds: its last commit.
+        assert SearchIndexCursor.objects.get(name=index.follower_name).position == applied
+        # Its replicas serve that commit meanwhile: no document gone from the searches.
+        assert _ids_found("quay") == sorted(d.pk for d in made)
+    finally:
+        if shard.master is None:
+            on_cluster.start_master(shard)
+    forget_down_servers()
+    out, error = _status()
+    assert error == ""
+    assert out.split("shard 2:")[1].count(f"outbox applied to row {applied}") == 2, out
+    monkeypatch.setattr(operations, "_shard_documents", read_documents)
+    out_ = io.StringIO()
+    call_command("xapian_cluster", "rebuild", "--shard", "2", stdout=out_)
+    assert out_.getvalue().strip() == f"shard 2: {len(second)} document(s) indexed"
+    _applied(on_cluster)
+    assert _ids_found("quay") == sorted(d.pk for d in made)
+    assert _ids_found("barrel") == [second[0].pk]
+    assert search_index_pending() == 0

@@ -140,6 +140,31 @@ class LocalCluster:
         replica.follower.wait()
         replica.follower = None
 
+    def start_master(self, shard: ShardProcesses) -> None:
+        """The shard's writable server on its database (again, after a kill: on the last
+        revision committed there)."""
+        # Changesets are what replicas follow; the writing process must be told to keep them.
+        shard.master = self._spawn(
+            "xapian-tcpsrv",
+            "--quiet",
+            "--writable",
+            "--interface",
+            HOST,
+            "--port",
+            str(shard.master_port),
+            str(shard.master_path),
+            env={"XAPIAN_MAX_CHANGESETS": "200"},
+        )
+        _wait_listening(shard.master_port, shard.master)
+
+    def kill_master(self, shard: ShardProcesses) -> None:
+        """SIGKILL to the shard's writable server and the children serving its connections,
+        as a machine lost: what a writer had not committed is never written."""
+        assert shard.master is not None
+        os.killpg(shard.master.pid, signal.SIGKILL)
+        shard.master.wait()
+        shard.master = None
+
     def start_replica_server(self, replica: Replica) -> None:
         replica.server = self._spawn(
             "xapian-tcpsrv",
@@ -221,18 +246,7 @@ def local_cluster(
             home.mkdir(parents=True)
             shard = ShardProcesses(home / "master", port(), port())
             xapian.WritableDatabase(str(shard.master_path), xapian.DB_CREATE_OR_OPEN).close()
-            # Changesets are what replicas follow; the writing process must be told to keep them.
-            shard.master = cluster._spawn(
-                "xapian-tcpsrv",
-                "--quiet",
-                "--writable",
-                "--interface",
-                HOST,
-                "--port",
-                str(shard.master_port),
-                str(shard.master_path),
-                env={"XAPIAN_MAX_CHANGESETS": "200"},
-            )
+            cluster.start_master(shard)
             shard.replicate_server = cluster._spawn(
                 "xapian-replicate-server",
                 "--interface",
@@ -241,7 +255,6 @@ def local_cluster(
                 str(shard.replicate_port),
                 str(home),
             )
-            _wait_listening(shard.master_port, shard.master)
             _wait_listening(shard.replicate_port, shard.replicate_server)
             cluster.shards.append(shard)
             for number in range(replicas):

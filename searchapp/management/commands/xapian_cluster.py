@@ -75,8 +75,14 @@ class Command(BaseCommand):
             return
         try:
             indexed = rebuild_shard(cluster, options["shard"])
-        except (ValueError, IndexBusy, IndexWriteError) as exc:
+        except (ValueError, IndexBusy) as exc:
             raise CommandError(str(exc)) from None
+        except IndexWriteError as exc:
+            # Refilled in one commit: a failure before it leaves the shard as it was.
+            raise CommandError(
+                f"{exc}; the shard serves what it held before: run the rebuild again once its "
+                "master answers"
+            ) from None
         self.stdout.write(f"shard {options['shard']}: {indexed} document(s) indexed")
 
     def _status(self, cluster: Cluster) -> None:

@@ -258,9 +258,15 @@ class Cluster:
                 if not isinstance(exc, IndexBusy) or time.monotonic() >= give_up:
                     raise
                 time.sleep(0.1)
+        # A failure names the master of a shard written alone (``rebuild --shard``).
+        where = (
+            "the search cluster's masters"
+            if only is None
+            else f"shard {only + 1}'s master {label(self.shards[only].master)}"
+        )
         writer = XapianWriter(
             masters,
-            where="the search cluster's masters",
+            where=where,
             name=self.follower_name,
             places=[place(shard, len(self.shards)) for shard in shards],
         )

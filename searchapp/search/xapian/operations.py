@@ -23,7 +23,7 @@ from django.db.models import F
 from django.db.models.functions import Mod
 
 from searchapp.models import Document, SearchIndexChange
-from searchapp.search.outbox import Position, record_cursor
+from searchapp.search.outbox import Position, lower_cursor, record_cursor
 from searchapp.search.owner import database_id
 from searchapp.search.text_index import IndexedDocument, epoch_seconds
 from searchapp.search.xapian.cluster import Address, Cluster, label
@@ -113,18 +113,36 @@ def _shard_documents(number: int, shards: int) -> Iterator[list[IndexedDocument]
         after = chunk[-1][0]
 
 
-def _record_least_position(cluster: Cluster, shard: int, position: Position) -> None:
-    """The cluster's cursor at the least of its shards' positions (``position``, shard
-    ``shard``'s, and the others' read on their masters, as ``status`` reads them); left for
-    the next sync to record when a master does not answer."""
+def _least_position(cluster: Cluster, shard: int, position: Position) -> tuple[int, bool]:
+    """The least of ``position`` (shard ``shard``'s) and the other shards' positions as their
+    masters hold them (read as ``status`` reads them); and whether every master answered."""
     others = [
         _server_state(each.master, cluster.timeout_ms)
         for other, each in enumerate(cluster.shards)
         if other != shard
     ]
-    if all(state.up for state in others):
-        least = min([position.after, *(state.outbox_position or 0 for state in others)])
+    read = [state.outbox_position or 0 for state in others if state.up]
+    return min([position.after, *read]), len(read) == len(others)
+
+
+def _record_least_position(cluster: Cluster, shard: int, position: Position) -> None:
+    """The cluster's cursor at the least of its shards' positions, shard ``shard`` having just
+    committed ``position``; raised only when every master answers, else left for the next sync
+    to record. Written while the shard's master is held: no sync commits, records the cursor
+    and collects the outbox's rows in between.
+
+    Another shard's rebuild may commit a lower position than its master answered here (the one
+    it replaced was past this database's outbox) and record the cursor before this write lands.
+    A cursor past a shard's position shows that shard's missing changes as applied: nothing
+    pending, so neither the writers' nor the searches' apply runs. So the positions are read
+    again after writing, and the cursor only lowered to them (outbox.lower_cursor, one
+    conditional UPDATE). Each rebuild commits before it reads: of two at once, the one that
+    writes last sees the other's commit by its second read at the latest. No lock is needed,
+    where on SQLite one would be the whole database's, held while the masters answer."""
+    least, everyone = _least_position(cluster, shard, position)
+    if everyone:
         record_cursor(cluster.follower_name, least)
+    lower_cursor(cluster.follower_name, _least_position(cluster, shard, position)[0])
 
 
 def rebuild_shard(
@@ -148,7 +166,7 @@ def rebuild_shard(
             if progress is not None:
                 progress(len(chunk))
         writer.commit()
-    _record_least_position(cluster, number - 1, position)
+        _record_least_position(cluster, number - 1, position)
     return indexed
 
 
