@@ -742,18 +742,24 @@ def _listening(port: int) -> xapian.Database:
             time.sleep(0.05)
 
 
-def test_the_printed_commands_start_a_replica_that_answers_level_with_its_master(
-    tmp_path: Path,
-) -> None:
+def _printed_commands(tmp_path: Path, *options: str) -> tuple[int, list[str], str]:
+    """What ``xapian_cluster commands`` prints for one shard under ``tmp_path`` on free ports:
+    the base port, the lines that start it, and the last line, its export."""
     _tools()
     base = _free_base_port()
     out = io.StringIO()
     call_command(
-        "xapian_cluster", "commands", "--shards", "1", "--replicas", "1",
-        "--root", str(tmp_path / "cluster"), "--host", "127.0.0.1",
-        "--base-port", str(base), "--changesets", "2", stdout=out,
+        "xapian_cluster", "commands", "--shards", "1", "--root", str(tmp_path / "cluster"),
+        "--host", "127.0.0.1", "--base-port", str(base), *options, stdout=out,
     )  # fmt: skip
     *script, export = out.getvalue().splitlines()
+    return base, script, export
+
+
+def test_the_printed_commands_start_a_replica_that_answers_level_with_its_master(
+    tmp_path: Path,
+) -> None:
+    base, script, export = _printed_commands(tmp_path, "--replicas", "1", "--changesets", "2")
     assert export.endswith(f"'127.0.0.1:{base + 100}>127.0.0.1:{base + 111}'")
     replica_lines = script[-3:]  # the replica's: one pass, its follower, its server
     groups: list[int] = []
@@ -793,15 +799,7 @@ def _changesets(root: Path) -> list[Path]:
 def test_a_master_without_replicas_keeps_no_changesets(tmp_path: Path) -> None:
     # Nothing reads them, and each holds every block its commit changed: kept, they grew the
     # shards' disk with every commit ever made.
-    _tools()
-    base = _free_base_port()
-    out = io.StringIO()
-    call_command(
-        "xapian_cluster", "commands", "--shards", "1", "--replicas", "0",
-        "--root", str(tmp_path / "cluster"), "--host", "127.0.0.1",
-        "--base-port", str(base), stdout=out,
-    )  # fmt: skip
-    *script, _export = out.getvalue().splitlines()
+    base, script, _export = _printed_commands(tmp_path, "--replicas", "0")
     groups: list[int] = []
     try:
         _bash(script, tmp_path, groups)
@@ -828,6 +826,15 @@ def _last_row() -> int:
     return SearchIndexChange.objects.order_by("-id").values_list("id", flat=True).first() or 0
 
 
+def _positions_past_the_outbox() -> None:
+    """Every shard's recorded position 500 rows past this database's outbox."""
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    with index.writer() as writer:
+        writer.record_position(Position(_last_row() + 500).dumps())
+        writer.commit()
+
+
 def _ids_found(word: str) -> list[int]:
     return sorted(h.document_id for h in get_backend().search(word, limit=50).hits)
 
@@ -840,11 +847,7 @@ def test_shards_of_another_database_refilled_one_by_one_miss_no_later_change(
     # lower): refilled shard by shard, as the 503 naming them leads an operator to.
     make_document(external_id="theirs", text="lighthouse keeper's logbook")
     _applied(on_cluster)
-    index = xapian_index()
-    assert isinstance(index, Cluster)
-    with index.writer() as writer:
-        writer.record_position(Position(_last_row() + 500).dumps())
-        writer.commit()
+    _positions_past_the_outbox()
     _a_fresh_database_on_these_shards(monkeypatch)
     made = [make_document(external_id=f"m{n}", text=f"saltmarsh survey {n}") for n in range(4)]
     before = _last_row()
@@ -929,13 +932,11 @@ def test_two_shards_rebuilt_at_once_leave_no_change_shown_as_applied_that_one_mi
     monkeypatch.setattr(owner, "_database_ids", {})  # this test's database is flushed after it
     made = [make_document(external_id=f"w{n}", text=f"wharf crane {n}") for n in range(8)]
     _applied(on_cluster)
-    index = xapian_index()
-    assert isinstance(index, Cluster)
     # Both shards' positions past this database's outbox (disks a later commit reached, or
     # another database's): each rebuild lowers its shard's.
-    with index.writer() as writer:
-        writer.record_position(Position(_last_row() + 500).dumps())
-        writer.commit()
+    _positions_past_the_outbox()
+    index = xapian_index()
+    assert isinstance(index, Cluster)
     first = [d for d in made if (d.pk - 1) % 2 == 0]  # shard 1's, in the order it reads them
     monkeypatch.setattr(operations, "READ_CHUNK", 2)
     filling, second_read = threading.Event(), threading.Event()
