@@ -223,6 +223,7 @@ def main() -> int:
     parser.add_argument("--repeated", type=int, default=30, help="the repeated mix: this many queries, asked again and again")
     parser.add_argument("--unique", type=int, default=20_000, help="the unique mix: up to this many queries, none asked twice")
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--pg-name", default=None, help="PostgreSQL database name (default scale_<N>)")
     args = parser.parse_args()
     args.workers, args.keep = 2, False
     clients = [int(c) for c in args.clients.split(",")]
@@ -254,7 +255,9 @@ def main() -> int:
         started = time.perf_counter()
         stack.manage("ingest", str(jsonl), "--corpus", "scale", "--no-progress")
         wait_signed(stack, args.docs, started, 3600)
-        while stack.sql("SELECT count(*) FROM searchapp_job WHERE kind = 'clusters' AND state IN ('queued', 'running')"):
+        # The partial copies' update too: it runs for tens of seconds after the signing, and an
+        # "idle" pass that shares the cores with it is not idle.
+        while stack.sql("SELECT count(*) FROM searchapp_job WHERE kind IN ('clusters', 'partial') AND state IN ('queued', 'running')"):
             time.sleep(1)
         port = free_port()
         server = subprocess.Popen(

@@ -10,6 +10,11 @@ gives them every cycle the web does not use, so a rebuild on an idle site runs a
 before, and one under a full search load takes longer (56 s against 31 s in that run). The
 database's own processes are not reniced: that is the residue of the slowdown.
 
+The background commands (``BACKGROUND_COMMANDS``) lower it as their process starts
+(``manage.py``), before Django and the app are imported: that start costs ~1.5 s of CPU, about
+90% of a one-document ``manage.py ingest`` (measured), and a loader that runs one every few
+seconds took it from the searches at their own priority.
+
 On the embedded SQLite they also wait longer for the one write lock (SQLITE_BACKGROUND_TIMEOUT,
 against the web's SQLITE_TIMEOUT): nobody waits on them, and a bulk load's end holds the lock
 while it builds the band keys' index (about 75 s at 10M documents), where a worker that gave
@@ -26,9 +31,24 @@ from django.conf import settings
 from django.db import connections
 from django.db.backends.base.base import BaseDatabaseWrapper
 
-__all__ = ["lower_priority", "wait_longer_for_writes"]
+__all__ = ["BACKGROUND_COMMANDS", "lower_priority", "wait_longer_for_writes"]
 
 logger = logging.getLogger(__name__)
+
+
+# The management commands that are background work: loads, rebuilds, recomputes, and the
+# commands that follow them (``rebuild_signatures --wait``).
+BACKGROUND_COMMANDS = frozenset(
+    {
+        "detect_languages",
+        "ingest",
+        "rebuild_partial_copies",
+        "rebuild_signatures",
+        "recompute_clusters",
+        "reindex",
+        "sign_pending",
+    }
+)
 
 
 def lower_priority() -> None:

@@ -1,0 +1,71 @@
+"""A background command's process yields the CPU to the searches from its start.
+
+Starting Django and the app is most of a short command's CPU (~1.5 s of a one-document
+``manage.py ingest``): a loader that runs one every few seconds, or ``rebuild_signatures
+--wait`` following its job, took it from the web at the web's own priority. Run as a real
+``manage.py`` process: its niceness is read as it exits, and again at its start (before Django
+is set up) through a module it imports first.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+from pipeline_testing import ROOT
+
+CHILD = r"""
+import atexit, os, sys
+import django.apps
+
+# Django's app registry is imported by the command's start-up, after manage.py's own imports:
+# the niceness then is what the start-up runs at.
+at_start = []
+real_populate = django.apps.registry.Apps.populate
+
+def populate(self, installed_apps=None):
+    if not at_start:
+        at_start.append(os.getpriority(os.PRIO_PROCESS, 0))
+    return real_populate(self, installed_apps)
+
+django.apps.registry.Apps.populate = populate
+atexit.register(lambda: print("niceness", at_start[0], os.getpriority(os.PRIO_PROCESS, 0)))
+sys.argv = ["manage.py", *sys.argv[1:]]
+import manage
+manage.main()
+"""
+
+
+def _niceness(*argv: str) -> tuple[int, int]:
+    """(at Django's start-up, at exit) of ``manage.py argv`` run in a process of its own."""
+    env = dict(os.environ, BACKGROUND_NICE="19", DEBUG="1")
+    env["DJANGO_SETTINGS_MODULE"] = "config.settings"
+    done = subprocess.run(
+        [sys.executable, "-c", CHILD, *argv],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    line = [x for x in done.stdout.splitlines() if x.startswith("niceness ")][-1]
+    start, end = line.split()[1:]
+    return int(start), int(end)
+
+
+@pytest.fixture(autouse=True)
+def _not_already_low() -> None:
+    if os.getpriority(os.PRIO_PROCESS, 0) >= 19:
+        pytest.skip("this test process already runs at the lowest priority")
+
+
+@pytest.mark.parametrize("command", ["ingest", "rebuild_signatures"])
+def test_a_background_command_starts_at_the_background_priority(command: str) -> None:
+    assert _niceness(command, "--help") == (19, 19)
+
+
+def test_a_command_that_is_not_background_work_keeps_its_priority() -> None:
+    here = os.getpriority(os.PRIO_PROCESS, 0)
+    assert _niceness("check", "--help") == (here, here)
