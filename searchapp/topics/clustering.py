@@ -561,7 +561,8 @@ def _misread(
     length = int(phrases.length[column])
     originals, n = stream.originals, len(stream.originals)
     if stream.glue and (
-        _run_continues(stream, starts, starts) or _run_continues(stream, starts + length, starts)
+        _run_continues(stream, starts, length, before=True)
+        or _run_continues(stream, starts, length, before=False)
     ):
         return True
     last = spelled.split(" ")[-1]
@@ -608,18 +609,21 @@ def _misread(
     return False
 
 
-def _run_continues(stream: _Stream, places: np.ndarray, starts: np.ndarray) -> bool:
-    """In four of five of the phrase's places (``starts``), is the token at ``places`` the same
-    n-gram, overlapping its neighbour in the phrase: the phrase ends inside a word? Before a
-    Korean phrase any overlapping n-gram will do: its words start after a space, while the
-    particles after a noun vary ("프로그램" of "프로그램에", "프로그램을" is whole)."""
+def _run_continues(stream: _Stream, starts: np.ndarray, length: int, *, before: bool) -> bool:
+    """In four of five of the phrase's places (``starts``, ``length`` tokens), is the n-gram
+    right before it (``before``) or right after it the same one, overlapping the phrase: the
+    phrase starts or ends inside a word? Before a Korean phrase any overlapping n-gram will do:
+    its words start after a space, while the particles after a noun vary ("프로그램" of
+    "프로그램에", "프로그램을" is whole)."""
     n = len(stream.tokens)
     glue = stream.glue
-    before = bool(len(starts)) and bool(places[0] == starts[0])
-    # The n-gram before a start is at start - 1; the one after the end is at the end itself.
+    # Where the phrase meets its neighbour (the position whose glue joins the two), and the
+    # neighbour's position: the n-gram before a start is at start - 1, the one after the end
+    # at the end itself.
+    seams = (starts if before else starts + length).tolist()
     at = [
-        (p - 1 if before else p)
-        for p in places.tolist()
+        p - 1 if before else p
+        for p in seams
         if 0 < p < n and glue.get(p) == topic_words.GLUE_OVERLAP
     ]
     if len(at) < 0.8 * len(starts):
