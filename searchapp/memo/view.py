@@ -20,9 +20,11 @@ newer state has been waiting, for the page to say so.
 The database's version is read in the statement that reads the signature set (no round trip
 of its own), and is never compared, only matched:
 
-* PostgreSQL: ``pg_current_snapshot()``, which names the transactions running and the next one
-  to start: any write transaction that starts or ends changes it (writes to other databases of
-  the server too, which costs hits, never correctness).
+* PostgreSQL: the rows of ``searchapp_corpuschange`` this statement sees, counted and their
+  ids' hashes summed: triggers add one in each transaction that changes what a search reads
+  (documents, the active set's signatures, band keys and clusters, staff decisions, settings,
+  partial copies; ``models/corpus_changes.py``), so a rebuild writing a set no search reads
+  yet, a job's progress or the signing queue leave it, and the memo's keys, alone.
 * SQLite: ``PRAGMA data_version`` (changes when another connection commits) and
   ``total_changes()`` (this connection's own writes), with the connection's serial number in
   this process: both counters are the connection's own.
@@ -173,6 +175,14 @@ def adopt(part: str, latest: Hashable, *, own: bool = False) -> Adopted:
 _serials = itertools.count(1)
 
 
+# A commit that adds a row changes the count the moment it is visible; the hash sum tells
+# apart two sets of rows of one size (the periodic trim deletes old rows while others commit).
+_POSTGRESQL_VERSION = (
+    "(SELECT count(*) || '/' || coalesce(sum(hashint8extended(id, 0)), 0)"
+    " FROM searchapp_corpuschange)"
+)
+
+
 def version_columns() -> str | None:
     """The select-list expressions that read the database's version (see the module's
     docstring), or None where no version can be read: another vendor, or inside a
@@ -180,7 +190,7 @@ def version_columns() -> str | None:
     if connection.in_atomic_block:
         return None
     if connection.vendor == "postgresql":
-        return "pg_current_snapshot()::text"
+        return _POSTGRESQL_VERSION
     if connection.vendor == "sqlite":
         return "(SELECT data_version FROM pragma_data_version()), total_changes()"
     return None

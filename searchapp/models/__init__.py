@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from searchapp.models.corpus import Corpus, Document, PendingSignature
+from searchapp.models.corpus_changes import CorpusChange
 from searchapp.models.decisions import DedupSettings, DuplicateDecision
 from searchapp.models.jobs import Job, JobChunk
 from searchapp.models.partial import PartialCopy, PartialFingerprint, PartialIndexed
@@ -19,6 +20,7 @@ __all__ = [
     "Cluster",
     "ClusterMember",
     "Corpus",
+    "CorpusChange",
     "DatabaseIdentity",
     "DedupSettings",
     "Document",

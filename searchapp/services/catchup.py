@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db import connection
 
 from searchapp.db_values import database_now
 from searchapp.models import SignatureSet
@@ -61,6 +62,7 @@ __all__ = [
     "batch_documents_sign",
     "catch_up",
     "catch_up_on_worker_start",
+    "corpus_changes_trim",
     "pending_documents_sign",
 ]
 
@@ -95,6 +97,26 @@ def batch_documents_sign(*, document_ids: Sequence[int]) -> int:
     return signed
 
 
+# Rows of the log of changes kept past a trim: the memo's version reads them all, once a
+# refresh interval a web process.
+CORPUS_CHANGES_KEPT = 1000
+
+
+def corpus_changes_trim(*, keep: int = CORPUS_CHANGES_KEPT) -> int:
+    """Delete all but the newest ``keep`` rows of the log of changes to what a search reads
+    (PostgreSQL; models/corpus_changes.py); returns how many went. Deleting changes the memo's
+    version once, as a commit does; below ``keep`` rows nothing is deleted and nothing changes."""
+    if connection.vendor != "postgresql":
+        return 0
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "DELETE FROM searchapp_corpuschange WHERE id <= (SELECT id FROM "
+            "searchapp_corpuschange ORDER BY id DESC OFFSET %s LIMIT 1)",
+            [keep],
+        )
+        return int(cursor.rowcount)
+
+
 def catch_up() -> CatchUp:
     """The periodic catch-up (see the module docstring).
 
@@ -114,6 +136,7 @@ def catch_up() -> CatchUp:
     # By the database's clock, not this worker's: one running ahead would sign at once what
     # an ingest's own signing tasks are about to sign (a large ingest signed twice).
     grace = database_now() - timedelta(seconds=settings.SIGNATURE_CATCHUP_SECONDS)
+    corpus_changes_trim()
     return CatchUp(chunks, cluster_jobs, pending_documents_sign(older_than=grace))
 
 

@@ -188,9 +188,7 @@ def signature_params_check(method: str, params: dict[str, Any]) -> dict[str, Any
         out.setdefault("num_perm", gp.DEFAULT_NUM_PERM)
         out.setdefault("variant", "oph")
         out.setdefault("threshold", settings.DEDUP_DEFAULT_THRESHOLD)
-        num_perm = _int_param(
-            out, "num_perm", minimum=gp.NUM_PERM_MIN, maximum=gp.NUM_PERM_MAX
-        )
+        num_perm = _int_param(out, "num_perm", minimum=gp.NUM_PERM_MIN, maximum=gp.NUM_PERM_MAX)
         if out["variant"] not in ("oph", "classic"):
             raise ValueError(
                 f"signature parameter 'variant' must be oph or classic, got {out['variant']!r}"
@@ -258,7 +256,13 @@ def signature_set_activate(*, signature_set: SignatureSet) -> SignatureSet:
     the old set to the new one at commit, never seeing a mix.
     """
     with transaction.atomic():
-        SignatureSet.objects.select_for_update().active(signature_set.method).exclude(pk=signature_set.pk).update(state=SignatureSet.State.RETIRED)
+        # FOR UPDATE waits for every transaction still writing rows of this set (their
+        # foreign-key checks hold KEY SHARE on its row), so none commits after the activation
+        # unseen by the memo's version of the database (models/corpus_changes.py).
+        list(SignatureSet.objects.select_for_update().filter(pk=signature_set.pk).values_list("pk"))
+        SignatureSet.objects.select_for_update().active(signature_set.method).exclude(
+            pk=signature_set.pk
+        ).update(state=SignatureSet.State.RETIRED)
         signature_set.state = SignatureSet.State.ACTIVE
         signature_set.activated_at = database_now()  # a worker's clock may run ahead
         signature_set.save(update_fields=["state", "activated_at"])
