@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/load.py [--docs 100000] [--database postgresql|sqlite]
         [--web-workers 4] [--seconds 15] [--clients 1,4,16] [--repeated 30] [--unique 20000]
+        [--busy ingest+rebuild|rebuild]
 
 The stack as README.md runs it: gunicorn (``--web-workers`` sync workers,
 ``DATABASE_CONN_MAX_AGE=60``, ``--limit-request-line 8190``), PostgreSQL and Redis (or SQLite and
@@ -14,7 +15,8 @@ Two query mixes, each over the client counts: "repeated" (--repeated queries, 30
 asked again and again, so the caches answer most) and "unique" (drawn from the titles with
 another seed, each asked once: no cache helps). Two phases: idle, then busy: an ingest of ``--busy-docs`` new documents
 (``manage.py ingest``, as an operator runs it) and staff rebuilds of the MinHash signatures one
-after another (``manage.py rebuild_signatures --wait``), kept going for the whole pass. Prints
+after another (``manage.py rebuild_signatures --wait``), kept going for the whole pass (``--busy
+rebuild``: the rebuilds alone, without the ingest and the freshness probe). Prints
 req/s, latency p50/p95/max and errors per row, and the busy/idle throughput ratio (goal >= 0.7,
 0 errors). CPU time per request is the search processes' user+system time over the pass
 divided by the requests answered.
@@ -194,18 +196,19 @@ class FreshnessProbe:
 
 
 class Background:
-    """Ingest then rebuilds, one after another, until stopped."""
+    """Ingest (unless ``jsonl`` is None) then rebuilds, one after another, until stopped."""
 
-    def __init__(self, stack: Stack, jsonl: Path) -> None:
+    def __init__(self, stack: Stack, jsonl: Path | None) -> None:
         self.stack, self.jsonl = stack, jsonl
         self.stop = threading.Event()
         self.done: list[str] = []
         self.thread = threading.Thread(target=self.run)
 
     def run(self) -> None:
-        started = time.perf_counter()
-        self.stack.manage("ingest", str(self.jsonl), "--corpus", "busy", "--no-progress")
-        self.done.append(f"ingest {time.perf_counter() - started:.1f} s")
+        if self.jsonl is not None:
+            started = time.perf_counter()
+            self.stack.manage("ingest", str(self.jsonl), "--corpus", "busy", "--no-progress")
+            self.done.append(f"ingest {time.perf_counter() - started:.1f} s")
         while not self.stop.is_set():
             started = time.perf_counter()
             self.stack.manage("rebuild_signatures", "--method", "minhash", "--wait")
@@ -224,6 +227,8 @@ def main() -> int:
     parser.add_argument("--unique", type=int, default=20_000, help="the unique mix: up to this many queries, none asked twice")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--pg-name", default=None, help="PostgreSQL database name (default scale_<N>)")
+    parser.add_argument("--busy", choices=["ingest+rebuild", "rebuild"], default="ingest+rebuild",
+                        help="the busy pass's writers: an ingest then rebuilds, with the freshness probe storing a document every few seconds (the default); or rebuilds alone, nothing else written")
     args = parser.parse_args()
     args.workers, args.keep = 2, False
     clients = [int(c) for c in args.clients.split(",")]
@@ -269,10 +274,11 @@ def main() -> int:
         one_pass(port, repeated, 4, 3.0)  # warm every worker
         for phase in ("idle", "busy"):
             if phase == "busy":
-                background = Background(stack, busy)
+                background = Background(stack, busy if args.busy == "ingest+rebuild" else None)
                 background.thread.start()
-                probe = FreshnessProbe(stack, port)
-                probe.thread.start()
+                if args.busy == "ingest+rebuild":
+                    probe = FreshnessProbe(stack, port)
+                    probe.thread.start()
                 time.sleep(3)  # the ingest under way
             for mix in mixes:
                 cpu_before = cpu_seconds(server.pid)
@@ -302,7 +308,7 @@ def main() -> int:
             server.wait(30)
         stack.stop()
 
-    print(f"\n{args.docs:,} documents on {args.database}, gunicorn -w {args.web_workers}, 2 Celery workers, {os.cpu_count()} cores; {args.seconds:g} s per row")
+    print(f"\n{args.docs:,} documents on {args.database}, gunicorn -w {args.web_workers}, 2 Celery workers, {os.cpu_count()} cores; {args.seconds:g} s per row; busy: {args.busy}")
     if background is not None:
         print("background during the busy pass: " + ", ".join(background.done))
     print("| queries | clients | idle req/s | idle p50 / p95 / max ms | busy req/s | busy p50 / p95 / max ms | errors idle / busy | busy / idle req/s | busy / idle p95 |")
