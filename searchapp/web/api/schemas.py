@@ -5,6 +5,7 @@ it is declared with the code that fills it, in ``searchapp/web/serializers.py``.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
 
 from ninja import Field, Schema
 
@@ -64,12 +65,19 @@ LanguageCode = StrEnum(  # type: ignore[misc]
 )
 
 
+# The text parameters refuse a NUL character (a 422 in the pages' words, api.search): the schema
+# says so, so a client (and the schema's fuzzer) knows such a value is not a valid one. Declared
+# for the schema only: the handler's refusal names the parameter as the pages do.
+NO_NUL: dict[str, Any] = {"pattern": "^[^\\x00]*$"}
+
+
 class SearchParams(Schema):
     q: str = Field(
         "",
         max_length=MAX_QUERY_LENGTH,
+        json_schema_extra=NO_NUL,
         description=(
-            'the query (at most 1000 characters): words (any of them, best matches first), '
+            "the query (at most 1000 characters): words (any of them, best matches first), "
             '"phrases", prefix* (3+ letters), AND, OR, NOT or -word, parentheses; operators '
             "in capitals only. Unreadable operators (an unmatched quote or parenthesis) are "
             "searched as plain words, with a message"
@@ -81,6 +89,7 @@ class SearchParams(Schema):
     corpus: str | None = Field(
         None,
         max_length=CORPUS_NAME_MAX,
+        json_schema_extra=NO_NUL,
         description=(
             "search only this corpus: its name, as hits show it in `corpus`, or its id (both "
             "listed by /api/corpora; digits are an id when a corpus has that id); empty or "
@@ -147,11 +156,13 @@ class SearchParams(Schema):
     topic: str | None = Field(
         None,
         max_length=gp.TOPIC_MAX_LENGTH,
+        json_schema_extra=NO_NUL,
         description="only the groups of the topic with this label (implies topics=1)",
     )
     subtopic: str | None = Field(
         None,
         max_length=gp.TOPIC_MAX_LENGTH,
+        json_schema_extra=NO_NUL,
         description="with `topic`: only the groups of its sub-topic with this label "
         "(a label among the topic's `children`; without `topic`, or not among them: ignored, "
         "and `subtopic` is null)",
@@ -241,8 +252,6 @@ class DocumentParams(Schema):
     threshold: float | None = Field(
         None, ge=gp.THRESHOLD_MIN, le=gp.THRESHOLD_MAX, allow_inf_nan=False
     )
-
-
 
 
 class CorpusOut(Schema):
