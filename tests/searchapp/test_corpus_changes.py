@@ -5,20 +5,17 @@ The tests commit (transaction=True): the version counts committed transactions."
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 
 import pytest
 from corpora import make_document, make_news, sign_all
 from django.apps import apps
 from django.db import connection, transaction
-from django.test.utils import CaptureQueriesContext
 
 from searchapp.memo import view
 from searchapp.models import Document, Job, PendingSignature
 from searchapp.models.corpus_changes import UNWATCHED_TABLES, WATCHED_TABLES, CorpusChange
 from searchapp.selectors.folding import memo as fold_memo
-from searchapp.selectors.search import search_grouped
 from searchapp.services.catchup import corpus_changes_trim
 from searchapp.services.decisions import decision_record
 from searchapp.services.settings_change import representative_rule_update
@@ -139,48 +136,3 @@ def test_the_trim_keeps_the_newest_rows_and_changes_nothing_when_there_are_few(
     assert trimmed != before
     assert corpus_changes_trim(keep=4) == 0
     assert version() == trimmed
-
-
-@pytest.mark.services
-def test_a_fold_is_reused_while_a_rebuild_writes_and_computed_again_after_a_decision(
-    postgresql: None, settings: pytest.FixtureRequest
-) -> None:
-    # Another process's writes, with no refresh interval: the fold is kept while they are to a
-    # set no search reads, and folded again once one changes what the search shows.
-    settings.SEARCH_REFRESH_SECONDS = 0  # type: ignore[attr-defined]
-    docs = make_news()
-    sign_all("minhash")
-    solar, copy = docs["solar"].pk, docs["solar-syndicated"].pk
-
-    def fold_reads() -> tuple[list[int], int]:
-        with CaptureQueriesContext(connection) as ctx:
-            page = search_grouped(query="Riverton solar", group="minhash")
-        group = next(
-            [g.representative.id, *(m.hit.id for m in g.members)]
-            for g in page.groups
-            if solar in [g.representative.id, *(m.hit.id for m in g.members)]
-        )
-        reads = [q for q in ctx.captured_queries if "s.content_hash = d.content_hash" in q["sql"]]
-        return group, len(reads)
-
-    def elsewhere(write: object) -> None:  # another connection, as another process has
-        def run() -> None:
-            try:
-                write()  # type: ignore[operator]
-            finally:
-                connection.close()
-
-        thread = threading.Thread(target=run)
-        thread.start()
-        thread.join()
-
-    group, reads = fold_reads()
-    assert copy in group and reads >= 1
-    building = signature_set_create(method="minhash", params={"num_perm": 64})
-    ids = list(Document.objects.values_list("pk", flat=True))
-    elsewhere(lambda: documents_sign(signature_set=building, document_ids=ids))
-    group, reads = fold_reads()
-    assert copy in group and reads == 0  # remembered: nothing it shows changed
-    elsewhere(lambda: decision_record(doc_a_id=solar, doc_b_id=copy, verdict="not_duplicate"))
-    group, reads = fold_reads()
-    assert copy not in group and reads >= 1

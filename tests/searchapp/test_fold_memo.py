@@ -8,7 +8,7 @@ web request does."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 from corpora import make_document, make_news, sign_all
@@ -21,7 +21,8 @@ from searchapp.selectors.folding import memo as fold_memo
 from searchapp.selectors.search import SearchPage, search_grouped
 from searchapp.services.decisions import decision_delete, decision_record
 from searchapp.services.settings_change import representative_rule_update
-from searchapp.services.signatures.signing import signatures_sign_documents
+from searchapp.services.signatures.sets import signature_set_create
+from searchapp.services.signatures.signing import documents_sign, signatures_sign_documents
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -53,6 +54,21 @@ def groups(page: SearchPage) -> list[list[int]]:
 
 def group_of(page: SearchPage, doc_id: int) -> list[int]:
     return next(ids for ids in groups(page) if doc_id in ids)
+
+
+def on_another_connection(write: Callable[[], object]) -> None:
+    """``write()`` in another thread, so on another database connection, as another process
+    writes."""
+
+    def run() -> None:
+        try:
+            write()
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    thread.join()
 
 
 def fold_reads(query: str = QUERY, **kwargs: object) -> tuple[SearchPage, int]:
@@ -113,15 +129,9 @@ def test_a_write_by_another_connection_is_seen(news: dict[str, Document]) -> Non
     solar, copy = news["solar"].pk, news["solar-syndicated"].pk
     assert copy in group_of(fold_reads()[0], solar)
 
-    def elsewhere() -> None:  # another thread: another database connection
-        try:
-            decision_record(doc_a_id=solar, doc_b_id=copy, verdict="not_duplicate")
-        finally:
-            connection.close()
-
-    thread = threading.Thread(target=elsewhere)
-    thread.start()
-    thread.join()
+    on_another_connection(
+        lambda: decision_record(doc_a_id=solar, doc_b_id=copy, verdict="not_duplicate")
+    )
     page, reads = fold_reads()
     assert reads >= 1
     assert copy not in group_of(page, solar)
@@ -143,16 +153,9 @@ def test_another_process_s_write_is_seen_within_the_refresh_interval(
     assert copy in group_of(fold_reads()[0], solar)
     with monkeypatch.context() as elsewhere:
         elsewhere.setattr(view, "note_write", lambda: None)  # not this process's own write
-
-        def decide() -> None:  # another connection, as another process has
-            try:
-                decision_record(doc_a_id=solar, doc_b_id=copy, verdict="not_duplicate")
-            finally:
-                connection.close()
-
-        thread = threading.Thread(target=decide)
-        thread.start()
-        thread.join()
+        on_another_connection(
+            lambda: decision_record(doc_a_id=solar, doc_b_id=copy, verdict="not_duplicate")
+        )
     page, reads = fold_reads()
     assert reads == 0 and copy in group_of(page, solar)  # the view stands: reused
     time.sleep(0.55)
@@ -305,3 +308,31 @@ def test_a_shared_fold_comes_back_as_it_was_and_nothing_else_is_taken_for_one() 
         good.replace('[3, [], "", 1]', "[3, []]"),
     ]:
         assert fold_memo.decode_frozen(bad.encode() if isinstance(bad, str) else bad) is None, bad
+
+
+@pytest.mark.services
+def test_a_fold_is_reused_while_a_rebuild_writes_and_folded_again_after_a_decision(
+    news: dict[str, Document], settings: pytest.FixtureRequest
+) -> None:
+    # Another process's writes, with no refresh interval: the fold is kept while they go to a
+    # set no search reads yet (the database's version names what a search reads:
+    # models/corpus_changes.py), and folded again once one changes what the search shows.
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite's version changes with any commit of another connection")
+    from searchapp.memo import view
+
+    settings.SEARCH_REFRESH_SECONDS = 0  # type: ignore[attr-defined]
+    view.forget_views()
+    solar, copy = news["solar"].pk, news["solar-syndicated"].pk
+    page, reads = fold_reads()
+    assert copy in group_of(page, solar) and reads >= 1
+    building = signature_set_create(method="minhash", params={"num_perm": 64})
+    ids = list(Document.objects.values_list("pk", flat=True))
+    on_another_connection(lambda: documents_sign(signature_set=building, document_ids=ids))
+    page, reads = fold_reads()
+    assert copy in group_of(page, solar) and reads == 0  # remembered: nothing it shows changed
+    on_another_connection(
+        lambda: decision_record(doc_a_id=solar, doc_b_id=copy, verdict="not_duplicate")
+    )
+    page, reads = fold_reads()
+    assert copy not in group_of(page, solar) and reads >= 1
