@@ -5,7 +5,8 @@
         [--busy ingest+rebuild|rebuild]
 
 The stack as README.md runs it: gunicorn (``--web-workers`` sync workers,
-``DATABASE_CONN_MAX_AGE=60``, ``--limit-request-line 8190``), PostgreSQL and Redis (or SQLite and
+``DATABASE_CONN_MAX_AGE=60``, ``--limit-request-line 8190``), PostgreSQL and Redis (the web
+processes sharing what they compute through Redis, ``SEARCH_SHARED_CACHE_URL``; or SQLite and
 the filesystem broker), two Celery workers (the second with beat), on a fresh database of
 ``--docs`` generated documents, signed and clustered. Clients are threads of this process
 sending grouped ``/api/search`` requests (top 100, realistic queries from the corpus's titles),
@@ -47,7 +48,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from scale import Stack, generate, make_queries, percentile, wait_signed
+from scale import REDIS_URL, Stack, generate, make_queries, percentile, wait_signed
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = sys.executable
@@ -215,6 +216,9 @@ class Background:
             self.done.append(f"rebuild {time.perf_counter() - started:.1f} s")
 
 
+SHARED_CACHE_URL = REDIS_URL.rsplit("/", 1)[0] + "/7"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--docs", type=int, default=100_000)
@@ -247,6 +251,13 @@ def main() -> int:
 
     stack = Stack(args)
     stack.env["DATABASE_CONN_MAX_AGE"] = "60"
+    if args.database == "postgresql":
+        # As README.md's production section: the web processes share what they compute through
+        # Redis (a database of its own, emptied so that every run starts cold).
+        import redis
+
+        stack.env["SEARCH_SHARED_CACHE_URL"] = SHARED_CACHE_URL
+        redis.Redis.from_url(SHARED_CACHE_URL).flushdb()
     mixes = ("repeated", "unique")
     rows: dict[tuple[str, str], dict[int, dict[str, float]]] = {(p, m): {} for p in ("idle", "busy") for m in mixes}
     cpu: dict[str, float] = {}
@@ -308,7 +319,8 @@ def main() -> int:
             server.wait(30)
         stack.stop()
 
-    print(f"\n{args.docs:,} documents on {args.database}, gunicorn -w {args.web_workers}, 2 Celery workers, {os.cpu_count()} cores; {args.seconds:g} s per row; busy: {args.busy}")
+    shared = f"; SEARCH_SHARED_CACHE_URL={SHARED_CACHE_URL}" if "SEARCH_SHARED_CACHE_URL" in stack.env else ""
+    print(f"\n{args.docs:,} documents on {args.database}, gunicorn -w {args.web_workers}, 2 Celery workers, {os.cpu_count()} cores; {args.seconds:g} s per row; busy: {args.busy}{shared}")
     if background is not None:
         print("background during the busy pass: " + ", ".join(background.done))
     print("| queries | clients | idle req/s | idle p50 / p95 / max ms | busy req/s | busy p50 / p95 / max ms | errors idle / busy | busy / idle req/s | busy / idle p95 |")
