@@ -12,6 +12,8 @@ needs a migration of its own (the test of the watched tables fails until it has 
 """
 
 from django.db import migrations, models
+from django.db.backends.base.schema import BaseDatabaseSchemaEditor
+from django.db.migrations.state import StateApps
 
 # table -> the column naming the signature set whose rows matter (None: every change counts)
 WATCHED = {
@@ -108,17 +110,17 @@ DROP FUNCTION IF EXISTS searchapp_active_set_rows_changed();
 """
 
 
-def install(apps: object, schema_editor: migrations.operations.base.Operation) -> None:
-    if schema_editor.connection.vendor != "postgresql":  # type: ignore[attr-defined]
+def install(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    if schema_editor.connection.vendor != "postgresql":
         return
     sql = FUNCTIONS + "\n".join(_triggers(t, c) for t, c in WATCHED.items()) + SET_TRIGGERS
-    schema_editor.execute(sql)  # type: ignore[attr-defined]
+    schema_editor.execute(sql)
 
 
-def uninstall(apps: object, schema_editor: migrations.operations.base.Operation) -> None:
-    if schema_editor.connection.vendor != "postgresql":  # type: ignore[attr-defined]
+def uninstall(apps: StateApps, schema_editor: BaseDatabaseSchemaEditor) -> None:
+    if schema_editor.connection.vendor != "postgresql":
         return
-    schema_editor.execute(DROP)  # type: ignore[attr-defined]
+    schema_editor.execute(DROP)
 
 
 class Migration(migrations.Migration):
