@@ -14,6 +14,7 @@ Celery workers and management commands never load this module, so they never pay
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import time
@@ -68,6 +69,28 @@ def warm_up() -> float:
     return time.process_time() - started
 
 
+# Allocations between two collections of the youngest generation (Python's default: 700). A
+# search allocates some hundred thousand objects, nearly all freed by reference counting, so
+# the default ran a young collection every few hundred of them (bench/load/README.md).
+GC_YOUNG_THRESHOLD = 10_000
+
+
+def settle_memory() -> None:
+    """Keep the collector off what lives as long as the process: the modules, the URL
+    configuration, the templates and the lexicon loaded so far are moved out of its
+    generations (``gc.freeze``), and the youngest generation is collected less often.
+
+    Why: a web process holds some 300,000 objects from its start; every full collection walked
+    them all again, and a young one ran every 700 allocations. Together about 1.4 ms of CPU a
+    never-repeated grouped search at 1M documents, 0.3 ms after this (bench/load/README.md).
+    Nothing is kept that reference counting would free: the collector only finds cycles."""
+    gc.collect()
+    gc.freeze()
+    young, middle, old = gc.get_threshold()
+    gc.set_threshold(max(young, GC_YOUNG_THRESHOLD), middle, old)
+
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
 logger.info("web process warmed up in %.2f s of CPU", warm_up())
+settle_memory()
