@@ -320,8 +320,12 @@ def wait_signed(stack: Stack, total: int, started: float, timeout: float) -> flo
 
 SEARCH_CHILD = r"""
 import json, os, resource, sys, time
+from pathlib import Path
 import django
-django.setup()
+if Path("config/wsgi.py").exists():
+    import config.wsgi  # as a web process starts: Django set up, warmed up, its memory settled
+else:  # a checkout from before config/ (--code)
+    django.setup()
 from django.test import Client
 queries = json.loads(sys.argv[1]); limit = int(sys.argv[2]); warm_up = json.loads(sys.argv[3])
 client = Client()
