@@ -213,3 +213,43 @@ def test_snippets_are_cut_once_per_list_and_again_for_a_document_edited_since(
         k: v for k, v in first.items() if k != "d2"
     }
     ranked_module.forget_ranked_lists()
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "zeppelin harbour",  # words, and the same words side by side (the adjacency bonus)
+        "zeppelin AND harbour",
+        "zeppelin NOT hangar",
+        '"zeppelin harbour" OR balloon',
+        "zepp* harbour",
+        "(zeppelin OR balloon) AND (harbour OR hangar) -storm",
+    ],
+)
+def test_scores_looked_up_past_the_read_are_the_scores_of_the_whole_list(
+    query: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The look-up intersects the ids with each word, phrase and prefix of the query rather than
+    # with the whole query: the same documents must match, with the same scores, as the list.
+    corpus = corpus_get_or_create(name="news")
+    other = corpus_get_or_create(name="other")
+    words = ["zeppelin", "harbour", "balloon", "hangar", "storm", "zeppelins", "quiet"]
+    records = [
+        rec(f"d{i}", " ".join(words[(i * k) % len(words)] for k in range(1, 2 + i % 9)))
+        for i in range(60)
+    ]
+    documents_ingest(corpus=corpus, records=records[:40])
+    documents_ingest(corpus=other, records=records[40:])
+    ids = list(Document.objects.values_list("id", flat=True))
+    backend = get_backend()
+    for corpus_id in (None, corpus.pk):
+        ranked_module.forget_ranked_lists()
+        whole = backend.open(query, corpus_id=corpus_id)
+        expected = {h.document_id: h.score for h in whole.ranked(len(ids))}
+        assert 3 < len(expected) < len(ids)  # some match, some do not
+        ranked_module.forget_ranked_lists()
+        monkeypatch.setattr(ranked_module, "first_read", lambda documents: 1)
+        short = backend.open(query, corpus_id=corpus_id)
+        assert short._read == 1
+        assert short.scores(ids) == expected
+        monkeypatch.undo()
