@@ -29,6 +29,7 @@ the matched byte ranges are markup.
 
 from __future__ import annotations
 
+import functools
 import logging
 from dataclasses import dataclass, field
 
@@ -346,14 +347,12 @@ class TantivyBackend(SearchBackend):
             if lang
             else present_fields(searcher, has_languages=languages, unspaced_query=bool(runs))
         )
-        compiled = compile_query(
-            parsed,
-            corpus_id=corpus_id,
-            searcher=searcher,
-            notes=messages,
-            pairs=pairs,
-            lang=lang,
+        # One set of arguments for the list's query and the score look-ups' (``restrict``):
+        # the look-ups must score exactly as the list does.
+        compile_this = functools.partial(
+            compile_query, parsed, corpus_id=corpus_id, searcher=searcher, pairs=pairs, lang=lang
         )
+        compiled = compile_this(notes=messages)
         if compiled is None:
             messages.append("No searchable word in the query.")
             return NoMatches(message=" ".join(messages))
@@ -368,14 +367,7 @@ class TantivyBackend(SearchBackend):
         ranked = TantivyRanked(
             searcher=searcher,
             query=compiled,
-            restricted=lambda only: compile_query(
-                parsed,
-                corpus_id=corpus_id,
-                searcher=searcher,
-                pairs=pairs,
-                lang=lang,
-                restrict=only,
-            ),
+            restricted=lambda only: compile_this(restrict=only),
             sort=sort,
             runs=runs,
             languages=languages,
