@@ -65,7 +65,7 @@ from __future__ import annotations
 
 import operator
 from collections import Counter
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -385,9 +385,7 @@ class _Phrases:
     occurrence_column: np.ndarray  # the phrase of every occurrence (-1: not a candidate)
 
 
-def _per_word(
-    stream: _Stream, name: str, compute: Callable[[list[str]], np.ndarray]
-) -> np.ndarray:
+def _per_word(stream: _Stream, name: str, compute: Callable[[list[str]], np.ndarray]) -> np.ndarray:
     """``compute(stream.words)``, once per list: its sub-topics' streams share the words."""
     found = stream.cache.get(name)
     if found is None:
@@ -865,29 +863,64 @@ def _labels(
     )
     chosen: dict[int, str | None] = {}
     used: set[str] = set(kn.taken)
+    # A phrase's spelling and whether it reads as a label depend on the phrase alone: judged
+    # once, however many clusters have it among their best.
+    judged: dict[int, tuple[str, bool]] = {}
+    texts: dict[int, str] = {}
+
+    def text(column: int) -> str:
+        if column not in texts:
+            texts[column] = _phrase_text(stream, phrases, column)
+        return texts[column]
+
     for i in sorted(range(len(clusters)), key=lambda i: (-sizes[i], clusters[i])):
         label = None
-        # Best first; equal scores in the order of the phrases' words, which, unlike the
-        # columns' (hashes of word ids numbered as the list runs), no other result moves.
-        best = np.argsort(-score[i], kind="stable")[:50].tolist()
-        best.sort(key=lambda c: (-score[i, c], _phrase_text(stream, phrases, c)))
-        for column in best:
+        for column in _best_first(score[i], text):
             if score[i, column] < 0:
                 break
-            starts = phrases.starts[phrases.occurrence_column == column]
-            spelled, heading = _spelling(stream, phrases, int(column), starts)
-            if (
-                spelled.lower() not in used
-                and not topic_labels.reads_as_clause(spelled, heading=heading)
-                and not _misread(stream, phrases, int(column), starts, spelled, heading=heading)
-                and not _cut(stream, phrases, int(column), starts, spelled, heading=heading)
-            ):
+            if column not in judged:
+                judged[column] = _judged(stream, phrases, column)
+            spelled, reads_as_label = judged[column]
+            if reads_as_label and spelled.lower() not in used:
                 label = spelled
                 break
         if label is not None:
             used.add(label.lower())
         chosen[clusters[i]] = label
     return chosen
+
+
+def _best_first(scores: np.ndarray, text: Callable[[int], str]) -> Iterator[int]:
+    """The 50 best-scored columns, best first; equal scores in the order of the phrases' words
+    (``text``), which, unlike the columns' (hashes of word ids numbered as the list runs), no
+    other result moves. Lazily: a run of equal scores is ordered only when it is reached, so
+    a phrase's words are spelled out only where its score ties with another's, and only as far
+    as the caller reads."""
+    best = np.argsort(-scores, kind="stable")[:50]
+    columns, values = best.tolist(), scores[best].tolist()
+    start = 0
+    while start < len(columns):
+        end = start + 1
+        while end < len(columns) and values[end] == values[start]:
+            end += 1
+        run = columns[start:end]
+        if len(run) > 1:
+            run.sort(key=text)
+        yield from run
+        start = end
+
+
+def _judged(stream: _Stream, phrases: _Phrases, column: int) -> tuple[str, bool]:
+    """The phrase as most often written, and whether it reads as a label (not a clause, not
+    misread, not cut from a longer phrase)."""
+    starts = phrases.starts[phrases.occurrence_column == column]
+    spelled, heading = _spelling(stream, phrases, column, starts)
+    reads_as_label = (
+        not topic_labels.reads_as_clause(spelled, heading=heading)
+        and not _misread(stream, phrases, column, starts, spelled, heading=heading)
+        and not _cut(stream, phrases, column, starts, spelled, heading=heading)
+    )
+    return spelled, reads_as_label
 
 
 _threadpools: ThreadpoolController | None = None
