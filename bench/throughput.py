@@ -301,6 +301,22 @@ def profile_pass(server_pid: int, port: int, kind: str, queries: list[str], clie
     return {stage: {k: v / max(total, 1) for k, v in kinds.items()} for stage, kinds in counts.items()}
 
 
+def forget_topic_anchors(database_url: str) -> None:
+    """Empty the memo's database tier (the topic anchors) before a run: the runs draw the same
+    queries from the same seed, so a run after another would find the anchors that run's pages
+    saved, and runs of two code versions alternated would each start from what the other left."""
+    if database_url.startswith("sqlite"):
+        import sqlite3
+
+        with sqlite3.connect(database_url.split(":///", 1)[1]) as db:
+            db.execute("DELETE FROM searchapp_topicanchor")
+        return
+    import psycopg
+
+    with psycopg.connect(database_url.replace("postgres://", "postgresql://"), autocommit=True) as db:
+        db.execute("DELETE FROM searchapp_topicanchor")
+
+
 def run(args: argparse.Namespace) -> int:
     folder: Path = args.dir.resolve()
     meta = json.loads((folder / "meta.json").read_text())
@@ -325,6 +341,7 @@ def run(args: argparse.Namespace) -> int:
         import redis
 
         redis.Redis.from_url(SHARED_CACHE_URL).flushdb()
+    forget_topic_anchors(meta["DATABASE_URL"])
     for pair in args.env:
         key, _, value = pair.partition("=")
         env[key] = value
