@@ -21,8 +21,12 @@ client threads of this process for ``--seconds``:
 * ``page``: the search page ``/?q=...`` (HTML, grouped, with its topic facet), what a browser
   asks.
 
-Queries: ``--queries`` (500) from bench/scale.py's mix (three in four 2-3 words of a title, one in four 1-2
-frequent words), drawn at random per request. Prints per kind: requests/s, p50/p95/p99 ms,
+Queries: ``--queries`` (20000,500): pools of that many queries from bench/scale.py's mix (three
+in four 2-3 words of a title, one in four 1-2 frequent words, the corpus's seed), each written
+to ``DIR/queries-N.txt``, drawn at random per request. From 20,000 hardly any query repeats, so
+no cache answers (what real readers ask); from 500 most repeat and the caches answer most. Every
+kind runs on every pool, the never-repeated first (so the other cannot warm it), and the table
+ends with the ratio of the two. Prints per kind and pool: requests/s, p50/p95/p99 ms,
 errors, and CPU per request: the gunicorn workers, the database's server processes serving them
 (PostgreSQL backends of this database; with SQLite the work is in the workers) and this load
 generator, all read from /proc. The machine's own load is not subtracted: wall-clock figures
@@ -67,6 +71,7 @@ PY = sys.executable
 TICK = os.sysconf("SC_CLK_TCK")
 GOALS = {"api": 150.0, "page": 60.0}
 GOAL_P95_MS = 150.0
+LABELS = {"api": "grouped /api/search, top 100", "page": "search page with topics"}
 SHARED_CACHE_URL = REDIS_URL.rsplit("/", 1)[0] + "/6"
 
 
@@ -320,7 +325,11 @@ def forget_topic_anchors(database_url: str) -> None:
 def run(args: argparse.Namespace) -> int:
     folder: Path = args.dir.resolve()
     meta = json.loads((folder / "meta.json").read_text())
-    queries = make_queries(Path(meta["jsonl"]), args.queries, meta["seed"])
+    pools: dict[int, list[str]] = {}
+    for size in sorted({int(n) for n in args.queries.split(",")}, reverse=True):
+        pools[size] = make_queries(Path(meta["jsonl"]), size, meta["seed"])
+        (folder / f"queries-{size}.txt").write_text("\n".join(pools[size]) + "\n")
+    queries = pools[max(pools)]  # warming and profiling: the pool that hardly repeats
     env = dict(os.environ)
     # Another checkout's code (--code): before the settings moved to config/ the project's
     # settings and WSGI application were searchapp's.
@@ -352,7 +361,7 @@ def run(args: argparse.Namespace) -> int:
         command += ["--threads", str(args.threads)]
     server = subprocess.Popen(command, cwd=args.code, env=env)
     kinds = args.kinds.split(",")
-    rows: dict[str, dict[str, Any]] = {}
+    rows: dict[tuple[str, int], dict[str, Any]] = {}
     profiles: dict[str, dict[str, dict[str, float]]] = {}
     meter = CpuMeter(server.pid, meta["DATABASE_URL"] if meta["database"] == "postgresql" else None)
     try:
@@ -364,17 +373,18 @@ def run(args: argparse.Namespace) -> int:
                 time.sleep(0.2)
         for kind in kinds:  # warm every worker (imports, index readers, caches of their own)
             one_pass(port, kind, queries, args.clients, args.warmup, args.seed + 7)
-        for number, kind in enumerate(kinds):
-            before = meter.sample()
-            # A seed of its own per kind: with one seed the second kind asked the first's
-            # queries again, in the same order, and found their ranked lists remembered.
-            row = one_pass(port, kind, queries, args.clients, args.seconds, args.seed + 1000 * number)
-            cpu = CpuMeter.delta(before, meter.sample())
-            n = max(row["answered"], 1)
-            row["cpu_ms"] = {k: v / n * 1000 for k, v in cpu.items()}
-            rows[kind] = row
-            print(f"{kind:4}: {row['req/s']:6.1f} req/s  p50 {row['p50']:6.1f}  p95 {row['p95']:6.1f}  p99 {row['p99']:6.1f} ms  errors {row['errors'] or 0}  "
-                  f"CPU ms/request: web {row['cpu_ms']['web']:.1f}, db {row['cpu_ms']['db']:.1f}, load generator {row['cpu_ms']['client']:.1f}", flush=True)
+        for size, pool in pools.items():
+            for number, kind in enumerate(kinds):
+                before = meter.sample()
+                # A seed of its own per kind: with one seed the second kind asked the first's
+                # queries again, in the same order, and found their ranked lists remembered.
+                row = one_pass(port, kind, pool, args.clients, args.seconds, args.seed + 1000 * number)
+                cpu = CpuMeter.delta(before, meter.sample())
+                n = max(row["answered"], 1)
+                row["cpu_ms"] = {k: v / n * 1000 for k, v in cpu.items()}
+                rows[(kind, size)] = row
+                print(f"{kind:4} {size:>6} queries: {row['req/s']:6.1f} req/s  p50 {row['p50']:6.1f}  p95 {row['p95']:6.1f}  p99 {row['p99']:6.1f} ms  errors {row['errors'] or 0}  "
+                      f"CPU ms/request: web {row['cpu_ms']['web']:.1f}, db {row['cpu_ms']['db']:.1f}, load generator {row['cpu_ms']['client']:.1f}", flush=True)
         if args.profile:
             for kind in kinds:
                 profiles[kind] = profile_pass(server.pid, port, kind, queries, args.clients, args.profile_seconds, args.seed + 3, folder)
@@ -386,14 +396,19 @@ def run(args: argparse.Namespace) -> int:
     print(f"\ncode: {args.code}" + shared + (f"; {' '.join(args.env)}" if args.env else ""))
     print(f"{meta['docs']:,} documents on {meta['database']}; gunicorn -w {args.web_workers}" + (f" --threads {args.threads}" if args.threads > 1 else "")
           + f", DATABASE_CONN_MAX_AGE={args.conn_max_age}; {args.clients} clients, {args.seconds:g} s per kind; {os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f} (not subtracted)")
-    print("| request | req/s (goal) | p50 / p95 / p99 ms | errors | CPU ms per request: web workers / database / load generator |")
-    print("|---|---:|---:|---:|---:|")
-    for kind, row in rows.items():
+    print("| request | queries | req/s (goal) | p50 / p95 / p99 ms | errors | CPU ms per request: web workers / database / load generator |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for (kind, size), row in rows.items():
         c = row["cpu_ms"]
-        label = "grouped /api/search, top 100" if kind == "api" else "search page with topics"
-        print(f"| {label} | {row['req/s']:.1f} ({GOALS[kind]:g}) | {row['p50']:.0f} / {row['p95']:.0f} / {row['p99']:.0f} | {sum(row['errors'].values())} | {c['web']:.1f} / {c['db']:.1f} / {c['client']:.1f} |")
+        print(f"| {LABELS[kind]} | {size:,} | {row['req/s']:.1f} ({GOALS[kind]:g}) | {row['p50']:.0f} / {row['p95']:.0f} / {row['p99']:.0f} | {sum(row['errors'].values())} | {c['web']:.1f} / {c['db']:.1f} / {c['client']:.1f} |")
+    if len(pools) > 1:
+        many, few = max(pools), min(pools)
+        print(f"\nnever repeated ({many:,} queries) against repeated ({few:,}), req/s:")
+        for kind in kinds:
+            unique, repeated = rows[(kind, many)]["req/s"], rows[(kind, few)]["req/s"]
+            print(f"- {LABELS[kind]}: {unique:.1f} against {repeated:.1f} (ratio {unique / repeated if repeated else float('nan'):.2f})")
     for kind, shares in profiles.items():
-        web = rows[kind]["cpu_ms"]["web"] if kind in rows else float("nan")
+        web = rows[(kind, max(pools))]["cpu_ms"]["web"]
         print(f"\nweb workers' CPU per request by stage, {kind} ({web:.1f} ms in all; py-spy samples, {args.profile_seconds:g} s):")
         print("| stage | ms per request | share | of which SQL / connecting |")
         print("|---|---:|---:|---:|")
@@ -429,7 +444,7 @@ def main() -> int:
     r.add_argument("--profile", action="store_true", help="a further pass per kind under py-spy: CPU by stage")
     r.add_argument("--profile-seconds", type=float, default=20.0)
     r.add_argument("--seed", type=int, default=5)
-    r.add_argument("--queries", type=int, default=500, help="the pool drawn from at random per request: 500 repeat often (the caches answer most); 20000 hardly ever do")
+    r.add_argument("--queries", default="20000,500", help="the pools drawn from at random per request, each run in turn: from 20000 hardly any query repeats; from 500 most do (the caches answer most)")
     r.add_argument("--env", action="append", default=[], metavar="KEY=VALUE", help="a setting for the server (repeatable), e.g. SEARCH_MEMO_ENTRIES=0")
     r.add_argument("--code", type=Path, default=ROOT, help="the app's code to serve (default: this checkout; e.g. an export of another commit, for a before/after)")
     d = sub.add_parser("drop", help="drop a built database and its folder")
