@@ -4,6 +4,7 @@ moving the folding threshold changes only the topics those documents touch")."""
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Callable
 
@@ -12,6 +13,7 @@ from corpora import make_document, make_jaguar, sign_all
 from django.db import OperationalError, connection
 from django.test import Client
 
+from searchapp.memo import anchors
 from searchapp.models import TopicAnchor
 from searchapp.selectors.search import search_grouped
 from searchapp.selectors.search_results import TopicFacet
@@ -135,13 +137,30 @@ def test_only_the_most_recently_written_anchors_are_kept(jaguar: dict[str, int],
     assert set(TopicAnchor.objects.values_list("key", flat=True)) == set(keys[1:])
 
 
+def test_the_anchors_stay_within_a_hundredth_over_their_limit_between_clean_ups(
+    settings, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
+    # A clean-up every keep // 100 writes (here 3): the table never holds more than that
+    # many past the limit, and the newest are the ones kept.
+    settings.SEARCH_TOPIC_ANCHORS = 300
+    monkeypatch.setattr(anchors, "_writes", itertools.count())
+    counts = []
+    for n in range(320):
+        assert anchors.topic_anchor_save(f"key-{n:04d}", "code", "state")
+        counts.append(TopicAnchor.objects.count())
+    assert max(counts) <= 303 and counts[-1] >= 300
+    kept = set(TopicAnchor.objects.values_list("key", flat=True))
+    assert {f"key-{n:04d}" for n in range(320 - 300, 320)} <= kept
+    assert "key-0000" not in kept
+
+
 def test_a_page_is_served_with_its_topics_when_the_anchor_cannot_be_written(
     jaguar: dict[str, int], monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     def locked(*_a: object, **_k: object) -> None:
         raise OperationalError("database is locked")
 
-    monkeypatch.setattr(TopicAnchor.objects, "bulk_create", locked)
+    monkeypatch.setattr(anchors, "_upsert", locked)
     with caplog.at_level(logging.WARNING):
         response = Client().get("/", {"q": "jaguar"})
     assert response.status_code == 200
