@@ -27,3 +27,11 @@ class SearchappConfig(AppConfig):
         from searchapp.memo.view import watch_writes  # AppConfig.ready, as above
 
         connection_created.connect(watch_writes, dispatch_uid="searchapp.memo.view")
+
+        # A request's offers to the memo's shared tier go in one round trip once it is served.
+        from django.core.signals import request_finished, request_started
+
+        from searchapp import memo  # AppConfig.ready, as above
+
+        request_started.connect(memo.request_started, dispatch_uid="searchapp.memo.started")
+        request_finished.connect(memo.request_finished, dispatch_uid="searchapp.memo.finished")

@@ -45,6 +45,8 @@ __all__ = [
     "recall",
     "recall_shared",
     "remember",
+    "request_finished",
+    "request_started",
     "share",
     "shared_key",
 ]
@@ -70,6 +72,12 @@ class Codec(Generic[T]):
     encode: Callable[[T], bytes]
     decode: Callable[[bytes], T | None]
     signed: bool = False
+    # The kinds this kind's values are computed from, directly or not (a fold from a ranked
+    # list; topics from a fold, so from a ranked list too; a map from topics): a request that
+    # found no shared value of one of them computed it afresh, so nothing computed from it
+    # can have been shared, and this kind is not asked for (it could only find what a race
+    # or an eviction left).
+    follows: tuple[str, ...] = ()
 
 
 class _Store:
@@ -143,25 +151,73 @@ def shared_key(kind: str, key: Hashable, codec: Codec[Any]) -> str:
     return f"searchapp:{kind}:" + hashlib.blake2b(text, digest_size=20).hexdigest()
 
 
+class _Request(threading.local):
+    """The shared tier's traffic of the request this thread serves (between Django's
+    request_started and request_finished; outside a request every offer goes at once): the
+    values offered, sent in one round trip once the response is out (a value offered again
+    under its key replaces the earlier offer), and the kinds it found nothing of."""
+
+    def __init__(self) -> None:
+        self.open = False
+        self.offered: dict[str, bytes] = {}
+        self.missed: set[str] = set()
+
+
+_request = _Request()
+
+
+def request_started(**_: Any) -> None:
+    """Django's request_started: the request's offers wait for its end."""
+    _request.open, _request.offered, _request.missed = True, {}, set()
+
+
+def request_finished(**_: Any) -> None:
+    """Django's request_finished: what the request offered goes to Redis, one round trip."""
+    offered = _request.offered
+    _request.open, _request.offered, _request.missed = False, {}, set()
+    if offered:
+        redis_tier.put_many(offered)
+
+
+def _where(kind: str, key: Hashable, codec: Codec[Any]) -> str | None:
+    # No key made without a shared cache: this runs on every search not remembered.
+    return shared_key(kind, key, codec) if redis_tier.enabled() else None
+
+
+def _recall_at(kind: str, where: str | None, codec: Codec[T]) -> T | None:
+    if where is None:
+        return None
+    if _request.open and not _request.missed.isdisjoint(codec.follows):
+        _request.missed.add(kind)
+        return None
+    value = redis_tier.get_signed(where) if codec.signed else redis_tier.get(where)
+    found = None if value is None else codec.decode(value)
+    if found is None and _request.open:
+        _request.missed.add(kind)
+    return found
+
+
+def _offer(where: str | None, value: T, codec: Codec[T]) -> None:
+    if where is None:
+        return
+    data = codec.encode(value)
+    if codec.signed:
+        data = redis_tier.signed(where, data)
+    if _request.open:
+        _request.offered[where] = data
+    else:
+        redis_tier.put(where, data)
+
+
 def recall_shared(kind: str, key: Hashable, codec: Codec[T]) -> T | None:
     """The value another process shared for ``key``, if any and if it decodes."""
-    if not redis_tier.enabled():  # no key made: this runs on every search not remembered
-        return None
-    where = shared_key(kind, key, codec)
-    value = redis_tier.get_signed(where) if codec.signed else redis_tier.get(where)
-    return None if value is None else codec.decode(value)
+    return _recall_at(kind, _where(kind, key, codec), codec)
 
 
 def share(kind: str, key: Hashable, value: T, codec: Codec[T]) -> None:
-    """Offer ``value`` to the other processes (nothing without a shared cache)."""
-    if not redis_tier.enabled():
-        return
-    where = shared_key(kind, key, codec)
-    data = codec.encode(value)
-    if codec.signed:
-        redis_tier.put_signed(where, data)
-    else:
-        redis_tier.put(where, data)
+    """Offer ``value`` to the other processes (nothing without a shared cache; in a request,
+    sent when the request ends)."""
+    _offer(_where(kind, key, codec), value, codec)
 
 
 def get_or_compute(
@@ -173,11 +229,12 @@ def get_or_compute(
     found = recall(kind, key)
     if found is not None:
         return found
-    value = recall_shared(kind, key, codec) if codec is not None else None
+    where = _where(kind, key, codec) if codec is not None else None
+    value = _recall_at(kind, where, codec) if codec is not None else None
     if value is None:
         value = compute()
         if codec is not None and value is not None:
-            share(kind, key, value, codec)
+            _offer(where, value, codec)
     if value is not None:
         remember(kind, key, value)
     return value

@@ -38,7 +38,9 @@ __all__ = [
     "get",
     "get_signed",
     "put",
+    "put_many",
     "put_signed",
+    "signed",
 ]
 
 logger = logging.getLogger(__name__)
@@ -125,11 +127,23 @@ def get(key: str) -> bytes | None:
 
 def put(key: str, value: bytes) -> None:
     """Offer ``value`` to the other processes for ``TTL_SECONDS`` (nothing without Redis)."""
+    put_many({key: value})
+
+
+def put_many(values: dict[str, bytes]) -> None:
+    """``put`` each of ``values`` (key: value), in one round trip (a pipeline)."""
     client = _redis.client()
-    if client is None:
+    if client is None or not values:
         return
     try:
-        client.set(key, value, ex=TTL_SECONDS)
+        if len(values) == 1:
+            [(key, value)] = values.items()
+            client.set(key, value, ex=TTL_SECONDS)
+            return
+        pipe = client.pipeline(transaction=False)
+        for key, value in values.items():
+            pipe.set(key, value, ex=TTL_SECONDS)
+        pipe.execute()
     except (redis.RedisError, OSError) as exc:
         _redis.failed(exc)
 
@@ -143,9 +157,15 @@ def _mac(key: str, value: bytes) -> bytes:
     return salted_hmac(_SIGNED_SALT, key.encode() + b"\0" + value, algorithm="sha256").digest()
 
 
+def signed(key: str, value: bytes) -> bytes:
+    """``value`` as ``put_signed`` stores it under ``key``: with an HMAC (SECRET_KEY's) that
+    ``get_signed`` checks."""
+    return _mac(key, value) + value
+
+
 def put_signed(key: str, value: bytes) -> None:
     """``put`` with an HMAC (SECRET_KEY's) that ``get_signed`` checks."""
-    put(key, _mac(key, value) + value)
+    put(key, signed(key, value))
 
 
 def get_signed(key: str) -> bytes | None:

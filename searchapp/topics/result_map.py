@@ -18,6 +18,7 @@ falls short.
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from html import escape as _escape
@@ -438,6 +439,9 @@ _MAP_CODEC: memo.Codec[SafeString] = memo.Codec(
     encode=lambda drawn: str(drawn).encode(),
     decode=lambda value: mark_safe(value.decode()),
     signed=True,
+    # A map is drawn from a page's topics (searchapp.selectors.topics.facet's kind), those
+    # from its fold and ranked list.
+    follows=("topics", "fold", "ranked"),
 )
 
 
@@ -449,14 +453,12 @@ def _kept(
     described_by: str | None,
     size: MapSize,
 ) -> SafeString:
-    """``_drawn``, kept by the memo (kind MAP; the dataclasses' repr names every field's
-    value: the same key text in every process)."""
-    return memo.get_or_compute(
-        MAP,
-        (topics, more_url, htmx_target, total, described_by, size),
-        lambda: _drawn(topics, more_url, htmx_target, total, described_by, size),
-        _MAP_CODEC,
-    )
+    """``_drawn``, kept by the memo (kind MAP) under a digest of the arguments' repr (the
+    dataclasses' repr names every field's value: the same text in every process), made once:
+    the input names every topic, group and link, and the memo's tiers would each hash it."""
+    arguments = (topics, more_url, htmx_target, total, described_by, size)
+    key = hashlib.blake2b(repr(arguments).encode("utf-8", "surrogatepass"), digest_size=20).digest()
+    return memo.get_or_compute(MAP, key, lambda: _drawn(*arguments), _MAP_CODEC)
 
 
 def _drawn(

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Hashable, Iterator
@@ -17,6 +18,7 @@ import numpy as np
 import pytest
 import redis
 from corpora import make_jaguar, sign_all
+from django.test import Client
 
 from searchapp import memo
 from searchapp.memo import redis_tier as shared_cache
@@ -282,3 +284,46 @@ def test_the_code_digest_follows_the_sources_and_never_stops_a_start(tmp_path: P
     assert shared_cache.code_digest([source], packages=("numpy",)) != first
     # Installed without its sources (compiled files only): a digest still, no crash.
     assert shared_cache.code_digest([tmp_path / "gone.py"], packages=("numpy",))
+
+
+@pytest.mark.services
+def test_a_page_sends_what_it_computed_in_one_round_trip_and_asks_only_for_what_may_be_shared(
+    shared: redis.Redis,
+    index_reads: list[int],
+    clusterings: list[int],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    make_jaguar()
+    sign_all("minhash")
+    asked: list[str] = []
+    sent: list[list[str]] = []
+    get, put_many = shared_cache.get, shared_cache.put_many
+    monkeypatch.setattr(shared_cache, "get", lambda key: asked.append(key) or get(key))
+    monkeypatch.setattr(
+        shared_cache,
+        "put_many",
+        lambda values: sent.append(sorted(k.split(":")[1] for k in values)) or put_many(values),
+    )
+    monkeypatch.setattr(shared_cache, "put", lambda *_: pytest.fail("a value sent on its own"))
+    memo.forget()
+    response = Client().get("/", {"q": "jaguar"})
+    assert response.status_code == 200 and 'class="topic-map' in response.content.decode()
+    # A list no process had read: nothing computed from it can have been shared, so the list
+    # was all it asked for; what it computed went in one round trip, the map's two drawings
+    # (wide and narrow) among it.
+    assert [key.split(":")[1] for key in asked] == ["ranked"]
+    assert len(sent) == 1 and {"ranked", "topics"} <= set(sent[0]) and sent[0].count("map") == 2
+    assert len(index_reads) == 1 and len(clusterings) == 1
+    # Another process serving the same page takes it all from there: no read, no clustering.
+    memo.forget()
+    asked.clear()
+    again = Client().get("/", {"q": "jaguar"})
+    assert _steady(again.content) == _steady(response.content)
+    assert "ranked" in {key.split(":")[1] for key in asked}
+    assert len(index_reads) == 1 and len(clusterings) == 1
+
+
+def _steady(page: bytes) -> str:
+    """A page without what differs from one response to the next: its CSRF token, its times."""
+    text = re.sub(r'"X-CSRFToken": "[^"]*"', "", page.decode())
+    return re.sub(r"\d[\d.,]* ms\b", "", text)

@@ -37,6 +37,7 @@ from django.db import connection
 
 from searchapp import memo
 from searchapp.memo import redis_tier
+from searchapp.search.ranked import RANKED
 
 if TYPE_CHECKING:  # the stream imports this module: the types only, for the checker
     from searchapp.selectors.folding.stream import FoldStream, FrozenFold
@@ -189,5 +190,5 @@ def decode_frozen(value: bytes) -> FrozenFold | None:
 
 
 CODEC: memo.Codec[FrozenFold] = memo.Codec(
-    code=_FOLD_CODE, encode=encode_frozen, decode=decode_frozen
+    code=_FOLD_CODE, encode=encode_frozen, decode=decode_frozen, follows=(RANKED,)
 )

@@ -25,6 +25,8 @@ from searchapp import grouping_params as gp
 from searchapp import memo
 from searchapp.memo import redis_tier
 from searchapp.memo.anchors import topic_anchor_read, topic_anchor_save
+from searchapp.search.ranked import RANKED
+from searchapp.selectors.folding.memo import FOLD
 from searchapp.selectors.folding.pools import FoldedGroup
 from searchapp.selectors.search_results import Hit, TopicEntry, TopicFacet, TopicGroup
 from searchapp.selectors.topics.background import background_digest, corpus_background
@@ -252,7 +254,7 @@ def _decoded(raw: dict[str, object]) -> Topic:
 
 
 _TOPICS_CODEC: memo.Codec[list[Topic]] = memo.Codec(
-    code=_TOPICS_CODE, encode=_encode, decode=_decode
+    code=_TOPICS_CODE, encode=_encode, decode=_decode, follows=(FOLD, RANKED)
 )
 
 
