@@ -11,6 +11,7 @@ update looks at it (queued when the document is signed again).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 
@@ -202,18 +203,29 @@ def _pairs_among(ids: list[int]) -> list[tuple[int, int, float, float, str, str,
         with connection.cursor() as cur:
             cur.execute(sql, [ids, ids])
             return list(cur.fetchall())
-    return list(
-        _current(PartialCopy.objects.filter(doc_a_id__in=ids, doc_b_id__in=ids)).values_list(
-            "doc_a_id",
-            "doc_b_id",
-            "share_a_in_b",
-            "share_b_in_a",
-            "doc_a__title",
-            "doc_a__external_id",
-            "doc_b__title",
-            "doc_b__external_id",
-        )
+    sql = _AMONG_SQLITE.format(
+        pairs=connection.ops.quote_name(PartialCopy._meta.db_table),
+        docs=connection.ops.quote_name(Document._meta.db_table),
     )
+    listed = json.dumps([int(i) for i in ids])
+    with connection.cursor() as cur:
+        cur.execute(sql, [listed, listed])
+        return list(cur.fetchall())
+
+
+# SQLite: the pair's key ranged over for each first document of the list, the second looked up
+# in the list. The unary + keeps the planner from probing the key once for every two ids of
+# the list (the ORM's IN ... AND IN ...): 279 x 279 probes, 17-20 ms a page at 1M documents,
+# against 1.2-1.6 ms this way (the same rows).
+_AMONG_SQLITE = """
+SELECT p.doc_a_id, p.doc_b_id, p.share_a_in_b, p.share_b_in_a,
+       da.title, da.external_id, db.title, db.external_id
+FROM {pairs} p
+JOIN {docs} da ON da.id = p.doc_a_id AND da.content_hash = p.content_hash_a
+JOIN {docs} db ON db.id = p.doc_b_id AND db.content_hash = p.content_hash_b
+WHERE p.doc_a_id IN (SELECT value FROM json_each(%s))
+  AND +p.doc_b_id IN (SELECT value FROM json_each(%s))
+"""
 
 
 def partial_pair(*, a_id: int, b_id: int, text_a: str) -> PartialRelation | None:
