@@ -9,7 +9,9 @@ pure, bounded helpers aside):
   (a kind whose entries are large has a smaller bound of its own, ``KIND_LIMITS``).
 * **Shared tier** (``redis_tier``, with ``SEARCH_SHARED_CACHE_URL``): a value encoded by its
   kind's ``Codec`` so the other web processes take it as it is. Markup a page shows as it is
-  goes signed (``Codec.signed``).
+  goes signed (``Codec.signed``). What a request offers goes in one round trip once it is
+  served, and a kind computed from one it found nothing of is not asked for
+  (``Codec.follows``).
 * **Database tier** (``anchors``): a search's topic anchor, kept in a table so that its topics
   stay put while the list changes. It is the only write a read makes, derived state that may
   be lost at any time, and it never waits for a writer.
