@@ -4,7 +4,7 @@ functions of their key: what one process computed, the others take as it is.
 Reached through ``searchapp.memo`` (``share``, ``recall_shared``), whose kinds' codecs give
 the bytes and check them as they are read (no pickle: a cache is not a place to run code
 from). Markup that a page
-shows as it is (HTML marked safe) is shared only signed (``get_signed``/``put_signed``, an
+shows as it is (HTML marked safe) is shared only signed (``signed``/``get_signed``, an
 HMAC keyed by SECRET_KEY): whoever can write to Redis but does not hold the key cannot put
 markup into a page.
 
@@ -39,7 +39,6 @@ __all__ = [
     "get_signed",
     "put",
     "put_many",
-    "put_signed",
     "signed",
 ]
 
@@ -158,19 +157,14 @@ def _mac(key: str, value: bytes) -> bytes:
 
 
 def signed(key: str, value: bytes) -> bytes:
-    """``value`` as ``put_signed`` stores it under ``key``: with an HMAC (SECRET_KEY's) that
-    ``get_signed`` checks."""
+    """``value`` as it is put under ``key`` to be read by ``get_signed``: with an HMAC
+    (SECRET_KEY's) that ``get_signed`` checks."""
     return _mac(key, value) + value
 
 
-def put_signed(key: str, value: bytes) -> None:
-    """``put`` with an HMAC (SECRET_KEY's) that ``get_signed`` checks."""
-    put(key, signed(key, value))
-
-
 def get_signed(key: str) -> bytes | None:
-    """The value ``put_signed`` put under ``key``; None when there is none or its HMAC does
-    not check (written by something without SECRET_KEY, or under another key)."""
+    """The value stored under ``key`` as ``signed`` made it; None when there is none or its
+    HMAC does not check (written by something without SECRET_KEY, or under another key)."""
     found = get(key)
     if found is None or len(found) < _MAC_BYTES:
         return None
