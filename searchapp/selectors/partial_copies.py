@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.conf import settings
 from django.db import connection
@@ -195,21 +196,18 @@ CROSS JOIN LATERAL (
 def _pairs_among(ids: list[int]) -> list[tuple[int, int, float, float, str, str, str, str]]:
     """(a, b, share a in b, share b in a, title and external id of a, then of b) of the
     current pairs whose two documents are both among ``ids``."""
+    params: list[Any]
     if connection.vendor == "postgresql":
-        sql = _AMONG_PG.format(
-            pairs=connection.ops.quote_name(PartialCopy._meta.db_table),
-            docs=connection.ops.quote_name(Document._meta.db_table),
-        )
-        with connection.cursor() as cur:
-            cur.execute(sql, [ids, ids])
-            return list(cur.fetchall())
-    sql = _AMONG_SQLITE.format(
+        template, params = _AMONG_PG, [ids, ids]
+    else:
+        listed = json.dumps([int(i) for i in ids])
+        template, params = _AMONG_SQLITE, [listed, listed]
+    sql = template.format(
         pairs=connection.ops.quote_name(PartialCopy._meta.db_table),
         docs=connection.ops.quote_name(Document._meta.db_table),
     )
-    listed = json.dumps([int(i) for i in ids])
     with connection.cursor() as cur:
-        cur.execute(sql, [listed, listed])
+        cur.execute(sql, params)
         return list(cur.fetchall())
 
 
