@@ -19,8 +19,10 @@ window: a window of a thousand ids costs a millisecond, a thousand snippets far 
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Hashable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,6 +39,7 @@ from searchapp.search.text_index import DATE, ID, SCHEMA
 from searchapp.search.types import RankedHit, SnippetSource, SortOrder
 
 __all__ = [
+    "RESCORE_WINDOW",
     "SNIPPET_SOURCE_CHARS",
     "NoMatches",
     "TantivyRanked",
@@ -71,6 +74,17 @@ MATCHES_PER_HIT = 100
 # hits read at once cost a few ms more (first page, tantivy's side, 200 queries: p95 434 ->
 # 214 ms); at 1M documents 1,000 hits did no worse than 512 (grouped p95 44 ms against 47).
 DOCUMENTS_PER_FIRST_HIT = 1000
+# The adjacent-words bonus (searchapp.search.adjacency) re-scores this many of the best hits by
+# the words alone, on both backends: the list is read with the words alone, and its first
+# RESCORE_WINDOW are ordered by their words' score plus the bonus's, the bonus matched among
+# those documents only; past them the words' order stands (Elasticsearch's rescore window).
+# Why: matched with the whole query, the phrases read the positions of every document holding
+# all the words (at 10M documents, millions), and the words alone can stop early (block-max
+# WAND). Measured on Xapian at 200k generated documents, 200 title queries against the whole
+# query's ranking (same first 10 / same first 100): 100 kept 194 / 143, 300 kept 199 / 190,
+# 1,000 kept 200 / 199 (bench/cluster/README.md); on Cranfield 300 ranks every query's first
+# 100 as the whole query does.
+RESCORE_WINDOW = 300
 
 Query = tantivy.Query
 Occur = tantivy.Occur
@@ -137,6 +151,22 @@ class _Read:
             looked_up,
             snippets,
         )
+
+
+# Counts run beside the first read (TantivyRanked._read_more), in threads of this process: made
+# on first use in each process, as a pool made before a fork has no threads in the child.
+COUNT_THREADS = 4
+_counting_pool: tuple[int, ThreadPoolExecutor] | None = None
+_counting_lock = threading.Lock()
+
+
+def _counting() -> ThreadPoolExecutor:
+    global _counting_pool
+    with _counting_lock:
+        if _counting_pool is None or _counting_pool[0] != os.getpid():
+            pool = ThreadPoolExecutor(COUNT_THREADS, thread_name_prefix="tantivy-count")
+            _counting_pool = (os.getpid(), pool)
+        return _counting_pool[1]
 
 
 _NO_IDS = np.zeros(0, dtype=np.int64)
@@ -221,14 +251,24 @@ class NoMatches:
 
 @dataclass
 class TantivyRanked:
-    """A compiled query on one searcher; ``ranked(n)`` reads as far as the first n need."""
+    """A compiled query on one searcher; ``ranked(n)`` reads as far as the first n need.
+
+    The list is read with the query's words alone (``query``); ordered by relevance, the first
+    RESCORE_WINDOW hits the first read settles are ordered by their words' score plus the
+    adjacent-words bonus's (``bonus``), and keep that sum as their score;
+    past them the words' order and score stand. Each keeps at least its words' score, so the
+    scores stay in order across the window's end."""
 
     searcher: tantivy.Searcher
-    query: tantivy.Query
-    # The same query among the documents a 0-scoring filter matches (``scores``), the filter
-    # intersected with each of its words (tantivy_backend.compile_query's ``restrict``).
-    restricted: Callable[[tantivy.Query], tantivy.Query | None]
+    query: tantivy.Query  # the words alone, with the filters: what matches, in what order
+    # The query among the documents a 0-scoring filter matches (``scores``), the filter
+    # intersected with each of its words (tantivy_backend.compile_query's ``restrict``); with
+    # the bonus (True) or the words alone (False).
+    restricted: Callable[[tantivy.Query, bool], tantivy.Query | None]
     sort: SortOrder
+    # The adjacent-words bonus among the documents a filter matches (tantivy_backend.
+    # compile_bonus); None: the query has none.
+    bonus: Callable[[tantivy.Query], tantivy.Query | None] | None = None
     runs: tuple[str, ...] = ()  # the query's runs of unspaced-script characters (highlight)
     languages: bool = False  # the index tells languages apart (fields per language)
     total_matches: int = 0
@@ -298,13 +338,23 @@ class TantivyRanked:
     def _read_more(self, want: int, *, count: bool = False) -> None:
         # At least double what was read: a deep page costs a few reads, not one per block.
         want = max(want, self._read)
+        rescore = self.bonus is not None and self.sort != "date" and not self._read
+        if rescore:
+            want = max(want, RESCORE_WINDOW + 1)  # the window, and a hit past it
         if self.sort == "date":
             found = self.searcher.search(
                 self.query, want, count=count, order_by_field=DATE, offset=self._read
             )
         else:
-            found = self.searcher.search(self.query, want, count=count, offset=self._read)
-        if count:
+            # Top hits only, never counted in the same pass: counted with the hits, tantivy
+            # scores every match, where the words alone skip blocks that cannot reach the top
+            # (block-max WAND). The count, which visits every match without scoring it, runs
+            # beside the read (tantivy releases the GIL).
+            counting = _counting().submit(self._count) if count else None
+            found = self.searcher.search(self.query, want, count=False, offset=self._read)
+            if counting is not None:
+                self.total_matches = counting.result()
+        if count and self.sort == "date":
             self.total_matches = int(found.count or 0)  # type: ignore[attr-defined]  # not in the stub
         hits = found.hits
         self._read += len(hits)
@@ -330,7 +380,33 @@ class TantivyRanked:
             settle = ~at_last
         settled_ids, settled_scores = pool_ids[settle], pool_scores[settle]
         order = np.lexsort((settled_ids, -settled_scores))  # score descending, then id
-        self._settle(settled_ids[order], settled_scores[order])
+        settled_ids, settled_scores = settled_ids[order], settled_scores[order]
+        if rescore:
+            settled_ids, settled_scores = self._rescored(settled_ids, settled_scores)
+        self._settle(settled_ids, settled_scores)
+
+    def _count(self) -> int:
+        """The query's matches, counted without scoring them."""
+        counted = self.searcher.aggregate(self.query, {"n": {"value_count": {"field": ID}}})
+        return int(counted["n"]["value"])
+
+    def _rescored(self, ids: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``ids`` (the first read's settled hits in the list's order: their words' score,
+        then id) with the first RESCORE_WINDOW ordered by their words' score plus the bonus's
+        (class docstring). The settled hits are every match scored above the read's last
+        score, so the window is the same however far the read went."""
+        size = min(RESCORE_WINDOW, len(ids))
+        if not size or self.bonus is None:
+            return ids, scores
+        head = ids[:size]
+        bonus = self._scores_among(head.tolist(), self.bonus)
+        extra = np.array([bonus.get(i, 0.0) for i in head.tolist()], dtype=np.float32)
+        whole = scores[:size] + extra
+        order = np.lexsort((head, -whole))
+        return (
+            np.concatenate((head[order], ids[size:])),
+            np.concatenate((whole[order], scores[size:])),
+        )
 
     def _settle(self, ids: np.ndarray, scores: np.ndarray) -> None:
         self._ids = np.concatenate((self._ids, ids))
@@ -385,13 +461,21 @@ class TantivyRanked:
         return known
 
     def _search_scores(self, ids: list[int]) -> dict[int, float]:
+        # Ids past the read are past the rescore window: the words' score, as the list gives
+        # it. Ordered by date no hit is re-scored, and the score shown is the whole query's.
+        return self._scores_among(ids, lambda only: self.restricted(only, self.sort == "date"))
+
+    def _scores_among(
+        self, ids: list[int], restricted: Callable[[tantivy.Query], tantivy.Query | None]
+    ) -> dict[int, float]:
+        """The scores, by the ``restricted`` query, of those of ``ids`` it matches."""
         # The ids as a union of term queries, not a term-set query: measured at 1M documents
         # (7 segments), the term set alone took 0.8 ms for 50 ids and the union 0.1 ms, and
         # the intersection was faster with the union at every size tried (55, 500 and 3,000
         # ids: 2.9 / 5.8 / 14 ms against 3.6 / 8.7 / 23, the same hits and scores).
         wanted = Query.boolean_query([(Occur.Should, Query.term_query(SCHEMA, ID, i)) for i in ids])
         only = Query.const_score_query(wanted, 0.0)
-        query = self.restricted(only)
+        query = restricted(only)
         if query is None:
             return {}
         found = self.searcher.search(query, len(ids), count=False)

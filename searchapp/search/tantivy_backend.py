@@ -6,7 +6,9 @@ query-string parser, so nothing a person types reaches the index as syntax. Each
 analyzed by the index's own analyzer (searchapp.search.text_index.analyze) and searched in the
 title (times TITLE_BOOST) and in the text; a document's score is the sum of both fields' BM25.
 An OR list of words (a plain query) stays one flat disjunction of term queries, the shape
-block-max WAND prunes; AND lists become required clauses; NOT/-word excluded ones.
+block-max WAND prunes; AND lists become required clauses; NOT/-word excluded ones. The list is
+matched with the words alone; the adjacent-words bonus (``compile_bonus``) re-scores its first
+hits (searchapp.search.ranked.RESCORE_WINDOW).
 
 A prefix ``energ*`` is expanded against the index's term dictionary to its MAX_PREFIX_TERMS
 most frequent words (as Lucene's "top terms" rewrite), each a BM25-scored term query: ``a*``
@@ -89,6 +91,7 @@ __all__ = [
     "SNIPPET_CHARS",
     "TITLE_BOOST",
     "TantivyBackend",
+    "compile_bonus",
     "compile_query",
     "suggest_spelling",
 ]
@@ -230,13 +233,15 @@ def compile_query(
     pairs: tuple[FieldPair, ...] = (DEFAULT_FIELDS,),
     lang: str | None = None,
     restrict: tantivy.Query | None = None,
+    bonus: bool = True,
 ) -> tantivy.Query | None:
     """The tantivy query for ``parsed``; None when no word survives the analyzer.
 
     Each word is searched in the fields ``pairs`` (through each one's analyzer); with ``lang``
     only documents in that language match. Prefixes need ``searcher`` (its term dictionary);
     without one they match nothing. Remarks for the person searching (a prefix capped) are
-    appended to ``notes``.
+    appended to ``notes``. With ``bonus`` (the whole query) the adjacent-words bonus is scored
+    on top of the words (``compile_bonus``); without it, the words alone: the same matches.
 
     ``restrict`` (a query scoring 0, e.g. a few documents' ids): the same query, its matches
     and scores, among the documents ``restrict`` matches, with the filter intersected with
@@ -254,7 +259,7 @@ def compile_query(
         notes.extend(compiler.notes)
     if query is None:
         return None
-    adjacent = [compiler.restricted(q) for q in adjacent_words_bonus(parsed.root, pairs)]
+    adjacent = _bonus_phrases(parsed.root, pairs, restrict) if bonus else []
     if adjacent:
         # Matches stay the same (the phrase only matches where its words do); documents that
         # hold the words side by side, as typed, rank above those that hold them apart.
@@ -266,6 +271,32 @@ def compile_query(
         only_lang = Query.const_score_query(Query.term_query(SCHEMA, LANG, lang), 0.0)
         query = Query.boolean_query([(Occur.Must, query), (Occur.Must, only_lang)])
     return query
+
+
+def compile_bonus(
+    parsed: ParsedQuery,
+    *,
+    pairs: tuple[FieldPair, ...] = (DEFAULT_FIELDS,),
+    restrict: tantivy.Query | None = None,
+) -> tantivy.Query | None:
+    """The adjacent-words bonus of ``parsed`` (searchapp.search.adjacency) as one query of its
+    phrases, each intersected with ``restrict`` when given; None when the query has none. It
+    matches only documents the words match, so it needs none of the filters."""
+    phrases = _bonus_phrases(parsed.root, pairs, restrict) if parsed.root is not None else []
+    if not phrases:
+        return None
+    if len(phrases) == 1:
+        return phrases[0]
+    return Query.boolean_query([(Occur.Should, q) for q in phrases])
+
+
+def _bonus_phrases(
+    root: Node, pairs: tuple[FieldPair, ...], restrict: tantivy.Query | None
+) -> list[tantivy.Query]:
+    phrases = adjacent_words_bonus(root, pairs)
+    if restrict is None:
+        return phrases
+    return [Query.boolean_query([(Occur.Must, q), (Occur.Must, restrict)]) for q in phrases]
 
 
 # --- spelling ------------------------------------------------------------------------------
@@ -352,7 +383,7 @@ class TantivyBackend(SearchBackend):
         compile_this = functools.partial(
             compile_query, parsed, corpus_id=corpus_id, searcher=searcher, pairs=pairs, lang=lang
         )
-        compiled = compile_this(notes=messages)
+        compiled = compile_this(notes=messages, bonus=False)
         if compiled is None:
             messages.append("No searchable word in the query.")
             return NoMatches(message=" ".join(messages))
@@ -367,8 +398,13 @@ class TantivyBackend(SearchBackend):
         ranked = TantivyRanked(
             searcher=searcher,
             query=compiled,
-            restricted=lambda only: compile_this(restrict=only),
+            restricted=lambda only, bonus: compile_this(restrict=only, bonus=bonus),
             sort=sort,
+            bonus=(
+                (lambda only: compile_bonus(parsed, pairs=pairs, restrict=only))
+                if compile_bonus(parsed, pairs=pairs) is not None
+                else None
+            ),
             runs=runs,
             languages=languages,
             # Everything the compiled query and its order follow from: the words and how they

@@ -17,7 +17,8 @@ import xapian
 
 from searchapp.search.analysis import DEFAULT_FIELDS, analyze
 from searchapp.search.query import parse_query
-from searchapp.search.tantivy_backend import compile_query
+from searchapp.search.ranked import TantivyRanked
+from searchapp.search.tantivy_backend import compile_bonus, compile_query
 from searchapp.search.text_index import IndexedDocument, open_index
 from searchapp.search.xapian.ranked import XapianRanked, enquire
 from searchapp.search.xapian.store import XapianWriter
@@ -78,9 +79,31 @@ def test_xapian_ranks_cranfield_within_a_hundredth_of_tantivy_and_above_bm25(
     for q in queries:
         parsed = parse_query(q["text"])
         query = compile_query(parsed, searcher=searcher)
-        assert query is not None
-        hits = searcher.search(query, K).hits
-        found = searcher.fast_field_values("id", [address for _s, address in hits])
+        words = compile_query(parsed, searcher=searcher, bonus=False)
+        assert query is not None and words is not None
+        # As the app reads it: matched on the words, the top re-scored with the bonus; the
+        # first K as the whole query (words and bonus in one pass) ranks them.
+        tantivy_ranked = TantivyRanked(
+            searcher=searcher,
+            query=words,
+            restricted=lambda only, bonus, p=parsed: compile_query(
+                p, searcher=searcher, restrict=only, bonus=bonus
+            ),
+            sort="relevance",
+            bonus=(lambda only, p=parsed: compile_bonus(p, restrict=only))
+            if compile_bonus(parsed) is not None
+            else None,
+        )
+        tantivy_ranked.start()
+        top = tantivy_ranked.ranked(K)
+        found = [hit.document_id for hit in top]
+        # Ties aside (tantivy orders equal scores by address, the app by id), the first K and
+        # their scores are the whole query's.
+        hits = searcher.search(query, 2 * K).hits
+        hit_ids = searcher.fast_field_values("id", [a for _s, a in hits])
+        whole = dict(zip(hit_ids, [s for s, _a in hits], strict=True))
+        assert [hit.score for hit in top] == pytest.approx([s for s, _a in hits][:K]), q["id"]
+        assert all(whole.get(hit.document_id) == pytest.approx(hit.score) for hit in top), q["id"]
         scores["tantivy"].append(_ndcg([str(i) for i in found], gains[str(q["id"])]))
         compiled = Compiled(database, (DEFAULT_FIELDS,))
         built = compiled.compile(parsed, corpus_id=None, lang=None)

@@ -15,7 +15,7 @@ cannot skip one that could not reach the top). So the list is matched with the q
 alone (``matching``), and the top RESCORE_WINDOW of that list are ordered by their words'
 weight plus the bonus's (``bonus``, matched on those documents only, so its phrase clauses read
 their positions alone); past the window the words' order stands, as Elasticsearch's rescore
-window does.
+window does (searchapp.search.ranked.RESCORE_WINDOW, the same on both backends).
 Ordered by date the words alone are read with Xapian's boolean weight (no weight is read), and
 the scores a page shows are looked up with the whole query (``scores``).
 """
@@ -31,7 +31,7 @@ from django.utils.safestring import SafeString
 
 from searchapp.search.analysis import FieldPair, field_pair
 from searchapp.search.highlight import leading_text, window_html
-from searchapp.search.ranked import FIRST_WINDOW, snippet_sources
+from searchapp.search.ranked import FIRST_WINDOW, RESCORE_WINDOW, snippet_sources
 from searchapp.search.types import RankedHit, SnippetSource, SortOrder
 from searchapp.search.xapian.snippets import marked_snippet
 from searchapp.search.xapian.terms import DATE_SLOT, id_term
@@ -55,14 +55,6 @@ MAX_SEEN_WORDS = 50_000
 # against tantivy's 0.3797 (tantivy's k1 = 1.2, b = 0.75 with the 0.5 floor gave 0.3664;
 # bench/ranking_cranfield.py, BENCHMARKS.md). k2 = 0 (no query-length factor), k3 = 1.
 BM25_PLUS = (1.5, 0.0, 1.0, 0.7, 1e-6, 0.0)
-
-# Hits of the words' ranking re-scored with the adjacent-words bonus. Measured at 200k generated
-# documents, 200 never-repeated title queries, against the whole query's ranking (same first 10
-# / same first 100) and CPU p95 of a grouped / ungrouped search (bench/search_cpu.py; before:
-# 44.4 / 30.9 ms): 100 gave 194 / 143 of 200 and 30.3 / 14.4 ms, 300 gave 199 / 190 and
-# 34.3 / 18.7, 500 gave 199 / 194 and 35.1 / 22.5, 1,000 gave 200 / 199 and 43.6 / 31.6. On
-# Cranfield 300 ranks every query's first 100 as the whole query does.
-RESCORE_WINDOW = 300
 
 T = TypeVar("T")
 
