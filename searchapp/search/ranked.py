@@ -45,6 +45,7 @@ __all__ = [
     "TantivyRanked",
     "first_read",
     "forget_ranked_lists",
+    "rescored_head",
     "snippet_sources",
     "tie_read",
 ]
@@ -151,6 +152,19 @@ class _Read:
             looked_up,
             snippets,
         )
+
+
+def rescored_head(
+    ids: np.ndarray, scores: np.ndarray, bonus: Mapping[int, float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The head of a list ranked by its words' ``scores`` (at most RESCORE_WINDOW hits, the
+    backend's cut), each score raised by its adjacent-words ``bonus`` (0 where it has none), in
+    the app's order: score descending, then id. The rule of the rescore window on both
+    backends; the scores keep their dtype (tantivy's float32, Xapian's float64)."""
+    extra = np.array([bonus.get(i, 0.0) for i in ids.tolist()], dtype=scores.dtype)
+    whole = scores + extra
+    order = np.lexsort((ids, -whole))
+    return ids[order], whole[order]
 
 
 # Counts run beside the first read (TantivyRanked._read_more), in threads of this process: made
@@ -345,6 +359,8 @@ class TantivyRanked:
             found = self.searcher.search(
                 self.query, want, count=count, order_by_field=DATE, offset=self._read
             )
+            if count:
+                self.total_matches = int(found.count or 0)  # type: ignore[attr-defined]  # not in the stub
         else:
             # Top hits only, never counted in the same pass: counted with the hits, tantivy
             # scores every match, where the words alone skip blocks that cannot reach the top
@@ -354,8 +370,6 @@ class TantivyRanked:
             found = self.searcher.search(self.query, want, count=False, offset=self._read)
             if counting is not None:
                 self.total_matches = counting.result()
-        if count and self.sort == "date":
-            self.total_matches = int(found.count or 0)  # type: ignore[attr-defined]  # not in the stub
         hits = found.hits
         self._read += len(hits)
         self._done = len(hits) < want
@@ -398,15 +412,9 @@ class TantivyRanked:
         size = min(RESCORE_WINDOW, len(ids))
         if not size or self.bonus is None:
             return ids, scores
-        head = ids[:size]
-        bonus = self._scores_among(head.tolist(), self.bonus)
-        extra = np.array([bonus.get(i, 0.0) for i in head.tolist()], dtype=np.float32)
-        whole = scores[:size] + extra
-        order = np.lexsort((head, -whole))
-        return (
-            np.concatenate((head[order], ids[size:])),
-            np.concatenate((whole[order], scores[size:])),
-        )
+        bonus = self._scores_among(ids[:size].tolist(), self.bonus)
+        head_ids, head_scores = rescored_head(ids[:size], scores[:size], bonus)
+        return np.concatenate((head_ids, ids[size:])), np.concatenate((head_scores, scores[size:]))
 
     def _settle(self, ids: np.ndarray, scores: np.ndarray) -> None:
         self._ids = np.concatenate((self._ids, ids))

@@ -26,12 +26,18 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
+import numpy as np
 import xapian
 from django.utils.safestring import SafeString
 
 from searchapp.search.analysis import FieldPair, field_pair
 from searchapp.search.highlight import leading_text, window_html
-from searchapp.search.ranked import FIRST_WINDOW, RESCORE_WINDOW, snippet_sources
+from searchapp.search.ranked import (
+    FIRST_WINDOW,
+    RESCORE_WINDOW,
+    rescored_head,
+    snippet_sources,
+)
 from searchapp.search.types import RankedHit, SnippetSource, SortOrder
 from searchapp.search.xapian.snippets import marked_snippet
 from searchapp.search.xapian.terms import DATE_SLOT, id_term
@@ -122,13 +128,11 @@ def _rescored(
     if not head:
         return ids, weights
     extra = _weights_among(database, bonus, head)
-    whole = [w + extra.get(i, 0.0) for i, w in zip(head, weights, strict=False)]
-    # Xapian's own order: weight, then id.
-    order = sorted(range(len(head)), key=lambda n: (-whole[n], head[n]))
-    return (
-        [head[n] for n in order] + ids[len(head) :],
-        [whole[n] for n in order] + weights[len(head) :],
+    # Xapian's own order too: weight, then id.
+    head_ids, head_weights = rescored_head(
+        np.array(head, dtype=np.int64), np.array(weights[: len(head)], dtype=np.float64), extra
     )
+    return head_ids.tolist() + ids[len(head) :], head_weights.tolist() + weights[len(head) :]
 
 
 @dataclass
