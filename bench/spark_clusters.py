@@ -2,11 +2,15 @@
 
     .venv/bin/python bench/spark_clusters.py --docs 100000 [--keep DIR] [--skip-standalone]
 
+At 10M (docs/distributed-clusters.md): the set-up kept by ``bench/scale.py --keep`` (its folder
+as ``--keep``), ``--partitions 320 --shuffle-partitions 128 --driver-memory 8g
+--executor-memory 5g --worker-memory 6g``.
+
 1. N documents of the project's generator (``searchapp.demo.generate_documents``) stored in a
    fresh SQLite database (a temporary VAR_DIR) and signed (MinHash, the default set).
 2. ``manage.py recompute_clusters`` three times, each a separate process: ``--local`` (the
    one-worker recompute), ``--spark local[2]``, and ``--spark spark://…`` on a standalone
-   cluster this script starts (a master and two workers of one core and 2 GB each).
+   cluster this script starts (a master and two workers of one core and ``--worker-memory`` each).
 3. Per run: wall time, CPU time (user + system of every process of the run, the cluster's
    included, from /proc), the peak RSS of each process and the peak of their sum (sampled
    every 0.2 s), the one line the command prints, and for Spark the largest shuffle (bytes
@@ -159,7 +163,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _cluster(folder: Path) -> tuple[str, list[subprocess.Popen[bytes]]]:
+def _cluster(folder: Path, memory: str = "2g") -> tuple[str, list[subprocess.Popen[bytes]]]:
     import pyspark  # the bench's own: Spark's scripts ship in the wheel
 
     home = Path(pyspark.__file__).parent
@@ -175,7 +179,7 @@ def _cluster(folder: Path) -> tuple[str, list[subprocess.Popen[bytes]]]:
     for i in range(2):
         started.append(subprocess.Popen(
             [main, "org.apache.spark.deploy.worker.Worker", "--host", "127.0.0.1", "--cores",
-             "1", "--memory", "2g", "--webui-port", str(_free_port()),
+             "1", "--memory", memory, "--webui-port", str(_free_port()),
              "--work-dir", str(folder / f"w{i}"), url],
             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
             start_new_session=True,
@@ -198,6 +202,12 @@ def main() -> None:
     parser.add_argument("--skip-standalone", action="store_true")
     parser.add_argument("--skip-local", action="store_true")
     parser.add_argument("--partitions", type=int, default=16)
+    parser.add_argument("--shuffle-partitions", type=int, default=16,
+                        help="spark.sql.shuffle.partitions (16 up to 1M, 128 at 10M)")
+    parser.add_argument("--driver-memory", default="2g",
+                        help="local[2]: the driver JVM, which holds the executor")
+    parser.add_argument("--executor-memory", default="1500m", help="standalone: each executor")
+    parser.add_argument("--worker-memory", default="2g", help="standalone: what each worker offers")
     args = parser.parse_args()
     var = args.keep or Path(tempfile.mkdtemp(prefix="spark-bench-"))
     env = {**os.environ, "VAR_DIR": str(var), "DEBUG": "1", "PYTHONPATH": str(ROOT)}
@@ -219,10 +229,10 @@ def main() -> None:
     spark = ["--partitions", str(args.partitions), "--conf", "spark.eventLog.enabled=true",
              "--conf", "spark.eventLog.compress=false",
              "--conf", "spark.eventLog.rolling.enabled=false",
-             "--conf", "spark.sql.shuffle.partitions=16"]  # fmt: skip
+             "--conf", f"spark.sql.shuffle.partitions={args.shuffle_partitions}"]  # fmt: skip
     for name, master, extra in [
-        ("local[2]", "local[2]", ["--conf", "spark.driver.memory=2g"]),
-        ("standalone", None, ["--conf", "spark.executor.memory=1500m"]),
+        ("local[2]", "local[2]", ["--conf", f"spark.driver.memory={args.driver_memory}"]),
+        ("standalone", None, ["--conf", f"spark.executor.memory={args.executor_memory}"]),
     ]:
         if name == "standalone" and args.skip_standalone:
             continue
@@ -230,7 +240,7 @@ def main() -> None:
         events.mkdir()
         cluster: list[subprocess.Popen[bytes]] = []
         if master is None:
-            master, cluster = _cluster(var / "cluster")
+            master, cluster = _cluster(var / "cluster", args.worker_memory)
         try:
             command = [*base, "--spark", master, *spark, *extra,
                        "--conf", f"spark.eventLog.dir=file://{events}"]  # fmt: skip
