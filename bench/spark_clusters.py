@@ -3,7 +3,7 @@
     .venv/bin/python bench/spark_clusters.py --docs 100000 [--keep DIR] [--skip-standalone]
 
 At 10M (docs/distributed-clusters.md): the set-up kept by ``bench/scale.py --keep`` (its folder
-as ``--keep``), ``--partitions 320 --shuffle-partitions 128 --driver-memory 8g
+as ``--keep``), ``--partitions 320 --shuffle-partitions 128 --driver-memory 4g
 --executor-memory 5g --worker-memory 6g``.
 
 1. N documents of the project's generator (``searchapp.demo.generate_documents``) stored in a

@@ -236,10 +236,13 @@ def clusters_spark_run(
     method, params, delay = spec.method, spec.params, spec.task_delay_ms
     num_perm = int(params.get("num_perm") or 0)
     say("signing and banding")
+    # Kept on the executors' disks only: held in their memory as well (MEMORY_AND_DISK), the
+    # cache took a share of the heap that grew with the corpus, and at 10M documents a 4 GB
+    # local[2] driver ran out of heap while signing; on disk alone it did not.
     signed = (
         sc.textFile(spec.corpus, minPartitions=spec.partitions)
         .mapPartitions(lambda lines: _sign_partition(method, params, delay, lines))
-        .persist(StorageLevel.MEMORY_AND_DISK)
+        .persist(StorageLevel.DISK_ONLY)
     )
     sigs = spark.createDataFrame(
         signed.map(lambda row: (row[0], bytearray(row[1]))), "doc long, sig binary"
