@@ -163,7 +163,7 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _cluster(folder: Path, memory: str = "2g") -> tuple[str, list[subprocess.Popen[bytes]]]:
+def _cluster(folder: Path, memory: str) -> tuple[str, list[subprocess.Popen[bytes]]]:
     import pyspark  # the bench's own: Spark's scripts ship in the wheel
 
     home = Path(pyspark.__file__).parent
