@@ -7,8 +7,16 @@ with PostgreSQL (bench/load/README.md), searches served
 niceness 10 and 0.70-0.91 at 19. Celery's worker processes and ``manage.py ingest`` therefore
 run at niceness BACKGROUND_NICE (0-19; 0 leaves them as they are, default 19): the kernel still
 gives them every cycle the web does not use, so a rebuild on an idle site runs as fast as
-before, and one under a full search load takes longer (56 s against 31 s in that run). The
-database's own processes are not reniced: that is the residue of the slowdown.
+before, and one under a full search load takes longer (56 s against 31 s in that run).
+
+At 19 they also take Linux's idle scheduling class (SCHED_IDLE, which a process may always
+take for itself): a search waking on a core that runs only such work takes it at once, and the
+scheduler counts that core as free when it places a search. With 4 and 16 clients during an
+ingest and rebuilds, searches kept on average 0.76 of their idle throughput at niceness 19
+alone and 0.85 in the idle class (alternated runs), the rebuilds taking as long
+(bench/load/README.md). The database's own processes are not lowered: renicing the background
+connections' PostgreSQL backends too (the ``prioritize`` extension) gained 0.03-0.06, inside
+the runs' spread, and was not kept.
 
 The background commands (``BACKGROUND_COMMANDS``) lower it as their process starts
 (``manage.py``), before Django and the app are imported: that start costs ~1.5 s of CPU, about
@@ -51,8 +59,12 @@ BACKGROUND_COMMANDS = frozenset(
 )
 
 
+_LOWEST = 19
+
+
 def lower_priority() -> None:
-    """Set this process's niceness to BACKGROUND_NICE unless it is already that low."""
+    """Set this process's niceness to BACKGROUND_NICE unless it is already that low; at the
+    lowest (19, the default) the process also takes Linux's idle scheduling class."""
     target = settings.BACKGROUND_NICE
     if target <= 0:
         return
@@ -61,6 +73,12 @@ def lower_priority() -> None:
             os.setpriority(os.PRIO_PROCESS, 0, target)
     except OSError as exc:  # not permitted here: run at the priority given
         logger.warning("could not lower this process's priority to %d: %s", target, exc)
+    if target == _LOWEST and hasattr(os, "SCHED_IDLE"):
+        try:
+            if os.sched_getscheduler(0) != os.SCHED_IDLE:
+                os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        except OSError as exc:
+            logger.warning("could not put this process in the idle scheduling class: %s", exc)
 
 
 def wait_longer_for_writes() -> Callable[[], None]:

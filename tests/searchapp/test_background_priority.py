@@ -31,7 +31,8 @@ def populate(self, installed_apps=None):
     return real_populate(self, installed_apps)
 
 django.apps.registry.Apps.populate = populate
-atexit.register(lambda: print("niceness", at_start[0], os.getpriority(os.PRIO_PROCESS, 0)))
+atexit.register(lambda: print("niceness", at_start[0], os.getpriority(os.PRIO_PROCESS, 0),
+                              int(os.sched_getscheduler(0) == os.SCHED_IDLE)))
 sys.argv = ["manage.py", *sys.argv[1:]]
 import manage
 manage.main()
@@ -40,6 +41,12 @@ manage.main()
 
 def _niceness(*argv: str) -> tuple[int, int]:
     """(at Django's start-up, at exit) of ``manage.py argv`` run in a process of its own."""
+    return _priority(*argv)[:2]
+
+
+def _priority(*argv: str) -> tuple[int, int, bool]:
+    """The niceness of ``manage.py argv`` run in a process of its own, at Django's start-up and
+    at exit, and whether it ended in the idle scheduling class."""
     env = dict(os.environ, BACKGROUND_NICE="19", DEBUG="1")
     env["DJANGO_SETTINGS_MODULE"] = "config.settings"
     done = subprocess.run(
@@ -52,8 +59,8 @@ def _niceness(*argv: str) -> tuple[int, int]:
         preexec_fn=_from_full_priority,
     )
     line = [x for x in done.stdout.splitlines() if x.startswith("niceness ")][-1]
-    start, end = line.split()[1:]
-    return int(start), int(end)
+    start, end, idle = line.split()[1:]
+    return int(start), int(end), idle == "1"
 
 
 def _can_raise_priority() -> bool:
@@ -66,6 +73,7 @@ def _from_full_priority() -> None:
     """The child starts at niceness 0 where this process may set it, whatever it runs at."""
     if _can_raise_priority():
         os.setpriority(os.PRIO_PROCESS, 0, 0)
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
 
 
 @pytest.fixture(autouse=True)
@@ -79,6 +87,13 @@ def test_a_background_command_starts_at_the_background_priority(command: str) ->
     assert _niceness(command, "--help") == (19, 19)
 
 
+def test_at_the_lowest_priority_a_background_command_runs_in_the_idle_class() -> None:
+    # A search waking on a core that runs only background work takes it at once.
+    assert _priority("ingest", "--help") == (19, 19, True)
+
+
 def test_a_command_that_is_not_background_work_keeps_its_priority() -> None:
     here = 0 if _can_raise_priority() else os.getpriority(os.PRIO_PROCESS, 0)
     assert _niceness("check", "--help") == (here, here)
+    if _can_raise_priority():
+        assert _priority("check", "--help")[2] is False
