@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -222,3 +223,28 @@ def test_a_rebuild_started_while_the_broker_is_down_runs_once_it_is_back(workers
     assert job.state == Job.State.DONE and job.done == 300 and job.published_at is not None
     active = active_signature_set("minhash")
     assert active is not None and active.pk == job.signature_set_id != previous.pk
+
+
+def _tasks_priority(pid: int) -> set[tuple[int, int]]:
+    """(niceness, scheduling policy) of every thread of ``pid`` and of its child processes."""
+    pids = {pid}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            if int(stat.read_text().rsplit(")", 1)[1].split()[1]) == pid:  # its parent
+                pids.add(int(stat.parent.name))
+        except (OSError, ValueError):
+            continue
+    found = set()
+    for each in pids:
+        for task in Path(f"/proc/{each}/task").iterdir():
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            found.add((int(fields[16]), int(fields[38])))  # niceness, policy (stat fields 19, 41)
+    return found
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="Linux's scheduling classes")
+def test_a_worker_and_its_pool_yield_every_core_to_the_searches(workers: Workers) -> None:
+    # A search that wakes on a core a rebuild holds takes it at once: every thread of the
+    # worker and of its pool runs at niceness 19 in the idle scheduling class.
+    proc = workers.start(BACKGROUND_NICE="19")
+    assert _tasks_priority(proc.pid) == {(19, os.SCHED_IDLE)}
