@@ -235,10 +235,12 @@ def _tasks_priority(pid: int) -> set[tuple[int, int]]:
         except (OSError, ValueError):
             continue
     found = set()
-    for each in pids:
-        for task in Path(f"/proc/{each}/task").iterdir():
+    for task in (t for each in pids for t in Path(f"/proc/{each}/task").glob("*")):
+        try:
             fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
-            found.add((int(fields[16]), int(fields[38])))  # niceness, policy (stat fields 19, 41)
+        except OSError:  # a thread that ended since it was listed
+            continue
+        found.add((int(fields[16]), int(fields[38])))  # niceness, policy (stat fields 19, 41)
     return found
 
 
