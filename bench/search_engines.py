@@ -1,15 +1,21 @@
-"""Full-text engines side by side on the same documents and queries: tantivy vs SQLite FTS5.
+"""Full-text engines side by side on the same documents and queries: tantivy, SQLite FTS5, PISA.
 
-    .venv/bin/python bench/search_engines.py --docs 1000000 [--jsonl PATH]
+    .venv/bin/python bench/search_engines.py --docs 1000000 [--jsonl PATH] [--top 10,300]
+        [--engines tantivy,fts5,pisa --pisa-python /tmp/pisa/bin/python] [--keep DIR]
 
 No Django: each engine indexes the same JSON lines (bench/scale.py's generated corpus) in a
-temporary directory, then answers the same 200 queries (bench/scale.py's mix: title words and
-frequent words, OR of the terms), top 100 by BM25 with the total match count, as the app asks.
+temporary directory (or ``--keep DIR``, reused when it holds them), then answers the same
+queries (bench/scale.py's mix: title words and frequent words, OR of the terms), one at a time.
 
-* tantivy: the app's own index (searchapp.search.text_index: schema, analyzer) and the query
-  shape of searchapp.search.tantivy_backend (a flat disjunction over title and text).
+* tantivy: the app's own index (searchapp.search.text_index: schema, analyzer) and its first
+  read (searchapp.search.ranked): the words alone (searchapp.search.tantivy_backend's
+  disjunction over title and text, without the adjacent-words bonus), top k, not counted; the
+  count timed apart, as the app runs it beside the read (an aggregation of the ids).
 * SQLite FTS5: the table and ranking the app used before (porter unicode61, bm25() with the
-  title weighted 2, ``ORDER BY rank LIMIT 100``, then ``count(*)``).
+  title weighted 2, ``ORDER BY rank LIMIT k``, then ``count(*)``).
+* PISA (block-max WAND and block-max MaxScore over a block_simdbp index; bench/engines_pisa.py,
+  run by ``--pisa-python``, a venv with ``pip install pyterrier-pisa``): top k, which it cannot
+  count. Title and text as one field.
 
 PostgreSQL's full text (ts_rank over a GIN-indexed tsvector, and the RUM index) was measured
 before on the same generator at 1M documents: ts_rank p50 4.1 s / p95 6.0 s, RUM 110-350 ms.
@@ -22,6 +28,7 @@ import argparse
 import json
 import os
 import sqlite3
+import subprocess
 import sys
 import tempfile
 import time
@@ -84,7 +91,15 @@ def main() -> int:
     parser.add_argument("--jsonl", type=Path, default=None)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=11)
+    parser.add_argument("--top", default="100", help="depths k read, e.g. 10,300")
+    parser.add_argument("--engines", default="tantivy,fts5", help="of tantivy, fts5, pisa")
+    parser.add_argument("--pisa-python", type=Path, default=None, help="a venv's python with pyterrier-pisa")
+    parser.add_argument("--keep", type=Path, default=None, help="the indexes kept here (reused when present)")
     args = parser.parse_args()
+    engines = set(args.engines.split(","))
+    if "pisa" in engines and args.pisa_python is None:
+        parser.error("--engines pisa needs --pisa-python (a venv's python with pyterrier-pisa)")
+    depths = [int(k) for k in args.top.split(",")]
     os.environ.setdefault("DEBUG", "1")
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     import django
@@ -96,35 +111,17 @@ def main() -> int:
     generate(jsonl, args.docs, args.seed)
     queries = make_queries(jsonl, args.queries, args.seed)
 
-    import tantivy
-
     from searchapp.search.query import parse_query
     from searchapp.search.tantivy_backend import compile_query
-    from searchapp.search.text_index import TextIndex
+    from searchapp.search.text_index import ID, TextIndex
 
+    results: dict[str, tuple[list[float], list[int]]] = {}
+    builds: dict[str, float | None] = {}
     with tempfile.TemporaryDirectory(prefix="engines-") as tmp:
-        t_build = build_tantivy(jsonl, args.docs, Path(tmp) / "tantivy")
-        f_build = build_fts5(jsonl, args.docs, Path(tmp) / "fts.sqlite3")
-        searcher = TextIndex(Path(tmp) / "tantivy").searcher()
-        conn = sqlite3.connect(Path(tmp) / "fts.sqlite3")
+        where = args.keep or Path(tmp)
+        where.mkdir(parents=True, exist_ok=True)
 
-        def tantivy_query(q: str) -> int:
-            compiled = compile_query(parse_query(q))
-            assert compiled is not None
-            found = searcher.search(compiled, 100, count=True)
-            searcher.fast_field_values("id", [a for _s, a in found.hits])
-            return int(found.count)  # type: ignore[attr-defined]
-
-        def fts5_query(q: str) -> int:
-            match = " OR ".join('"' + t + '"' for t in parse_query(q).plain_terms())
-            conn.execute(
-                "SELECT rowid FROM fts WHERE fts MATCH ? AND rank MATCH 'bm25(2.0, 1.0)' ORDER BY rank LIMIT 100",
-                [match],
-            ).fetchall()
-            return int(conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", [match]).fetchone()[0])
-
-        results = {}
-        for name, run in (("tantivy (the app's index)", tantivy_query), ("SQLite FTS5 bm25()", fts5_query)):
+        def timed(name: str, run) -> None:  # type: ignore[no-untyped-def]
             for q in queries[:20]:
                 run(q)
             times, matches = [], []
@@ -133,13 +130,61 @@ def main() -> int:
                 matches.append(run(q))
                 times.append((time.perf_counter() - started) * 1000)
             results[name] = (times, matches)
-        _ = tantivy
 
-    print(f"\n{args.docs:,} documents, {len(queries)} queries, top 100 + total count, one process")
-    print(f"index build: tantivy {t_build:.1f} s ({args.docs / t_build:,.0f} docs/s), FTS5 {f_build:.1f} s ({args.docs / f_build:,.0f} docs/s)")
-    print(f"{'engine':28} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}  median matches")
+        if "tantivy" in engines:
+            built = (where / "tantivy" / "meta.json").exists() and args.keep is not None
+            builds["tantivy"] = None if built else build_tantivy(jsonl, args.docs, where / "tantivy")
+            searcher = TextIndex(where / "tantivy").searcher()
+            words = {q: compile_query(parse_query(q), bonus=False) for q in queries}
+            for k in depths:
+
+                def tantivy_top(q: str, k: int = k) -> int:
+                    found = searcher.search(words[q], k, count=False)
+                    searcher.fast_field_values("id", [a for _s, a in found.hits])
+                    return len(found.hits)
+
+                timed(f"tantivy, the words alone, top {k}", tantivy_top)
+            timed(
+                "tantivy, the count alone",
+                lambda q: int(searcher.aggregate(words[q], {"n": {"value_count": {"field": ID}}})["n"]["value"]),
+            )
+        if "fts5" in engines:
+            built = (where / "fts.sqlite3").exists() and args.keep is not None
+            builds["fts5"] = None if built else build_fts5(jsonl, args.docs, where / "fts.sqlite3")
+            conn = sqlite3.connect(where / "fts.sqlite3")
+            for k in depths:
+
+                def fts5_query(q: str, k: int = k) -> int:
+                    match = " OR ".join('"' + t + '"' for t in parse_query(q).plain_terms())
+                    conn.execute(
+                        "SELECT rowid FROM fts WHERE fts MATCH ? AND rank MATCH 'bm25(2.0, 1.0)' ORDER BY rank LIMIT ?",
+                        [match, k],
+                    ).fetchall()
+                    return int(conn.execute("SELECT count(*) FROM fts WHERE fts MATCH ?", [match]).fetchone()[0])
+
+                timed(f"SQLite FTS5 bm25(), top {k} + count", fts5_query)
+        if "pisa" in engines:
+            listed = Path(tmp) / "queries.json"
+            listed.write_text(json.dumps(queries))
+            done = subprocess.run(
+                [str(args.pisa_python), str(ROOT / "bench" / "engines_pisa.py"), "--jsonl", str(jsonl),
+                 "--docs", str(args.docs), "--queries", str(listed), "--top", args.top, "--index", str(where / "pisa")],
+                check=True, capture_output=True, text=True,
+            )
+            pisa = json.loads(done.stdout.strip().splitlines()[-1])
+            builds["pisa"] = pisa["build_seconds"]
+            for run_name, run in pisa["runs"].items():
+                algorithm, k = run_name.split("@")
+                results[f"PISA {algorithm.replace('_', '-')}, top {k}"] = (run["ms"], run["hits"])
+
+    print(f"\n{args.docs:,} documents, {len(queries)} queries, one at a time, one process each")
+    print("index build: " + ", ".join(
+        f"{name} {'kept' if s is None else f'{s:.1f} s ({args.docs / s:,.0f} docs/s)'}" for name, s in builds.items()
+    ))
+    print(f"| {'engine, read':44} | p50 ms | p95 ms | max ms | median hits or matches |")
+    print("|---|---:|---:|---:|---:|")
     for name, (times, matches) in results.items():
-        print(f"{name:28} {percentile(times, 50):8.2f} {percentile(times, 95):8.2f} {max(times):8.2f}  {sorted(matches)[len(matches) // 2]:,}")
+        print(f"| {name:44} | {percentile(times, 50):.2f} | {percentile(times, 95):.2f} | {max(times):.2f} | {sorted(matches)[len(matches) // 2]:,} |")
     return 0
 
 
