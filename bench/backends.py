@@ -199,8 +199,9 @@ def one_setup(setup: str, args: argparse.Namespace) -> dict[str, str]:
                 ],
                 env,
             )
-            row[name] = first(r"^api :\s+([\d.]+) req/s", out)
-            row[f"{name} p95"] = first(r"^api :.*p95\s+([\d.]+)", out)
+            # bench/throughput.py's line: "api     500 queries:   23.9 req/s  p50 ... p95 ...".
+            row[name] = first(r"^api\s+\d+ queries:\s+([\d.]+) req/s", out)
+            row[f"{name} p95"] = first(r"^api\s+\d+ queries:.*p95\s+([\d.]+)", out)
         return row
     finally:
         stop(cluster)
