@@ -32,6 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,6 +51,20 @@ def records(path: Path, n: int):  # type: ignore[no-untyped-def]
             if i >= n:
                 return
             yield i + 1, json.loads(line)
+
+
+def time_queries(queries: list[str], run: Callable[[str], int]) -> tuple[list[float], list[int]]:
+    """Each query's latency in ms and what ``run`` returned for it, one at a time, after the
+    first 20 asked once to warm the engine (the index's pages read). PISA's side
+    (bench/engines_pisa.py) times its engine with this too."""
+    for q in queries[:20]:
+        run(q)
+    times, found = [], []
+    for q in queries:
+        started = time.perf_counter()
+        found.append(run(q))
+        times.append((time.perf_counter() - started) * 1000)
+    return times, found
 
 
 def build_tantivy(path: Path, n: int, where: Path) -> float:
@@ -121,15 +136,8 @@ def main() -> int:
         where = args.keep or Path(tmp)
         where.mkdir(parents=True, exist_ok=True)
 
-        def timed(name: str, run) -> None:  # type: ignore[no-untyped-def]
-            for q in queries[:20]:
-                run(q)
-            times, matches = [], []
-            for q in queries:
-                started = time.perf_counter()
-                matches.append(run(q))
-                times.append((time.perf_counter() - started) * 1000)
-            results[name] = (times, matches)
+        def timed(name: str, run: Callable[[str], int]) -> None:
+            results[name] = time_queries(queries, run)
 
         if "tantivy" in engines:
             built = (where / "tantivy" / "meta.json").exists() and args.keep is not None
