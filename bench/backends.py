@@ -1,9 +1,11 @@
 """tantivy against Xapian, one local database and a cluster of 2 shards, side by side (not a test).
 
     .venv/bin/python bench/backends.py --docs 1000000 [--setups tantivy,xapian,xapian2] \\
-        [--queries 200] [--seconds 20] [--base-port 27500]
+        [--queries 200] [--seconds 20] [--base-port 27500] [--keep]
 
-One set-up at a time (a 10M set-up needs most of the disk; each is deleted before the next):
+One set-up at a time (a 10M set-up needs most of the disk; each is deleted before the next,
+unless ``--keep``; a set-up whose measuring fails is kept, and its folder printed, so that a
+build of tens of minutes is not lost with it):
 
 * ``tantivy``: the embedded default;
 * ``xapian``: ``SEARCH_BACKEND=xapian``, one local Xapian database under the data folder;
@@ -138,6 +140,7 @@ def one_setup(setup: str, args: argparse.Namespace) -> dict[str, str]:
         env["SEARCH_XAPIAN_SHARDS"] = shards
         server_env.append(f"SEARCH_XAPIAN_SHARDS={shards}")
     kept: Path | None = None
+    measured = False
     try:
         print(f"\n######## {setup} ########", flush=True)
         out = stream(
@@ -202,12 +205,17 @@ def one_setup(setup: str, args: argparse.Namespace) -> dict[str, str]:
             # bench/throughput.py's line: "api     500 queries:   23.9 req/s  p50 ... p95 ...".
             row[name] = first(r"^api\s+\d+ queries:\s+([\d.]+) req/s", out)
             row[f"{name} p95"] = first(r"^api\s+\d+ queries:.*p95\s+([\d.]+)", out)
+        measured = True
         return row
     finally:
         stop(cluster)
-        if kept is not None:
-            shutil.rmtree(kept, ignore_errors=True)
-        shutil.rmtree(cluster_root, ignore_errors=True)
+        if measured and not args.keep:
+            if kept is not None:
+                shutil.rmtree(kept, ignore_errors=True)
+            shutil.rmtree(cluster_root, ignore_errors=True)
+        elif kept is not None:
+            shards = f", its shards in {cluster_root}" if setup == "xapian2" else ""
+            print(f"{setup}: kept in {kept}{shards} (bench/throughput.py run --dir {kept})", flush=True)
 
 
 def main() -> int:
@@ -229,6 +237,7 @@ def main() -> int:
         help="folder for the cluster's shards",
     )
     parser.add_argument("--base-port", type=int, default=27500)
+    parser.add_argument("--keep", action="store_true", help="keep each set-up's data (and shards) instead of deleting it once measured")
     args = parser.parse_args()
     args.jsonl = args.jsonl or Path(f"/tmp/scale-demo-{args.docs}.jsonl")
     args.data.mkdir(parents=True, exist_ok=True)

@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/load.py [--docs 100000] [--database postgresql|sqlite]
         [--web-workers 4] [--seconds 15] [--clients 1,4,16] [--repeated 30] [--unique 20000]
-        [--busy ingest+rebuild|rebuild]
+        [--busy ingest+rebuild|rebuild|burn]
 
 The stack as README.md runs it: gunicorn (``--web-workers`` sync workers,
 ``DATABASE_CONN_MAX_AGE=60``, ``--limit-request-line 8190``), PostgreSQL and Redis (the web
@@ -17,7 +17,10 @@ asked again and again, so the caches answer most) and "unique" (drawn from the t
 another seed, each asked once: no cache helps). Two phases: idle, then busy: an ingest of ``--busy-docs`` new documents
 (``manage.py ingest``, as an operator runs it) and staff rebuilds of the MinHash signatures one
 after another (``manage.py rebuild_signatures --wait``), kept going for the whole pass (``--busy
-rebuild``: the rebuilds alone, without the ingest and the freshness probe). Prints
+rebuild``: the rebuilds alone, without the ingest and the freshness probe; ``--busy burn``: no
+writer at all, two processes in the background's scheduling class computing MinHash signatures
+of random shingles, the rebuild's own arithmetic, so that what the cores' sharing costs the
+searches is told apart from what the writes cost them). Prints
 req/s, latency p50/p95/max and errors per row, and the busy/idle throughput ratio (goal >= 0.7,
 0 errors). CPU time per request is the search processes' user+system time over the pass
 divided by the requests answered.
@@ -216,6 +219,37 @@ class Background:
             self.done.append(f"rebuild {time.perf_counter() - started:.1f} s")
 
 
+# A background process that writes nothing: niceness 19 and the idle class, as
+# searchapp.background.lower_priority gives the workers, then the rebuild's arithmetic (MinHash
+# of 4,096 documents of 300 random shingles a batch) until killed.
+BURN = """
+import os
+import numpy as np
+from dedup.minhash import MinHasher
+from dedup.shingle import ShingleBatch
+os.setpriority(os.PRIO_PROCESS, 0, 19)
+os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+rng = np.random.default_rng(os.getpid())
+hasher = MinHasher(128)
+offsets = np.arange(0, 4096 * 300 + 1, 300, dtype=np.int64)
+while True:
+    hasher.signatures(ShingleBatch(rng.integers(0, 2**63, size=4096 * 300, dtype=np.uint64), offsets))
+"""
+
+
+class Burn:
+    """Two processes of the background's priority and arithmetic that write nothing."""
+
+    def __init__(self) -> None:
+        self.processes = [subprocess.Popen([PY, "-c", BURN], cwd=ROOT) for _ in range(2)]
+        self.done = ["2 idle-class MinHash processes, no writes"]
+
+    def stop(self) -> None:
+        for process in self.processes:
+            process.kill()
+            process.wait(30)
+
+
 SHARED_CACHE_URL = REDIS_URL.rsplit("/", 1)[0] + "/7"
 
 
@@ -231,8 +265,8 @@ def main() -> int:
     parser.add_argument("--unique", type=int, default=20_000, help="the unique mix: up to this many queries, none asked twice")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--pg-name", default=None, help="PostgreSQL database name (default scale_<N>)")
-    parser.add_argument("--busy", choices=["ingest+rebuild", "rebuild"], default="ingest+rebuild",
-                        help="the busy pass's writers: an ingest then rebuilds, with the freshness probe storing a document every few seconds (the default); or rebuilds alone, nothing else written")
+    parser.add_argument("--busy", choices=["ingest+rebuild", "rebuild", "burn"], default="ingest+rebuild",
+                        help="the busy pass's writers: an ingest then rebuilds, with the freshness probe storing a document every few seconds (the default); or rebuilds alone, nothing else written; or burn: two idle-class processes of MinHash arithmetic, nothing written")
     args = parser.parse_args()
     args.workers, args.keep = 2, False
     clients = [int(c) for c in args.clients.split(",")]
@@ -261,7 +295,7 @@ def main() -> int:
     mixes = ("repeated", "unique")
     rows: dict[tuple[str, str], dict[int, dict[str, float]]] = {(p, m): {} for p in ("idle", "busy") for m in mixes}
     cpu: dict[str, float] = {}
-    background: Background | None = None
+    background: Background | Burn | None = None
     probe: FreshnessProbe | None = None
     server: subprocess.Popen[bytes] | None = None
     try:
@@ -285,8 +319,11 @@ def main() -> int:
         one_pass(port, repeated, 4, 3.0)  # warm every worker
         for phase in ("idle", "busy"):
             if phase == "busy":
-                background = Background(stack, busy if args.busy == "ingest+rebuild" else None)
-                background.thread.start()
+                if args.busy == "burn":
+                    background = Burn()
+                else:
+                    background = Background(stack, busy if args.busy == "ingest+rebuild" else None)
+                    background.thread.start()
                 if args.busy == "ingest+rebuild":
                     probe = FreshnessProbe(stack, port)
                     probe.thread.start()
@@ -311,7 +348,9 @@ def main() -> int:
         if probe is not None:
             probe.stop.set()
             probe.thread.join(timeout=120)
-        if background is not None:
+        if isinstance(background, Burn):
+            background.stop()
+        elif background is not None:
             background.stop.set()
             background.thread.join(timeout=600)
         if server is not None:
