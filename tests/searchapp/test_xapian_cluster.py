@@ -427,6 +427,28 @@ def test_reindex_fills_every_shard_and_a_second_writer_waits_its_turn(
 
 
 @pytest.mark.django_db
+def test_the_apply_after_a_write_never_waits_for_this_process_s_own_ingest(
+    on_cluster: LocalCluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An ingest commits a batch, and the apply that follows every committed write asks for
+    the masters its own ingest holds: it gives up at once (the ingest applies the batch
+    itself), where it retried for its whole patience after every batch."""
+    from searchapp.search.xapian import cluster as cluster_module
+
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    make_document(external_id="w1", text="wharfinger")
+    retries: list[float] = []
+    clock = type("Clock", (), {"monotonic": staticmethod(time.monotonic), "sleep": retries.append})
+    with monkeypatch.context() as patched:
+        patched.setattr(cluster_module, "time", clock)
+        with index.writer(long=True):  # this process's ingest holds the masters
+            assert search_index_sync(wait=False, patience=5.0).busy
+    assert retries == []
+    assert search_index_sync(wait=False).changes == 1  # left for the ingest, or the next sync
+
+
+@pytest.mark.django_db
 def test_a_replica_that_comes_back_catches_up(on_cluster: LocalCluster) -> None:
     shard = on_cluster.shards[0]
     away = shard.replicas[0]

@@ -41,6 +41,14 @@ WAIT_FOR_WRITER_SECONDS = 600.0
 # Process-wide: when each server found down may be asked again (time.monotonic()).
 _down_until: dict[Address, float] = {}
 _down_lock = threading.Lock()
+# Process-wide: the clusters (by their masters, Cluster.follower_name) this process holds a
+# long writer of (an ingest, a reindex), and how many. A writer of this process that does not
+# wait (the apply that follows each committed write, which the ingest's own batches trigger)
+# gives up at once instead of retrying for its patience, as tantivy's long-writer marker makes
+# it do: the long writer applies every outbox row it finds itself. Retrying cost an ingest
+# into a 2-shard cluster about 40% of its time (bench/cluster/README.md).
+_long_writers: dict[str, int] = {}
+_long_lock = threading.Lock()
 
 
 def label(address: Address) -> str:
@@ -242,7 +250,14 @@ class Cluster:
     ) -> Iterator[XapianWriter]:
         """One writer over every shard's master (a master serves one writer at a time), or
         over shard ``only``'s (0-based) alone. Another writer holding a master is waited for
-        (``wait``: up to WAIT_FOR_WRITER_SECONDS; else ``patience`` seconds), then IndexBusy."""
+        (``wait``: up to WAIT_FOR_WRITER_SECONDS; else ``patience`` seconds, or not at all
+        when it is this process's long writer), then IndexBusy. ``long`` (an ingest, a
+        reindex): this process's writers that do not wait leave it alone meanwhile."""
+        if not wait:
+            with _long_lock:
+                held_here = _long_writers.get(self.follower_name, 0) > 0
+            if held_here:
+                raise IndexBusy("the search cluster's masters are being written by this process")
         give_up = time.monotonic() + (WAIT_FOR_WRITER_SECONDS if wait else patience)
         shards = range(len(self.shards)) if only is None else (only,)
         while True:
@@ -270,16 +285,23 @@ class Cluster:
             name=self.follower_name,
             places=[place(shard, len(self.shards)) for shard in shards],
         )
+        name = self.follower_name
+        if long:
+            with _long_lock:
+                _long_writers[name] = _long_writers.get(name, 0) + 1
         try:
             yield writer
         finally:
+            if long:
+                with _long_lock:
+                    _long_writers[name] -= 1
             writer.close()
 
     @contextlib.contextmanager
     def rebuild(self, *, heap_bytes: int = 0, threads: int = 0) -> Iterator[XapianWriter]:
         """Every shard emptied and refilled by the block, committed once at its end (each
         master's readers keep the old documents until then)."""
-        with self.writer() as writer:
+        with self.writer(long=True) as writer:
             writer.delete_everything()
             yield writer
             writer.commit()
