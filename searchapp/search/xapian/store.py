@@ -16,6 +16,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
@@ -95,6 +96,7 @@ class XapianWriter:
         self.where = where
         self.name = name  # the index's name among the outbox's followers (outbox.record_cursor)
         self.uncommitted = 0
+        self._senders: ThreadPoolExecutor | None = None  # add's threads, one a shard
         # Everything between two commits is one transaction: Xapian commits pending changes
         # when a database is closed, where the sync needs them dropped (its outbox keeps them).
         with writing(where):
@@ -125,14 +127,21 @@ class XapianWriter:
 
     def add(self, documents: Iterable[IndexedDocument]) -> int:
         shards = len(self.databases)
-        added = 0
+        routed: list[list[tuple[int, xapian.Document]]] = [[] for _ in range(shards)]
+        for doc in documents:
+            entry = document_for(doc.id, doc.corpus_id, doc.title, doc.text, doc.date, doc.lang)
+            routed[shard_of(doc.id, shards)].append((local_id(doc.id, shards), entry))
         with writing(self.where):
-            for doc in documents:
-                entry = document_for(doc.id, doc.corpus_id, doc.title, doc.text, doc.date, doc.lang)
-                self.databases[shard_of(doc.id, shards)].replace_document(
-                    local_id(doc.id, shards), entry
-                )
-                added += 1
+            if shards == 1:
+                _replace_all(self.databases[0], routed[0])
+            else:
+                # Each master is a connection of its own, and each remote write waits for its
+                # server's reply: sent side by side (the bindings release the GIL while they
+                # wait), the shards' round trips overlap instead of adding up.
+                if self._senders is None:
+                    self._senders = ThreadPoolExecutor(shards, thread_name_prefix="xapian-shard")
+                list(self._senders.map(_replace_all, self.databases, routed))
+        added = sum(len(entries) for entries in routed)
         self.uncommitted += added
         return added
 
@@ -199,11 +208,20 @@ class XapianWriter:
                     database.delete_document(posting.docid)
 
     def close(self) -> None:
+        if self._senders is not None:
+            self._senders.shutdown()
         for database in self.databases:
             with contextlib.suppress(xapian.Error):
                 database.cancel_transaction()  # what was not committed is dropped
             with contextlib.suppress(xapian.Error):
                 database.close()
+
+
+def _replace_all(
+    database: xapian.WritableDatabase, entries: list[tuple[int, xapian.Document]]
+) -> None:
+    for docid, entry in entries:
+        database.replace_document(docid, entry)
 
 
 def _create_empty(path: Path) -> None:
