@@ -128,10 +128,10 @@ class XapianWriter:
     def add(self, documents: Iterable[IndexedDocument]) -> int:
         shards = len(self.databases)
         routed: list[list[tuple[int, xapian.Document]]] = [[] for _ in range(shards)]
-        for doc in documents:
-            entry = document_for(doc.id, doc.corpus_id, doc.title, doc.text, doc.date, doc.lang)
-            routed[shard_of(doc.id, shards)].append((local_id(doc.id, shards), entry))
         with writing(self.where):
+            for doc in documents:
+                entry = document_for(doc.id, doc.corpus_id, doc.title, doc.text, doc.date, doc.lang)
+                routed[shard_of(doc.id, shards)].append((local_id(doc.id, shards), entry))
             if shards == 1:
                 _replace_all(self.databases[0], routed[0])
             else:
