@@ -398,6 +398,7 @@ PROCESS_STATE = {
     "searchapp.search.xapian.store._indexes",
     "searchapp.search.xapian._clusters",
     "searchapp.search.xapian.cluster._down_until",
+    "searchapp.search.xapian.cluster._long_writers",
     "searchapp.search.owner._database_ids",
     "searchapp.publishing._broker_cache",
     "searchapp.publishing._broker_refreshing",
