@@ -1036,7 +1036,7 @@ def test_a_master_killed_while_its_shard_is_refilled_fails_naming_it_and_loses_n
     try:
         with pytest.raises(CommandError) as failed:
             call_command("xapian_cluster", "rebuild", "--shard", "2", stdout=io.StringIO())
-        assert f"shard 2's master {master}" in str(failed.value), failed.value
+        assert f"{master} (shard 2 of 2's master)" in str(failed.value), failed.value
         assert "run the rebuild again once its master answers" in str(failed.value)
         # Nothing recorded as applied past what shard 2 still holds: its last commit.
         assert SearchIndexCursor.objects.get(name=index.follower_name).position == applied
@@ -1057,3 +1057,50 @@ def test_a_master_killed_while_its_shard_is_refilled_fails_naming_it_and_loses_n
     assert _ids_found("quay") == sorted(d.pk for d in made)
     assert _ids_found("barrel") == [second[0].pk]
     assert search_index_pending() == 0
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_ingest_whose_shard_master_dies_names_that_master_and_loses_no_record(
+    on_cluster: LocalCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A master killed while an ingest writes its second batch: the ingest stops with one
+    line naming that server and its shard, every record is saved, and once the master is back
+    the outbox brings the shard level."""
+    from searchapp.search.xapian import store
+
+    shard = on_cluster.shards[1]
+    source = tmp_path / "wharf.jsonl"
+    source.write_text(
+        "".join(json.dumps({"id": f"w{n}", "text": f"lighterman {n}"}) + "\n" for n in range(40))
+    )
+    send = store.XapianWriter._send
+    sent_to_second: list[int] = []
+
+    def killed_on_the_second_batch(
+        writer: store.XapianWriter, n: int, entries: list[tuple[int, xapian.Document]]
+    ) -> None:
+        if n == 1:
+            sent_to_second.append(len(entries))
+            if len(sent_to_second) == 2:
+                on_cluster.kill_master(shard)
+        send(writer, n, entries)
+
+    monkeypatch.setattr(store.XapianWriter, "_send", killed_on_the_second_batch)
+    try:
+        with pytest.raises(CommandError) as failed:
+            call_command(
+                "ingest", str(source), "--batch-size", "10", "--no-progress", stdout=io.StringIO()
+            )
+        message = str(failed.value)
+        assert "\n" not in message.strip(), message
+        assert f"127.0.0.1:{shard.master_port} (shard 2 of 2's master)" in message, message
+        assert "the 40 record(s) were saved" in message, message
+        assert Document.objects.filter(external_id__startswith="w").count() == 40
+    finally:
+        if shard.master is None:
+            on_cluster.start_master(shard)
+    monkeypatch.setattr(store.XapianWriter, "_send", send)
+    forget_down_servers()
+    _applied(on_cluster)
+    assert search_index_pending() == 0
+    assert len(_ids_found("lighterman")) == 40

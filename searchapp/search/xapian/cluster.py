@@ -273,17 +273,20 @@ class Cluster:
                 if not isinstance(exc, IndexBusy) or time.monotonic() >= give_up:
                     raise
                 time.sleep(0.1)
-        # A failure names the master of a shard written alone (``rebuild --shard``).
-        where = (
-            "the search cluster's masters"
-            if only is None
-            else f"shard {only + 1}'s master {label(self.shards[only].master)}"
-        )
+        # A failure names the master it happened on (an ingest stopped by one server down
+        # says which), or the masters together for what is not one master's.
+        count = len(self.shards)
         writer = XapianWriter(
             masters,
-            where=where,
+            where="the search cluster's masters"
+            if only is None
+            else f"shard {only + 1}'s master {label(self.shards[only].master)}",
             name=self.follower_name,
-            places=[place(shard, len(self.shards)) for shard in shards],
+            places=[place(shard, count) for shard in shards],
+            labels=[
+                f"{label(self.shards[shard].master)} (shard {shard + 1} of {count}'s master)"
+                for shard in shards
+            ],
         )
         name = self.follower_name
         if long:

@@ -89,27 +89,31 @@ class XapianWriter:
         where: str,
         name: str = "",
         places: list[str] | None = None,
+        labels: list[str] | None = None,
     ) -> None:
         self.databases = databases
         # Each database's place among a cluster's shards (PLACE_KEY; None: one local database).
         self.places = places
         self.where = where
+        # What a failure of each database names (a shard's master and its address), so that an
+        # ingest stopped by one server down says which; ``where`` when there is one database.
+        self.labels = labels if labels is not None else [where] * len(databases)
         self.name = name  # the index's name among the outbox's followers (outbox.record_cursor)
         self.uncommitted = 0
         self._senders: ThreadPoolExecutor | None = None  # add's threads, one a shard
         # Everything between two commits is one transaction: Xapian commits pending changes
         # when a database is closed, where the sync needs them dropped (its outbox keeps them).
-        with writing(where):
-            for database in databases:
+        for n, database in enumerate(databases):
+            with writing(self.labels[n]):
                 database.begin_transaction(True)
 
     def delete_range(self, first_id: int, last_id: int) -> None:
         shards = len(self.databases)
-        with writing(self.where):
-            for shard, database in enumerate(self.databases):
-                ids = _ids_of_shard(first_id, last_id, shard, shards)
-                if not ids:
-                    continue
+        for shard, database in enumerate(self.databases):
+            ids = _ids_of_shard(first_id, last_id, shard, shards)
+            if not ids:
+                continue
+            with writing(self.labels[shard]):
                 if len(ids) > _DIRECT_DELETE_SPAN:
                     present = database.postlist("")
                     held: list[int] = []
@@ -132,25 +136,39 @@ class XapianWriter:
             for doc in documents:
                 entry = document_for(doc.id, doc.corpus_id, doc.title, doc.text, doc.date, doc.lang)
                 routed[shard_of(doc.id, shards)].append((local_id(doc.id, shards), entry))
-            if shards == 1:
-                _replace_all(self.databases[0], routed[0])
-            else:
-                # Each master is a connection of its own, and each remote write waits for its
-                # server's reply: sent side by side (the bindings release the GIL while they
-                # wait), the shards' round trips overlap instead of adding up.
-                if self._senders is None:
-                    self._senders = ThreadPoolExecutor(shards, thread_name_prefix="xapian-shard")
-                list(self._senders.map(_replace_all, self.databases, routed))
+        if shards == 1:
+            self._send(0, routed[0])
+        else:
+            # Each master is a connection of its own, and each remote write waits for its
+            # server's reply: sent side by side (the bindings release the GIL while they
+            # wait), the shards' round trips overlap instead of adding up.
+            if self._senders is None:
+                self._senders = ThreadPoolExecutor(shards, thread_name_prefix="xapian-shard")
+            list(self._senders.map(self._send, range(shards), routed))
         added = sum(len(entries) for entries in routed)
         self.uncommitted += added
         return added
+
+    def _send(self, n: int, entries: list[tuple[int, xapian.Document]]) -> None:
+        with writing(self.labels[n]):
+            database = self.databases[n]
+            for docid, entry in entries:
+                database.replace_document(docid, entry)
+
+    def _on_each(self, act: Callable[[xapian.WritableDatabase], T]) -> list[T]:
+        """``act`` on each database in turn; a failure names the database it failed on."""
+        done: list[T] = []
+        for label, database in zip(self.labels, self.databases, strict=True):
+            with writing(label):
+                done.append(act(database))
+        return done
 
     def add_to_shard(self, documents: Iterable[IndexedDocument], shard: int, shards: int) -> int:
         """``documents`` (all of shard ``shard`` of ``shards``) into this writer's one database,
         that shard's master (a rebuild of one shard)."""
         (database,) = self.databases
         added = 0
-        with writing(self.where):
+        with writing(self.labels[0]):
             for doc in documents:
                 assert shard_of(doc.id, shards) == shard
                 entry = document_for(doc.id, doc.corpus_id, doc.title, doc.text, doc.date, doc.lang)
@@ -161,51 +179,50 @@ class XapianWriter:
 
     def position(self) -> Position:
         """How far this index has applied the outbox (the least of its shards')."""
-        with writing(self.where):
-            return Position.least(
-                Position.loads(database.get_metadata(OUTBOX_KEY)) for database in self.databases
-            )
+        return Position.least(
+            self._on_each(lambda database: Position.loads(database.get_metadata(OUTBOX_KEY)))
+        )
 
     def record_position(self, position: str) -> None:
         """Record, with the next commit, how far the outbox is applied (outbox.Position)."""
-        with writing(self.where):
-            for database in self.databases:
-                database.set_metadata(OUTBOX_KEY, position)
+        self._on_each(lambda database: database.set_metadata(OUTBOX_KEY, position))
 
     def owners(self) -> list[str]:
         """Each database's recorded owner (OWNER_KEY; empty when none is recorded)."""
-        with writing(self.where):
-            return [database.get_metadata(OWNER_KEY).decode() for database in self.databases]
+        return self._on_each(lambda database: database.get_metadata(OWNER_KEY).decode())
 
     def recorded_places(self) -> list[str]:
         """Each database's recorded place among the shards (PLACE_KEY; empty when none is)."""
-        with writing(self.where):
-            return [database.get_metadata(PLACE_KEY).decode() for database in self.databases]
+        return self._on_each(lambda database: database.get_metadata(PLACE_KEY).decode())
 
     def record_owner(self, database_id: str) -> None:
         """Record, with the next commit, that these databases hold ``database_id``'s documents
         (and, on a cluster's shards, each one's place among them)."""
-        with writing(self.where):
-            for n, database in enumerate(self.databases):
+        for n, database in enumerate(self.databases):
+            with writing(self.labels[n]):
                 database.set_metadata(OWNER_KEY, database_id)
                 if self.places is not None:
                     database.set_metadata(PLACE_KEY, self.places[n] if database_id else "")
 
     def commit(self) -> None:
         stamp = str(time.time_ns())
-        with writing(self.where):
-            for database in self.databases:
-                database.set_metadata(COMMITTED_KEY, stamp)
-                database.commit_transaction()
-                database.begin_transaction(True)
+
+        def commit_one(database: xapian.WritableDatabase) -> None:
+            database.set_metadata(COMMITTED_KEY, stamp)
+            database.commit_transaction()
+            database.begin_transaction(True)
+
+        self._on_each(commit_one)
         self.uncommitted = 0
 
     def delete_everything(self) -> None:
         """Every document gone (a rebuild refills the database before its commit)."""
-        with writing(self.where):
-            for database in self.databases:
-                for posting in list(database.postlist("")):
-                    database.delete_document(posting.docid)
+
+        def empty(database: xapian.WritableDatabase) -> None:
+            for posting in list(database.postlist("")):
+                database.delete_document(posting.docid)
+
+        self._on_each(empty)
 
     def close(self) -> None:
         if self._senders is not None:
@@ -215,13 +232,6 @@ class XapianWriter:
                 database.cancel_transaction()  # what was not committed is dropped
             with contextlib.suppress(xapian.Error):
                 database.close()
-
-
-def _replace_all(
-    database: xapian.WritableDatabase, entries: list[tuple[int, xapian.Document]]
-) -> None:
-    for docid, entry in entries:
-        database.replace_document(docid, entry)
 
 
 def _create_empty(path: Path) -> None:
