@@ -407,6 +407,32 @@ def test_the_cluster_command_shows_each_shards_lag_and_rebuilds_one_shard(
 
 
 @pytest.mark.django_db
+def test_a_span_deleted_removes_what_the_same_uncommitted_writer_added_and_nothing_past_it(
+    on_cluster: LocalCluster,
+) -> None:
+    """The writer skips the ids above each master's last one; an id written earlier in the
+    same transaction counts as held, so a span that covers it still deletes it."""
+    made = [make_document(external_id=f"b{n}", text=f"bollard {n}").pk for n in range(6)]
+    _applied(on_cluster)
+    index = xapian_index()
+    assert isinstance(index, Cluster)
+    last = max(made)
+
+    def doc(n: int) -> IndexedDocument:
+        return IndexedDocument(id=n, corpus_id=1, title="", text=f"bollard {n}")
+
+    with index.writer() as writer:
+        writer.add([doc(last + n) for n in range(1, 5)])
+        writer.delete_range(last + 2, last + 3)  # written just above, not yet committed
+        writer.delete_range(last + 5, last + 5000)  # past every id either master holds
+        writer.delete_range(made[1], made[2])  # committed before
+        writer.commit()
+    on_cluster.wait_replicated()
+    kept = [made[0], *made[3:], last + 1, last + 4]
+    assert _ids_found("bollard") == sorted(kept)
+
+
+@pytest.mark.django_db
 def test_reindex_fills_every_shard_and_a_second_writer_waits_its_turn(
     on_cluster: LocalCluster,
 ) -> None:

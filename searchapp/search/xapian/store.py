@@ -37,8 +37,9 @@ __all__ = [
     "writing",
 ]
 
-# A span of at most this many ids is deleted id by id; a wider one by reading which ids are
-# there (an id by id delete is a round trip each on a remote master).
+# A span of at most this many ids (below the database's last id) is deleted id by id; a wider
+# one by reading which ids are there (an id by id delete is a round trip each on a remote
+# master).
 _DIRECT_DELETE_SPAN = 4096
 # The metadata key under which a database records the last outbox row it applied.
 OUTBOX_KEY = "outbox-position"
@@ -114,6 +115,12 @@ class XapianWriter:
             if not ids:
                 continue
             with writing(self.labels[shard]):
+                # Nothing above the highest id the database has held (its writes not yet
+                # committed included) can be deleted: a load of new documents, whose spans
+                # lie past it, costs one question instead of a round trip an id.
+                ids = ids[: max(0, database.get_lastdocid() - ids[0] + 1)]
+                if not ids:
+                    continue
                 if len(ids) > _DIRECT_DELETE_SPAN:
                     present = database.postlist("")
                     held: list[int] = []
