@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/load.py [--docs 100000] [--database postgresql|sqlite]
         [--web-workers 4] [--seconds 15] [--clients 1,4,16] [--repeated 30] [--unique 20000]
-        [--busy ingest+rebuild|rebuild|burn]
+        [--busy ingest+rebuild|rebuild|burn] [--keep]
 
 The stack as README.md runs it: gunicorn (``--web-workers`` sync workers,
 ``DATABASE_CONN_MAX_AGE=60``, ``--limit-request-line 8190``), PostgreSQL and Redis (the web
@@ -267,8 +267,9 @@ def main() -> int:
     parser.add_argument("--pg-name", default=None, help="PostgreSQL database name (default scale_<N>)")
     parser.add_argument("--busy", choices=["ingest+rebuild", "rebuild", "burn"], default="ingest+rebuild",
                         help="the busy pass's writers: an ingest then rebuilds, with the freshness probe storing a document every few seconds (the default); or rebuilds alone, nothing else written; or burn: two idle-class processes of MinHash arithmetic, nothing written")
+    parser.add_argument("--keep", action="store_true", help="keep the database and index (the busy pass's documents in them) and print where")
     args = parser.parse_args()
-    args.workers, args.keep = 2, False
+    args.workers = 2
     clients = [int(c) for c in args.clients.split(",")]
     jsonl = Path(tempfile.gettempdir()) / f"scale-demo-{args.docs}.jsonl"
     generate(jsonl, args.docs, args.seed)
