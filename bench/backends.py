@@ -102,10 +102,12 @@ def start_cluster(root: Path, base_port: int) -> tuple[list[subprocess.Popen[byt
         if line.startswith("export "):
             shards = first(r"SEARCH_XAPIAN_SHARDS='([^']+)'", line)
         elif line.endswith("&"):
+            # The line's own setsid gives the server a session of its own, whose id is this
+            # process's: bash runs the one command in place, and setsid forks only when its
+            # caller already leads a group.
             processes.append(
                 subprocess.Popen(
                     ["bash", "-c", line[:-1]],
-                    start_new_session=True,
                     stdout=subprocess.DEVNULL,
                     stderr=subprocess.DEVNULL,
                 )

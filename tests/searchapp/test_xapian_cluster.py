@@ -765,8 +765,9 @@ def _free_base_port() -> int:
 
 
 def _bash(lines: list[str], cwd: Path, groups: list[int]) -> list[int]:
-    """``lines`` run by bash in a session of their own (its id added to ``groups``, so that all
-    it started can be stopped); the ids of what they left running."""
+    """``lines`` run by bash in a session of their own; the ids of what they left running, each
+    the leader of a process group of its own (the printed lines' setsid), added with the
+    shell's to ``groups`` so that all they started can be stopped."""
     with (cwd / "bash.log").open("ab") as log:
         shell = subprocess.Popen(
             ["bash", "-c", "\n".join([*lines, "jobs -p > jobs.txt"])],
@@ -777,7 +778,9 @@ def _bash(lines: list[str], cwd: Path, groups: list[int]) -> list[int]:
         )
     groups.append(shell.pid)
     assert shell.wait(timeout=60) == 0, (cwd / "bash.log").read_text()[-2000:]
-    return [int(pid) for pid in (cwd / "jobs.txt").read_text().split()]
+    running = [int(pid) for pid in (cwd / "jobs.txt").read_text().split()]
+    groups += running
+    return running
 
 
 def _listening(port: int) -> xapian.Database:
@@ -838,6 +841,41 @@ def test_the_printed_commands_start_a_replica_that_answers_level_with_its_master
         for group in groups:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(group, signal.SIGTERM)
+
+
+def test_stopping_one_printed_server_leaves_every_other_serving(tmp_path: Path) -> None:
+    """xapian-tcpsrv stopped with SIGTERM signals its whole process group: the printed lines
+    start each server and follower in a session of its own, so an operator stopping one
+    replica's server stops that server alone, never its master."""
+    base, script, _export = _printed_commands(tmp_path, "--replicas", "1")
+    groups: list[int] = []
+    try:
+        running = _bash(script, tmp_path, groups)
+        _listening(base + 111).close()
+        os.kill(running[-1], signal.SIGTERM)  # the replica's server, as `kill PID` stops it
+        give_up = time.monotonic() + 10
+        while _alive(running[-1]):
+            assert time.monotonic() < give_up, "the replica's server did not stop"
+            time.sleep(0.05)
+        time.sleep(0.5)  # what it would have taken with it has had the time to go
+        assert [_alive(pid) for pid in running[:-1]] == [True] * (len(running) - 1)
+        master = xapian.remote_open_writable("127.0.0.1", base + 100, 10000, 2000)
+        master.add_document(xapian.Document())
+        master.commit()
+        master.close()
+    finally:
+        for group in groups:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGTERM)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a child of no process here: reaped by init once it ends)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state != "Z"
 
 
 def _changesets(root: Path) -> list[Path]:

@@ -194,6 +194,10 @@ def launch_commands(
     master lines on one and each replica's on another, with that machine's host name."""
     lines: list[str] = []
     spec: list[str] = []
+    # Every server and follower in a session of its own (setsid): xapian-tcpsrv, stopped with
+    # SIGTERM, signals its whole process group (to end the children serving its connections),
+    # and the lines of one script share a group, so stopping one replica's server stopped
+    # every process the script had started, masters included (Debian's 1.4.22).
     for k in range(1, shards + 1):
         home = root / f"shard{k}"
         port = base_port + 100 * k
@@ -204,8 +208,9 @@ def launch_commands(
             # and only a writer told to keep them (XAPIAN_MAX_CHANGESETS) writes them.
             f"mkdir -p {q(str(home))}",
             (f"XAPIAN_MAX_CHANGESETS={changesets} " if replicas else "")
-            + f"xapian-tcpsrv --writable --interface {host} --port {port} {q(str(master))} &",
-            f"xapian-replicate-server --interface {host} --port {port + 1} {q(str(home))} &",
+            + f"setsid xapian-tcpsrv --writable --interface {host} --port {port} "
+            + f"{q(str(master))} &",
+            f"setsid xapian-replicate-server --interface {host} --port {port + 1} {q(str(home))} &",
         ]
         readers = []
         for r in range(1, replicas + 1):
@@ -218,8 +223,8 @@ def launch_commands(
                 # runs the same three lines. -r 0: nothing reads the copy yet, and the default
                 # waits 30 s between changesets for readers.
                 f"until {follow} -o -r 0 {q(str(copy))}; do sleep 1; done",
-                f"{follow} -i 1 -r 0 {q(str(copy))} &",
-                f"xapian-tcpsrv --interface {host} --port {port + 10 + r} {q(str(copy))} &",
+                f"setsid {follow} -i 1 -r 0 {q(str(copy))} &",
+                f"setsid xapian-tcpsrv --interface {host} --port {port + 10 + r} {q(str(copy))} &",
             ]
             readers.append(f"{host}:{port + 10 + r}")
         spec.append(f"{host}:{port}" + (">" + ",".join(readers) if readers else ""))
