@@ -33,6 +33,7 @@ from django.db import connection
 from django.test import Client
 from xapian_cluster import LocalCluster, free_port, have_xapian_tools, local_cluster
 
+from config.env import env_shards
 from searchapp.models import DatabaseIdentity, Document, SearchIndexChange, SearchIndexCursor
 from searchapp.search import get_backend, owner
 from searchapp.search.analysis import DEFAULT_FIELDS
@@ -876,6 +877,86 @@ def _alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state != "Z"
+
+
+def _free_layout_base(addresses: tuple[str, ...], offsets: tuple[int, ...]) -> int:
+    """A base port whose ``offsets`` are free on every one of ``addresses``."""
+    for _attempt in range(50):
+        base = free_port() // 1000 * 1000 - 1000
+        with contextlib.ExitStack() as probes:
+            try:
+                for address in addresses:
+                    for offset in offsets:
+                        probe = probes.enter_context(socket.socket())
+                        probe.bind((address, base + offset))
+            except OSError:
+                continue
+        return base
+    raise AssertionError("no free ports for the cluster's layout")
+
+
+@pytest.mark.django_db
+def test_the_printed_commands_for_two_machines_serve_each_shard_from_the_other_machine(
+    tmp_path: Path, settings: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--host A,B``: shard 1's master on A and its replica on B, shard 2's the other way
+    round, one section of lines a machine, each replica following its master's machine. The
+    two sections (127.0.0.1 and 127.0.0.2 stand for the machines) run at once, each waiting for
+    the other's masters as a real pair would; searches read the replicas."""
+    _tools()
+    machines = ("127.0.0.1", "127.0.0.2")
+    base = _free_layout_base(machines, (100, 101, 111, 200, 201, 211))
+    out = io.StringIO()
+    call_command(
+        "xapian_cluster", "commands", "--shards", "2", "--replicas", "1",
+        "--root", str(tmp_path / "cluster"), "--host", ",".join(machines),
+        "--base-port", str(base), stdout=out,
+    )  # fmt: skip
+    *script, export = out.getvalue().splitlines()
+    spec = export.split("SEARCH_XAPIAN_SHARDS=")[1].strip("'")
+    a, b = machines
+    assert spec == f"{a}:{base + 100}>{b}:{base + 111};{b}:{base + 200}>{a}:{base + 211}"
+    sections: dict[str, list[str]] = {}
+    for line in script:
+        if line.startswith("# on "):
+            current = sections.setdefault(line.removeprefix("# on "), [])
+        else:
+            current.append(line)
+    assert sorted(sections) == sorted(machines)
+    groups: list[int] = []
+    try:
+        shells = {}
+        for machine, lines in sections.items():
+            folder = tmp_path / machine
+            folder.mkdir()
+            with (folder / "bash.log").open("ab") as log:
+                shells[machine] = subprocess.Popen(
+                    ["bash", "-c", "\n".join([*lines, "jobs -p > jobs.txt"])],
+                    cwd=folder,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            groups.append(shells[machine].pid)
+        for machine, shell in shells.items():
+            assert shell.wait(timeout=60) == 0, (tmp_path / machine / "bash.log").read_text()
+            groups += [int(pid) for pid in (tmp_path / machine / "jobs.txt").read_text().split()]
+        settings.SEARCH_BACKEND = "xapian"  # type: ignore[attr-defined]
+        monkeypatch.setenv("SEARCH_XAPIAN_SHARDS", spec)  # read as the settings read it
+        settings.SEARCH_XAPIAN_SHARDS = env_shards("SEARCH_XAPIAN_SHARDS")  # type: ignore[attr-defined]
+        settings.SEARCH_XAPIAN_TIMEOUT = 1.0  # type: ignore[attr-defined]
+        forget_down_servers()
+        monkeypatch.setattr(owner, "_adopted", set())
+        made = [make_document(external_id=f"m{n}", text=f"mooring {n}") for n in range(6)]
+        search_index_sync()
+        give_up = time.monotonic() + 30
+        while _ids_found("mooring") != sorted(d.pk for d in made):
+            assert time.monotonic() < give_up, _ids_found("mooring")
+            time.sleep(0.2)
+    finally:
+        for group in groups:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(group, signal.SIGTERM)
 
 
 def _changesets(root: Path) -> list[Path]:

@@ -23,7 +23,8 @@ from searchapp.search.xapian.operations import (
 class Command(BaseCommand):
     help = (
         "The Xapian cluster: `commands` prints the shell lines that create and start shards "
-        "and replicas on this machine (and the SEARCH_XAPIAN_SHARDS that reads them); `status` "
+        "and replicas on one machine or several (and the SEARCH_XAPIAN_SHARDS that reads "
+        "them); `status` "
         "shows each shard's servers, documents and replica lag; `rebuild --shard N` refills one "
         "shard from the database."
     )
@@ -34,7 +35,12 @@ class Command(BaseCommand):
         commands.add_argument("--root", type=Path, default=Path(settings.VAR_DIR) / "xapian")
         commands.add_argument("--shards", type=int, default=2)
         commands.add_argument("--replicas", type=int, default=2)
-        commands.add_argument("--host", default="127.0.0.1")
+        commands.add_argument(
+            "--host",
+            default="127.0.0.1",
+            help="the machine's address, or several separated by commas: each shard's master "
+            "and replicas are then spread over them, the lines printed one section a machine",
+        )
         commands.add_argument("--base-port", type=int, default=8000)
         commands.add_argument(
             "--changesets",
@@ -53,11 +59,17 @@ class Command(BaseCommand):
                 raise CommandError(
                     "--shards and --changesets must be 1 or more and --replicas 0 or more"
                 )
+            hosts = [h.strip() for h in options["host"].split(",")]
+            if not all(hosts) or len(set(hosts)) != len(hosts):
+                raise CommandError(
+                    f"--host {options['host']!r}: give each machine's address once, separated "
+                    "by commas"
+                )
             lines, spec = launch_commands(
                 options["root"].resolve(),
                 shards=options["shards"],
                 replicas=options["replicas"],
-                host=options["host"],
+                host=hosts,
                 base_port=options["base_port"],
                 changesets=options["changesets"],
             )

@@ -14,7 +14,7 @@ master's last commit time less its own (0 when it holds the master's last commit
 from __future__ import annotations
 
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -183,17 +183,33 @@ def launch_commands(
     *,
     shards: int,
     replicas: int,
-    host: str,
+    host: str | Sequence[str],
     base_port: int,
     changesets: int = DEFAULT_CHANGESETS,
 ) -> tuple[list[str], str]:
-    """Shell lines that create and start a cluster on one machine under ``root`` (shard k's
-    master on base_port + 100k, its replication server on + 1, replica r on + 10 + r), and the
+    """Shell lines that create and start a cluster under ``root`` (shard k's master on
+    base_port + 100k, its replication server on + 1, replica r on + 10 + r), and the
     SEARCH_XAPIAN_SHARDS value that reads it. A master keeps its last ``changesets``
-    changesets when it has replicas, and none without. On several machines, run a shard's
-    master lines on one and each replica's on another, with that machine's host name."""
-    lines: list[str] = []
+    changesets when it has replicas, and none without.
+
+    ``host``: one machine, or several (a list): shard k's master then runs on the k-th
+    (round robin) and its replica r on the next r-th, so that a shard's copies are on as many
+    machines as there are; the lines come in one section a machine, headed ``# on HOST``,
+    each replica following its master's machine."""
+    hosts = [host] if isinstance(host, str) else list(host)
+    # A machine's masters start before its replicas, which wait for theirs to answer: no
+    # machine's lines wait on another's that wait on it.
+    masters: dict[str, list[str]] = {h: [] for h in hosts}
+    copies: dict[str, list[str]] = {h: [] for h in hosts}
+    made: dict[str, set[Path]] = {h: set() for h in hosts}
     spec: list[str] = []
+    q = shlex.quote
+
+    def folder(on: str, home: Path) -> None:
+        if home not in made[on]:
+            made[on].add(home)
+            masters[on].append(f"mkdir -p {q(str(home))}")
+
     # Every server and follower in a session of its own (setsid): xapian-tcpsrv, stopped with
     # SIGTERM, signals its whole process group (to end the children serving its connections),
     # and the lines of one script share a group, so stopping one replica's server stopped
@@ -202,21 +218,23 @@ def launch_commands(
         home = root / f"shard{k}"
         port = base_port + 100 * k
         master = home / "master"
-        q = shlex.quote
-        lines += [
+        on = hosts[(k - 1) % len(hosts)]
+        folder(on, home)
+        masters[on] += [
             # The writable server creates the master; changesets are what replicas follow,
             # and only a writer told to keep them (XAPIAN_MAX_CHANGESETS) writes them.
-            f"mkdir -p {q(str(home))}",
             (f"XAPIAN_MAX_CHANGESETS={changesets} " if replicas else "")
-            + f"setsid xapian-tcpsrv --writable --interface {host} --port {port} "
+            + f"setsid xapian-tcpsrv --writable --interface {on} --port {port} "
             + f"{q(str(master))} &",
-            f"setsid xapian-replicate-server --interface {host} --port {port + 1} {q(str(home))} &",
+            f"setsid xapian-replicate-server --interface {on} --port {port + 1} {q(str(home))} &",
         ]
         readers = []
         for r in range(1, replicas + 1):
             copy = home / f"replica{r}"
-            follow = f"xapian-replicate -q -h {host} -p {port + 1} -m master"
-            lines += [
+            there = hosts[(k - 1 + r) % len(hosts)]
+            folder(there, home)
+            follow = f"xapian-replicate -q -h {on} -p {port + 1} -m master"
+            copies[there] += [
                 # One pass first, in the foreground (again until its master answers): the copy
                 # is level with its master (made, or caught up after a stop) before its server
                 # answers a search; then the follower keeps it in step. A restarted replica
@@ -224,8 +242,15 @@ def launch_commands(
                 # waits 30 s between changesets for readers.
                 f"until {follow} -o -r 0 {q(str(copy))}; do sleep 1; done",
                 f"setsid {follow} -i 1 -r 0 {q(str(copy))} &",
-                f"setsid xapian-tcpsrv --interface {host} --port {port + 10 + r} {q(str(copy))} &",
+                f"setsid xapian-tcpsrv --interface {there} --port {port + 10 + r} "
+                + f"{q(str(copy))} &",
             ]
-            readers.append(f"{host}:{port + 10 + r}")
-        spec.append(f"{host}:{port}" + (">" + ",".join(readers) if readers else ""))
+            readers.append(f"{there}:{port + 10 + r}")
+        spec.append(f"{on}:{port}" + (">" + ",".join(readers) if readers else ""))
+    if len(hosts) == 1:
+        return masters[hosts[0]] + copies[hosts[0]], ";".join(spec)
+    lines: list[str] = []
+    for h in hosts:
+        if masters[h] or copies[h]:
+            lines += [f"# on {h}", *masters[h], *copies[h]]
     return lines, ";".join(spec)
