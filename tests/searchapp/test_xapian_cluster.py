@@ -1241,6 +1241,12 @@ def test_an_ingest_whose_shard_master_dies_names_that_master_and_loses_no_record
         assert f"127.0.0.1:{shard.master_port} (shard 2 of 2's master)" in message, message
         assert "the 40 record(s) were saved" in message, message
         assert Document.objects.filter(external_id__startswith="w").count() == 40
+        # An ingest started while the master is still down says the same of it.
+        later = tmp_path / "later.jsonl"
+        later.write_text(json.dumps({"id": "w-late", "text": "lighterman late"}) + "\n")
+        with pytest.raises(CommandError) as refused:
+            call_command("ingest", str(later), "--no-progress", stdout=io.StringIO())
+        assert f"127.0.0.1:{shard.master_port} (shard 2 of 2's master)" in str(refused.value)
     finally:
         if shard.master is None:
             on_cluster.start_master(shard)
@@ -1248,4 +1254,4 @@ def test_an_ingest_whose_shard_master_dies_names_that_master_and_loses_no_record
     forget_down_servers()
     _applied(on_cluster)
     assert search_index_pending() == 0
-    assert len(_ids_found("lighterman")) == 40
+    assert len(_ids_found("lighterman")) == 41

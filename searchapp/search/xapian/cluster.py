@@ -232,9 +232,10 @@ class Cluster:
                 f"shard {index + 1}'s master at {host}:{port} is being written"
             ) from exc
         except xapian.Error as exc:
+            # Worded as a write that fails on an open master (store.XapianWriter's labels).
             raise IndexWriteError(
-                f"the search index's shard {index + 1} (master {host}:{port}) could not be "
-                f"written: {exc.get_msg()}"
+                f"the search index at {host}:{port} (shard {index + 1} of {len(self.shards)}'s "
+                f"master) could not be written: {exc.get_msg()}"
             ) from exc
 
     @contextlib.contextmanager
