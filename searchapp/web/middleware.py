@@ -3,22 +3,14 @@ servers are unreachable."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
-from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.template.loader import render_to_string
+from django.http import HttpRequest, HttpResponse
 
-from searchapp.search import SearchUnavailable
+from searchapp.web.unavailable import unavailable_response
 
 __all__ = ["ContentSecurityPolicyMiddleware", "DatabaseUnavailableMiddleware"]
-
-logger = logging.getLogger(__name__)
-
-# Seconds a client is asked to wait: a PostgreSQL restart takes a few.
-RETRY_AFTER_SECONDS = 5
 
 
 class ContentSecurityPolicyMiddleware:
@@ -62,32 +54,4 @@ class DatabaseUnavailableMiddleware:
         return self.get_response(request)
 
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
-        if isinstance(exception, SearchUnavailable):
-            return _search_unavailable(request, exception)
-        if not isinstance(exception, OperationalError | InterfaceError):
-            return None
-        logger.warning("database unavailable for %s: %s", request.path, str(exception)[:300])
-        response: HttpResponse
-        if request.path.startswith("/api/"):
-            response = JsonResponse(
-                {"detail": "The database is unavailable for a moment; try again shortly."},
-                status=503,
-            )
-        else:
-            response = HttpResponse(render_to_string("503.html"), status=503)
-        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-        return response
-
-
-def _search_unavailable(request: HttpRequest, exception: SearchUnavailable) -> HttpResponse:
-    """A search whose servers are down (a shard with no replica answering): a 503 naming
-    them, never a list missing that shard's documents."""
-    message = str(exception)
-    logger.warning("search unavailable for %s: %s", request.path, message[:300])
-    response: HttpResponse
-    if request.path.startswith("/api/"):
-        response = JsonResponse({"detail": message}, status=503)
-    else:
-        response = HttpResponse(render_to_string("503.html", {"message": message}), status=503)
-    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-    return response
+        return unavailable_response(request, exception)

@@ -37,9 +37,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "searchapp.web.middleware",
             "config.wsgi",
             "searchapp.apps",
-            # Shared by the doors (SHARED_DOOR_PARTS): guards, serializers, forms.
+            # Shared by the doors (SHARED_DOOR_PARTS): guards, serializers, forms, the 503s.
             "searchapp.web.access",
             "searchapp.web.serializers",
+            "searchapp.web.unavailable",
         ),
     ),
     ("reads", ("searchapp.selectors",)),
@@ -104,8 +105,14 @@ ALLOWED_UPWARD = {("writes", "reads")}
 ROUTERS = {"config.urls", "searchapp.staff.urls", "searchapp.apps"}
 # Parts that the doors share rather than borrow from each other: every guard (access), the one
 # serializer of a search result (the API and the downloads), and the search and compare forms
-# (which the page views validate with and the template tags render).
-SHARED_DOOR_PARTS = {"searchapp.web.access", "searchapp.web.serializers", "searchapp.web.forms"}
+# (which the page views validate with and the template tags render), and the 503 of a database
+# or search servers out of reach (the middleware's, and the API's own handlers').
+SHARED_DOOR_PARTS = {
+    "searchapp.web.access",
+    "searchapp.web.serializers",
+    "searchapp.web.forms",
+    "searchapp.web.unavailable",
+}
 
 # The one module allowed past MAX_LINES, with the reason it gives in its own docstring.
 MAX_LINES = 550

@@ -10,6 +10,7 @@ from __future__ import annotations
 import pytest
 from django.db import InterfaceError, OperationalError
 
+from searchapp.search import SearchUnavailable
 from searchapp.web import api, views
 
 pytestmark = pytest.mark.django_db
@@ -60,3 +61,30 @@ def test_the_next_request_works_once_the_database_is_back(client, monkeypatch) -
         patch.setattr(views, "search_grouped", _fail)
         assert client.get("/", {"q": "volcano"}).status_code == 503
     assert client.get("/", {"q": "volcano"}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("error", "detail"),
+    [
+        (RESTARTING, "The database is unavailable for a moment; try again shortly."),
+        (
+            SearchUnavailable("Search is unavailable: shard 2 of 2 has no server answering."),
+            "Search is unavailable: shard 2 of 2 has no server answering.",
+        ),
+    ],
+)
+def test_the_api_answers_the_same_503_with_debug_on(  # type: ignore[no-untyped-def]
+    client, monkeypatch, settings, error, detail
+) -> None:
+    # With DEBUG on, django-ninja answered an error it had no handler for with a 500 and the
+    # traceback before the middleware could give its 503 (seen on `make run` with a shard down).
+    settings.DEBUG = True
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise error
+
+    monkeypatch.setattr(api, "search_grouped", fail)
+    response = client.get("/api/search", {"q": "volcano"})
+    assert response.status_code == 503
+    assert response["Retry-After"] == "5"
+    assert response.json() == {"detail": detail}

@@ -6,6 +6,7 @@ OpenAPI schema at /api/openapi.json, interactive docs at /api/docs. Every bad pa
 
 from __future__ import annotations
 
+from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from ninja import NinjaAPI, Path, Query
 
@@ -19,6 +20,7 @@ except ImportError:  # pragma: no cover - depends on the installed django-ninja
 
 from searchapp import grouping_params as gp
 from searchapp.models import Document
+from searchapp.search import SearchUnavailable
 from searchapp.selectors.corpus_overview import corpora_listed, corpus_by_handle
 from searchapp.selectors.documents import document_detail
 from searchapp.selectors.search import SearchParameterError, search_grouped
@@ -33,6 +35,7 @@ from searchapp.web.api.schemas import (
 )
 from searchapp.web.converters import MAX_ID
 from searchapp.web.serializers import search_out
+from searchapp.web.unavailable import unavailable_response
 
 __all__ = ["api"]
 
@@ -211,6 +214,18 @@ def document(
             ],
         },
     )
+
+
+def _unavailable(request: HttpRequest, exc: Exception | type[Exception]) -> HttpResponse:
+    response = unavailable_response(request, exc) if isinstance(exc, Exception) else None
+    assert response is not None  # registered for those errors only
+    return response
+
+
+# The same 503 as the middleware gives, with DEBUG on too (django-ninja answers an error it has
+# no handler for with a 500 and the traceback when DEBUG is on).
+for _error in (SearchUnavailable, OperationalError, InterfaceError):
+    api.add_exception_handler(_error, _unavailable)
 
 
 @api.exception_handler(SearchParameterError)
