@@ -440,7 +440,10 @@ def test_reindex_fills_every_shard_and_a_second_writer_waits_its_turn(
     made = [make_document(external_id=f"q{n}", text=f"quayside {n}") for n in range(5)]
     out = io.StringIO()
     call_command("reindex", "--no-progress", stdout=out)
-    assert out.getvalue().startswith("indexed 5 document(s)")
+    masters = ", ".join(f"127.0.0.1:{shard.master_port}" for shard in on_cluster.shards)
+    assert out.getvalue().startswith(
+        f"indexed 5 document(s) into the search cluster's 2 shard(s) (masters {masters})"
+    )
     on_cluster.wait_replicated()
     assert {h.document_id for h in get_backend().search("quayside", limit=10).hits} == {
         d.pk for d in made

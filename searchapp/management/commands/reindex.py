@@ -17,6 +17,8 @@ from searchapp.search.sync import (
     search_index_sync,
 )
 from searchapp.search.text_index import IndexWriteError
+from searchapp.search.xapian import xapian_index
+from searchapp.search.xapian.cluster import Cluster, label
 
 
 class Command(BaseCommand):
@@ -62,6 +64,17 @@ class Command(BaseCommand):
             indexed = search_index_rebuild(progress=bar.update)
         elapsed = time.perf_counter() - started
         self.stdout.write(
-            f"indexed {indexed} document(s) into {settings.SEARCH_INDEX_DIR} in {elapsed:.1f} s "
+            f"indexed {indexed:,} document(s) into {_where()} in {elapsed:.1f} s "
             f"({indexed / max(elapsed, 1e-9):,.0f} docs/s)"
         )
+
+
+def _where() -> str:
+    """Where the index just built lives: its folder, or the cluster's masters."""
+    if settings.SEARCH_BACKEND != "xapian":
+        return str(settings.SEARCH_INDEX_DIR)
+    index = xapian_index()
+    if isinstance(index, Cluster):
+        masters = ", ".join(label(shard.master) for shard in index.shards)
+        return f"the search cluster's {len(index.shards)} shard(s) (masters {masters})"
+    return str(index.root)
