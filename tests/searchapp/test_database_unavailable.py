@@ -7,6 +7,8 @@ test of the run uses).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 from django.db import InterfaceError, OperationalError
 
@@ -20,16 +22,21 @@ RESTARTING = OperationalError(
 )
 
 
-def _fail(*args: object, **kwargs: object) -> None:
-    raise RESTARTING
+def _raising(error: Exception) -> Callable[..., None]:
+    """A stand-in for a selector that meets ``error``."""
+
+    def fail(*args: object, **kwargs: object) -> None:
+        raise error
+
+    return fail
+
+
+_fail = _raising(RESTARTING)
 
 
 @pytest.mark.parametrize("error", [RESTARTING, InterfaceError("connection already closed")])
 def test_the_search_page_answers_503_with_retry_after(client, monkeypatch, error) -> None:  # type: ignore[no-untyped-def]
-    def fail(*args: object, **kwargs: object) -> None:
-        raise error
-
-    monkeypatch.setattr(views, "search_grouped", fail)
+    monkeypatch.setattr(views, "search_grouped", _raising(error))
     response = client.get("/", {"q": "volcano"})
     assert response.status_code == 503
     assert response["Retry-After"] == "5"
@@ -79,11 +86,7 @@ def test_the_api_answers_the_same_503_with_debug_on(  # type: ignore[no-untyped-
     # With DEBUG on, django-ninja answered an error it had no handler for with a 500 and the
     # traceback before the middleware could give its 503 (seen on `make run` with a shard down).
     settings.DEBUG = True
-
-    def fail(*args: object, **kwargs: object) -> None:
-        raise error
-
-    monkeypatch.setattr(api, "search_grouped", fail)
+    monkeypatch.setattr(api, "search_grouped", _raising(error))
     response = client.get("/api/search", {"q": "volcano"})
     assert response.status_code == 503
     assert response["Retry-After"] == "5"

@@ -751,21 +751,27 @@ def test_shards_listed_in_another_order_than_they_were_filled_are_refused_naming
     assert index.shard_metadata(PLACE_KEY) == ["1/2", "2/2"]
 
 
-def _free_base_port() -> int:
-    """A base port for launch_commands' layout of one shard and one replica (base + 100, + 101
-    and + 111) where nothing listens."""
+def _free_layout_base(addresses: tuple[str, ...], offsets: tuple[int, ...]) -> int:
+    """A base port for launch_commands' layout whose ``offsets`` (shard k's master on base +
+    100k, its replication server on + 1, replica r on + 10 + r) are free on every one of
+    ``addresses``."""
     for _attempt in range(50):
         base = free_port() // 1000 * 1000 - 1000
-        ports = (base + 100, base + 101, base + 111)
         with contextlib.ExitStack() as probes:
             try:
-                for port in ports:
-                    probe = probes.enter_context(socket.socket())
-                    probe.bind(("127.0.0.1", port))
+                for address in addresses:
+                    for offset in offsets:
+                        probe = probes.enter_context(socket.socket())
+                        probe.bind((address, base + offset))
             except OSError:
                 continue
         return base
     raise AssertionError("no free ports for the cluster's layout")
+
+
+def _free_base_port() -> int:
+    """A base port for one shard and one replica on 127.0.0.1 (base + 100, + 101 and + 111)."""
+    return _free_layout_base(("127.0.0.1",), (100, 101, 111))
 
 
 def _bash(lines: list[str], cwd: Path, groups: list[int]) -> list[int]:
@@ -880,22 +886,6 @@ def _alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError):
         return False
     return state != "Z"
-
-
-def _free_layout_base(addresses: tuple[str, ...], offsets: tuple[int, ...]) -> int:
-    """A base port whose ``offsets`` are free on every one of ``addresses``."""
-    for _attempt in range(50):
-        base = free_port() // 1000 * 1000 - 1000
-        with contextlib.ExitStack() as probes:
-            try:
-                for address in addresses:
-                    for offset in offsets:
-                        probe = probes.enter_context(socket.socket())
-                        probe.bind((address, base + offset))
-            except OSError:
-                continue
-        return base
-    raise AssertionError("no free ports for the cluster's layout")
 
 
 @pytest.mark.django_db
