@@ -205,10 +205,11 @@ def launch_commands(
     spec: list[str] = []
     q = shlex.quote
 
-    def folder(on: str, home: Path) -> None:
+    def folder(lines: list[str], on: str, home: Path) -> None:
+        """A shard's folder made on ``on`` once, before the first of ``lines`` to use it."""
         if home not in made[on]:
             made[on].add(home)
-            masters[on].append(f"mkdir -p {q(str(home))}")
+            lines.append(f"mkdir -p {q(str(home))}")
 
     # Every server and follower in a session of its own (setsid): xapian-tcpsrv, stopped with
     # SIGTERM, signals its whole process group (to end the children serving its connections),
@@ -219,7 +220,7 @@ def launch_commands(
         port = base_port + 100 * k
         master = home / "master"
         on = hosts[(k - 1) % len(hosts)]
-        folder(on, home)
+        folder(masters[on], on, home)
         masters[on] += [
             # The writable server creates the master; changesets are what replicas follow,
             # and only a writer told to keep them (XAPIAN_MAX_CHANGESETS) writes them.
@@ -232,7 +233,7 @@ def launch_commands(
         for r in range(1, replicas + 1):
             copy = home / f"replica{r}"
             there = hosts[(k - 1 + r) % len(hosts)]
-            folder(there, home)
+            folder(copies[there], there, home)
             follow = f"xapian-replicate -q -h {on} -p {port + 1} -m master"
             copies[there] += [
                 # One pass first, in the foreground (again until its master answers): the copy
