@@ -1,0 +1,62 @@
+"""Benchmark: the partial copies' exact verification alone, on N generated texts (not a test).
+
+Usage:  .venv/bin/python bench/partial_verify.py --jsonl /tmp/scale-demo-1000000.jsonl \\
+            [--docs 1000000] [--code CHECKOUT]
+
+The texts of the first --docs documents of a file of searchapp.demo's generator (bench/scale.py
+writes it) are shingled and winnowed (``Winnower().index``), their candidate pairs found
+(``candidate_pairs``), then ``verify_pairs`` runs on every candidate with the app's edit gap
+(5), one thread: the step that is most of the partial-copies pass (bench/partial/README.md).
+Prints the verification's CPU and wall time, the pairs found and a digest of them with both
+containment figures and the passage flags, so that two versions of the code (``--code``, a
+checkout whose ``dedup`` is imported instead) can be timed and checked against each other.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--jsonl", type=Path, required=True)
+    parser.add_argument("--docs", type=int, default=1_000_000)
+    parser.add_argument("--code", type=Path, default=ROOT, help="the checkout whose dedup runs")
+    args = parser.parse_args()
+    sys.path.insert(0, str(args.code.resolve()))
+    from dedup.partial import DEFAULT_MAX_DF, Winnower, candidate_pairs, verify_pairs
+
+    texts: list[str] = []
+    with args.jsonl.open(encoding="utf-8") as f:
+        for line in f:
+            if len(texts) >= args.docs:
+                break
+            texts.append(json.loads(line)["text"])
+    shingles, sets, fingerprints = Winnower().index(texts)
+    pairs, _ = candidate_pairs(fingerprints, max_df=DEFAULT_MAX_DF)
+    cpu, wall = time.process_time(), time.perf_counter()
+    found = verify_pairs(shingles, sets, fingerprints, pairs, 0.5, 50, 5, gap=5)
+    cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    digest = hashlib.sha1(
+        found.pairs.tobytes()
+        + found.a_in_b.tobytes()
+        + found.b_in_a.tobytes()
+        + found.verbatim.tobytes()
+    ).hexdigest()[:16]
+    print(
+        f"{len(texts):,} texts, {len(pairs):,} candidate pairs: verification {cpu:.1f} s CPU, "
+        f"{wall:.1f} s wall; {len(found.pairs):,} partial copies "
+        f"({int(found.verbatim.sum()):,} by a shared passage), digest {digest}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
