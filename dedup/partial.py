@@ -999,15 +999,20 @@ _FLAG_BITS = 25
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
 
+def _slots(keys: np.ndarray, bits: int) -> np.ndarray:
+    """Each key's slot in a table of ``2**bits``: a multiplicative hash of the key (Knuth's
+    golden-ratio constant), its top ``bits`` bits."""
+    return (keys * _GOLDEN) >> np.uint64(64 - bits)
+
+
 def _maybe_in(keys: np.ndarray, table: np.ndarray) -> np.ndarray:
     """Mask of the ``keys`` that may be in ``table``: every one that is, and a few percent of
-    the others (a table of flags by a multiplicative hash of the key; Knuth's golden-ratio
-    constant). The flags of a small table stay in the cache, so this costs far less than
-    looking every key up."""
+    the others (a table of flags by slot, ``_slots``). The flags of a small table stay in the
+    cache, so this costs far less than looking every key up."""
     bits = min(_FLAG_BITS, max(10, (16 * table.shape[0]).bit_length()))
     flags = np.zeros(1 << bits, dtype=np.bool_)
-    flags[(table * _GOLDEN) >> np.uint64(64 - bits)] = True
-    return flags[(keys * _GOLDEN) >> np.uint64(64 - bits)]
+    flags[_slots(table, bits)] = True
+    return flags[_slots(keys, bits)]
 
 
 def _repeated(keys: np.ndarray, most: int) -> np.ndarray:
@@ -1020,7 +1025,7 @@ def _repeated(keys: np.ndarray, most: int) -> np.ndarray:
     # About two slots a key, at most 2**22 (32 MB of counts): a slot then holds more than
     # ``most`` keys by chance about once in a million.
     bits = min(22, max(10, (2 * keys.shape[0]).bit_length()))
-    slots = (keys * _GOLDEN) >> np.uint64(64 - bits)
+    slots = _slots(keys, bits)
     counts = np.bincount(slots.view(np.int64), minlength=1 << bits)
     crowded = keys[counts[slots] > most]
     if not crowded.shape[0]:
@@ -1061,7 +1066,8 @@ def _edited_block(
     jb, left = jb[hit], left[hit]
     mult_a = run_end[left] - left
     # A key found more than _MAX_REPEAT times in its pair's B (every occurrence in B matches,
-    # so counting the matched ones is counting them all): rare, so found by a sort of values.
+    # so counting the matched ones is counting them all): rare, so looked for only among the
+    # matches that share a crowded slot (_repeated).
     own_b = np.searchsorted(off_b, jb, side="right") - 1
     kp = _keys(kb[jb], own_b)
     repeated = _repeated(kp, _MAX_REPEAT)
