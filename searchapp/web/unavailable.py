@@ -25,33 +25,23 @@ RETRY_AFTER_SECONDS = 5
 
 
 def unavailable_response(request: HttpRequest, exception: Exception) -> HttpResponse | None:
-    """The 503 for a database or search servers out of reach, or None for any other error."""
-    if isinstance(exception, SearchUnavailable):
-        return _search_unavailable(request, exception)
-    if not isinstance(exception, OperationalError | InterfaceError):
-        return None
-    logger.warning("database unavailable for %s: %s", request.path, str(exception)[:300])
-    response: HttpResponse
-    if request.path.startswith("/api/"):
-        response = JsonResponse(
-            {"detail": "The database is unavailable for a moment; try again shortly."},
-            status=503,
-        )
-    else:
-        response = HttpResponse(render_to_string("503.html"), status=503)
-    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-    return response
+    """The 503 for a database or search servers out of reach, or None for any other error.
 
-
-def _search_unavailable(request: HttpRequest, exception: SearchUnavailable) -> HttpResponse:
-    """A search whose servers are down (a shard with no replica answering): a 503 naming
+    A search whose servers are down (a shard with no replica answering) gets a 503 naming
     them, never a list missing that shard's documents."""
+    if not isinstance(exception, SearchUnavailable | OperationalError | InterfaceError):
+        return None
     message = str(exception)
-    logger.warning("search unavailable for %s: %s", request.path, message[:300])
+    context: dict[str, str] = {}
+    if isinstance(exception, SearchUnavailable):
+        what, detail, context = "search", message, {"message": message}
+    else:
+        what, detail = "database", "The database is unavailable for a moment; try again shortly."
+    logger.warning("%s unavailable for %s: %s", what, request.path, message[:300])
     response: HttpResponse
     if request.path.startswith("/api/"):
-        response = JsonResponse({"detail": message}, status=503)
+        response = JsonResponse({"detail": detail}, status=503)
     else:
-        response = HttpResponse(render_to_string("503.html", {"message": message}), status=503)
+        response = HttpResponse(render_to_string("503.html", context), status=503)
     response["Retry-After"] = str(RETRY_AFTER_SECONDS)
     return response
