@@ -604,7 +604,7 @@ def find_partial_copies(
 
 def pair_blocks(cost: np.ndarray, block: int) -> list[tuple[int, int]]:
     """Consecutive ranges ``(lo, hi)`` of pairs whose ``cost`` (shingles each) sums to about
-    ``block``, and never more than 65,536 pairs (in :func:`match_profiles` a pair's index
+    ``block``, and never more than 65,536 pairs (in :func:`edited_passage_pairs` a pair's index
     shares a 64-bit key with its shingles)."""
     ends = np.cumsum(cost)
     if not ends.shape[0]:
@@ -626,6 +626,8 @@ def pair_blocks(cost: np.ndarray, block: int) -> list[tuple[int, int]]:
 # comparisons; 64-bit hashes already confuse 1 in 2**64).
 _OWNER_BITS = 16
 _OWNER_LIMIT = 1 << _OWNER_BITS
+# Cells of one group's table at most (:func:`_cliques`): 256 MB.
+_MAX_TABLE = 1 << 26
 _HIGH = np.uint64(((1 << 64) - 1) ^ ((1 << _OWNER_BITS) - 1))
 
 
@@ -653,6 +655,7 @@ def match_profiles(
     k: int = 5,
     min_cover: float = 0.8,
     block: int = 1 << 22,
+    fps: Fingerprints | None = None,
 ) -> MatchProfiles:
     """:class:`MatchProfiles` of every pair ``(a, b)`` of ``pairs``, vectorised.
 
@@ -662,22 +665,23 @@ def match_profiles(
         pairs: int array of shape (n, 2).
         min_words, k, min_cover: the stretch ``dense`` looks for (a lightly edited passage's,
             :func:`edited_passage_pairs`).
-        block: about this many shingles are looked at a time (bounds memory).
+        block: about this many shingles and table cells are looked at a time (bounds memory).
+        fps: the documents' fingerprints, when the pairs came from them: the pairs are then
+            taken a clique at a time (below); without them, a pair at a time.
 
-    ``shared`` is exact but for two distinct shingles of one pair agreeing on their high 48
-    bits (probability 2**-48 a comparison: about 0.005 false matches in the whole
-    1M-document corpus's 14.7M pairs). ``longest`` and ``dense`` are necessary conditions, in
-    one pass: a verbatim passage of ``min_words`` tokens (:func:`verbatim_pairs`) is
-    ``min_words - k + 1`` consecutive shingles of A found in B, and a lightly edited one
-    (:func:`edited_passage_pairs`) covers ``min_cover`` of a stretch of ``min_words`` tokens
-    of A with such shingles; so only the pairs meeting them need aligning.
+    ``shared`` is exact but for two distinct shingles of one group agreeing on their high 48
+    bits (probability 2**-48 a comparison). ``longest`` and ``dense`` are necessary
+    conditions, in one pass: a verbatim passage of ``min_words`` tokens
+    (:func:`verbatim_pairs`) is ``min_words - k + 1`` consecutive shingles of A found in B,
+    and a lightly edited one (:func:`edited_passage_pairs`) covers ``min_cover`` of a
+    stretch of ``min_words`` tokens of A with such shingles; so only the pairs meeting them
+    need aligning.
 
-    A block of pairs (at most 65,536) comes sorted by its first documents, each in many
-    pairs: their shingles are sorted once as 64-bit keys (the shingle's high 48 bits and the
-    document's index in the block) and each pair's B distinct shingles, keyed by its A
-    document, are looked up among them, most look-ups answered by a table of flags that stays
-    in the cache (:func:`_maybe_in`); a hit is a shingle in both, and marks A's positions
-    holding it.
+    The candidate pairs of a corpus are mostly cliques: the m copies of a syndicated story
+    share its fingerprints and make m (m - 1) / 2 pairs. So pairs are decided a group at a
+    time (:func:`_cliques`): the group's shingles are sorted once and numbered, a table of
+    which member holds which number filled, and each pair's marks read from the table, one
+    look-up a shingle of A; each pair's B shingles are not searched among A's.
     """
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     n = pairs.shape[0]
@@ -686,45 +690,198 @@ def match_profiles(
     dense = np.zeros(n, dtype=np.bool_)
     if not n:
         return MatchProfiles(shared, longest, dense)
-    sizes, set_sizes = shingles.sizes(), sets.sizes()
-    for lo, hi in pair_blocks(set_sizes[pairs[:, 0]] + set_sizes[pairs[:, 1]], block):
-        chunk = pairs[lo:hi]
-        a_docs, a_of = np.unique(chunk[:, 0], return_inverse=True)
-        own_a, pos_a, h_a = _gather(shingles, a_docs)
-        if not h_a.shape[0]:
+    sizes = shingles.sizes()
+    group, members, offsets, a_member, b_member = _cliques(pairs, fps, sizes, DEFAULT_MAX_DF)
+    n_groups = offsets.shape[0] - 1
+    by_group = np.argsort(group, kind="stable")
+    pair_ends = np.searchsorted(group[by_group], np.arange(1, n_groups + 1))
+    # A group's cost: its table (members x their shingles, at most) and its pairs' A shingles.
+    held = np.add.reduceat(sizes[members], offsets[:-1])
+    cost = np.diff(offsets) * held + np.bincount(
+        group, weights=sizes[pairs[:, 0]], minlength=n_groups
+    ).astype(np.int64)
+    ends = np.cumsum(cost)
+    g_lo = 0
+    while g_lo < n_groups:
+        g_hi = int(np.searchsorted(ends, (ends[g_lo - 1] if g_lo else 0) + block, side="right"))
+        g_hi = min(max(g_hi, g_lo + 1), g_lo + _OWNER_LIMIT)
+        at = by_group[(int(pair_ends[g_lo - 1]) if g_lo else 0) : int(pair_ends[g_hi - 1])]
+        got = _group_profiles(
+            shingles, members, offsets, g_lo, g_hi, a_member[at], b_member[at], group[at], k
+        )
+        if got is None:
+            g_lo = g_hi
             continue
-        ka = _keys(h_a, own_a)
-        oa = np.argsort(ka)
-        ka, pos_a = ka[oa], pos_a[oa]
-        bounds = np.flatnonzero(np.r_[True, ka[1:] != ka[:-1], True])
-        run_end = np.repeat(bounds[1:], np.diff(bounds))
-        # B's distinct shingles, keyed by the pair's A document; the pair of an element is
-        # only needed for the hits (a search of the block's offsets).
-        kb, off_b = _keyed(sets, chunk[:, 1], a_of)
-        maybe = np.flatnonzero(_maybe_in(kb, ka))
-        left = np.minimum(np.searchsorted(ka, kb[maybe]), ka.shape[0] - 1)
-        hit = ka[left] == kb[maybe]
-        left, hit_b = left[hit], maybe[hit]
-        pair = np.searchsorted(off_b, hit_b, side="right") - 1
-        shared[lo:hi] = np.bincount(pair, minlength=chunk.shape[0])
-        # Every position of A holding a hit's shingle, flagged in the pair's stretch of A's
-        # tokens (k slots more than its shingles, so each pair's marks end inside it).
-        mult = run_end[left] - left
-        within = np.arange(int(mult.sum())) - np.repeat(np.cumsum(mult) - mult, mult)
-        a_len = sizes[chunk[:, 0]]
-        tok_off = np.zeros(chunk.shape[0] + 1, dtype=np.int64)
-        np.cumsum(a_len + k, out=tok_off[1:])
-        marked = np.repeat(tok_off[pair], mult) + pos_a[np.repeat(left, mult) + within]
-        # One slot more (flags[0], never set) lets _runs find a run starting the first span.
-        tok_off += 1
-        flags = np.zeros(int(tok_off[-1]), dtype=np.bool_)
-        flags[marked + 1] = True
-        owner, starts, ends = _runs(flags, tok_off)
-        starts -= tok_off[owner]
-        ends -= tok_off[owner]
-        np.maximum.at(longest[lo:hi], owner, ends - starts)
-        dense[lo:hi] = _dense_stretch(owner, starts, ends, a_len + k - 1, k, min_words, min_cover)
+        owner, starts, ends_, a_len, hits = got
+        shared[at] = hits
+        best = np.zeros(at.shape[0], dtype=np.int64)
+        np.maximum.at(best, owner, ends_ - starts)
+        longest[at] = best
+        dense[at] = _dense_stretch(owner, starts, ends_, a_len + k - 1, k, min_words, min_cover)
+        g_lo = g_hi
     return MatchProfiles(shared, longest, dense)
+
+
+def _group_profiles(
+    shingles: ShingleBatch,
+    members: np.ndarray,
+    offsets: np.ndarray,
+    g_lo: int,
+    g_hi: int,
+    a_member: np.ndarray,
+    b_member: np.ndarray,
+    group: np.ndarray,
+    k: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """For the pairs of the groups ``g_lo:g_hi`` (their members ``a_member``, ``b_member``):
+    the runs of A's shingles found in B (pair, start, end), A's length and the distinct
+    shingles the two share; None when the groups' documents hold no shingle."""
+    sizes = shingles.sizes()
+    m_lo, m_hi = int(offsets[g_lo]), int(offsets[g_hi])
+    docs = members[m_lo:m_hi]
+    n_local = g_hi - g_lo
+    per_group = np.diff(offsets[g_lo : g_hi + 1])
+    member_group = np.repeat(np.arange(n_local, dtype=np.int64), per_group)
+    member_row = np.arange(docs.shape[0]) - (offsets[g_lo:g_hi] - m_lo)[member_group]
+    own, _, h = _gather(shingles, docs)
+    if not h.shape[0]:
+        return None
+    # Number each shingle within its group: a key of the group's index above the shingle's
+    # high 48 bits, sorted once; a group's numbers are consecutive from its base.
+    key = (member_group[own].astype(np.uint64) << np.uint64(48)) | (h >> np.uint64(16))
+    del h
+    order = np.argsort(key)
+    sorted_key = key[order]
+    new = np.empty(key.shape[0], dtype=np.bool_)
+    new[0] = True
+    np.not_equal(sorted_key[1:], sorted_key[:-1], out=new[1:])
+    seen = np.cumsum(new)
+    number = np.empty(key.shape[0], dtype=np.int64)
+    number[order] = seen - 1
+    del order, new
+    starts = np.searchsorted(sorted_key, np.arange(n_local + 1, dtype=np.uint64) << np.uint64(48))
+    base = np.r_[0, seen][starts]
+    width = np.diff(base)
+    del sorted_key, seen
+    # The table: for each group, members x numbers, holding an element of that member with
+    # that number (-1: none). When a member repeats a shingle one of its elements is stored,
+    # and is the one counted as distinct.
+    e_group = member_group[own]
+    t_off = np.r_[0, np.cumsum(per_group * width)]
+    table = np.full(int(t_off[-1]), -1, dtype=np.int32)
+    local = number - base[e_group]
+    cell = t_off[e_group] + member_row[own] * width[e_group] + local
+    elem = np.arange(own.shape[0], dtype=np.int32)
+    table[cell] = elem
+    distinct = table[cell] == elem
+    del cell, elem, number
+    # Each pair: A's shingles looked up in B's row of the table, pair after pair.
+    a_loc = a_member - m_lo
+    g = group - g_lo
+    row_b = b_member - offsets[group]
+    a_len = sizes[docs[a_loc]]
+    seg = np.zeros(a_loc.shape[0] + 1, dtype=np.int64)
+    np.cumsum(a_len, out=seg[1:])
+    total = int(seg[-1])
+    elem_off = np.r_[0, np.cumsum(sizes[docs])]
+    idx = np.repeat(elem_off[a_loc] - seg[:-1], a_len)
+    idx += np.arange(total)
+    cell = local[idx]
+    cell += np.repeat(t_off[g] + row_b * width[g], a_len)
+    found = table[cell] >= 0
+    del cell, table
+    counted = np.r_[np.int32(0), np.cumsum(found & distinct[idx], dtype=np.int32)]
+    del idx
+    hits = (counted[seg[1:]] - counted[seg[:-1]]).astype(np.int64)
+    del counted
+    # Runs of found shingles, none crossing from one pair's A into the next's.
+    nonempty = a_len > 0
+    before = np.empty(total, dtype=np.bool_)
+    before[1:] = found[:-1]
+    before[seg[:-1][nonempty]] = False
+    run_starts = np.flatnonzero(found & ~before)
+    after = before
+    after[:-1] = found[1:]
+    after[seg[1:][nonempty] - 1] = False
+    run_ends = np.flatnonzero(found & ~after) + 1
+    owner = np.searchsorted(seg, run_starts, side="right") - 1
+    run_starts -= seg[owner]
+    run_ends -= seg[owner]
+    return owner, run_starts, run_ends, a_len, hits
+
+
+def _cliques(
+    pairs: np.ndarray, fps: Fingerprints | None, sizes: np.ndarray, most: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The ``pairs`` laid out as cliques: documents that share a fingerprint held by at most
+    ``most`` documents (the syndicated copies of one story, say) form a group, each pair is
+    given to the largest group holding both its documents, and a pair in none is a group of
+    its own; so is each pair of a group whose table (:func:`_group_profiles`) would cost far
+    more than its pairs' shingles (``sizes``). Returns (group of each pair, the groups' member
+    documents in group order and their offsets, each pair's A and B member)."""
+    n = pairs.shape[0]
+    n_docs = int(pairs.max()) + 1
+    if fps is not None:
+        n_docs = max(n_docs, fps.n_docs)
+    keys = pairs[:, 0] * np.int64(n_docs) + pairs[:, 1]
+    by_key = np.argsort(keys)
+    sorted_keys = keys[by_key]
+    group = np.full(n, -1, dtype=np.int64)
+    if fps is not None and fps.hashes.shape[0]:
+        doc = fps.doc_index()
+        order = np.lexsort((doc, fps.hashes))
+        h, d = fps.hashes[order], doc[order]
+        first = np.r_[True, (h[1:] != h[:-1]) | (d[1:] != d[:-1])]
+        h, d = h[first], d[first]
+        run_start = np.flatnonzero(np.r_[True, h[1:] != h[:-1]])
+        run_len = np.diff(np.r_[run_start, h.shape[0]])
+        ok = (run_len >= 3) & (run_len <= most)
+        rs, rl = run_start[ok], run_len[ok]
+        # The largest run first: a pair keeps the first run that holds it.
+        size_order = np.argsort(-rl, kind="stable")
+        rs, rl = rs[size_order], rl[size_order]
+        ends = np.cumsum(rl * (rl - 1) // 2)
+        lo = 0
+        while lo < rs.shape[0]:
+            hi = max(int(np.searchsorted(ends, (ends[lo - 1] if lo else 0) + _PAIR_BLOCK)), lo + 1)
+            r_s, r_l = rs[lo:hi], rl[lo:hi]
+            elem = np.repeat(r_s, r_l) + (
+                np.arange(int(r_l.sum())) - np.repeat(np.cumsum(r_l) - r_l, r_l)
+            )
+            n_after = np.repeat(r_s + r_l, r_l) - elem - 1
+            left = np.repeat(elem, n_after)
+            base = np.repeat(np.cumsum(n_after) - n_after, n_after)
+            right = left + 1 + (np.arange(int(n_after.sum())) - base)
+            run = np.repeat(np.repeat(np.arange(lo, hi), r_l), n_after)
+            raw = d[left] * np.int64(n_docs) + d[right]
+            at = np.minimum(np.searchsorted(sorted_keys, raw), n - 1)
+            hit = sorted_keys[at] == raw
+            pair_of, run = by_key[at[hit]], run[hit]
+            # Runs come largest first, and so does each pair's first hit in this block.
+            pair_of, where = np.unique(pair_of, return_index=True)
+            free = group[pair_of] < 0
+            group[pair_of[free]] = run[where[free]]
+            lo = hi
+    while True:
+        alone = group < 0
+        group[alone] = (int(group.max()) + 1 if n else 0) + np.arange(int(alone.sum()))
+        _, group = np.unique(group, return_inverse=True)
+        group = group.reshape(-1).astype(np.int64)
+        member_keys = np.unique(np.r_[group * n_docs + pairs[:, 0], group * n_docs + pairs[:, 1]])
+        members = member_keys % n_docs
+        offsets = np.searchsorted(member_keys // n_docs, np.arange(int(group.max()) + 2))
+        # A group whose table would be much larger than its pairs' own shingles (a star of
+        # pairs around one document, or long texts) is taken pair by pair instead.
+        table = np.diff(offsets) * np.add.reduceat(sizes[members], offsets[:-1])
+        own = np.bincount(group, weights=sizes[pairs[:, 0]] + sizes[pairs[:, 1]])
+        split = (table > 4 * own + 64) | (table > _MAX_TABLE)
+        split &= np.diff(offsets) > 2
+        if not split.any():
+            break
+        group[split[group]] = -1
+    a_member = np.searchsorted(member_keys, group * n_docs + pairs[:, 0])
+    b_member = np.searchsorted(member_keys, group * n_docs + pairs[:, 1])
+    return group, members, offsets, a_member, b_member
 
 
 def _runs(flags: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -776,10 +933,13 @@ def _dense_stretch(
     shift = int(max(int(lengths.max()), 1) + 2 * min_words + 2)
     key_s = p * shift + s
 
-    def covered_before(query: np.ndarray, query_span: np.ndarray) -> np.ndarray:
+    def covered_before(
+        query: np.ndarray, query_span: np.ndarray, at: np.ndarray | None = None
+    ) -> np.ndarray:
         """P at the keys ``query`` (sorted: the search then stays in the cache) of the spans
-        ``query_span``."""
-        at = np.searchsorted(key_s, query, side="right") - 1
+        ``query_span``; ``at``, the last stretch starting at or before each, when known."""
+        if at is None:
+            at = np.searchsorted(key_s, query, side="right") - 1
         at_ok = np.maximum(at, 0)
         inside = (at >= 0) & (p[at_ok] == query_span)
         return np.where(inside, before[at_ok] + np.clip(query - key_s[at_ok], 0, size[at_ok]), 0)
@@ -789,7 +949,8 @@ def _dense_stretch(
     # (start, end): the lowest Q at a start at least min_words before each end.
     apart = 2.0 * float(shift)
     low = np.minimum.accumulate(q_s - p * apart) + p * apart
-    at = np.searchsorted(key_s, p * shift + e - min_words, side="right") - 1
+    end_query = p * shift + e - min_words
+    at = np.searchsorted(key_s, end_query, side="right") - 1
     ok = (at >= 0) & (p[np.maximum(at, 0)] == p)
     ok &= q_e >= low[np.maximum(at, 0)] - 1e-6
     out[p[ok]] = True
@@ -797,17 +958,20 @@ def _dense_stretch(
     # by +1, 0 or -1 a step of x, and fall only where x enters a covered stretch (x = s) or
     # x + min_words leaves one (x = e - min_words), so their maximum is at one of those or at
     # either end of the span.
-    x = np.concatenate([s, e - min_words])
-    span = np.tile(p, 2)
-    x = np.concatenate([x, np.zeros(n, np.int64), lengths - min_words])
-    span = np.concatenate([span, np.arange(n), np.arange(n)])
-    fits = (x >= 0) & (x + min_words <= lengths[span])
-    # Each piece of x is in order (by span, then position): a stable sort (timsort) merges
-    # these runs, where a quicksort took a sixth of match_profiles' time.
-    query = np.sort(span[fits] * shift + x[fits], kind="stable")
-    query_span = query // shift
-    cov = covered_before(query + min_words, query_span) - covered_before(query, query_span)
-    out[query_span[cov >= min_cover * min_words - 1e-6]] = True
+    # P is known at a stretch's ends (before, before + size), so each window needs one
+    # search, at its other end; the queries of each kind come in key order already.
+    need = min_cover * min_words - 1e-6
+    sel = s + min_words <= lengths[p]
+    cov = covered_before(key_s[sel] + min_words, p[sel]) - before[sel]
+    out[p[sel][cov >= need]] = True
+    sel = e >= min_words
+    cov = before[sel] + size[sel] - covered_before(end_query[sel], p[sel], at[sel])
+    out[p[sel][cov >= need]] = True
+    spans = np.flatnonzero(lengths >= min_words)
+    cov = covered_before(spans * shift + min_words, spans)
+    total = np.bincount(p, weights=size, minlength=n)[spans]
+    cov = np.maximum(cov, total - covered_before(spans * shift + lengths[spans] - min_words, spans))
+    out[spans[cov >= need]] = True
     return out
 
 
@@ -881,7 +1045,7 @@ def verify_pairs(
     lightly edited passage was what kept a pair below ``min_containment``).
     """
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    profile = match_profiles(shingles, sets, pairs, min_words, k, EDITED_MIN_COVER)
+    profile = match_profiles(shingles, sets, pairs, min_words, k, EDITED_MIN_COVER, fps=fps)
     shared = profile.shared
     sizes = sets.sizes()
     size_a = np.maximum(sizes[pairs[:, 0]], 1)

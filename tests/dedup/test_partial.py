@@ -144,6 +144,39 @@ def test_match_profiles_count_set_intersections_and_longest_runs() -> None:
     assert got.longest.tolist() == longest
 
 
+def test_match_profiles_taken_clique_by_clique_agree_with_pair_by_pair() -> None:
+    """Syndicated copies (a shared passage, each copy's own text around it, some with a
+    word changed or a phrase repeated) make cliques of candidates: with the fingerprints the
+    pairs are decided a clique at a time, and every figure equals the pair-by-pair one and
+    a direct count, with pairs outside any clique (and an empty text) among them."""
+    rng = random.Random(21)
+    texts: list[str] = []
+    for _ in range(12):
+        passage = story(rng, rng.randint(50, 120))
+        for _ in range(rng.randint(3, 9)):
+            copy = list(passage)
+            if rng.random() < 0.5:
+                copy[rng.randrange(len(copy))] = "changed"
+            if rng.random() < 0.3:
+                copy += copy[:12]
+            texts.append(" ".join(story(rng, rng.randint(0, 80)) + copy + story(rng, rng.randint(0, 80))))
+    texts += [" ".join(story(rng, 60)) for _ in range(5)] + [""]
+    w = Winnower()
+    raw, sets, fps = w.index(texts)
+    pairs, _ = candidate_pairs(fps)
+    assert pairs.shape[0] >= 150
+    extra = np.array([(len(texts) - 6, len(texts) - 5), (0, len(texts) - 1), (1, len(texts) - 4)])
+    pairs = np.r_[pairs, extra]
+    by_clique = match_profiles(raw, sets, pairs, fps=fps, block=20_000)
+    by_pair = match_profiles(raw, sets, pairs, block=20_000)
+    assert by_clique.shared.tolist() == by_pair.shared.tolist()
+    assert by_clique.longest.tolist() == by_pair.longest.tolist()
+    assert by_clique.dense.tolist() == by_pair.dense.tolist()
+    expected = [np.intersect1d(sets.doc(i), sets.doc(j)).shape[0] for i, j in pairs.tolist()]
+    assert by_clique.shared.tolist() == expected
+    assert 0 < int(by_clique.dense.sum()) < pairs.shape[0]
+
+
 def _dense_reference(found: np.ndarray, k: int, min_words: int, min_cover: float) -> bool:
     """Some stretch of >= min_words tokens with >= min_cover of them inside a found shingle,
     every stretch tried."""
