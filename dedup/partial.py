@@ -640,11 +640,15 @@ class MatchProfiles:
     """What each pair's A side has of its B side (:func:`match_profiles`): ``shared``,
     ``|S(a) ∩ S(b)|``; ``longest``, the longest run of consecutive shingles of A each found
     in B; ``dense``, whether some stretch of at least ``min_words`` tokens of A has at least
-    ``min_cover`` of its tokens inside such shingles."""
+    ``min_cover`` of its tokens inside such shingles; when a gap was given, ``edited``,
+    whether the two share a lightly edited passage (:func:`edited_passage_pairs`), decided
+    where ``aligned`` (the others are left to that function)."""
 
     shared: np.ndarray
     longest: np.ndarray
     dense: np.ndarray
+    edited: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
+    aligned: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.bool_))
 
 
 def match_profiles(
@@ -656,6 +660,7 @@ def match_profiles(
     min_cover: float = 0.8,
     block: int = 1 << 22,
     fps: Fingerprints | None = None,
+    gap: int | None = None,
 ) -> MatchProfiles:
     """:class:`MatchProfiles` of every pair ``(a, b)`` of ``pairs``, vectorised.
 
@@ -668,6 +673,11 @@ def match_profiles(
         block: about this many shingles and table cells are looked at a time (bounds memory).
         fps: the documents' fingerprints, when the pairs came from them: the pairs are then
             taken a clique at a time (below); without them, a pair at a time.
+        gap: also decide ``edited`` with this gap (:func:`edited_passage_pairs`, with
+            ``min_words``, ``k`` and ``min_cover``) for the pairs that are ``dense`` (the
+            others cannot share such a passage), but where B repeats a shingle of A: from
+            the table, each shingle of A has its one place in B, so the verbatim runs are
+            read off in order, with no sort.
 
     ``shared`` is exact but for two distinct shingles of one group agreeing on their high 48
     bits (probability 2**-48 a comparison). ``longest`` and ``dense`` are necessary
@@ -679,17 +689,20 @@ def match_profiles(
 
     The candidate pairs of a corpus are mostly cliques: the m copies of a syndicated story
     share its fingerprints and make m (m - 1) / 2 pairs. So pairs are decided a group at a
-    time (:func:`_cliques`): the group's shingles are sorted once and numbered, a table of
-    which member holds which number filled, and each pair's marks read from the table, one
-    look-up a shingle of A; each pair's B shingles are not searched among A's.
+    time (:func:`_cliques`, :func:`_group_marks`): the group's shingles are sorted once and
+    numbered, a table of which member holds which number (and where) filled, and each pair's
+    marks read from the table, one look-up a shingle of A; each pair's B shingles are not
+    searched among A's.
     """
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     n = pairs.shape[0]
     shared = np.zeros(n, dtype=np.int64)
     longest = np.zeros(n, dtype=np.int64)
     dense = np.zeros(n, dtype=np.bool_)
+    edited = np.zeros(n, dtype=np.bool_)
+    aligned = np.zeros(n, dtype=np.bool_)
     if not n:
-        return MatchProfiles(shared, longest, dense)
+        return MatchProfiles(shared, longest, dense, edited, aligned)
     sizes = shingles.sizes()
     group, members, offsets, a_member, b_member = _cliques(pairs, fps, sizes, DEFAULT_MAX_DF)
     n_groups = offsets.shape[0] - 1
@@ -706,23 +719,84 @@ def match_profiles(
         g_hi = int(np.searchsorted(ends, (ends[g_lo - 1] if g_lo else 0) + block, side="right"))
         g_hi = min(max(g_hi, g_lo + 1), g_lo + _OWNER_LIMIT)
         at = by_group[(int(pair_ends[g_lo - 1]) if g_lo else 0) : int(pair_ends[g_hi - 1])]
-        got = _group_profiles(
+        marks = _group_marks(
             shingles, members, offsets, g_lo, g_hi, a_member[at], b_member[at], group[at], k
         )
-        if got is None:
-            g_lo = g_hi
-            continue
-        owner, starts, ends_, a_len, hits = got
-        shared[at] = hits
-        best = np.zeros(at.shape[0], dtype=np.int64)
-        np.maximum.at(best, owner, ends_ - starts)
-        longest[at] = best
-        dense[at] = _dense_stretch(owner, starts, ends_, a_len + k - 1, k, min_words, min_cover)
         g_lo = g_hi
-    return MatchProfiles(shared, longest, dense)
+        if marks is None:
+            aligned[at] = True
+            continue
+        shared[at] = marks.hits
+        best = np.zeros(at.shape[0], dtype=np.int64)
+        np.maximum.at(best, marks.owner, marks.ends - marks.starts)
+        longest[at] = best
+        is_dense = _dense_stretch(
+            marks.owner, marks.starts, marks.ends, marks.a_len + k - 1, k, min_words, min_cover
+        )
+        dense[at] = is_dense
+        if gap is None:
+            continue
+        aligned[at] = True
+        unsure = np.unique(
+            np.searchsorted(marks.seg, np.flatnonzero(marks.where == -2), "right") - 1
+        )
+        aligned[at[unsure]] = False
+        is_dense[unsure] = False
+        edited[
+            at[_edited_from_marks(marks, np.flatnonzero(is_dense), k, min_words, gap, min_cover)]
+        ] = True
+    return MatchProfiles(shared, longest, dense, edited, aligned)
 
 
-def _group_profiles(
+@dataclass(frozen=True)
+class _Marks:
+    """What :func:`_group_marks` read for a batch of pairs: the runs of A's shingles found in
+    B (``owner`` the pair, ``starts``, ``ends``), A's length, the distinct shingles the two
+    share (``hits``); and, pair after pair (``seg``), for each shingle of A its element in
+    B (``where``, -1: not in B, -2: B holds it more than once), B's first element
+    (``b_start``)."""
+
+    owner: np.ndarray
+    starts: np.ndarray
+    ends: np.ndarray
+    a_len: np.ndarray
+    hits: np.ndarray
+    where: np.ndarray
+    seg: np.ndarray
+    b_start: np.ndarray
+
+
+def _edited_from_marks(
+    marks: _Marks, look: np.ndarray, k: int, min_words: int, gap: int, min_cover: float
+) -> np.ndarray:
+    """Which of the pairs ``look`` (none where B holds a shingle of A twice) share a lightly
+    edited passage: each shingle of A found in B has one place there, so the verbatim runs
+    are the stretches of A whose places in B follow each other, already in order along A."""
+    lens = marks.seg[look + 1] - marks.seg[look]
+    if not look.shape[0] or not int(lens.sum()):
+        return look[:0]
+    start = np.cumsum(lens) - lens
+    total = int(lens.sum())
+    within = np.arange(total) - np.repeat(start, lens)
+    where = marks.where[np.repeat(marks.seg[look], lens) + within]
+    found = where >= 0
+    j = where.astype(np.int64) - np.repeat(marks.b_start[look], lens)
+    cont = np.zeros(total, dtype=np.bool_)
+    cont[1:] = found[1:] & found[:-1] & (j[1:] == j[:-1] + 1)
+    cont[start] = False
+    run_start = np.flatnonzero(found & ~cont)
+    if not run_start.shape[0]:
+        return look[:0]
+    nxt = np.zeros(total, dtype=np.bool_)
+    nxt[:-1] = cont[1:]
+    run_end = np.flatnonzero(found & ~nxt)
+    pair = np.repeat(np.arange(look.shape[0]), lens)[run_start]
+    a0, a1 = within[run_start], within[run_end] + k
+    b0, b1 = j[run_start], j[run_end] + k
+    return look[_chained(pair, a0, a1, b0, b1, min_words, gap, min_cover)]
+
+
+def _group_marks(
     shingles: ShingleBatch,
     members: np.ndarray,
     offsets: np.ndarray,
@@ -732,10 +806,9 @@ def _group_profiles(
     b_member: np.ndarray,
     group: np.ndarray,
     k: int,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
-    """For the pairs of the groups ``g_lo:g_hi`` (their members ``a_member``, ``b_member``):
-    the runs of A's shingles found in B (pair, start, end), A's length and the distinct
-    shingles the two share; None when the groups' documents hold no shingle."""
+) -> _Marks | None:
+    """:class:`_Marks` of the pairs of the groups ``g_lo:g_hi`` (their members ``a_member``,
+    ``b_member``); None when the groups' documents hold no shingle."""
     sizes = shingles.sizes()
     m_lo, m_hi = int(offsets[g_lo]), int(offsets[g_hi])
     docs = members[m_lo:m_hi]
@@ -774,6 +847,7 @@ def _group_profiles(
     elem = np.arange(own.shape[0], dtype=np.int32)
     table[cell] = elem
     distinct = table[cell] == elem
+    table[cell[~distinct]] = -2
     del cell, elem, number
     # Each pair: A's shingles looked up in B's row of the table, pair after pair.
     a_loc = a_member - m_lo
@@ -788,7 +862,8 @@ def _group_profiles(
     idx += np.arange(total)
     cell = local[idx]
     cell += np.repeat(t_off[g] + row_b * width[g], a_len)
-    found = table[cell] >= 0
+    where = table[cell]
+    found = where != -1
     del cell, table
     counted = np.r_[np.int32(0), np.cumsum(found & distinct[idx], dtype=np.int32)]
     del idx
@@ -807,7 +882,8 @@ def _group_profiles(
     owner = np.searchsorted(seg, run_starts, side="right") - 1
     run_starts -= seg[owner]
     run_ends -= seg[owner]
-    return owner, run_starts, run_ends, a_len, hits
+    b_start = elem_off[b_member - m_lo]
+    return _Marks(owner, run_starts, run_ends, a_len, hits, where, seg, b_start)
 
 
 def _cliques(
@@ -1045,7 +1121,9 @@ def verify_pairs(
     lightly edited passage was what kept a pair below ``min_containment``).
     """
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
-    profile = match_profiles(shingles, sets, pairs, min_words, k, EDITED_MIN_COVER, fps=fps)
+    profile = match_profiles(
+        shingles, sets, pairs, min_words, k, EDITED_MIN_COVER, fps=fps, gap=gap if gap > 0 else None
+    )
     shared = profile.shared
     sizes = sets.sizes()
     size_a = np.maximum(sizes[pairs[:, 0]], 1)
@@ -1059,11 +1137,11 @@ def verify_pairs(
     verbatim[maybe] = verbatim_pairs(shingles, fps, pairs[maybe], min_words, k)
     if gap > 0:
         # An edited passage of min_words tokens holds at least min_words / (k + gap) runs;
-        # aligning every such pair is the costliest step, so only pairs where a verbatim run
-        # of EDITED_SEED_WORDS passes through a shared fingerprint are aligned (the seed of a
-        # passage; measured recall in bench/partial/README.md).
-        # Only the pairs where such a passage may be (profile.dense) and the seed's run may
-        # be (profile.longest) are looked at: the others cannot hold one.
+        # a pair counts only where a verbatim run of EDITED_SEED_WORDS passes through a
+        # shared fingerprint (the seed of a passage; measured recall in
+        # bench/partial/README.md). Only the pairs where such a passage may be
+        # (profile.dense) and the seed's run may be (profile.longest) are looked at: the
+        # others cannot hold one.
         seed = min(EDITED_SEED_WORDS, min_words)
         edited = np.flatnonzero(
             ~found
@@ -1072,8 +1150,13 @@ def verify_pairs(
             & profile.dense
             & (profile.longest >= max(seed - k + 1, 1))
         )
-        edited = edited[verbatim_pairs(shingles, fps, pairs[edited], seed, k)]
-        verbatim[edited] = edited_passage_pairs(shingles, pairs[edited], min_words, k, gap)
+        # match_profiles decided most of them (profile.aligned); the rest are aligned here.
+        decided = profile.aligned[edited]
+        slow = edited[~decided]
+        slow = slow[verbatim_pairs(shingles, fps, pairs[slow], seed, k)]
+        verbatim[slow] = edited_passage_pairs(shingles, pairs[slow], min_words, k, gap)
+        fast = edited[decided][profile.edited[edited[decided]]]
+        verbatim[fast[verbatim_pairs(shingles, fps, pairs[fast], seed, k)]] = True
     keep = found | verbatim
     return Candidates(
         pairs[keep],
@@ -1266,6 +1349,23 @@ def _edited_block(
     # Runs along A, the longer first at one start (as _join).
     order = np.lexsort((-(a1 - a0), a0, r_pair))
     r_pair, a0, a1, b0, b1 = r_pair[order], a0[order], a1[order], b0[order], b1[order]
+    out[_chained(r_pair, a0, a1, b0, b1, min_words, gap, min_cover)] = True
+    return out
+
+
+def _chained(
+    r_pair: np.ndarray,
+    a0: np.ndarray,
+    a1: np.ndarray,
+    b0: np.ndarray,
+    b1: np.ndarray,
+    min_words: int,
+    gap: int,
+    min_cover: float,
+) -> np.ndarray:
+    """The pairs (values of ``r_pair``) whose verbatim runs ``a0:a1`` of A and ``b0:b1`` of
+    B, ordered by pair, then along A (the longer first at one start), chain into a lightly
+    edited passage (:func:`edited_passage_pairs`' definition)."""
     # The chain's furthest ends before each run: running maxima within a pair (positions are
     # far below 2**32, so the pair in the high bits keeps pairs apart).
     high = r_pair << np.int64(32)
@@ -1284,8 +1384,7 @@ def _edited_block(
     span = np.maximum.reduceat(a1, heads) - a0[heads]
     cover = np.bincount(chain, weights=covered)
     ok = (span >= min_words) & (cover >= min_cover * span)
-    out[np.unique(r_pair[heads][ok])] = True
-    return out
+    return np.unique(r_pair[heads][ok])
 
 
 def verbatim_pairs(

@@ -148,7 +148,8 @@ def test_match_profiles_taken_clique_by_clique_agree_with_pair_by_pair() -> None
     """Syndicated copies (a shared passage, each copy's own text around it, some with a
     word changed or a phrase repeated) make cliques of candidates: with the fingerprints the
     pairs are decided a clique at a time, and every figure equals the pair-by-pair one and
-    a direct count, with pairs outside any clique (and an empty text) among them."""
+    a direct count, with pairs outside any clique (and an empty text) among them; so do the
+    lightly edited passages found from the clique's table."""
     rng = random.Random(21)
     texts: list[str] = []
     for _ in range(12):
@@ -159,14 +160,25 @@ def test_match_profiles_taken_clique_by_clique_agree_with_pair_by_pair() -> None
                 copy[rng.randrange(len(copy))] = "changed"
             if rng.random() < 0.3:
                 copy += copy[:12]
-            texts.append(" ".join(story(rng, rng.randint(0, 80)) + copy + story(rng, rng.randint(0, 80))))
+            texts.append(
+                " ".join(story(rng, rng.randint(0, 80)) + copy + story(rng, rng.randint(0, 80)))
+            )
     texts += [" ".join(story(rng, 60)) for _ in range(5)] + [""]
+    # A passage and a copy of it cut in two overlapping halves set apart: each half a run of
+    # its own in the copy, though A's shingles are all found, one after the other.
+    spliced = []
+    for _ in range(6):
+        passage = story(rng, 60)
+        spliced.append((len(texts), len(texts) + 1))
+        texts += [" ".join(passage), " ".join(passage[:30] + story(rng, 20) + passage[26:])]
     w = Winnower()
     raw, sets, fps = w.index(texts)
     pairs, _ = candidate_pairs(fps)
     assert pairs.shape[0] >= 150
-    extra = np.array([(len(texts) - 6, len(texts) - 5), (0, len(texts) - 1), (1, len(texts) - 4)])
-    pairs = np.r_[pairs, extra]
+    extra = np.array(
+        [(len(texts) - 18, len(texts) - 17), (0, len(texts) - 13), (1, len(texts) - 16)]
+    )
+    pairs = np.unique(np.r_[pairs, extra, np.array(spliced)], axis=0)
     by_clique = match_profiles(raw, sets, pairs, fps=fps, block=20_000)
     by_pair = match_profiles(raw, sets, pairs, block=20_000)
     assert by_clique.shared.tolist() == by_pair.shared.tolist()
@@ -175,6 +187,17 @@ def test_match_profiles_taken_clique_by_clique_agree_with_pair_by_pair() -> None
     expected = [np.intersect1d(sets.doc(i), sets.doc(j)).shape[0] for i, j in pairs.tolist()]
     assert by_clique.shared.tolist() == expected
     assert 0 < int(by_clique.dense.sum()) < pairs.shape[0]
+    # The lightly edited passages read off the table, against the alignment of every match;
+    # a pair whose B repeats a shingle of A is left to the alignment.
+    with_gap = match_profiles(raw, sets, pairs, fps=fps, block=20_000, gap=5)
+    aligned = np.flatnonzero(with_gap.aligned)
+    want = edited_passage_pairs(raw, pairs[aligned], 50, 5, 5)
+    assert with_gap.edited[aligned].tolist() == want.tolist()
+    assert 10 <= int(want.sum()) < aligned.shape[0] < pairs.shape[0]
+    assert not with_gap.edited[
+        [int(np.flatnonzero((pairs == p).all(axis=1))[0]) for p in spliced]
+    ].any()
+    assert not with_gap.edited[~with_gap.aligned].any()
 
 
 def _dense_reference(found: np.ndarray, k: int, min_words: int, min_cover: float) -> bool:
