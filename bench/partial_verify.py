@@ -6,7 +6,9 @@ Usage:  .venv/bin/python bench/partial_verify.py --jsonl /tmp/scale-demo-1000000
 The texts of the first --docs documents of a file of searchapp.demo's generator (bench/scale.py
 writes it) are shingled and winnowed (``Winnower().index``), their candidate pairs found
 (``candidate_pairs``), then ``verify_pairs`` runs on every candidate with the app's edit gap
-(5), one thread: the step that is most of the partial-copies pass (bench/partial/README.md).
+(5), one thread, block by block as the app's one-pass update calls it (pairs in its order,
+about 8M shingles of pairs a block, each block's documents taken alone): the step that is most
+of the partial-copies pass (bench/partial/README.md).
 Prints the verification's CPU and wall time, the pairs found and a digest of them with both
 containment figures and the passage flags, so that two versions of the code (``--code``, a
 checkout whose ``dedup`` is imported instead) can be timed and checked against each other.
@@ -22,6 +24,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+# searchapp.services.partial_copies.bulk's block (shingles of pairs verified at a time).
+BLOCK_SHINGLES = 8_000_000
 
 
 def main() -> int:
@@ -31,7 +35,11 @@ def main() -> int:
     parser.add_argument("--code", type=Path, default=ROOT, help="the checkout whose dedup runs")
     args = parser.parse_args()
     sys.path.insert(0, str(args.code.resolve()))
-    from dedup.partial import DEFAULT_MAX_DF, Winnower, candidate_pairs, verify_pairs
+    import numpy as np
+
+    from dedup import partial
+    from dedup.partial import DEFAULT_MAX_DF, Winnower, candidate_pairs, pair_blocks, verify_pairs
+    from dedup.shingle import take_docs
 
     texts: list[str] = []
     with args.jsonl.open(encoding="utf-8") as f:
@@ -42,18 +50,36 @@ def main() -> int:
     shingles, sets, fingerprints = Winnower().index(texts)
     pairs, _ = candidate_pairs(fingerprints, max_df=DEFAULT_MAX_DF)
     cpu, wall = time.process_time(), time.perf_counter()
-    found = verify_pairs(shingles, sets, fingerprints, pairs, 0.5, 50, 5, gap=5)
+    # The pairs in the order the app verifies them (a checkout before clique_order took them
+    # in the order of their documents).
+    if hasattr(partial, "clique_order"):
+        pairs = pairs[partial.clique_order(pairs, fingerprints)]
+    sizes = shingles.sizes()
+    parts = []
+    for lo, hi in pair_blocks(sizes[pairs[:, 0]] + sizes[pairs[:, 1]], BLOCK_SHINGLES):
+        docs, inverse = np.unique(pairs[lo:hi], return_inverse=True)
+        found = verify_pairs(
+            take_docs(shingles, docs),
+            take_docs(sets, docs),
+            fingerprints.take(docs),
+            inverse.reshape(-1, 2),
+            0.5,
+            50,
+            5,
+            gap=5,
+        )
+        parts.append((docs[found.pairs], found.a_in_b, found.b_in_a, found.verbatim))
     cpu, wall = time.process_time() - cpu, time.perf_counter() - wall
+    kept, a_in_b, b_in_a, verbatim = (np.concatenate(column) for column in zip(*parts, strict=True))
+    order = np.lexsort((kept[:, 1], kept[:, 0]))  # the digest whatever the order of the pairs
+    kept, a_in_b, b_in_a, verbatim = kept[order], a_in_b[order], b_in_a[order], verbatim[order]
     digest = hashlib.sha1(
-        found.pairs.tobytes()
-        + found.a_in_b.tobytes()
-        + found.b_in_a.tobytes()
-        + found.verbatim.tobytes()
+        kept.tobytes() + a_in_b.tobytes() + b_in_a.tobytes() + verbatim.tobytes()
     ).hexdigest()[:16]
     print(
         f"{len(texts):,} texts, {len(pairs):,} candidate pairs: verification {cpu:.1f} s CPU, "
-        f"{wall:.1f} s wall; {len(found.pairs):,} partial copies "
-        f"({int(found.verbatim.sum()):,} by a shared passage), digest {digest}"
+        f"{wall:.1f} s wall; {len(kept):,} partial copies "
+        f"({int(verbatim.sum()):,} by a shared passage), digest {digest}"
     )
     return 0
 

@@ -62,6 +62,7 @@ __all__ = [
     "Passage",
     "Winnower",
     "candidate_pairs",
+    "clique_order",
     "compare",
     "concat_fingerprints",
     "concat_sets",
@@ -708,9 +709,8 @@ def match_profiles(
     n_groups = offsets.shape[0] - 1
     by_group = np.argsort(group, kind="stable")
     pair_ends = np.searchsorted(group[by_group], np.arange(1, n_groups + 1))
-    # A group's cost: its table (members x their shingles, at most) and its pairs' A shingles.
-    held = np.add.reduceat(sizes[members], offsets[:-1])
-    cost = np.diff(offsets) * held + np.bincount(
+    # A group's cost: its table's cells (at most) and its pairs' A shingles.
+    cost = _table_cells(sizes, members, offsets, a_member) + np.bincount(
         group, weights=sizes[pairs[:, 0]], minlength=n_groups
     ).astype(np.int64)
     ends = np.cumsum(cost)
@@ -834,21 +834,33 @@ def _group_marks(
     del order, new
     starts = np.searchsorted(sorted_key, np.arange(n_local + 1, dtype=np.uint64) << np.uint64(48))
     base = np.r_[0, seen][starts]
-    width = np.diff(base)
+    n_numbers = int(seen[-1])
     del sorted_key, seen
-    # The table: for each group, members x numbers, holding an element of that member with
+    # The table's columns: the numbers some A side of the group's pairs holds (A only looks
+    # its own up; a group of pairs around one document is then one column a shingle of it).
+    a_side = np.zeros(docs.shape[0], dtype=np.bool_)
+    a_side[a_member - m_lo] = True
+    held_by_a = np.zeros(n_numbers, dtype=np.bool_)
+    held_by_a[number[a_side[own]]] = True
+    columns = np.r_[0, np.cumsum(held_by_a)]
+    column_base = columns[base]
+    width = np.diff(column_base)
+    placed = np.flatnonzero(held_by_a[number])
+    del held_by_a
+    # The table: for each group, members x columns, holding an element of that member with
     # that number (-1: none). When a member repeats a shingle one of its elements is stored,
     # and is the one counted as distinct.
     e_group = member_group[own]
     t_off = np.r_[0, np.cumsum(per_group * width)]
     table = np.full(int(t_off[-1]), -1, dtype=np.int32)
-    local = number - base[e_group]
-    cell = t_off[e_group] + member_row[own] * width[e_group] + local
-    elem = np.arange(own.shape[0], dtype=np.int32)
+    local = columns[number] - column_base[e_group]
+    cell = (t_off[e_group] + member_row[own] * width[e_group] + local)[placed]
+    elem = placed.astype(np.int32)
     table[cell] = elem
-    distinct = table[cell] == elem
-    table[cell[~distinct]] = -2
-    del cell, elem, number
+    distinct = np.zeros(own.shape[0], dtype=np.bool_)
+    distinct[placed] = table[cell] == elem
+    table[cell[~distinct[placed]]] = -2
+    del cell, elem, number, placed
     # Each pair: A's shingles looked up in B's row of the table, pair after pair.
     a_loc = a_member - m_lo
     g = group - g_lo
@@ -886,15 +898,32 @@ def _group_marks(
     return _Marks(owner, run_starts, run_ends, a_len, hits, where, seg, b_start)
 
 
-def _cliques(
-    pairs: np.ndarray, fps: Fingerprints | None, sizes: np.ndarray, most: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The ``pairs`` laid out as cliques: documents that share a fingerprint held by at most
-    ``most`` documents (the syndicated copies of one story, say) form a group, each pair is
-    given to the largest group holding both its documents, and a pair in none is a group of
-    its own; so is each pair of a group whose table (:func:`_group_profiles`) would cost far
-    more than its pairs' shingles (``sizes``). Returns (group of each pair, the groups' member
-    documents in group order and their offsets, each pair's A and B member)."""
+def _table_cells(
+    sizes: np.ndarray, members: np.ndarray, offsets: np.ndarray, a_member: np.ndarray
+) -> np.ndarray:
+    """Each group's table cells at most (:func:`_group_marks`): its members times the
+    shingles of the members that are some pair's A side."""
+    a_side = np.zeros(members.shape[0], dtype=np.int64)
+    a_side[a_member] = 1
+    return np.diff(offsets) * np.add.reduceat(sizes[members] * a_side, offsets[:-1])
+
+
+def clique_order(pairs: np.ndarray, fps: Fingerprints) -> np.ndarray:
+    """An order of ``pairs`` (a permutation) that keeps the pairs of each clique of documents
+    sharing a fingerprint together, so that blocks cut from it (:func:`pair_blocks`) hold
+    whole cliques, which :func:`match_profiles` takes a clique at a time."""
+    pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    if not pairs.shape[0]:
+        return np.zeros(0, dtype=np.int64)
+    group = _clique_of(pairs, fps, DEFAULT_MAX_DF)
+    group[group < 0] = int(group.max()) + 1
+    return np.argsort(group, kind="stable")
+
+
+def _clique_of(pairs: np.ndarray, fps: Fingerprints | None, most: int) -> np.ndarray:
+    """Each pair's clique: the largest run of documents sharing a fingerprint held by at most
+    ``most`` documents (at least 3) that holds both its documents, by the run's index; -1 for
+    a pair in none."""
     n = pairs.shape[0]
     n_docs = int(pairs.max()) + 1
     if fps is not None:
@@ -938,6 +967,23 @@ def _cliques(
             free = group[pair_of] < 0
             group[pair_of[free]] = run[where[free]]
             lo = hi
+    return group
+
+
+def _cliques(
+    pairs: np.ndarray, fps: Fingerprints | None, sizes: np.ndarray, most: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The ``pairs`` laid out as cliques: documents that share a fingerprint held by at most
+    ``most`` documents (the syndicated copies of one story, say) form a group, each pair is
+    given to the largest group holding both its documents, and a pair in none is a group of
+    its own; so is each pair of a group whose table (:func:`_group_marks`) would cost far
+    more than its pairs' shingles (``sizes``). Returns (group of each pair, the groups' member
+    documents in group order and their offsets, each pair's A and B member)."""
+    n = pairs.shape[0]
+    n_docs = int(pairs.max()) + 1
+    if fps is not None:
+        n_docs = max(n_docs, fps.n_docs)
+    group = _clique_of(pairs, fps, most)
     while True:
         alone = group < 0
         group[alone] = (int(group.max()) + 1 if n else 0) + np.arange(int(alone.sum()))
@@ -946,16 +992,16 @@ def _cliques(
         member_keys = np.unique(np.r_[group * n_docs + pairs[:, 0], group * n_docs + pairs[:, 1]])
         members = member_keys % n_docs
         offsets = np.searchsorted(member_keys // n_docs, np.arange(int(group.max()) + 2))
-        # A group whose table would be much larger than its pairs' own shingles (a star of
-        # pairs around one document, or long texts) is taken pair by pair instead.
-        table = np.diff(offsets) * np.add.reduceat(sizes[members], offsets[:-1])
+        a_member = np.searchsorted(member_keys, group * n_docs + pairs[:, 0])
+        # A group whose table would be much larger than its pairs' own shingles (long texts
+        # in a clique whose pairs went mostly to others) is taken pair by pair instead.
+        table = _table_cells(sizes, members, offsets, a_member)
         own = np.bincount(group, weights=sizes[pairs[:, 0]] + sizes[pairs[:, 1]])
         split = (table > 4 * own + 64) | (table > _MAX_TABLE)
         split &= np.diff(offsets) > 2
         if not split.any():
             break
         group[split[group]] = -1
-    a_member = np.searchsorted(member_keys, group * n_docs + pairs[:, 0])
     b_member = np.searchsorted(member_keys, group * n_docs + pairs[:, 1])
     return group, members, offsets, a_member, b_member
 

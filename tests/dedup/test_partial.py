@@ -16,6 +16,7 @@ from dedup.partial import (
     Winnower,
     _align,
     candidate_pairs,
+    clique_order,
     compare,
     containment_candidates,
     edited_passage_pairs,
@@ -198,6 +199,12 @@ def test_match_profiles_taken_clique_by_clique_agree_with_pair_by_pair() -> None
         [int(np.flatnonzero((pairs == p).all(axis=1))[0]) for p in spliced]
     ].any()
     assert not with_gap.edited[~with_gap.aligned].any()
+    # The app verifies the pairs in clique order, block by block: the same figures.
+    order = clique_order(pairs, fps)
+    assert sorted(order.tolist()) == list(range(pairs.shape[0]))
+    reordered = match_profiles(raw, sets, pairs[order], fps=fps, block=20_000, gap=5)
+    assert reordered.shared.tolist() == by_clique.shared[order].tolist()
+    assert reordered.edited.tolist() == with_gap.edited[order].tolist()
 
 
 def _dense_reference(found: np.ndarray, k: int, min_words: int, min_cover: float) -> bool:

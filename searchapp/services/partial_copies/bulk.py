@@ -35,6 +35,7 @@ from dedup.partial import (
     Fingerprints,
     Winnower,
     candidate_pairs,
+    clique_order,
     concat_fingerprints,
     pair_blocks,
     verify_pairs,
@@ -251,6 +252,9 @@ def _verify(
     Blocks are decided by ``PARTIAL_COPY_THREADS`` threads: numpy's sorts and searches, most
     of the work, run without the GIL, so two threads use both cores of a worker's machine.
     """
+    # Each clique of documents sharing a fingerprint in one block: verify_pairs takes a
+    # block's pairs a clique at a time.
+    pairs = pairs[clique_order(pairs, fps)]
     sizes = corpus.sizes()
     ranges = pair_blocks(sizes[pairs[:, 0]] + sizes[pairs[:, 1]], _BLOCK_SHINGLES)
     min_share = float(settings.PARTIAL_COPY_MIN_SHARE)
