@@ -349,16 +349,9 @@ def candidate_pairs(
     skipped. Vectorised: one sort of (hash, document), pairs within each hash's run."""
     if max_df < 2:
         raise ValueError(f"max_df must be >= 2, got {max_df}")
-    doc = fps.doc_index()
-    order = np.lexsort((doc, fps.hashes))
-    h, d = fps.hashes[order], doc[order]
-    first = np.ones(h.shape[0], dtype=np.bool_)
-    first[1:] = (h[1:] != h[:-1]) | (d[1:] != d[:-1])
-    h, d = h[first], d[first]
-    if h.shape[0] == 0:
+    d, run_start, run_len = _fingerprint_runs(fps)
+    if d.shape[0] == 0:
         return np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64)
-    run_start = np.flatnonzero(np.r_[True, h[1:] != h[:-1]])
-    run_len = np.diff(np.r_[run_start, h.shape[0]])
     ok = (run_len >= 2) & (run_len <= max_df)
     rs, rl = run_start[ok], run_len[ok]
     # Runs are expanded a group at a time (about _PAIR_BLOCK raw pairs), each group's pairs
@@ -402,14 +395,36 @@ def _run_pairs(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Distinct pair keys (a * n_docs + b, a < b) of the runs ``[rs, rs + rl)`` of ``d`` (each
     run's documents ascending) and how many runs hold each pair."""
+    left, right, _ = _run_elements(rs, rl)
+    key = d[left] * np.int64(n_docs) + d[right]
+    return np.unique(key, return_counts=True)
+
+
+def _fingerprint_runs(fps: Fingerprints) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The documents holding each fingerprint, one sort of (hash, document): (documents,
+    each hash's run start, run length); a run's documents ascending, each once."""
+    doc = fps.doc_index()
+    order = np.lexsort((doc, fps.hashes))
+    h, d = fps.hashes[order], doc[order]
+    first = np.ones(h.shape[0], dtype=np.bool_)
+    first[1:] = (h[1:] != h[:-1]) | (d[1:] != d[:-1])
+    h, d = h[first], d[first]
+    run_start = np.flatnonzero(np.r_[True, h[1:] != h[:-1]]) if h.shape[0] else h[:0]
+    run_len = np.diff(np.r_[run_start, h.shape[0]]).astype(np.int64)
+    return d, run_start.astype(np.int64), run_len
+
+
+def _run_elements(rs: np.ndarray, rl: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every pair of elements ``(left, right)``, left < right, within the runs ``[rs, rs +
+    rl)``, and the index of its run among them."""
     # Every element of a run pairs with the ones after it in the run.
     elem = np.repeat(rs, rl) + (np.arange(int(rl.sum())) - np.repeat(np.cumsum(rl) - rl, rl))
     n_after = np.repeat(rs + rl, rl) - elem - 1
     left = np.repeat(elem, n_after)
     base = np.repeat(np.cumsum(n_after) - n_after, n_after)
     right = left + 1 + (np.arange(int(n_after.sum())) - base)
-    key = d[left] * np.int64(n_docs) + d[right]
-    return np.unique(key, return_counts=True)
+    run = np.repeat(np.repeat(np.arange(rs.shape[0]), rl), n_after)
+    return left, right, run
 
 
 @dataclass(frozen=True)
@@ -933,13 +948,7 @@ def _clique_of(pairs: np.ndarray, fps: Fingerprints | None, most: int) -> np.nda
     sorted_keys = keys[by_key]
     group = np.full(n, -1, dtype=np.int64)
     if fps is not None and fps.hashes.shape[0]:
-        doc = fps.doc_index()
-        order = np.lexsort((doc, fps.hashes))
-        h, d = fps.hashes[order], doc[order]
-        first = np.r_[True, (h[1:] != h[:-1]) | (d[1:] != d[:-1])]
-        h, d = h[first], d[first]
-        run_start = np.flatnonzero(np.r_[True, h[1:] != h[:-1]])
-        run_len = np.diff(np.r_[run_start, h.shape[0]])
+        d, run_start, run_len = _fingerprint_runs(fps)
         ok = (run_len >= 3) & (run_len <= most)
         rs, rl = run_start[ok], run_len[ok]
         # The largest run first: a pair keeps the first run that holds it.
@@ -949,15 +958,8 @@ def _clique_of(pairs: np.ndarray, fps: Fingerprints | None, most: int) -> np.nda
         lo = 0
         while lo < rs.shape[0]:
             hi = max(int(np.searchsorted(ends, (ends[lo - 1] if lo else 0) + _PAIR_BLOCK)), lo + 1)
-            r_s, r_l = rs[lo:hi], rl[lo:hi]
-            elem = np.repeat(r_s, r_l) + (
-                np.arange(int(r_l.sum())) - np.repeat(np.cumsum(r_l) - r_l, r_l)
-            )
-            n_after = np.repeat(r_s + r_l, r_l) - elem - 1
-            left = np.repeat(elem, n_after)
-            base = np.repeat(np.cumsum(n_after) - n_after, n_after)
-            right = left + 1 + (np.arange(int(n_after.sum())) - base)
-            run = np.repeat(np.repeat(np.arange(lo, hi), r_l), n_after)
+            left, right, run = _run_elements(rs[lo:hi], rl[lo:hi])
+            run += lo
             raw = d[left] * np.int64(n_docs) + d[right]
             at = np.minimum(np.searchsorted(sorted_keys, raw), n - 1)
             hit = sorted_keys[at] == raw
@@ -1004,15 +1006,6 @@ def _cliques(
         group[split[group]] = -1
     b_member = np.searchsorted(member_keys, group * n_docs + pairs[:, 1])
     return group, members, offsets, a_member, b_member
-
-
-def _runs(flags: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(span, start, end) of every run of set flags, in order; each span
-    ``offsets[p]:offsets[p + 1]`` ends with an unset flag, so no run crosses two, and so
-    does ``flags[0]``, before the first."""
-    change = np.flatnonzero(flags[1:] != flags[:-1])
-    starts, ends = change[0::2] + 1, change[1::2] + 1
-    return np.searchsorted(offsets, starts, side="right") - 1, starts, ends
 
 
 def _dense_stretch(
