@@ -25,6 +25,8 @@ from searchapp.models import (
     Cluster,
     Document,
     Job,
+    PartialCopy,
+    PartialIndexed,
     PendingSignature,
     Signature,
     SignatureSet,
@@ -40,6 +42,7 @@ from searchapp.services.ingest import bulk_load
 from searchapp.services.ingest import ingest as ingest_service
 from searchapp.services.ingest.bulk_load import BulkLoad, load_lock_held
 from searchapp.services.ingest.ingest import IngestReport, documents_ingest
+from searchapp.services.partial_copies import jobs as partial_jobs
 from searchapp.services.signatures import band_index
 from searchapp.services.signatures.band_index import (
     band_index_present,
@@ -242,6 +245,39 @@ def test_a_recompute_waits_while_a_load_holds_the_lock_and_then_builds_the_index
     job.refresh_from_db()
     assert job.state == Job.State.DONE
     assert band_index_present()
+
+
+def test_a_partial_copies_update_waits_while_a_load_holds_the_lock_then_reads_it_in_one_pass(
+    monkeypatch, settings
+) -> None:  # type: ignore[no-untyped-def]
+    # When the workers keep up with an ingest its backlog stays small; without the lock an
+    # update ran every few seconds of a load, each re-reading the partners the last one read.
+    documents_ingest(corpus="c", records=_records(60))
+    sign_all("minhash")
+    published: list[int] = []
+
+    def publish(_task: str, job_id: int, countdown: float | None = None) -> bool:
+        published.append(job_id)
+        return True
+
+    monkeypatch.setattr(partial_jobs, "job_publish", publish)
+    job = Job.objects.create(kind=Job.Kind.PARTIAL, total=1)
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    load = BulkLoad()
+    assert load._acquire()
+    try:
+        assert not PendingSignature.objects.exists()  # nothing to sign: only the lock says
+        assert partial_jobs.job_partial_copies_run(job_id=job.pk) == 0
+        job.refresh_from_db()
+        assert job.state == Job.State.QUEUED and published == [job.pk]
+        assert not PartialIndexed.objects.exists()  # no document looked at yet
+    finally:
+        load._release()
+    pairs = partial_jobs.job_partial_copies_run(job_id=job.pk)
+    job.refresh_from_db()
+    assert job.state == Job.State.DONE and published == [job.pk]
+    assert PartialIndexed.objects.count() == Document.objects.count() == 60
+    assert pairs == PartialCopy.objects.count()
 
 
 def test_a_load_that_ends_ahead_of_its_signing_leaves_the_index_to_the_recompute(

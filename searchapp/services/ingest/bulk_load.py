@@ -13,9 +13,10 @@ lock* and holds it until it ends. While the lock is held:
   row-by-row checks at each batch's commit are replaced by one pass when the load ends;
 * the workers leave the clusters to one recompute after the load instead of updating them
   batch by batch (``clusters._bulk_load_in_progress``), and that recompute waits for the lock
-  (``clusters.job_clusters_run``). The backlog of unsigned documents alone could not say this:
-  when the workers keep up with the ingest it stays small, and a recompute queued mid-load
-  ran mid-load.
+  (``clusters.job_clusters_run``); so does the partial-copies update
+  (``partial_copies.jobs.job_partial_copies_run``), which then reads the load in one pass.
+  The backlog of unsigned documents alone could not say this: when the workers keep up with
+  the ingest it stays small, and a recompute or an update queued mid-load ran mid-load.
 
 The lock dies with the process that holds it: PostgreSQL's session advisory lock, or on the
 embedded SQLite an ``flock`` on a file beside the database (``<database>.bulk-load``); an

@@ -30,8 +30,8 @@ from searchapp.models import (
     PartialCopy,
     PartialFingerprint,
     PartialIndexed,
-    PendingSignature,
 )
+from searchapp.services.ingest.bulk_load import END_BUILD_BACKLOG, backlog_above, load_lock_held
 from searchapp.services.job_states import (
     job_done,
     job_failed,
@@ -61,9 +61,12 @@ __all__ = [
     "winnower",
 ]
 
-# As the clusters' recompute (services.clusters.jobs): wait while more than this many documents wait
-# to be signed, and look again after this long.
-_WAIT_FOR_BACKLOG = 5000
+# As the clusters' recompute (services.clusters.jobs): a queued update waits while a bulk load
+# holds its lock or more than this many documents wait to be signed, and looks again after this
+# long. The backlog alone could not tell a load: when the workers keep up with the ingest it
+# stays small, and an update ran every few seconds of a 1M load, each re-reading the partners of
+# what the last one left (385 s of the workers' CPU beyond the one pass after the load).
+_WAIT_FOR_BACKLOG = END_BUILD_BACKLOG
 _RETRY_SECONDS = 15
 # An update of at least this many documents and this share of the corpus reads the whole
 # corpus once (services.partial_copies.bulk) instead of batch by batch
@@ -134,11 +137,12 @@ def partial_copies_rebuild(*, job_id: int | None = None) -> int:
 
 def job_partial_copies_run(*, job_id: int) -> int:
     """Run a queued PARTIAL job to a final state (DONE with the counts, or FAILED). While a
-    bulk load is being signed, or another update runs, it stays QUEUED and is published again
-    for later (one update once the load is in, not one per batch)."""
+    bulk load is under way (its lock held: ``ingest.bulk_load``) or being signed, or another
+    update runs, it stays QUEUED and is published again for later (one update once the load
+    is in, not one per batch)."""
     if (
         not settings.CELERY_TASK_ALWAYS_EAGER  # inline tasks would call themselves back at once
-        and PendingSignature.objects.all()[_WAIT_FOR_BACKLOG:].exists()
+        and (load_lock_held() or backlog_above(_WAIT_FOR_BACKLOG))
         and job_publish(publishing.TASK_PARTIAL_COPIES, job_id, countdown=_RETRY_SECONDS)
     ):
         return 0
