@@ -13,12 +13,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from datetime import timedelta
 
 import pytest
 from corpora import sign_all
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from searchapp import publishing
+from searchapp.db_values import database_now
 from searchapp.demo import generate_documents
 from searchapp.models import (
     BandKey,
@@ -278,6 +281,46 @@ def test_a_partial_copies_update_waits_while_a_load_holds_the_lock_then_reads_it
     assert job.state == Job.State.DONE and published == [job.pk]
     assert PartialIndexed.objects.count() == Document.objects.count() == 60
     assert pairs == PartialCopy.objects.count()
+
+
+def test_the_update_after_a_load_lets_a_waiting_recompute_go_first(
+    monkeypatch, settings
+) -> None:  # type: ignore[no-untyped-def]
+    # A worker holds a deferred task's message until its time; had it started the update
+    # (minutes at 1M) the recompute's message it held waited behind it, the new documents
+    # unclustered all that time.
+    sset = sign_all("minhash")
+    documents_ingest(corpus="c", records=_records(60))
+    published: list[str] = []
+
+    def publish(task: str, job_id: int, countdown: float | None = None) -> bool:
+        published.append(task)
+        Job.objects.filter(pk=job_id).update(published_at=database_now())
+        return True
+
+    monkeypatch.setattr(partial_jobs, "job_publish", publish)
+    monkeypatch.setattr(clusters, "_publish", lambda job_id, countdown: publish("c", job_id))
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    recompute = Job.objects.create(kind=Job.Kind.CLUSTERS, signature_set=sset, total=1)
+    update = Job.objects.create(kind=Job.Kind.PARTIAL, total=1)
+    publish("c", recompute.pk)
+    published.clear()
+    assert partial_jobs.job_partial_copies_run(job_id=update.pk) == 0
+    update.refresh_from_db()
+    assert update.state == Job.State.QUEUED and published == [publishing.TASK_PARTIAL_COPIES]
+    # A recompute whose message was lost (the catch-up publishes it again later) holds
+    # nothing up.
+    Job.objects.filter(pk=recompute.pk).update(
+        published_at=database_now() - timedelta(seconds=settings.JOB_STALL_SECONDS + 1)
+    )
+    lost = Job.objects.create(kind=Job.Kind.PARTIAL, total=1)
+    assert partial_jobs.job_partial_copies_run(job_id=lost.pk) > 0
+    Job.objects.filter(pk=recompute.pk).update(published_at=database_now())
+    # Once the recompute has run, the waiting update runs.
+    assert clusters.job_clusters_run(job_id=recompute.pk) > 0
+    partial_jobs.job_partial_copies_run(job_id=update.pk)
+    update.refresh_from_db()
+    assert update.state == Job.State.DONE
 
 
 def test_a_load_that_ends_ahead_of_its_signing_leaves_the_index_to_the_recompute(
