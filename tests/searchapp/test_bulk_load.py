@@ -107,6 +107,25 @@ def _ingest_watched(
     return report, seen
 
 
+def _publishes(monkeypatch) -> list[tuple[str, int]]:  # type: ignore[no-untyped-def]
+    """The clusters' and partial copies' jobs publish into this list (task, job) instead of
+    the broker, stamping ``published_at`` as a publish does."""
+    published: list[tuple[str, int]] = []
+
+    def publish(task: str, job_id: int, countdown: float | None = None) -> bool:
+        published.append((task, job_id))
+        Job.objects.filter(pk=job_id).update(published_at=database_now())
+        return True
+
+    monkeypatch.setattr(partial_jobs, "job_publish", publish)
+    monkeypatch.setattr(
+        clusters,
+        "_publish",
+        lambda job_id, countdown: publish(publishing.TASK_CLUSTERS, job_id, countdown),
+    )
+    return published
+
+
 def _clusters(sset: SignatureSet) -> set[frozenset[int]]:
     return {
         frozenset(c.members.values_list("document_id", flat=True))
@@ -222,13 +241,7 @@ def test_a_recompute_waits_while_a_load_holds_the_lock_and_then_builds_the_index
 ) -> None:  # type: ignore[no-untyped-def]
     sset = sign_all("minhash")
     documents_ingest(corpus="c", records=_records(60))
-    published: list[int] = []
-
-    def publish(job_id: int, countdown: float | None) -> bool:
-        published.append(job_id)
-        return True
-
-    monkeypatch.setattr(clusters, "_publish", publish)
+    published = _publishes(monkeypatch)
     job = Job.objects.create(kind=Job.Kind.CLUSTERS, signature_set=sset, total=1)
     settings.CELERY_TASK_ALWAYS_EAGER = False
     load = BulkLoad()
@@ -238,7 +251,7 @@ def test_a_recompute_waits_while_a_load_holds_the_lock_and_then_builds_the_index
         # Nothing is pending, but a load is under way: the recompute is put off.
         assert clusters.job_clusters_run(job_id=job.pk) == 0
         job.refresh_from_db()
-        assert job.state == Job.State.QUEUED and published == [job.pk]
+        assert job.state == Job.State.QUEUED and published == [(publishing.TASK_CLUSTERS, job.pk)]
         # and a signed batch meanwhile is left to that recompute
         assert clusters._bulk_load_in_progress()
     finally:
@@ -257,13 +270,7 @@ def test_a_partial_copies_update_waits_while_a_load_holds_the_lock_then_reads_it
     # update ran every few seconds of a load, each re-reading the partners the last one read.
     documents_ingest(corpus="c", records=_records(60))
     sign_all("minhash")
-    published: list[int] = []
-
-    def publish(_task: str, job_id: int, countdown: float | None = None) -> bool:
-        published.append(job_id)
-        return True
-
-    monkeypatch.setattr(partial_jobs, "job_publish", publish)
+    published = _publishes(monkeypatch)
     job = Job.objects.create(kind=Job.Kind.PARTIAL, total=1)
     settings.CELERY_TASK_ALWAYS_EAGER = False
     load = BulkLoad()
@@ -272,42 +279,34 @@ def test_a_partial_copies_update_waits_while_a_load_holds_the_lock_then_reads_it
         assert not PendingSignature.objects.exists()  # nothing to sign: only the lock says
         assert partial_jobs.job_partial_copies_run(job_id=job.pk) == 0
         job.refresh_from_db()
-        assert job.state == Job.State.QUEUED and published == [job.pk]
+        assert job.state == Job.State.QUEUED
+        assert published == [(publishing.TASK_PARTIAL_COPIES, job.pk)]
         assert not PartialIndexed.objects.exists()  # no document looked at yet
     finally:
         load._release()
     pairs = partial_jobs.job_partial_copies_run(job_id=job.pk)
     job.refresh_from_db()
-    assert job.state == Job.State.DONE and published == [job.pk]
+    assert job.state == Job.State.DONE and len(published) == 1
     assert PartialIndexed.objects.count() == Document.objects.count() == 60
     assert pairs == PartialCopy.objects.count()
 
 
-def test_the_update_after_a_load_lets_a_waiting_recompute_go_first(
-    monkeypatch, settings
-) -> None:  # type: ignore[no-untyped-def]
+def test_the_update_after_a_load_lets_a_waiting_recompute_go_first(monkeypatch, settings) -> None:  # type: ignore[no-untyped-def]
     # A worker holds a deferred task's message until its time; had it started the update
     # (minutes at 1M) the recompute's message it held waited behind it, the new documents
     # unclustered all that time.
     sset = sign_all("minhash")
     documents_ingest(corpus="c", records=_records(60))
-    published: list[str] = []
-
-    def publish(task: str, job_id: int, countdown: float | None = None) -> bool:
-        published.append(task)
-        Job.objects.filter(pk=job_id).update(published_at=database_now())
-        return True
-
-    monkeypatch.setattr(partial_jobs, "job_publish", publish)
-    monkeypatch.setattr(clusters, "_publish", lambda job_id, countdown: publish("c", job_id))
+    published = _publishes(monkeypatch)
     settings.CELERY_TASK_ALWAYS_EAGER = False
     recompute = Job.objects.create(kind=Job.Kind.CLUSTERS, signature_set=sset, total=1)
     update = Job.objects.create(kind=Job.Kind.PARTIAL, total=1)
-    publish("c", recompute.pk)
+    clusters._publish(recompute.pk, countdown=5)
     published.clear()
     assert partial_jobs.job_partial_copies_run(job_id=update.pk) == 0
     update.refresh_from_db()
-    assert update.state == Job.State.QUEUED and published == [publishing.TASK_PARTIAL_COPIES]
+    assert update.state == Job.State.QUEUED
+    assert published == [(publishing.TASK_PARTIAL_COPIES, update.pk)]
     # A recompute whose message was lost (the catch-up publishes it again later) holds
     # nothing up.
     Job.objects.filter(pk=recompute.pk).update(
@@ -420,7 +419,10 @@ def test_a_reader_of_the_band_keys_makes_the_drop_give_up_in_time_and_keeps_the_
     sign_all("minhash")
     s = connection.settings_dict
     with psycopg.connect(
-        dbname=s["NAME"], user=s["USER"], host=s["HOST"], port=s["PORT"] or 5432,
+        dbname=s["NAME"],
+        user=s["USER"],
+        host=s["HOST"],
+        port=s["PORT"] or 5432,
         password=s["PASSWORD"] or None,
     ) as reader:
         reader.execute("SELECT count(*) FROM searchapp_bandkey")  # its transaction stays open
@@ -465,9 +467,9 @@ def test_an_update_begun_as_a_load_set_the_index_aside_leaves_it_to_the_recomput
     scheduled: list[int] = []
     monkeypatch.setattr(clusters, "_bulk_load_in_progress", lambda: False)  # what it saw
     monkeypatch.setattr(
-        clusters, "clusters_schedule", lambda *, signature_set_id, **_k: scheduled.append(
-            signature_set_id
-        )
+        clusters,
+        "clusters_schedule",
+        lambda *, signature_set_id, **_k: scheduled.append(signature_set_id),
     )
     probed: list[int] = []
     monkeypatch.setattr(
