@@ -44,7 +44,11 @@ from searchapp.services.clusters.recompute import (
     clusters_write,
 )
 from searchapp.services.clusters.rows import clusters_weakest_refresh
-from searchapp.services.ingest.bulk_load import END_BUILD_BACKLOG, backlog_above, load_lock_held
+from searchapp.services.ingest.bulk_load import (
+    END_BUILD_BACKLOG,
+    load_lock_held,
+    load_under_way,
+)
 from searchapp.services.job_states import (
     job_done,
     job_failed,
@@ -249,7 +253,7 @@ def _bulk_load_in_progress() -> bool:
     now = time.monotonic()
     if _bulk_load_seen_at is not None and now - _bulk_load_seen_at < BULK_LOAD_REMEMBERED_SECONDS:
         return True
-    bulk = load_lock_held() or backlog_above(INCREMENTAL_MAX_DOCUMENTS)
+    bulk = load_under_way(INCREMENTAL_MAX_DOCUMENTS)
     _bulk_load_seen_at = now if bulk else None
     return bulk
 
@@ -318,17 +322,16 @@ def job_clusters_run(*, job_id: int) -> int:
     FAILED with the error. Either way the job reaches a final state; one whose worker dies is
     found by ``clusters_fail_stalled``.
     """
-    loading = load_lock_held()
     if (
         not settings.CELERY_TASK_ALWAYS_EAGER  # inline tasks would call themselves back at once
-        and (loading or backlog_above(RECOMPUTE_WAITS_FOR_BACKLOG))
+        and load_under_way(RECOMPUTE_WAITS_FOR_BACKLOG)
         and _publish(job_id, countdown=BULK_LOAD_RETRY_SECONDS)
     ):
         return 0
     # A load that died left the band keys' index aside (band_index): the recompute reads by
     # it. Built while the job is still QUEUED: the build (a minute or more at ten million
     # documents) writes no heartbeat, and a RUNNING job without one is taken for stalled.
-    if not loading:
+    if not load_lock_held():
         band_index_restore_quietly()
     if not job_started(job_id):
         return 0

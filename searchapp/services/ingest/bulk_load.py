@@ -52,6 +52,7 @@ __all__ = [
     "backlog_above",
     "bulk_load",
     "load_lock_held",
+    "load_under_way",
 ]
 
 logger = logging.getLogger(__name__)
@@ -123,6 +124,14 @@ def load_lock_held() -> bool:
             return True
         fcntl.flock(probe, fcntl.LOCK_UN)
         return False
+
+
+def load_under_way(backlog: int = END_BUILD_BACKLOG) -> bool:
+    """A bulk load holds the lock, or more than ``backlog`` documents wait to be signed: the
+    corpus-wide passes that follow a load (the clusters' recompute, the partial-copies
+    update) wait while this holds, so that one pass reads the whole load. The backlog alone
+    could not tell a load: when the workers keep up with the ingest it stays small."""
+    return load_lock_held() or backlog_above(backlog)
 
 
 class BulkLoad:

@@ -31,7 +31,7 @@ from searchapp.models import (
     PartialFingerprint,
     PartialIndexed,
 )
-from searchapp.services.ingest.bulk_load import END_BUILD_BACKLOG, backlog_above, load_lock_held
+from searchapp.services.ingest.bulk_load import load_under_way
 from searchapp.services.job_states import (
     job_done,
     job_failed,
@@ -61,12 +61,10 @@ __all__ = [
     "winnower",
 ]
 
-# As the clusters' recompute (services.clusters.jobs): a queued update waits while a bulk load
-# holds its lock or more than this many documents wait to be signed, and looks again after this
-# long. The backlog alone could not tell a load: when the workers keep up with the ingest it
-# stays small, and an update ran every few seconds of a 1M load, each re-reading the partners of
-# what the last one left (385 s of the workers' CPU beyond the one pass after the load).
-_WAIT_FOR_BACKLOG = END_BUILD_BACKLOG
+# As the clusters' recompute (services.clusters.jobs): a queued update waits while a load is
+# under way (``bulk_load.load_under_way``), and looks again after this long. Without the load's
+# lock an update ran every few seconds of a 1M load, each re-reading the partners of what the
+# last one left (385 s of the workers' CPU beyond the one pass after the load).
 _RETRY_SECONDS = 15
 # An update of at least this many documents and this share of the corpus reads the whole
 # corpus once (services.partial_copies.bulk) instead of batch by batch
@@ -143,7 +141,7 @@ def job_partial_copies_run(*, job_id: int) -> int:
     (``_recompute_waiting``)."""
     if (
         not settings.CELERY_TASK_ALWAYS_EAGER  # inline tasks would call themselves back at once
-        and (load_lock_held() or backlog_above(_WAIT_FOR_BACKLOG) or _recompute_waiting())
+        and (load_under_way() or _recompute_waiting())
         and job_publish(publishing.TASK_PARTIAL_COPIES, job_id, countdown=_RETRY_SECONDS)
     ):
         return 0
