@@ -15,7 +15,7 @@ QUEUED to RUNNING (``job_started``).
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -25,7 +25,21 @@ from searchapp import publishing
 from searchapp.db_values import database_now
 from searchapp.models import Job
 
-__all__ = ["job_done", "job_failed", "job_publish", "job_started", "jobs_queued_republish"]
+__all__ = [
+    "job_done",
+    "job_failed",
+    "job_publish",
+    "job_started",
+    "jobs_queued_republish",
+    "stall_cutoff",
+]
+
+
+def stall_cutoff() -> datetime:
+    """The database's time ``JOB_STALL_SECONDS`` ago: a RUNNING job untouched since, or a
+    QUEUED one published before, is taken for one whose worker died or whose message was
+    lost (the database's clock, not a worker's, which may run ahead)."""
+    return database_now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
 
 
 def job_publish(task: str, job_id: int, *, countdown: float | None = None) -> bool:
@@ -40,7 +54,7 @@ def job_publish(task: str, job_id: int, *, countdown: float | None = None) -> bo
 def jobs_queued_republish(kind: str, task: str) -> int:
     """Publish again every QUEUED job of ``kind`` whose task never reached the broker or whose
     message has not been seen for ``JOB_STALL_SECONDS``; returns how many were published."""
-    cutoff = database_now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
+    cutoff = stall_cutoff()
     lost = Job.objects.filter(kind=kind, state=Job.State.QUEUED).filter(
         Q(published_at__isnull=True) | Q(published_at__lt=cutoff)
     )

@@ -26,7 +26,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from datetime import timedelta
 from typing import Any
 
 import numpy as np
@@ -55,6 +54,7 @@ from searchapp.services.job_states import (
     job_publish,
     job_started,
     jobs_queued_republish,
+    stall_cutoff,
 )
 from searchapp.services.signatures.band_index import (
     BandIndexAside,
@@ -360,7 +360,7 @@ def clusters_fail_stalled() -> int:
     was killed, or lost its database while recording the outcome) end FAILED with that reason,
     and a new recompute is queued for each set still active. Run by the periodic catch-up;
     returns how many were failed."""
-    cutoff = database_now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
+    cutoff = stall_cutoff()
     stalled = list(
         Job.objects.filter(
             kind=Job.Kind.CLUSTERS, state=Job.State.RUNNING, updated_at__lt=cutoff

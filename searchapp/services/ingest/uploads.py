@@ -25,7 +25,6 @@ import time
 import uuid
 import zipfile
 from collections.abc import Callable
-from datetime import timedelta
 from pathlib import Path, PurePath
 from typing import IO, Any, BinaryIO, cast
 
@@ -50,7 +49,12 @@ from searchapp.readers import (
     without_skip_wording,
 )
 from searchapp.services.ingest.ingest import documents_ingest
-from searchapp.services.job_states import job_publish, job_started, jobs_queued_republish
+from searchapp.services.job_states import (
+    job_publish,
+    job_started,
+    jobs_queued_republish,
+    stall_cutoff,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -175,9 +179,8 @@ def uploads_recover_stalled() -> int:
     written in one transaction, was rolled back with it. One whose stored file is still there
     is queued again (up to ``_IMPORT_RUNS`` runs), else it ends FAILED saying nothing was
     imported. Run by the periodic catch-up; returns how many were recovered or failed."""
-    cutoff = database_now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
     stalled = Job.objects.filter(
-        kind=Job.Kind.IMPORT, state=Job.State.RUNNING, updated_at__lt=cutoff
+        kind=Job.Kind.IMPORT, state=Job.State.RUNNING, updated_at__lt=stall_cutoff()
     )
     handled = 0
     for job in stalled:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
@@ -38,6 +37,7 @@ from searchapp.services.job_states import (
     job_publish,
     job_started,
     jobs_queued_republish,
+    stall_cutoff,
 )
 from searchapp.services.partial_copies.bulk import bulk_update
 from searchapp.services.partial_copies.index import (
@@ -177,14 +177,14 @@ def _recompute_waiting() -> bool:
     and when the worker holding the recompute's started this update the recompute waited
     for it, the search folding a million new documents without their clusters for three
     minutes (bench/scale.py at 1M: 198 s after the signing instead of 22)."""
-    cutoff = database_now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
+    cutoff = stall_cutoff()
     return Job.objects.filter(
         kind=Job.Kind.CLUSTERS, state=Job.State.QUEUED, published_at__gte=cutoff
     ).exists()
 
 
 def _another_running(job_id: int) -> bool:
-    cutoff = database_now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
+    cutoff = stall_cutoff()
     return (
         Job.objects.filter(kind=Job.Kind.PARTIAL, state=Job.State.RUNNING, updated_at__gte=cutoff)
         .exclude(pk=job_id)
@@ -195,7 +195,7 @@ def _another_running(job_id: int) -> bool:
 def partial_copies_fail_stalled() -> int:
     """RUNNING updates untouched for JOB_STALL_SECONDS (their worker died) end FAILED, and a
     new one is queued; returns how many were failed."""
-    cutoff = database_now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
+    cutoff = stall_cutoff()
     failed = Job.objects.filter(
         kind=Job.Kind.PARTIAL, state=Job.State.RUNNING, updated_at__lt=cutoff
     ).update(

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -62,6 +61,7 @@ from searchapp import publishing
 from searchapp.db_values import database_now
 from searchapp.models import Document, Job, JobChunk, SignatureSet
 from searchapp.services.clusters.jobs import clusters_schedule
+from searchapp.services.job_states import stall_cutoff
 from searchapp.services.signatures.sets import (
     dedup_settings_follow_active,
     signature_set_activate,
@@ -403,7 +403,7 @@ def jobs_republish_stalled() -> int:
     A chunk that is merely slow is run twice at worst, which is harmless (module docstring);
     publishing stamps ``published_at``, so a stalled job is re-published once per stall period.
     """
-    cutoff = database_now() - timedelta(seconds=settings.JOB_STALL_SECONDS)
+    cutoff = stall_cutoff()
     published = 0
     jobs = Job.objects.filter(
         kind=Job.Kind.REBUILD,
