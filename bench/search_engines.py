@@ -1,7 +1,8 @@
-"""Full-text engines side by side on the same documents and queries: tantivy, SQLite FTS5, PISA.
+"""Full-text engines side by side on the same documents and queries: tantivy, Xapian, SQLite FTS5, PISA.
 
     .venv/bin/python bench/search_engines.py --docs 1000000 [--jsonl PATH] [--top 10,300]
-        [--engines tantivy,fts5,pisa --pisa-python /tmp/pisa/bin/python] [--keep DIR]
+        [--engines tantivy,xapian,fts5,pisa --pisa-python /tmp/pisa/bin/python]
+        [--xapian-shards 2] [--keep DIR]
 
 No Django: each engine indexes the same JSON lines (bench/scale.py's generated corpus) in a
 temporary directory (or ``--keep DIR``, reused when it holds them), then answers the same
@@ -11,6 +12,14 @@ queries (bench/scale.py's mix: title words and frequent words, OR of the terms),
   read (searchapp.search.ranked): the words alone (searchapp.search.tantivy_backend's
   disjunction over title and text, without the adjacent-words bonus), top k, not counted; the
   count timed apart, as the app runs it beside the read (an aggregation of the ids).
+* Xapian: the app's own documents (searchapp.search.xapian.terms: its terms, positions and
+  fields) in ``--xapian-shards`` databases routed by id as a cluster's shards are (each built by
+  a process of its own), opened together as one, as the app opens a cluster (here from local
+  files: what the engine costs, not the network). Read as the app reads: the words alone
+  (Compiled's ``matching``), top k with the match count left to estimate
+  (``check_at_least`` k), Xapian's own estimate of the count (``check_at_least`` 0), and the
+  app's whole first read (``XapianRanked.start``: 512 hits, counted exactly up to 10,000, the
+  first 300 re-scored with the adjacent-words bonus).
 * SQLite FTS5: the table and ranking the app used before (porter unicode61, bm25() with the
   title weighted 2, ``ORDER BY rank LIMIT k``, then ``count(*)``).
 * PISA (block-max WAND and block-max MaxScore over a block_simdbp index; bench/engines_pisa.py,
@@ -83,6 +92,41 @@ def build_tantivy(path: Path, n: int, where: Path) -> float:
     return time.perf_counter() - started
 
 
+def _build_xapian_shard(path: Path, n: int, where: Path, shard: int, shards: int) -> None:
+    import xapian
+
+    from searchapp.search.xapian.terms import document_for, local_id, shard_of
+
+    database = xapian.WritableDatabase(str(where), xapian.DB_CREATE_OR_OPEN)
+    for doc_id, r in records(path, n):
+        if shard_of(doc_id, shards) == shard:
+            document = document_for(doc_id, 1, r.get("title", ""), r["text"], None, None)
+            database.replace_document(local_id(doc_id, shards), document)
+    database.commit()
+    database.close()
+
+
+def build_xapian(path: Path, n: int, where: Path, shards: int) -> float:
+    """``shards`` databases under ``where`` (shard-0, shard-1, ...), one process each."""
+    import multiprocessing
+
+    where.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    context = multiprocessing.get_context("fork")
+    workers = [
+        context.Process(target=_build_xapian_shard, args=(path, n, where / f"shard-{k}", k, shards))
+        for k in range(shards)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+        if worker.exitcode != 0:
+            raise SystemExit(f"a Xapian shard's build failed (exit code {worker.exitcode})")
+    (where / "built").write_text(str(shards))
+    return time.perf_counter() - started
+
+
 def build_fts5(path: Path, n: int, db: Path) -> float:
     conn = sqlite3.connect(db)
     conn.execute("PRAGMA journal_mode=WAL")
@@ -107,7 +151,8 @@ def main() -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--top", default="100", help="depths k read, e.g. 10,300")
-    parser.add_argument("--engines", default="tantivy,fts5", help="of tantivy, fts5, pisa")
+    parser.add_argument("--engines", default="tantivy,fts5", help="of tantivy, xapian, fts5, pisa")
+    parser.add_argument("--xapian-shards", type=int, default=1, help="Xapian databases the documents are routed to")
     parser.add_argument("--pisa-python", type=Path, default=None, help="a venv's python with pyterrier-pisa")
     parser.add_argument("--keep", type=Path, default=None, help="the indexes kept here (reused when present)")
     args = parser.parse_args()
@@ -156,6 +201,49 @@ def main() -> int:
                 "tantivy, the count alone",
                 lambda q: int(searcher.aggregate(words[q], {"n": {"value_count": {"field": ID}}})["n"]["value"]),
             )
+        if "xapian" in engines:
+            import xapian
+
+            from searchapp.search.xapian.ranked import XapianRanked, enquire
+            from searchapp.search.xapian.terms import Compiled, present_pairs
+
+            shards = args.xapian_shards
+            xapian_dir = where / f"xapian-{shards}"
+            built = (xapian_dir / "built").exists() and args.keep is not None
+            builds[f"xapian ({shards} shards)"] = None if built else build_xapian(jsonl, args.docs, xapian_dir, shards)
+            database = xapian.Database()
+            for k in range(shards):
+                database.add_database(xapian.Database(str(xapian_dir / f"shard-{k}")))
+
+            class Here:
+                def run(self, read):  # type: ignore[no-untyped-def]
+                    return read(database)
+
+            compiled = {}
+            pairs = present_pairs(database, unspaced_query=False)
+            for q in queries:
+                c = Compiled(database, pairs)
+                whole = c.compile(parse_query(q), corpus_id=None, lang=None)
+                compiled[q] = (whole, c.matching, c.bonus)
+            for k in depths:
+
+                def xapian_top(q: str, k: int = k) -> int:
+                    matches = enquire(database, compiled[q][1], "relevance").get_mset(0, k, k)
+                    return sum(1 for _ in matches)
+
+                timed(f"Xapian, the words alone, top {k}", xapian_top)
+            timed(
+                "Xapian, the count estimated (no hits)",
+                lambda q: int(enquire(database, compiled[q][1], "relevance").get_mset(0, 0).get_matches_estimated()),
+            )
+
+            def first_read(q: str) -> int:
+                whole, matching, bonus = compiled[q]
+                ranked = XapianRanked(source=Here(), query=whole, matching=matching, bonus=bonus, sort="relevance")
+                ranked.start()
+                return ranked.total_matches
+
+            timed("Xapian, the app's first read (512, counted to 10,000, bonus)", first_read)
         if "fts5" in engines:
             built = (where / "fts.sqlite3").exists() and args.keep is not None
             builds["fts5"] = None if built else build_fts5(jsonl, args.docs, where / "fts.sqlite3")
