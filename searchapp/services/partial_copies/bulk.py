@@ -46,13 +46,11 @@ from searchapp.models import Document, PartialCopy, PartialFingerprint, PartialI
 from searchapp.services.partial_copies.index import (
     EDIT_GAP,
     PENDING,
-    FingerprintRows,
     UpdateCounts,
-    fingerprint_rows,
     in_list,
     read_texts,
+    store_fingerprints,
     table_name,
-    write_fingerprints,
 )
 from searchapp.services.planner_stats import planner_stats_refresh
 
@@ -161,7 +159,6 @@ def _store(
     of its boilerplate fingerprints."""
     is_stale = np.isin(ids, stale)
     counts = _StoredCounts(fps, is_stale, ids)
-    rows: list[FingerprintRows] = []
     lo = 0
     for n in batches:
         mine = lo + np.flatnonzero(is_stale[lo : lo + n])
@@ -170,18 +167,15 @@ def _store(
             continue
         mine_ids = ids[mine]
         read = mine_ids, _NO_SHINGLES, [content[i] for i in mine.tolist()]
-        batch = fingerprint_rows(
+        stored = store_fingerprints(
             mine_ids.tolist(), win, read, fps.take(mine), rows_outside=counts.outside
         )
-        counts.replaced(mine_ids, batch.hashes)
-        rows.append(batch)
-    # Written at once, in the table's key order (write_fingerprints).
-    write_fingerprints(rows)
-    if progress is not None:  # every stale document was read: the heartbeat only
-        progress("fingerprints", int(stale.shape[0]), int(stale.shape[0]), 0)
+        counts.replaced(mine_ids, stored)
+        if progress is not None:  # every stale document was read: the heartbeat only
+            progress("fingerprints", int(stale.shape[0]), int(stale.shape[0]), 0)
 
 
-# fingerprint_rows reads the shingles only to winnow them; _store gives the fingerprints.
+# store_fingerprints reads the shingles only to winnow them; _store gives the fingerprints.
 _NO_SHINGLES = ShingleBatch(np.zeros(0, np.uint64), np.zeros(1, np.int64))
 
 
@@ -219,7 +213,7 @@ class _StoredCounts:
         return self.own_at[lo:hi][np.isin(self.own_doc[lo:hi], batch_ids)]
 
     def outside(self, uniq: np.ndarray, batch_ids: np.ndarray) -> np.ndarray:
-        """``index.fingerprint_rows``' ``rows_outside``, from memory."""
+        """``index.store_fingerprints``' ``rows_outside``, from memory."""
         at, _ = self._find(uniq)  # every hash of a stale document is known
         own = np.sort(self._own(batch_ids))
         mine = np.searchsorted(own, at, side="right") - np.searchsorted(own, at, side="left")
@@ -311,12 +305,7 @@ def _write(
 ) -> None:
     """The stale documents' pairs replaced and their records made current, in one transaction
     (pages read the old pairs or the new ones)."""
-    # In the order of the pairs' unique key (ids ascending, so the indices' order): inserted
-    # so, the key's index is appended to instead of updated all over (as write_fingerprints).
-    order = np.lexsort((found[0][:, 1], found[0][:, 0])) if found[0].shape[0] else None
-    pairs, ab, ba, passage, size_a, size_b = (
-        found if order is None else tuple(column[order] for column in found)
-    )
+    pairs, ab, ba, passage, size_a, size_b = found
     pc, rec = table_name(PartialCopy), table_name(PartialIndexed)
     rows = [
         (int(ids[a]), int(ids[b]), x, y, bool(v), sa, sb, content[a].decode(), content[b].decode())

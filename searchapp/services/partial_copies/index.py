@@ -32,7 +32,7 @@ import json
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 from django.conf import settings
@@ -207,29 +207,19 @@ def _rows_outside(uniq: np.ndarray, batch_ids: np.ndarray) -> np.ndarray:
     return np.bincount(np.searchsorted(uniq, st_hash[outside]), minlength=uniq.shape[0])
 
 
-class FingerprintRows(NamedTuple):
-    """What phase 1 writes for a batch: the documents whose rows it replaces (``asked``), those
-    of them that still exist (``ids``) with their texts' content hashes, and the rows (signed
-    hash, document id), sorted by hash."""
-
-    asked: list[int]
-    ids: np.ndarray
-    content: list[str]
-    hashes: np.ndarray
-    docs: np.ndarray
-
-
-def fingerprint_rows(
+def store_fingerprints(
     ids: Sequence[int],
     win: Winnower,
     read: tuple[np.ndarray, ShingleBatch, list[str]] | None = None,
     winnowed: Fingerprints | None = None,
     rows_outside: Callable[[np.ndarray, np.ndarray], np.ndarray] = _rows_outside,
-) -> FingerprintRows:
-    """Phase 1's rows for one batch, written by ``write_fingerprints``. ``read``: the batch's
-    (ids that exist, shingles, content hashes) when the caller has them; ``winnowed``: those
-    shingles' fingerprints when it has them too; ``rows_outside``: the table's rows of each
-    hash but the batch's (a caller that keeps them in memory saves the query)."""
+) -> np.ndarray:
+    """Phase 1 for one batch: its fingerprints replace its stored ones, and its record says
+    which text they were made from (with params not yet current: its pairs are phase 2's).
+    ``read``: the batch's (ids that exist, shingles, content hashes) when the caller has
+    them; ``winnowed``: those shingles' fingerprints when it has them too; ``rows_outside``:
+    the table's rows of each hash but the batch's (a caller that keeps them in memory saves
+    the query). Returns the hashes of the rows stored (signed, one a row)."""
     if read is None:
         batch_ids, texts, content = read_texts(ids)
         read = batch_ids, shingle_batch(texts, win.shingle), content
@@ -245,62 +235,21 @@ def fingerprint_rows(
     # sorted, so a row's rank among its hash's rows is its distance to the first).
     rank = np.arange(fp_hash.shape[0]) - np.searchsorted(fp_hash, fp_hash)
     keep = stored_df[np.searchsorted(uniq, fp_hash)] + rank <= DEFAULT_MAX_DF
-    return FingerprintRows(list(ids), batch_ids, content, fp_hash[keep], batch_ids[fp_doc[keep]])
-
-
-def write_fingerprints(batches: Sequence[FingerprintRows]) -> None:
-    """Phase 1's writes for ``batches``, in one transaction: each batch's documents' rows
-    replaced by its rows, and their records saying which text the rows were made from (with
-    params not yet current: their pairs are phase 2's).
-
-    The rows go in sorted by (hash, document), the order of the table's key: inserted in that
-    order a large write appends to the key's index instead of updating pages all over it
-    (bench/partial/README.md)."""
-    asked = [i for b in batches for i in b.asked]
-    if not asked:
-        return
-    ids = np.concatenate([b.ids for b in batches])
-    hashes = np.concatenate([b.hashes for b in batches])
-    docs = np.concatenate([b.docs for b in batches])
-    order = np.lexsort((docs, hashes))
-    rows = np.stack([hashes[order], docs[order]], axis=1)
-    content = [h for b in batches for h in b.content]
+    rows = np.stack([fp_hash[keep], batch_ids[fp_doc[keep]]], axis=1).tolist()
     fp, rec = table_name(PartialFingerprint), table_name(PartialIndexed)
     with transaction.atomic(), connection.cursor() as cur:
-        for lo in range(0, len(asked), _DELETE_IDS):
-            where, args = in_list("doc_id", asked[lo : lo + _DELETE_IDS])
-            cur.execute(f"DELETE FROM {fp} WHERE {where}", args)
-            cur.execute(f"DELETE FROM {rec} WHERE {where}", args)
-        for lo in range(0, rows.shape[0], _INSERT_ROWS):
-            cur.executemany(
-                f"INSERT INTO {fp} (hash, doc_id) VALUES (%s, %s)",
-                rows[lo : lo + _INSERT_ROWS].tolist(),
-            )
-        for lo in range(0, ids.shape[0], _INSERT_ROWS):
-            cur.executemany(
-                f"INSERT INTO {rec} (doc_id, content_hash, params) VALUES (%s, %s, %s)",
-                [
-                    (i, h, PENDING)
-                    for i, h in zip(
-                        ids[lo : lo + _INSERT_ROWS].tolist(),
-                        content[lo : lo + _INSERT_ROWS],
-                        strict=True,
-                    )
-                ],
-            )
-    planner_stats_rows_added(PartialFingerprint._meta.db_table, int(rows.shape[0]))
-    planner_stats_rows_added(PartialIndexed._meta.db_table, int(ids.shape[0]))
-
-
-# Ids per DELETE and rows per INSERT statement of write_fingerprints.
-_DELETE_IDS = 50_000
-_INSERT_ROWS = 100_000
-
-
-def store_fingerprints(ids: Sequence[int], win: Winnower) -> None:
-    """Phase 1 for one batch: its fingerprints replace its stored ones, and its record says
-    which text they were made from."""
-    write_fingerprints([fingerprint_rows(ids, win)])
+        where, args = in_list("doc_id", list(ids))
+        cur.execute(f"DELETE FROM {fp} WHERE {where}", args)
+        cur.execute(f"DELETE FROM {rec} WHERE {where}", args)
+        if rows:
+            cur.executemany(f"INSERT INTO {fp} (hash, doc_id) VALUES (%s, %s)", rows)
+        cur.executemany(
+            f"INSERT INTO {rec} (doc_id, content_hash, params) VALUES (%s, %s, %s)",
+            [(int(i), h, PENDING) for i, h in zip(batch_ids.tolist(), content, strict=True)],
+        )
+    planner_stats_rows_added(PartialFingerprint._meta.db_table, len(rows))
+    planner_stats_rows_added(PartialIndexed._meta.db_table, int(batch_ids.shape[0]))
+    return fp_hash[keep]
 
 
 @dataclass
