@@ -185,7 +185,8 @@ def main() -> int:
             results[name] = time_queries(queries, run)
 
         if "tantivy" in engines:
-            built = (where / "tantivy" / "meta.json").exists() and args.keep is not None
+            # The app's index keeps its files in a generation's folder (text_index.TextIndex).
+            built = args.keep is not None and any((where / "tantivy").glob("**/meta.json"))
             builds["tantivy"] = None if built else build_tantivy(jsonl, args.docs, where / "tantivy")
             searcher = TextIndex(where / "tantivy").searcher()
             words = {q: compile_query(parse_query(q), bonus=False) for q in queries}
