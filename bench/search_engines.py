@@ -216,16 +216,16 @@ def main() -> int:
             for k in range(shards):
                 database.add_database(xapian.Database(str(xapian_dir / f"shard-{k}")))
 
-            class Here:
+            class OpenedShards:  # the backend's Source: every read on the shards opened as one
                 def run(self, read):  # type: ignore[no-untyped-def]
                     return read(database)
 
             compiled = {}
             pairs = present_pairs(database, unspaced_query=False)
             for q in queries:
-                c = Compiled(database, pairs)
-                whole = c.compile(parse_query(q), corpus_id=None, lang=None)
-                compiled[q] = (whole, c.matching, c.bonus)
+                compiler = Compiled(database, pairs)
+                whole = compiler.compile(parse_query(q), corpus_id=None, lang=None)
+                compiled[q] = (whole, compiler.matching, compiler.bonus)
             for k in depths:
 
                 def xapian_top(q: str, k: int = k) -> int:
@@ -240,7 +240,7 @@ def main() -> int:
 
             def first_read(q: str) -> int:
                 whole, matching, bonus = compiled[q]
-                ranked = XapianRanked(source=Here(), query=whole, matching=matching, bonus=bonus, sort="relevance")
+                ranked = XapianRanked(source=OpenedShards(), query=whole, matching=matching, bonus=bonus, sort="relevance")
                 ranked.start()
                 return ranked.total_matches
 
