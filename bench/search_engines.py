@@ -98,8 +98,14 @@ def _build_xapian_shard(path: Path, n: int, where: Path, shard: int, shards: int
     from searchapp.search.xapian.terms import document_for, local_id, shard_of
 
     database = xapian.WritableDatabase(str(where), xapian.DB_CREATE_OR_OPEN)
-    for doc_id, r in records(path, n):
-        if shard_of(doc_id, shards) == shard:
+    with path.open() as f:
+        for doc_id, line in enumerate(f, start=1):
+            if doc_id > n:
+                break
+            # Every process reads the whole file; each parses only its own shard's lines.
+            if shard_of(doc_id, shards) != shard:
+                continue
+            r = json.loads(line)
             document = document_for(doc_id, 1, r.get("title", ""), r["text"], None, None)
             database.replace_document(local_id(doc_id, shards), document)
     database.commit()
