@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import inspect
 import json
 import sys
 import time
@@ -55,12 +56,15 @@ def main() -> int:
     if hasattr(partial, "clique_order"):
         pairs = pairs[partial.clique_order(pairs, fingerprints)]
     sizes = shingles.sizes()
+    by_size = "set_sizes" in inspect.signature(verify_pairs).parameters
+    set_sizes = sets.sizes()
     parts = []
     for lo, hi in pair_blocks(sizes[pairs[:, 0]] + sizes[pairs[:, 1]], BLOCK_SHINGLES):
         docs, inverse = np.unique(pairs[lo:hi], return_inverse=True)
         found = verify_pairs(
             take_docs(shingles, docs),
-            take_docs(sets, docs),
+            # verify_pairs reads each set's size alone since it takes set_sizes.
+            set_sizes[docs] if by_size else take_docs(sets, docs),
             fingerprints.take(docs),
             inverse.reshape(-1, 2),
             0.5,

@@ -669,7 +669,6 @@ class MatchProfiles:
 
 def match_profiles(
     shingles: ShingleBatch,
-    sets: ShingleBatch,
     pairs: np.ndarray,
     min_words: int = 50,
     k: int = 5,
@@ -681,8 +680,7 @@ def match_profiles(
     """:class:`MatchProfiles` of every pair ``(a, b)`` of ``pairs``, vectorised.
 
     Parameters:
-        shingles, sets: each document's shingles in text order and its distinct ones
-            (:meth:`dedup.ShingleBatch.unique`); ``pairs`` index them.
+        shingles: each document's shingles in text order; ``pairs`` index them.
         pairs: int array of shape (n, 2).
         min_words, k, min_cover: the stretch ``dense`` looks for (a lightly edited passage's,
             :func:`edited_passage_pairs`).
@@ -1128,12 +1126,12 @@ def containment_candidates(
     bench/partial/README.md). Precision: 1 by construction (exact figures).
     """
     pairs, _ = candidate_pairs(fps, max_df=max_df)
-    return verify_pairs(shingles, sets, fps, pairs, min_containment, min_words, k, gap)
+    return verify_pairs(shingles, sets.sizes(), fps, pairs, min_containment, min_words, k, gap)
 
 
 def verify_pairs(
     shingles: ShingleBatch,
-    sets: ShingleBatch,
+    set_sizes: np.ndarray,
     fps: Fingerprints,
     pairs: np.ndarray,
     min_containment: float = 0.5,
@@ -1144,8 +1142,9 @@ def verify_pairs(
     """Which candidate ``pairs`` are partial copies, decided exactly from the shingles.
 
     Parameters:
-        shingles, sets, fps: every document's shingles in text order, its distinct shingles and
-            its fingerprints (:meth:`Winnower.index`); ``pairs`` index them.
+        shingles, set_sizes, fps: every document's shingles in text order, the number of its
+            distinct shingles (:meth:`dedup.ShingleBatch.distinct_sizes`) and its fingerprints
+            (:meth:`Winnower.index`); ``pairs`` index them.
         pairs: int array (n, 2) of candidate pairs ``(a, b)``, a < b.
         min_containment: a pair is kept when one side holds at least this share of the other
             (:func:`match_profiles`, exact).
@@ -1161,10 +1160,10 @@ def verify_pairs(
     """
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     profile = match_profiles(
-        shingles, sets, pairs, min_words, k, EDITED_MIN_COVER, fps=fps, gap=gap if gap > 0 else None
+        shingles, pairs, min_words, k, EDITED_MIN_COVER, fps=fps, gap=gap if gap > 0 else None
     )
     shared = profile.shared
-    sizes = sets.sizes()
+    sizes = np.asarray(set_sizes, dtype=np.int64)
     size_a = np.maximum(sizes[pairs[:, 0]], 1)
     size_b = np.maximum(sizes[pairs[:, 1]], 1)
     a_in_b, b_in_a = shared / size_a, shared / size_b

@@ -131,7 +131,7 @@ def test_match_profiles_count_set_intersections_and_longest_runs() -> None:
     raw = shingle_batch(texts)
     sets = raw.unique()
     pairs = np.array([(i, j) for i in range(len(texts)) for j in range(i + 1, len(texts))])
-    got = match_profiles(raw, sets, pairs, block=500)
+    got = match_profiles(raw, pairs, block=500)
     expected = [np.intersect1d(sets.doc(i), sets.doc(j)).shape[0] for i, j in pairs]
     assert got.shared.tolist() == expected
     longest = []
@@ -180,8 +180,8 @@ def test_match_profiles_taken_clique_by_clique_agree_with_pair_by_pair() -> None
         [(len(texts) - 18, len(texts) - 17), (0, len(texts) - 13), (1, len(texts) - 16)]
     )
     pairs = np.unique(np.r_[pairs, extra, np.array(spliced)], axis=0)
-    by_clique = match_profiles(raw, sets, pairs, fps=fps, block=20_000)
-    by_pair = match_profiles(raw, sets, pairs, block=20_000)
+    by_clique = match_profiles(raw, pairs, fps=fps, block=20_000)
+    by_pair = match_profiles(raw, pairs, block=20_000)
     assert by_clique.shared.tolist() == by_pair.shared.tolist()
     assert by_clique.longest.tolist() == by_pair.longest.tolist()
     assert by_clique.dense.tolist() == by_pair.dense.tolist()
@@ -190,7 +190,7 @@ def test_match_profiles_taken_clique_by_clique_agree_with_pair_by_pair() -> None
     assert 0 < int(by_clique.dense.sum()) < pairs.shape[0]
     # The lightly edited passages read off the table, against the alignment of every match;
     # a pair whose B repeats a shingle of A is left to the alignment.
-    with_gap = match_profiles(raw, sets, pairs, fps=fps, block=20_000, gap=5)
+    with_gap = match_profiles(raw, pairs, fps=fps, block=20_000, gap=5)
     aligned = np.flatnonzero(with_gap.aligned)
     want = edited_passage_pairs(raw, pairs[aligned], 50, 5, 5)
     assert with_gap.edited[aligned].tolist() == want.tolist()
@@ -202,7 +202,7 @@ def test_match_profiles_taken_clique_by_clique_agree_with_pair_by_pair() -> None
     # The app verifies the pairs in clique order, block by block: the same figures.
     order = clique_order(pairs, fps)
     assert sorted(order.tolist()) == list(range(pairs.shape[0]))
-    reordered = match_profiles(raw, sets, pairs[order], fps=fps, block=20_000, gap=5)
+    reordered = match_profiles(raw, pairs[order], fps=fps, block=20_000, gap=5)
     assert reordered.shared.tolist() == by_clique.shared[order].tolist()
     assert reordered.edited.tolist() == with_gap.edited[order].tolist()
 
@@ -237,7 +237,7 @@ def test_match_profiles_dense_stretch_matches_every_stretch_tried() -> None:
     raw = shingle_batch(texts)
     sets = raw.unique()
     pairs = np.array([(i, i + 1) for i in range(0, len(texts), 2)], dtype=np.int64)
-    got = match_profiles(raw, sets, pairs, min_words=30, k=5, min_cover=0.8, block=3000)
+    got = match_profiles(raw, pairs, min_words=30, k=5, min_cover=0.8, block=3000)
     want = [
         _dense_reference(np.isin(raw.doc(a), sets.doc(b)), 5, 30, 0.8) for a, b in pairs.tolist()
     ]
@@ -381,7 +381,7 @@ def test_edited_passages_vectorised_match_their_definition_run_by_run() -> None:
     assert got.tolist() == want
     assert 15 <= sum(want) <= 105  # both outcomes well represented
     # What verify_pairs asks of a pair before aligning it holds for every pair holding one.
-    profile = match_profiles(raw, raw.unique(), pairs)
+    profile = match_profiles(raw, pairs)
     assert not (got & ~profile.dense).any()
     verbatim = verbatim_pairs(raw, Winnower(window=46).index(texts)[2], pairs, 50, 5)
     assert not (verbatim & (profile.longest < 46)).any()

@@ -1,6 +1,7 @@
 # ruff: noqa: RUF001  (full-width and Greek letters are the point of these Unicode tests)
 from __future__ import annotations
 
+import random
 import re
 import unicodedata
 
@@ -19,6 +20,7 @@ from dedup import (
     stable_hash64,
     token_hashes,
 )
+from dedup import shingle as shingle_module
 from dedup._hashing import combine_int, hash_bytes_int
 from dedup.shingle import _LOWER_BYTE, _WORD_BYTE, _classify_bytes, tokenize
 
@@ -243,6 +245,19 @@ def test_unique_sorts_and_deduplicates_each_document():
     for i in range(3):
         assert u.doc(i).tolist() == sorted(set(batch.doc(i).tolist()))
     assert u.doc_index().tolist() == [0, 0, 0, 2, 2, 2, 2]
+
+
+def test_distinct_sizes_count_each_documents_distinct_shingles(monkeypatch):
+    # Documents in several sorts of a few (the chunking), with repeats inside one document
+    # and the same shingles in others, empty ones among them.
+    monkeypatch.setattr(shingle_module, "_DISTINCT_DOCS", 3)
+    rng = random.Random(5)
+    words = ["a", "rose", "is", "red", "blue", "sky"]
+    texts = [" ".join(rng.choice(words) for _ in range(rng.randint(0, 40))) for _ in range(11)]
+    batch = shingle_batch(texts, ShingleSpec("word", 2))
+    want = [len(set(batch.doc(i).tolist())) for i in range(len(texts))]
+    assert batch.distinct_sizes().tolist() == want == batch.unique().sizes().tolist()
+    assert any(w < s for w, s in zip(want, batch.sizes().tolist(), strict=True))  # repeats
 
 
 def test_byte_classification_matches_the_lookup_tables():

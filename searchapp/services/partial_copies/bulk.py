@@ -4,13 +4,13 @@ The batch-by-batch update (``services.partial_copies.index``) re-reads and re-sh
 candidates: cheap when a few thousand documents arrive, but when most of the corpus is stale
 (the first update after a bulk load, ``manage.py rebuild_partial_copies``) every document is
 read again for each batch that pairs with it, about ten times over at 1M documents. Here
-instead every document is read once, in id order: its word shingles and its distinct ones are
-written to temporary files (8 bytes a shingle, read back through the page cache, not held in
-the process) and its fingerprints kept; the stale ones' are then stored as in phase 1 (the
-table's rows per fingerprint counted in memory, not queried a batch at a time); then the
-candidate pairs of the whole corpus come from the fingerprints
+instead every document is read once, in id order: its word shingles are written to a
+temporary file (8 bytes a shingle, read back through the page cache, not held in the process),
+and its fingerprints and the number of its distinct shingles kept; the stale ones' are then
+stored as in phase 1 (the table's rows per fingerprint counted in memory, not queried a batch
+at a time); then the candidate pairs of the whole corpus come from the fingerprints
 (``dedup.partial.candidate_pairs``), and are decided exactly a block at a time
-(``dedup.partial.verify_pairs`` on the block's documents, gathered from the files and the
+(``dedup.partial.verify_pairs`` on the block's documents, gathered from the file and the
 kept fingerprints). The pairs touching stale documents are replaced, and their records made
 current, in one transaction at the end.
 
@@ -70,16 +70,15 @@ def bulk_update(
 ) -> UpdateCounts:
     """Look at the ``stale`` documents (sorted ids) against the whole corpus in one pass."""
     with tempfile.TemporaryDirectory(prefix="partial-copies-") as tmp:
-        ids, offsets, set_offsets, content, fps = _spill(stale, win, Path(tmp), progress)
+        ids, offsets, set_sizes, content, fps = _spill(stale, win, Path(tmp), progress)
         # Read through the page cache, a block at a time.
         corpus = ShingleBatch(_mapped(Path(tmp) / "shingles", offsets), offsets)
-        sets = ShingleBatch(_mapped(Path(tmp) / "sets", set_offsets), set_offsets)
         is_stale = np.isin(ids, stale)
         # Every fingerprint of the corpus, uncapped (the stored ones are capped): the
         # whole-corpus method's candidates.
         pairs, _ = candidate_pairs(fps, max_df=DEFAULT_MAX_DF)
         pairs = pairs[is_stale[pairs[:, 0]] | is_stale[pairs[:, 1]]]
-        found = _verify(corpus, sets, fps, pairs, win, progress, int(is_stale.sum()))
+        found = _verify(corpus, set_sizes, fps, pairs, win, progress, int(is_stale.sum()))
         _write(found, ids, content, stale, params)
         # Every search page looks its results' pairs up (selectors.partial_copies): without
         # statistics PostgreSQL planned that look-up as a parallel scan of the pairs.
@@ -101,11 +100,11 @@ def _spill(
     folder: Path,
     progress: Callable[[str, int, int, int], None] | None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, Fingerprints]:
-    """Every document's shingles, in id order, to ``folder / "shingles"`` and its distinct
-    shingles to ``folder / "sets"`` (made once here, not in every verification block the
-    document is in); then the stale ones' fingerprints stored (phase 1). Returns (ids, shingle
-    offsets, distinct shingle offsets, content hashes as bytes, every document's
-    fingerprints)."""
+    """Every document's shingles, in id order, to ``folder / "shingles"``, and the number of
+    its distinct shingles (counted once here, not in every verification block the document is
+    in: verification reads no set, only its size); then the stale ones' fingerprints stored
+    (phase 1). Returns (ids, shingle offsets, distinct shingles a document, content hashes as
+    bytes, every document's fingerprints)."""
     doc = table_name(Document)
     ids: list[np.ndarray] = []
     sizes: list[np.ndarray] = []
@@ -113,7 +112,7 @@ def _spill(
     content: list[str] = []
     fingerprints: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
     after, read_stale = 0, 0
-    with (folder / "shingles").open("wb") as out, (folder / "sets").open("wb") as out_sets:
+    with (folder / "shingles").open("wb") as out:
         while True:
             with connection.cursor() as cur:
                 cur.execute(
@@ -128,9 +127,7 @@ def _spill(
             winnowed = win.winnow(shingles.hashes, shingles.offsets)
             fingerprints.append(winnowed)
             out.write(np.ascontiguousarray(shingles.hashes, dtype=np.uint64).tobytes())
-            distinct = shingles.unique()
-            out_sets.write(np.ascontiguousarray(distinct.hashes, dtype=np.uint64).tobytes())
-            set_sizes.append(distinct.sizes())
+            set_sizes.append(shingles.distinct_sizes())
             ids.append(batch_ids)
             sizes.append(shingles.sizes())
             content.extend(hashes)
@@ -141,7 +138,8 @@ def _spill(
     fps = concat_fingerprints(fingerprints) if fingerprints else win.fingerprints([])
     _store(stale, win, [part.shape[0] for part in ids], all_ids, content, fps, progress)
     content_bytes = np.array(content, dtype="S64")
-    return all_ids, _offsets(sizes), _offsets(set_sizes), content_bytes, fps
+    all_set_sizes = np.concatenate(set_sizes) if set_sizes else np.zeros(0, np.int64)
+    return all_ids, _offsets(sizes), all_set_sizes, content_bytes, fps
 
 
 def _store(
@@ -238,7 +236,7 @@ _Found = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.nd
 
 def _verify(
     corpus: ShingleBatch,
-    sets: ShingleBatch,
+    set_sizes: np.ndarray,
     fps: Fingerprints,
     pairs: np.ndarray,
     win: Winnower,
@@ -246,7 +244,7 @@ def _verify(
     n_stale: int,
 ) -> _Found:
     """The candidate pairs decided a block at a time: (pairs, a_in_b, b_in_a, passage, each
-    side's distinct shingles), from the documents' shingles, distinct shingles and
+    side's distinct shingles), from the documents' shingles, distinct shingle counts and
     fingerprints as ``_spill`` made them.
 
     Blocks are decided by ``PARTIAL_COPY_THREADS`` threads: numpy's sorts and searches, most
@@ -265,7 +263,7 @@ def _verify(
         raw = take_docs(corpus, docs)
         found = verify_pairs(
             raw,
-            take_docs(sets, docs),
+            set_sizes[docs],
             fps.take(docs),
             inverse.reshape(-1, 2),
             min_containment=min_share,

@@ -325,7 +325,7 @@ def _verify(
     fps = concat_fingerprints([winnowed, win.winnow(p_shingles.hashes, p_shingles.offsets)])
     found = verify_pairs(
         raw,
-        raw.unique(),
+        raw.distinct_sizes(),
         fps,
         pairs,
         min_containment=float(settings.PARTIAL_COPY_MIN_SHARE),
