@@ -661,9 +661,12 @@ def _cut(
     """Is the phrase, where the results have it, a piece cut from a longer phrase or a clause?
 
     * Cut before its head: in four of five places the same word follows it, a lower-case word
-      that may end a label, and its own last word is in lower case ("researchers map deep
-      sea" of "... deep sea vents", "Mighty Mouse episode" of "... episode guides"). A name
-      may be followed by the same word ("Kawasaki Racing team"): it is whole.
+      that may end a label and may carry on a noun phrase (not a preposition, nor a word the
+      lexicon has only as a verb or adverb), and its own last word is in lower case
+      ("researchers map deep sea" of "... deep sea vents", "Mighty Mouse episode" of "...
+      episode guides"; not "solar farm" of "solar farm near Upton", nor "cricket club" of
+      "cricket club appoints"). A name may be followed by the same word ("Kawasaki Racing
+      team"): it is whole.
     * Cut out of the query's own name: it starts with a word of the query and in four of five
       places another word of the query comes right before it ("Alive Dimensions" of "Dead or
       Alive Dimensions", "Kid Biography" of "Billy the Kid Biography").
@@ -701,6 +704,7 @@ def _cut(
         and stream.content[place]
         and not edge[following]
         and originals[place][:1].islower()
+        and not topic_labels.continues_no_noun_phrase(originals[place].lower())
     ):
         return True
     before, before_at = around(-1)

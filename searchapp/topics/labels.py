@@ -50,6 +50,7 @@ __all__ = [
     "EDGE_WORDS",
     "INNER_WORDS",
     "article_words",
+    "continues_no_noun_phrase",
     "edge_words",
     "inner_words",
     "known_word",
@@ -172,6 +173,32 @@ def reporting_words(words: list[str]) -> np.ndarray:
 
 
 _ARTICLES = frozenset({"the", "a", "an"})
+# Prepositions the stop lists do not hold and the lexicon has as adjectives or adverbs.
+_PREPOSITIONS = frozenset(
+    [
+        "near",
+        "after",
+        "before",
+        "over",
+        "under",
+        "across",
+        "against",
+        "along",
+        "around",
+        "behind",
+        "beyond",
+        "inside",
+        "outside",
+        "toward",
+        "towards",
+        "within",
+        "without",
+        "via",
+        "per",
+        "amid",
+        "despite",
+    ]
+)
 # Nationality and people adjectives of English (the lexicon does not hold them). The words of
 # the countries' own names are not here: "Japan", "Brazil" name the stories of a country.
 _NATIONALITY_TEXT = (
@@ -239,6 +266,16 @@ def verb_s_form(word: str) -> bool:
     if word.endswith(("ss", "us", "is")):
         return False
     return "VERB" in _parts_of_speech(word)
+
+
+def continues_no_noun_phrase(word: str) -> bool:
+    """Can lower-case ``word``, following a phrase, not carry on a noun phrase: a preposition
+    ("near", "after") or a word the lexicon has only as a verb or adverb ("appoints")? A phrase
+    it follows then ends there: it is not cut before its head ("solar farm" of "solar farm
+    near Upton", "cricket club" of "cricket club appoints"), where an adjective or a noun
+    following ("researchers map" of "researchers map deep sea vents") may be its head's
+    start."""
+    return word in _PREPOSITIONS or _only(word, _NOT_NOUN_START)
 
 
 def may_be_verb(word: str) -> bool:

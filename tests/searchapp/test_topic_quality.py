@@ -569,6 +569,25 @@ def test_a_phrase_cut_from_a_longer_one_or_from_the_query_s_name_is_never_a_labe
     assert not {label.lower() for label in labels} & cut, labels
 
 
+def test_a_phrase_a_verb_or_a_preposition_follows_is_whole() -> None:
+    # "cricket club" in "Juniper cricket club appoints new coach" and "solar farm" in "... opens
+    # solar farm near Upton" end where a verb or a preposition follows them: they are not cut
+    # before a head, as "researchers map deep sea" is before "vents".
+    towns = ["Upton", "Yarrow", "Whitby", "Ashford", "Millbrook", "Granton", "Foxley", "Cobham"]
+    cricket = [
+        TopicDoc(f"c{i}", "Juniper cricket club appoints new coach", f"Season {i}.", "en")
+        for i in range(6)
+    ]
+    solar = [
+        TopicDoc(f"s{i}", f"Larkhill opens solar farm near {town}", f"Panels {i}.", "en")
+        for i, town in enumerate(towns)
+    ]
+    topics = topic_clusters(cricket + solar)
+    labels = {t.member_ids[0][0]: t.label.lower() for t in topics if not t.other}
+    assert "cricket club" in labels["c"], labels
+    assert "solar farm" in labels["s"], labels
+
+
 @ambient
 def test_on_ambient_the_label_of_the_topic_holding_a_gold_sense_names_it_more_often(
     ambient_queries: list[object],
