@@ -71,6 +71,7 @@ __all__ = [
     "find_partial_copies",
     "match_profiles",
     "pair_blocks",
+    "pair_cliques",
     "verbatim_pairs",
     "verify_pairs",
 ]
@@ -676,6 +677,7 @@ def match_profiles(
     block: int = 1 << 22,
     fps: Fingerprints | None = None,
     gap: int | None = None,
+    cliques: np.ndarray | None = None,
 ) -> MatchProfiles:
     """:class:`MatchProfiles` of every pair ``(a, b)`` of ``pairs``, vectorised.
 
@@ -692,6 +694,8 @@ def match_profiles(
             others cannot share such a passage), but where B repeats a shingle of A: from
             the table, each shingle of A has its one place in B, so the verbatim runs are
             read off in order, with no sort.
+        cliques: each pair's clique (:func:`pair_cliques`, over a larger set of pairs these
+            were cut from), when the caller has it: not worked out again from ``fps``.
 
     ``shared`` is exact but for two distinct shingles of one group agreeing on their high 48
     bits (probability 2**-48 a comparison). ``longest`` and ``dense`` are necessary
@@ -718,7 +722,9 @@ def match_profiles(
     if not n:
         return MatchProfiles(shared, longest, dense, edited, aligned)
     sizes = shingles.sizes()
-    group, members, offsets, a_member, b_member = _cliques(pairs, fps, sizes, DEFAULT_MAX_DF)
+    group, members, offsets, a_member, b_member = _cliques(
+        pairs, fps, sizes, DEFAULT_MAX_DF, cliques
+    )
     n_groups = offsets.shape[0] - 1
     by_group = np.argsort(group, kind="stable")
     pair_ends = np.searchsorted(group[by_group], np.arange(1, n_groups + 1))
@@ -921,14 +927,27 @@ def _table_cells(
     return np.diff(offsets) * np.add.reduceat(sizes[members] * a_side, offsets[:-1])
 
 
-def clique_order(pairs: np.ndarray, fps: Fingerprints) -> np.ndarray:
-    """An order of ``pairs`` (a permutation) that keeps the pairs of each clique of documents
-    sharing a fingerprint together, so that blocks cut from it (:func:`pair_blocks`) hold
-    whole cliques, which :func:`match_profiles` takes a clique at a time."""
+def pair_cliques(pairs: np.ndarray, fps: Fingerprints) -> np.ndarray:
+    """Each pair's clique of documents sharing a fingerprint (held by 3 to ``DEFAULT_MAX_DF``
+    documents; the largest that holds both of its documents), by an index; -1 for a pair in
+    none. :func:`clique_order` orders pairs by it, and :func:`verify_pairs` takes the pairs a
+    clique at a time."""
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     if not pairs.shape[0]:
         return np.zeros(0, dtype=np.int64)
-    group = _clique_of(pairs, fps, DEFAULT_MAX_DF)
+    return _clique_of(pairs, fps, DEFAULT_MAX_DF)
+
+
+def clique_order(
+    pairs: np.ndarray, fps: Fingerprints, cliques: np.ndarray | None = None
+) -> np.ndarray:
+    """An order of ``pairs`` (a permutation) that keeps the pairs of each clique of documents
+    sharing a fingerprint together, so that blocks cut from it (:func:`pair_blocks`) hold
+    whole cliques, which :func:`match_profiles` takes a clique at a time. ``cliques``: the
+    pairs' :func:`pair_cliques`, when the caller has them."""
+    group = pair_cliques(pairs, fps) if cliques is None else np.array(cliques, dtype=np.int64)
+    if not group.shape[0]:
+        return np.zeros(0, dtype=np.int64)
     group[group < 0] = int(group.max()) + 1
     return np.argsort(group, kind="stable")
 
@@ -971,19 +990,25 @@ def _clique_of(pairs: np.ndarray, fps: Fingerprints | None, most: int) -> np.nda
 
 
 def _cliques(
-    pairs: np.ndarray, fps: Fingerprints | None, sizes: np.ndarray, most: int
+    pairs: np.ndarray,
+    fps: Fingerprints | None,
+    sizes: np.ndarray,
+    most: int,
+    cliques: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The ``pairs`` laid out as cliques: documents that share a fingerprint held by at most
     ``most`` documents (the syndicated copies of one story, say) form a group, each pair is
     given to the largest group holding both its documents, and a pair in none is a group of
     its own; so is each pair of a group whose table (:func:`_group_marks`) would cost far
-    more than its pairs' shingles (``sizes``). Returns (group of each pair, the groups' member
-    documents in group order and their offsets, each pair's A and B member)."""
+    more than its pairs' shingles (``sizes``). ``cliques``: the pairs' cliques when known
+    (:func:`pair_cliques`). Returns (group of each pair, the groups' member documents in group
+    order and their offsets, each pair's A and B member)."""
     n = pairs.shape[0]
     n_docs = int(pairs.max()) + 1
     if fps is not None:
         n_docs = max(n_docs, fps.n_docs)
-    group = _clique_of(pairs, fps, most)
+    known = cliques is not None
+    group = np.array(cliques, dtype=np.int64) if known else _clique_of(pairs, fps, most)
     while True:
         alone = group < 0
         group[alone] = (int(group.max()) + 1 if n else 0) + np.arange(int(alone.sum()))
@@ -1138,6 +1163,7 @@ def verify_pairs(
     min_words: int = 50,
     k: int = 5,
     gap: int = 0,
+    cliques: np.ndarray | None = None,
 ) -> Candidates:
     """Which candidate ``pairs`` are partial copies, decided exactly from the shingles.
 
@@ -1154,13 +1180,22 @@ def verify_pairs(
             ``min_words`` tokens (:func:`edited_passage_pairs` with this gap), looked for in
             the pairs where a verbatim run of ``EDITED_SEED_WORDS`` passes through a shared
             fingerprint (so a passage edited every few words may be missed: measured).
+        cliques: the pairs' :func:`pair_cliques` when the caller has them (the same result,
+            less work).
 
     Returns the kept pairs with their containment both ways and ``verbatim`` (a verbatim or
     lightly edited passage was what kept a pair below ``min_containment``).
     """
     pairs = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
     profile = match_profiles(
-        shingles, pairs, min_words, k, EDITED_MIN_COVER, fps=fps, gap=gap if gap > 0 else None
+        shingles,
+        pairs,
+        min_words,
+        k,
+        EDITED_MIN_COVER,
+        fps=fps,
+        gap=gap if gap > 0 else None,
+        cliques=cliques,
     )
     shared = profile.shared
     sizes = np.asarray(set_sizes, dtype=np.int64)

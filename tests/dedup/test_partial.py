@@ -17,6 +17,7 @@ from dedup.partial import (
     _align,
     candidate_pairs,
     clique_order,
+    pair_cliques,
     compare,
     containment_candidates,
     edited_passage_pairs,
@@ -205,6 +206,15 @@ def test_match_profiles_taken_clique_by_clique_agree_with_pair_by_pair() -> None
     reordered = match_profiles(raw, pairs[order], fps=fps, block=20_000, gap=5)
     assert reordered.shared.tolist() == by_clique.shared[order].tolist()
     assert reordered.edited.tolist() == with_gap.edited[order].tolist()
+    # Told the cliques found over all the pairs, each half of them decided apart: the same.
+    cliques = pair_cliques(pairs, fps)
+    assert (cliques >= 0).any() and (cliques < 0).any()
+    half = pairs.shape[0] // 2
+    for part in (order[:half], order[half:]):
+        told = match_profiles(raw, pairs[part], fps=fps, block=20_000, gap=5, cliques=cliques[part])
+        assert told.shared.tolist() == by_clique.shared[part].tolist()
+        assert told.dense.tolist() == by_clique.dense[part].tolist()
+        assert told.edited.tolist() == with_gap.edited[part].tolist()
 
 
 def _dense_reference(found: np.ndarray, k: int, min_words: int, min_cover: float) -> bool:

@@ -38,6 +38,7 @@ from dedup.partial import (
     clique_order,
     concat_fingerprints,
     pair_blocks,
+    pair_cliques,
     verify_pairs,
 )
 from dedup.shingle import ShingleBatch, shingle_batch, take_docs
@@ -251,8 +252,11 @@ def _verify(
     of the work, run without the GIL, so two threads use both cores of a worker's machine.
     """
     # Each clique of documents sharing a fingerprint in one block: verify_pairs takes a
-    # block's pairs a clique at a time.
-    pairs = pairs[clique_order(pairs, fps)]
+    # block's pairs a clique at a time, told the cliques found here for the whole corpus
+    # (not worked out again block by block).
+    cliques = pair_cliques(pairs, fps)
+    order = clique_order(pairs, fps, cliques)
+    pairs, cliques = pairs[order], cliques[order]
     sizes = corpus.sizes()
     ranges = pair_blocks(sizes[pairs[:, 0]] + sizes[pairs[:, 1]], _BLOCK_SHINGLES)
     min_share = float(settings.PARTIAL_COPY_MIN_SHARE)
@@ -270,6 +274,7 @@ def _verify(
             min_words=min_words,
             k=win.shingle.k,
             gap=EDIT_GAP,
+            cliques=cliques[span[0] : span[1]],
         )
         return (
             docs[found.pairs],
