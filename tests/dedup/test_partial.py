@@ -17,12 +17,12 @@ from dedup.partial import (
     _align,
     candidate_pairs,
     clique_order,
-    pair_cliques,
     compare,
     containment_candidates,
     edited_passage_pairs,
     find_partial_copies,
     match_profiles,
+    pair_cliques,
     verbatim_pairs,
 )
 from dedup.shingle import ShingleSpec, shingle_batch
