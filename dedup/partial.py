@@ -1007,8 +1007,9 @@ def _cliques(
     n_docs = int(pairs.max()) + 1
     if fps is not None:
         n_docs = max(n_docs, fps.n_docs)
-    known = cliques is not None
-    group = np.array(cliques, dtype=np.int64) if known else _clique_of(pairs, fps, most)
+    if cliques is None:
+        cliques = _clique_of(pairs, fps, most)
+    group = np.array(cliques, dtype=np.int64)
     while True:
         alone = group < 0
         group[alone] = (int(group.max()) + 1 if n else 0) + np.arange(int(alone.sum()))

@@ -173,7 +173,10 @@ def reporting_words(words: list[str]) -> np.ndarray:
 
 
 _ARTICLES = frozenset({"the", "a", "an"})
-# Prepositions the stop lists do not hold and the lexicon has as adjectives or adverbs.
+# Prepositions: they may follow a noun phrase but never carry one on. English's stop list holds
+# most of them (a stop word never counts as the word following: ``stream.content``); the
+# others the lexicon has as adjectives, adverbs or nouns ("near", "inside") or not at all
+# ("amid"), so they are named here.
 _PREPOSITIONS = frozenset(
     [
         "near",
