@@ -142,6 +142,7 @@ class _Stream:
     vocab: dict[str, int]  # word -> id
     form: np.ndarray  # int64 per word id: the id of its query form (_query_form)
     form_ids: dict[str, int]  # query form -> id
+    title: np.ndarray  # bool per token: in its document's title (the first copy)
     # What is computed once per list and shared with its sub-topics' streams.
     cache: dict[str, np.ndarray] = field(default_factory=dict)
 
@@ -171,8 +172,10 @@ def _query_form(word: str) -> str:
 def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _Stream:
     glue: dict[int, int] = {}  # position -> how it joins the token before (not by a space)
     originals: list[str] = [""]
+    title_spans: list[tuple[int, int]] = []
     for d in docs:
         title, title_glue = topic_words.split_words(d.title)
+        title_spans.append((len(originals), len(originals) + len(title)))
         for _ in range(title_weight):
             if title_glue:
                 glue.update((len(originals) + i, g) for i, g in title_glue.items())
@@ -227,8 +230,19 @@ def _tokenise(docs: Sequence[TopicDoc], *, title_weight: int, query: str) -> _St
         vocab={w: i for i, w in enumerate(words)},
         form=np.fromiter(map(form_ids.__getitem__, forms), dtype=np.int64, count=len(words)),
         form_ids=form_ids,
+        title=_spans_mask(title_spans, len(tokens)),
     )
     return _with_query(stream, query)
+
+
+def _spans_mask(spans: list[tuple[int, int]], n: int) -> np.ndarray:
+    """True at the positions of the half-open ``spans``."""
+    change = np.zeros(n + 1, dtype=np.int64)
+    if spans:
+        starts, ends = np.array(spans, dtype=np.int64).T
+        np.add.at(change, starts, 1)
+        np.add.at(change, ends, -1)
+    return np.cumsum(change[:n]) > 0
 
 
 def _with_query(stream: _Stream, query: str) -> _Stream:
@@ -264,6 +278,7 @@ def _substream(stream: _Stream, members: np.ndarray, query: str) -> _Stream:
             feature=stream.feature[positions],
             content=stream.content[positions],
             leading=stream.leading[positions],
+            title=stream.title[positions],
         ),
         query,
     )
@@ -1194,6 +1209,96 @@ def _spectral(matrix: sparse.csr_matrix, k: int, kn: _Knobs) -> np.ndarray:
     )
 
 
+# A pair of adjacent title words in at least this share of a topic's titles is its story.
+SAME_STORY_SHARE = 0.8
+
+
+def _same_story(
+    stream: _Stream, assignment: np.ndarray, big: list[int], kn: _Knobs
+) -> tuple[np.ndarray, list[int]]:
+    """Topics that tell one story are one topic: when two topics' titles share a pair of
+    adjacent content words (not the query's, not common to the whole background corpus) in
+    ``SAME_STORY_SHARE`` of each topic's results, and their titles differ by names alone, the
+    smaller joins the larger. Their texts differ (the demo corpus's "Storm brings flooding to
+    ..." split eight ways by the sentences of their snippets), and each part could only be
+    named by what tells it from the others: a town, a company, a detail."""
+    if len(big) < 2:
+        return assignment, big
+    tokens, doc_of = stream.tokens, stream.doc
+    word_ok = stream.content & stream.title & ~stream.query_like[tokens] & (tokens != _BOUNDARY)
+    title_words = np.flatnonzero(word_ok)
+    if kn.background is not None:
+        common = _per_word(stream, "background", kn.background) > kn.max_background_share
+        word_ok &= ~common[tokens]
+    first = np.flatnonzero(word_ok[:-1] & word_ok[1:] & (doc_of[:-1] == doc_of[1:]))
+    if not len(first):
+        return assignment, big
+    n_stems, n_docs = int(stream.stem.max()) + 1, int(doc_of[-1]) + 1
+    n_keys = n_stems * n_stems
+    key = stream.stem[tokens[first]] * n_stems + stream.stem[tokens[first + 1]]
+    doc = doc_of[first]
+    cluster = assignment[doc]
+    in_big = np.isin(cluster, big)
+    # Each (topic, pair) once per title: how many of the topic's titles hold the pair.
+    held = np.unique((cluster[in_big] * n_keys + key[in_big]) * n_docs + doc[in_big]) // n_docs
+    code, counts = np.unique(held, return_counts=True)
+    sizes = np.bincount(assignment[assignment >= 0], minlength=max(big) + 1)
+    code = code[counts >= SAME_STORY_SHARE * sizes[code // n_keys]]
+    story_key = code % n_keys
+    shared_keys, topics_told = np.unique(story_key, return_counts=True)
+    code = code[np.isin(story_key, shared_keys[topics_told >= 2])]  # a story of two topics
+    if not len(code):
+        return assignment, big
+    story_topic, story_key = code // n_keys, code % n_keys
+    # Only topics whose titles differ by names alone: a lower-case word beyond its topic's
+    # story words, in two or more of its titles and in no other topic's, tells one kind of
+    # story from another ("saloon motor car piston" against "... showroom"); a name tells only
+    # where it happened, and a word every topic has ("corrected") tells nothing.
+    lower = np.fromiter(
+        (stream.originals[i][:1].islower() for i in title_words.tolist()), bool, len(title_words)
+    )
+    own_at = title_words[lower]
+    own_topic, own_stem = assignment[doc_of[own_at]], stream.stem[tokens[own_at]]
+    told = np.concatenate(
+        [story_topic * n_stems + story_key // n_stems, story_topic * n_stems + story_key % n_stems]
+    )
+    keep = (own_topic >= 0) & ~np.isin(own_topic * n_stems + own_stem, told)
+    own_at, own_topic, own_stem = own_at[keep], own_topic[keep], own_stem[keep]
+    uses = np.unique((own_stem * len(sizes) + own_topic) * n_docs + doc_of[own_at]) // n_docs
+    used, in_titles = np.unique(uses, return_counts=True)  # (stem, topic): titles holding it
+    stems, topics_using = np.unique(used // len(sizes), return_counts=True)
+    telling = used[np.isin(used // len(sizes), stems[topics_using == 1]) & (in_titles >= 2)]
+    with_own = np.unique(doc_of[own_at[np.isin(own_stem * len(sizes) + own_topic, telling)]])
+    own_count = np.bincount(assignment[with_own], minlength=len(sizes))
+    names_only = [c for c in big if own_count[c] <= (1 - SAME_STORY_SHARE) * sizes[c]]
+    chosen = np.isin(story_topic, names_only)
+    story = np.stack([story_topic[chosen], story_key[chosen]])
+    if not story.shape[1]:
+        return assignment, big
+    parent = {c: c for c in big}
+
+    def root(c: int) -> int:
+        while parent[c] != c:
+            c = parent[c]
+        return c
+
+    holders: dict[int, int] = {}  # story key -> the first topic told by it
+    for c, k in sorted(zip(story[0].tolist(), story[1].tolist(), strict=True)):
+        if k not in holders:
+            holders[k] = c
+            continue
+        a, b = root(holders[k]), root(c)
+        if a != b:
+            keep, join = (a, b) if (sizes[a], -a) >= (sizes[b], -b) else (b, a)
+            parent[join] = keep
+    merged = assignment.copy()
+    for c in big:
+        top = root(c)
+        if top != c:
+            merged[assignment == c] = top
+    return merged, [c for c in big if root(c) == c]
+
+
 def _topic_clusters(stream: _Stream, ids: list[Hashable], kn: _Knobs) -> list[Topic]:
     n = len(ids)
     matrix = _features(
@@ -1235,6 +1340,7 @@ def _topic_clusters(stream: _Stream, ids: list[Hashable], kn: _Knobs) -> list[To
         assignment = attach_to_nearest(matrix, assignment, big, kn.attach_min)
         assignment[assignment == k] = -1  # not clustered and near no topic: "Other topics"
         sizes = np.bincount(assignment + 1, minlength=k + 1)[1:]
+    assignment, big = _same_story(stream, assignment, big, kn)
     phrases = _phrases(stream, n, max_words=kn.max_phrase_words, min_df=kn.min_label_df)
     labels = _labels(stream, phrases, assignment, big, kn)
     topics: list[tuple[int, Topic]] = []

@@ -613,6 +613,34 @@ def test_the_object_of_a_headline_verb_names_its_topic_though_its_head_is_common
     assert labels.get("w") == "wind project", labels
 
 
+def test_one_story_told_in_many_towns_is_one_topic_however_its_texts_differ() -> None:
+    # The demo corpus's "Storm brings flooding to <town>" stories carry different sentences
+    # below their headline, and clustering split them into topics named by those sentences'
+    # words ("Insurers", "gritters", "seafront"). Titles that differ by names alone tell one
+    # story: its topics are one. Titles with a word of their own ("saloon motor car piston"
+    # against "... showroom") stay apart (test_a_topic_too_large_to_split_whole_...).
+    towns = ["Upton", "Yarrow", "Whitby", "Ashford", "Millbrook", "Granton", "Foxley", "Cobham"]
+    details = [
+        "Insurers expect claims from homeowners along the river",
+        "Emergency crews pumped water from cellars overnight",
+        "Gritters were sent out before the evening rush hour",
+        "The seafront promenade was closed to walkers all day",
+    ]
+    storms = [
+        TopicDoc(f"s{i}", f"Storm brings flooding to {towns[i % 8]}", details[i % 4], "en")
+        for i in range(48)
+    ]
+    library = [
+        TopicDoc(f"l{i}", f"Council opens library in {town}", "Books and a reading room", "en")
+        for i, town in enumerate(towns)
+    ]
+    topics = topic_clusters(storms + library, query="weather")
+    holding = {t.label: {i[0] for i in t.member_ids} for t in topics if not t.other}
+    storm_topics = [label for label, kinds in holding.items() if "s" in kinds]
+    assert len(storm_topics) == 1, holding
+    assert sum(1 for t in topics for i in t.member_ids if i[0] == "s") == 48
+
+
 @ambient
 def test_on_ambient_the_label_of_the_topic_holding_a_gold_sense_names_it_more_often(
     ambient_queries: list[object],
