@@ -1209,7 +1209,7 @@ def _spectral(matrix: sparse.csr_matrix, k: int, kn: _Knobs) -> np.ndarray:
     )
 
 
-# A pair of adjacent title words in at least this share of a topic's titles is its story.
+# A pair of successive title words in at least this share of a topic's titles is its story.
 SAME_STORY_SHARE = 0.8
 
 
@@ -1217,7 +1217,7 @@ def _same_story(
     stream: _Stream, assignment: np.ndarray, big: list[int], kn: _Knobs
 ) -> tuple[np.ndarray, list[int]]:
     """Topics that tell one story are one topic: when two topics' titles share a pair of
-    adjacent content words (not the query's, not common to the whole background corpus) in
+    successive content words (not the query's, not common to the whole background corpus) in
     ``SAME_STORY_SHARE`` of each topic's results, and their titles differ by names alone, the
     smaller joins the larger. Their texts differ (the demo corpus's "Storm brings flooding to
     ..." split eight ways by the sentences of their snippets), and each part could only be
@@ -1230,13 +1230,16 @@ def _same_story(
     if kn.background is not None:
         common = _per_word(stream, "background", kn.background) > kn.max_background_share
         word_ok &= ~common[tokens]
-    first = np.flatnonzero(word_ok[:-1] & word_ok[1:] & (doc_of[:-1] == doc_of[1:]))
+    # Successive such words of one title, whatever stands between them (stop words, numbers,
+    # the query: "Brightfield Energy to cut 206 jobs" gives "Brightfield cut", "cut jobs").
+    at = np.flatnonzero(word_ok)
+    first = np.flatnonzero(doc_of[at[:-1]] == doc_of[at[1:]])
     if not len(first):
         return assignment, big
     n_stems, n_docs = int(stream.stem.max()) + 1, int(doc_of[-1]) + 1
     n_keys = n_stems * n_stems
-    key = stream.stem[tokens[first]] * n_stems + stream.stem[tokens[first + 1]]
-    doc = doc_of[first]
+    key = stream.stem[tokens[at[first]]] * n_stems + stream.stem[tokens[at[first + 1]]]
+    doc = doc_of[at[first]]
     cluster = assignment[doc]
     in_big = np.isin(cluster, big)
     # Each (topic, pair) once per title: how many of the topic's titles hold the pair.
