@@ -1224,15 +1224,23 @@ def _same_story(
     stream: _Stream, assignment: np.ndarray, big: list[int], kn: _Knobs
 ) -> tuple[np.ndarray, list[int]]:
     """Topics that tell one story are one topic: when two topics' titles share a pair of
-    successive content words (not the query's, not common to the whole background corpus) in
-    ``SAME_STORY_SHARE`` of each topic's results, and their titles differ by names alone, the
-    smaller joins the larger. Their texts differ (the demo corpus's "Storm brings flooding to
-    ..." split eight ways by the sentences of their snippets), and each part could only be
-    named by what tells it from the others: a town, a company, a detail."""
+    successive content words (not common to the whole background corpus, nor the query's but
+    in a topic's split) in ``SAME_STORY_SHARE`` of each topic's results, and their titles
+    differ by names alone, the smaller joins the larger. Their texts differ (the demo
+    corpus's "Storm brings flooding to ..." split eight ways by the sentences of their
+    snippets), and each part could only be named by what tells it from the others: a town, a
+    company, a detail."""
     if len(big) < 2:
         return assignment, big
     tokens, doc_of = stream.tokens, stream.doc
     named = stream.content & stream.title & (tokens != _BOUNDARY)
+    # A word in capitals counts as lower case: a headline in capitals ("OPEC SEES HIGHER
+    # PRICES") cannot tell its names from its other words.
+    at_named = np.flatnonzero(named)
+    lower = np.zeros(len(tokens), dtype=bool)
+    lower[at_named] = np.fromiter(
+        (_lower_or_shouted(stream.originals[i]) for i in at_named.tolist()), bool, len(at_named)
+    )
     title_words = np.flatnonzero(named & ~stream.query_like[tokens])
     # In a topic's split, the query holds the topic's label, which its titles share by
     # construction ("Energy prices in Upton rise", "... in Cross rise"): there the query's
@@ -1247,13 +1255,10 @@ def _same_story(
     # and the same of its lower-case words, its names skipped too ("Energy prices in Upton
     # rise" gives "prices rise").
     every = np.flatnonzero(word_ok)
-    lower_every = np.fromiter(
-        (_lower_or_shouted(stream.originals[i]) for i in every.tolist()), bool, len(every)
-    )
     n_stems, n_docs = int(stream.stem.max()) + 1, int(doc_of[-1]) + 1
     n_keys = n_stems * n_stems
     keys, docs = [], []
-    for at in (every, every[lower_every]):
+    for at in (every, every[lower[every]]):
         first = np.flatnonzero(doc_of[at[:-1]] == doc_of[at[1:]])
         keys.append(stream.stem[tokens[at[first]]] * n_stems + stream.stem[tokens[at[first + 1]]])
         docs.append(doc_of[at[first]])
@@ -1277,14 +1282,7 @@ def _same_story(
     # story words, in two or more of its titles and in no other topic's, tells one kind of
     # story from another ("saloon motor car piston" against "... showroom"); a name tells only
     # where it happened, and a word every topic has ("corrected") tells nothing.
-    # A word in capitals counts as lower case: a headline in capitals ("OPEC SEES HIGHER
-    # PRICES") cannot tell its names from its other words.
-    lower = np.fromiter(
-        (_lower_or_shouted(stream.originals[i]) for i in title_words.tolist()),
-        bool,
-        len(title_words),
-    )
-    own_at = title_words[lower]
+    own_at = title_words[lower[title_words]]
     own_topic, own_stem = assignment[doc_of[own_at]], stream.stem[tokens[own_at]]
     told = np.concatenate(
         [story_topic * n_stems + story_key // n_stems, story_topic * n_stems + story_key % n_stems]
@@ -1316,8 +1314,8 @@ def _same_story(
             continue
         a, b = root(holders[k]), root(c)
         if a != b:
-            keep, join = (a, b) if (sizes[a], -a) >= (sizes[b], -b) else (b, a)
-            parent[join] = keep
+            larger, smaller = (a, b) if (sizes[a], -a) >= (sizes[b], -b) else (b, a)
+            parent[smaller] = larger
     merged = assignment.copy()
     for c in big:
         top = root(c)
