@@ -251,6 +251,12 @@ class TopicFacet:
     selected_subtopic: str | None = None  # the label of the selected topic's sub-topic shown
     missing_subtopic: str | None = None  # a requested sub-topic the selected topic lacks
 
+    @property
+    def named(self) -> bool:
+        """Does a named topic divide the results? Without one (results sharing nothing, or all
+        telling one story) the page shows no facet: "Other topics" alone says nothing."""
+        return any(not t.other for t in self.topics)
+
 
 @dataclass(frozen=True)
 class GroupPlace:

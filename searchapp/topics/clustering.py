@@ -1381,6 +1381,11 @@ def _topic_clusters(stream: _Stream, ids: list[Hashable], kn: _Knobs) -> list[To
         members = tuple(ids[i] for i in positions)
         topics.append((positions[0], Topic(label=label, member_ids=members, size=len(members))))
     result = [t for _, t in sorted(topics, key=lambda pt: (-pt[1].size, pt[0]))]
+    if not rest and len(result) == 1:
+        # One topic holding every result divides nothing (every result tells one story: the
+        # demo's "Storm brings flooding to <town>"), and its label can only be a detail, since
+        # what all the results share is refused (max_label_share): no topic.
+        return [_other(ids)]
     if rest:
         result.append(_other([ids[i] for i in sorted(rest)]))
     return result
