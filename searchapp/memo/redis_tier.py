@@ -33,6 +33,7 @@ from django.utils.crypto import salted_hmac
 __all__ = [
     "RETRY_SECONDS",
     "TTL_SECONDS",
+    "claim",
     "code_digest",
     "enabled",
     "get",
@@ -145,6 +146,20 @@ def put_many(values: dict[str, bytes]) -> None:
         pipe.execute()
     except (redis.RedisError, OSError) as exc:
         _redis.failed(exc)
+
+
+def claim(key: str, seconds: float) -> bool:
+    """Take ``key`` for ``seconds`` unless another process holds it (Redis's SET NX): the one
+    that takes it computes what the others then find shared. True without Redis (nobody to
+    share with: compute)."""
+    client = _redis.client()
+    if client is None:
+        return True
+    try:
+        return bool(client.set(key, b"1", nx=True, px=max(1, int(seconds * 1000))))
+    except (redis.RedisError, OSError) as exc:
+        _redis.failed(exc)
+        return True
 
 
 _SIGNED_SALT = "searchapp.shared_cache.signed"  # the salt signed values were first made with

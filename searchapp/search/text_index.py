@@ -32,10 +32,11 @@ import threading
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import IO
+from typing import IO, cast
 
 import tantivy
 
+from searchapp.memo import view as memo_view
 from searchapp.memo.view import adopt
 from searchapp.search.analysis import (
     ANALYZER,
@@ -246,6 +247,8 @@ class TextIndex:
         self._index: tantivy.Index | None = None
         # The last searcher and its state (versioned_searcher): reloading cost ~0.3 ms a search.
         self._searcher: tuple[IndexVersion, tantivy.Index, tantivy.Searcher] | None = None
+        # The searcher a warming thread searched a due renewal with (memo.view), until adopted.
+        self._prepared: tuple[IndexVersion, tantivy.Index, tantivy.Searcher] | None = None
         self._own_commit = False  # a writer of this process closed: search the latest
         self.behind: float | None = None  # how long a newer commit has waited (memo.view)
         self._dated, self._languages = True, True
@@ -358,15 +361,28 @@ class TextIndex:
             fresh = last is None or last[1] is not index  # a new generation: no view of it
             own, self._own_commit = self._own_commit, False
             view = adopt(f"index:{self.root}", latest, own=own or fresh)
-            self.behind = view.behind
+            warming = memo_view.is_warming()
+            if not warming:
+                self.behind = view.behind
             if last is not None and not fresh and view.version == last[0]:
                 # No commit since this searcher was reloaded (meta.json is replaced by every
                 # commit, deletion and merge), or one elsewhere within the refresh interval.
                 return last[2], last[0]
+            prepared = self._prepared
+            if prepared is not None and prepared[1] is index and view.version == prepared[0]:
+                # The searcher the warming thread searched with: the keys it computed under.
+                if not warming:
+                    self._searcher, self._prepared = prepared, None
+                return prepared[2], prepared[0]
             if self.read_only and self._generation is not None:
                 self._view_of(self.root / self._generation)  # segments committed meanwhile
             index.reload()  # picks up commits made by other processes
             searcher = index.searcher()
+            if warming:
+                # Kept aside for the renewal that adopts it; the view keeps its own searcher.
+                pinned = cast(IndexVersion, view.version)  # the first latest the warming read
+                self._prepared = (pinned, index, searcher)
+                return searcher, pinned
             self._searcher = (latest, index, searcher)
             return searcher, latest
         except (OSError, ValueError):

@@ -21,6 +21,7 @@ from django.conf import settings
 from dedup import ShingleSpec
 from searchapp import grouping_params as gp
 from searchapp.languages import LANGUAGE_NAMES
+from searchapp.memo import warm
 from searchapp.models import Corpus
 from searchapp.search import SORT_ORDERS, SortOrder
 from searchapp.selectors.documents import exact_spec
@@ -359,6 +360,7 @@ def _with_topics(
     )
 
 
+@warm.remembered
 def search_grouped(
     *,
     query: str,

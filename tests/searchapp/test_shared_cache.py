@@ -327,3 +327,22 @@ def _steady(page: bytes) -> str:
     """A page without what differs from one response to the next: its CSRF token, its times."""
     text = re.sub(r'"X-CSRFToken": "[^"]*"', "", page.decode())
     return re.sub(r"\d[\d.,]* ms\b", "", text)
+
+
+@pytest.mark.services
+def test_a_search_claimed_by_one_process_is_left_to_it_by_the_others(
+    shared: redis.Redis, settings: pytest.FixtureRequest
+) -> None:
+    # The web processes renew their views together and warm the same repeated searches
+    # (memo.warm): the first to claim one computes it, the others skip it for the claim's
+    # time and find it shared; a claim expires. Without Redis every process computes.
+    import time
+
+    from searchapp.memo import redis_tier
+
+    assert redis_tier.claim("searchapp:warm:k", 0.3)
+    assert not redis_tier.claim("searchapp:warm:k", 0.3)
+    time.sleep(0.35)
+    assert redis_tier.claim("searchapp:warm:k", 0.3)
+    settings.SEARCH_SHARED_CACHE_URL = ""  # type: ignore[attr-defined]
+    assert redis_tier.claim("searchapp:warm:k", 0.3) and redis_tier.claim("searchapp:warm:k", 0.3)
