@@ -10,12 +10,13 @@ the state it adopted of each part, and searches with it, keyed by it, until
 * the part has not changed (the view is the latest), or
 * this process wrote (its own commit to the index; any statement that writes, on any of its
   connections: ``watch_writes``): a reader sees its own writes at once, or
-* ``SEARCH_REFRESH_SECONDS`` have passed since the view was adopted (0: every search takes the
-  latest).
+* ``SEARCH_REFRESH_SECONDS`` have passed since the view was adopted, or a period of the
+  machine's clock of that length has begun since and the view is half of it old
+  (``_renewal_due``: the processes renew together); 0: every search takes the latest.
 
-Writers elsewhere are therefore seen within the refresh interval, as an Elasticsearch index
-refreshes, and what was computed under the view is reused meanwhile. ``behind`` says how long a
-newer state has been waiting, for the page to say so.
+Writers elsewhere are therefore seen within the refresh interval (and the warming's patience,
+below), as an Elasticsearch index refreshes, and what was computed under the view is reused
+meanwhile. ``behind`` says how long a newer state has been waiting, for the page to say so.
 
 **Renewed warm.** When the interval has passed and a newer state waits, a process that has
 searches asked again and again (``memo.warm``) does not adopt the newer state at once: its
