@@ -362,8 +362,7 @@ class TextIndex:
             own, self._own_commit = self._own_commit, False
             view = adopt(f"index:{self.root}", latest, own=own or fresh)
             warming = memo_view.is_warming()
-            if not warming:
-                self.behind = view.behind
+            self.behind = self.behind if warming else view.behind
             if last is not None and not fresh and view.version == last[0]:
                 # No commit since this searcher was reloaded (meta.json is replaced by every
                 # commit, deletion and merge), or one elsewhere within the refresh interval.
@@ -378,13 +377,11 @@ class TextIndex:
                 self._view_of(self.root / self._generation)  # segments committed meanwhile
             index.reload()  # picks up commits made by other processes
             searcher = index.searcher()
-            if warming:
-                # Kept aside for the renewal that adopts it; the view keeps its own searcher.
-                pinned = cast(IndexVersion, view.version)  # the first latest the warming read
-                self._prepared = (pinned, index, searcher)
-                return searcher, pinned
-            self._searcher = (latest, index, searcher)
-            return searcher, latest
+            # The warming thread's searcher waits, under the version the thread pinned, for the
+            # renewal that adopts it; the view keeps its own.
+            kept = (cast(IndexVersion, view.version) if warming else latest, index, searcher)
+            setattr(self, "_prepared" if warming else "_searcher", kept)  # one field, no race
+            return searcher, kept[0]
         except (OSError, ValueError):
             # A reindex switched generations and removed the old one between our look at
             # CURRENT and the reload: open the current generation afresh.
@@ -459,13 +456,8 @@ class TextIndex:
 
     @contextlib.contextmanager
     def writer(
-        self,
-        *,
-        wait: bool = True,
-        patience: float = 0.0,
-        long: bool = False,
-        heap_bytes: int = WRITER_HEAP_BYTES,
-        threads: int = WRITER_THREADS,
+        self, *, wait: bool = True, patience: float = 0.0, long: bool = False,
+        heap_bytes: int = WRITER_HEAP_BYTES, threads: int = WRITER_THREADS,
     ) -> Iterator[Writer]:
         """The index's one writer, under the write lock; uncommitted work is rolled back.
 
