@@ -58,6 +58,7 @@ from django.db import connection
 __all__ = [
     "Adopted",
     "adopt",
+    "clock_period",
     "database_version",
     "forget_views",
     "is_warming",
@@ -133,8 +134,7 @@ _warm_starter: Callable[[], bool] | None = None
 
 
 def set_warm_starter(start: Callable[[], bool] | None) -> None:
-    """Register what starts a warming thread (``memo.warm`` does, once it has a search asked
-    twice)."""
+    """Register what starts a warming thread (``memo.warm`` does, as it is imported)."""
     global _warm_starter
     _warm_starter = start
 
@@ -252,7 +252,15 @@ def _renewal_due(adopted_at: float, now: float, refresh: float) -> bool:
     # A view at least half an interval old is renewed at the next period's start, so the
     # processes' renewals come to the same moments; a younger one stands (a view is never
     # renewed within half an interval of being taken, as a reader repeating itself expects).
-    return age >= refresh / 2 and int(now // refresh) > int(adopted_at // refresh)
+    return age >= refresh / 2 and clock_period(now) > clock_period(adopted_at)
+
+
+def clock_period(moment: float) -> int:
+    """The period of ``SEARCH_REFRESH_SECONDS`` of the machine's monotonic clock that holds
+    ``moment``: the web processes renew at their starts (``_renewal_due``) and name a renewal's
+    work by them (``memo.warm``). 0 when every search takes the latest."""
+    refresh = float(settings.SEARCH_REFRESH_SECONDS)
+    return int(moment // refresh) if refresh > 0 else 0
 
 
 def adopt(part: str, latest: Hashable, *, own: bool = False) -> Adopted:

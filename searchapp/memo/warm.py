@@ -75,8 +75,6 @@ def _note(key: Hashable, replay: Callable[[], object]) -> None:
         _asked[key] = (now, times, replay)
         while len(_asked) > 8 * HOT_MOST:
             _asked.popitem(last=False)
-    if times == 2:
-        view.set_warm_starter(_start)
 
 
 def _hot() -> list[tuple[Hashable, Callable[[], object]]]:
@@ -134,7 +132,7 @@ def _run() -> None:
             searches, _queue[:] = list(_queue), []
         started = time.monotonic()
         refresh = float(settings.SEARCH_REFRESH_SECONDS)
-        period = int(started // refresh) if refresh > 0 else 0
+        period = view.clock_period(started)
         try:
             with view.warming():
                 for number, (key, search) in enumerate(searches):
@@ -154,3 +152,7 @@ def _run() -> None:
             # No connection held between renewals (a test database is dropped at the end).
             connections.close_all()
             view.warmed()
+
+
+# memo.view cannot import this module (it imports memo.view): it is told what starts a warming.
+view.set_warm_starter(_start)
