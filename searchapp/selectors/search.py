@@ -13,23 +13,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import replace
 from typing import NamedTuple
 
 from django.conf import settings
 
-from dedup import ShingleSpec
 from searchapp import grouping_params as gp
 from searchapp.languages import LANGUAGE_NAMES
 from searchapp.memo import warm
 from searchapp.models import Corpus
 from searchapp.search import SORT_ORDERS, SortOrder
-from searchapp.selectors.documents import exact_spec
-from searchapp.selectors.folding.exact import group_places, page_groups
+from searchapp.selectors.folding.exact import group_places
 from searchapp.selectors.folding.hits import FoldedSearch, open_folded
 from searchapp.selectors.folding.pools import FoldedGroup
 from searchapp.selectors.folding.stream import StreamGroup
-from searchapp.selectors.partial_copies import partial_marks_among
 from searchapp.selectors.search_results import (
     Comparison,
     Hit,
@@ -37,7 +33,6 @@ from searchapp.selectors.search_results import (
     TopicEntry,
     TopicFacet,
 )
-from searchapp.selectors.signatures import signature_set_spec
 from searchapp.selectors.topics.facet import (
     GroupTopics,
     check_topic_params,
@@ -153,15 +148,8 @@ def _page(
     topic_entry: TopicEntry | None = None,
 ) -> SearchPage:
     """The SearchPage of ``paging.shown``: every number the page states is set here."""
-    if hits is None:
-        hits = folded.hits(_ids(paging.shown))
-    # Results of this page that quote one another: marked, not folded. A pair
-    # folded into one group is shown as similar already.
-    group_of = {i: g.representative for g in paging.shown for i in g.ids}
-    marks = partial_marks_among(hits.keys(), apart=group_of)
-    if marks:
-        hits = {i: replace(h, partial=marks[i]) if i in marks else h for i, h in hits.items()}
     group = group or request.group
+    groups = folded.page_groups(paging.shown, group, hits)
     ranked = folded.ranked
     return SearchPage(
         query=request.query,
@@ -172,15 +160,7 @@ def _page(
         total_estimated=ranked.total_estimated,
         took_ms=round(folded.took_ms, 3),
         grouping_ms=round(folded.grouping_ms, 3) if group != "none" else 0.0,
-        groups=page_groups(
-            paging.shown,
-            hits,
-            # The shingles of "why?"'s exact figure: the MinHash set's (documents.exact_spec),
-            # the one this search folds by when it folds by MinHash (no second read).
-            spec=lambda: _exact_spec(folded, group),
-            method=group,
-            threshold=folded.threshold if group == "minhash" else None,
-        ),
+        groups=groups,
         page=page,
         per_page=per_page,
         num_pages=paging.num_pages,
@@ -197,14 +177,6 @@ def _page(
         topic_groups=topic_entry.n_groups if topic_entry is not None else None,
         past_last_page=page > 1 and not paging.shown,
     )
-
-
-def _exact_spec(folded: FoldedSearch, group: str) -> ShingleSpec:
-    """The shingles of "why?"'s exact figure: the MinHash set's (documents.exact_spec), the one
-    this search folds by when it folds by MinHash (no second read)."""
-    if group == "minhash" and folded.stream.signature_set is not None:
-        return signature_set_spec(folded.stream.signature_set)
-    return exact_spec()
 
 
 def _whole_list_page(folded: FoldedSearch, *, page: int, per_page: int) -> _Paging:
@@ -524,5 +496,5 @@ def compare_search(
         distinct_topics_top10_ungrouped=len(
             {topic_of[group_of[i]] for i in top10 if group_of[i] in topic_of}
         ),
-        places=group_places(stream.groups, group_of, hits, lambda: _exact_spec(folded, group)),
+        places=group_places(stream.groups, group_of, hits, lambda: folded.exact_spec(group)),
     )

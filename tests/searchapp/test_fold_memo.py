@@ -90,6 +90,24 @@ def test_a_repeated_search_folds_once_and_shows_the_same(news: dict[str, Documen
     assert again.total_matches == first.total_matches
 
 
+def test_a_repeated_search_shows_its_page_without_reading_and_an_edit_at_the_next(
+    news: dict[str, Document],
+) -> None:
+    solar = news["solar"].pk
+    first = search_grouped(query=QUERY, group="minhash")
+    with CaptureQueriesContext(connection) as ctx:
+        again = search_grouped(query=QUERY, group="minhash")
+    # The page's rows, snippets, marks and exact figures as well as its fold: none read again.
+    read = [q["sql"] for q in ctx.captured_queries if "searchapp_" in q["sql"]]
+    assert not [sql for sql in read if "searchapp_document" in sql or "partial" in sql], read
+    assert again.groups == first.groups
+    Document.objects.filter(pk=solar).update(title="Solar farm renamed")
+    edited = search_grouped(query=QUERY, group="minhash")
+    shown = {g.representative.id: g.representative.title for g in edited.groups}
+    members = {m.hit.id: m.hit.title for g in edited.groups for m in g.members}
+    assert {**shown, **members}[solar] == "Solar farm renamed"
+
+
 def test_a_staff_decision_is_seen_by_the_next_search(news: dict[str, Document]) -> None:
     solar, copy = news["solar"].pk, news["solar-syndicated"].pk
     assert copy in group_of(fold_reads()[0], solar)

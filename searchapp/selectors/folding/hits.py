@@ -11,13 +11,15 @@ ids (docs/distributed-search.md).
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable, Iterable
-from dataclasses import dataclass
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 from django.db import connection
 from django.utils.safestring import mark_safe
 
+from dedup import ShingleSpec
+from searchapp import memo
 from searchapp.db_values import aware_datetime
 from searchapp.models import Corpus, Document
 from searchapp.search import (
@@ -28,6 +30,8 @@ from searchapp.search import (
     get_backend,
 )
 from searchapp.selectors.dedup_settings import default_containment
+from searchapp.selectors.documents import exact_spec
+from searchapp.selectors.folding.exact import page_groups
 from searchapp.selectors.folding.inputs import id_array, ids_source, utc_column
 from searchapp.selectors.folding.memo import (
     recall_fold,
@@ -35,15 +39,20 @@ from searchapp.selectors.folding.memo import (
     remember_fold,
     share_fold,
 )
-from searchapp.selectors.folding.stream import FoldStream
-from searchapp.selectors.search_results import Hit
+from searchapp.selectors.folding.stream import FoldStream, StreamGroup
+from searchapp.selectors.partial_copies import partial_marks_among
+from searchapp.selectors.search_results import Hit, ResultGroup
 from searchapp.selectors.signatures import (
     default_max_distance,
     default_threshold,
     search_set_and_version,
+    signature_set_spec,
 )
 
-__all__ = ["FoldedSearch", "open_folded"]
+__all__ = ["PAGE_GROUPS", "FoldedSearch", "open_folded"]
+
+# The memo's kind of a page's groups as shown.
+PAGE_GROUPS = "page-groups"
 
 
 @dataclass
@@ -68,16 +77,61 @@ class FoldedSearch:
     def grouping_ms(self) -> float:
         return (self.stream.fold_seconds - self.fold_seconds_before) * 1000.0
 
+    def share_folded(self) -> None:
+        """Folded here, the page's folding done: the other processes may show it as is."""
+        if self.memo_key is not None and self.stream.fold_seconds > self.fold_seconds_before:
+            share_fold(self.memo_key, self.stream)
+            self.fold_seconds_before = self.stream.fold_seconds
+
+    def page_groups(
+        self, shown: Sequence[StreamGroup], group: str, hits: dict[int, Hit] | None = None
+    ) -> list[ResultGroup]:
+        """The groups ``shown`` as a page shows them, folded by ``group``: their hits (loaded
+        unless given), the marks of those that quote one another, the exact figures.
+
+        Without given hits they are a function of the fold's key, which carries the view: a
+        repeated search shows them again without reading them (three statements a page, on a
+        database that writers may keep busy).
+        """
+        if hits is not None or self.memo_key is None:
+            return self._page_groups(shown, group, hits)
+        self.share_folded()
+        key = (self.memo_key, group, tuple((g.representative, tuple(g.ids)) for g in shown))
+        return memo.get_or_compute(PAGE_GROUPS, key, lambda: self._page_groups(shown, group))
+
+    def _page_groups(
+        self, shown: Sequence[StreamGroup], group: str, hits: dict[int, Hit] | None = None
+    ) -> list[ResultGroup]:
+        if hits is None:
+            hits = self.hits([i for g in shown for i in g.ids])
+        # Results of this page that quote one another: marked, not folded. A pair folded into
+        # one group is shown as similar already.
+        group_of = {i: g.representative for g in shown for i in g.ids}
+        marks = partial_marks_among(hits.keys(), apart=group_of)
+        if marks:
+            hits = {i: replace(h, partial=marks[i]) if i in marks else h for i, h in hits.items()}
+        return page_groups(
+            shown,
+            hits,
+            spec=lambda: self.exact_spec(group),
+            method=group,
+            threshold=self.threshold if group == "minhash" else None,
+        )
+
+    def exact_spec(self, group: str) -> ShingleSpec:
+        """The shingles of "why?"'s exact figure: the MinHash set's (documents.exact_spec), the
+        one this search folds by when it folds by MinHash (no second read)."""
+        if group == "minhash" and self.stream.signature_set is not None:
+            return signature_set_spec(self.stream.signature_set)
+        return exact_spec()
+
     def hits(self, ids: Iterable[int], *, snippets: Iterable[int] | None = None) -> dict[int, Hit]:
         """The hits ``ids`` as a page shows them, by id (documents deleted since are absent).
 
         ``snippets`` limits the snippets cut to those ids (default: all of ``ids``); a hit
         without one gets an empty snippet (a topic's member counted, never shown).
         """
-        if self.memo_key is not None and self.stream.fold_seconds > self.fold_seconds_before:
-            # Folded here, the page's folding done: the other processes may show it as is.
-            share_fold(self.memo_key, self.stream)
-            self.fold_seconds_before = self.stream.fold_seconds
+        self.share_folded()
         wanted = list(dict.fromkeys(ids))
         cut = wanted if snippets is None else list(dict.fromkeys(snippets))
         ranked = self.ranked
