@@ -90,19 +90,22 @@ def test_a_repeated_search_folds_once_and_shows_the_same(news: dict[str, Documen
     assert again.total_matches == first.total_matches
 
 
+@pytest.mark.parametrize("topics", [False, True])
 def test_a_repeated_search_shows_its_page_without_reading_and_an_edit_at_the_next(
-    news: dict[str, Document],
+    news: dict[str, Document], topics: bool
 ) -> None:
     solar = news["solar"].pk
-    first = search_grouped(query=QUERY, group="minhash")
+    first = search_grouped(query=QUERY, group="minhash", topics=topics)
     with CaptureQueriesContext(connection) as ctx:
-        again = search_grouped(query=QUERY, group="minhash")
-    # The page's rows, snippets, marks and exact figures as well as its fold: none read again.
+        again = search_grouped(query=QUERY, group="minhash", topics=topics)
+    # The page's marks and exact figures as well as its fold: none read again; without
+    # topics (which read the hits they cluster) not the page's rows and snippets either.
     read = [q["sql"] for q in ctx.captured_queries if "searchapp_" in q["sql"]]
-    assert not [sql for sql in read if "searchapp_document" in sql or "partial" in sql], read
+    assert not [sql for sql in read if "partial" in sql or "LENGTH(text)" in sql], read
+    assert topics or not [sql for sql in read if "searchapp_document" in sql], read
     assert again.groups == first.groups
     Document.objects.filter(pk=solar).update(title="Solar farm renamed")
-    edited = search_grouped(query=QUERY, group="minhash")
+    edited = search_grouped(query=QUERY, group="minhash", topics=topics)
     shown = {g.representative.id: g.representative.title for g in edited.groups}
     members = {m.hit.id: m.hit.title for g in edited.groups for m in g.members}
     assert {**shown, **members}[solar] == "Solar farm renamed"

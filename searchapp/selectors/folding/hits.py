@@ -89,15 +89,18 @@ class FoldedSearch:
         """The groups ``shown`` as a page shows them, folded by ``group``: their hits (loaded
         unless given), the marks of those that quote one another, the exact figures.
 
-        Without given hits they are a function of the fold's key, which carries the view: a
-        repeated search shows them again without reading them (three statements a page, on a
-        database that writers may keep busy).
+        They are a function of the fold's key, which carries the view (given hits are this
+        search's own, loaded for its topics as well): a repeated search shows them again
+        without reading them (three statements a page, on a database that writers may keep
+        busy).
         """
-        if hits is not None or self.memo_key is None:
+        if self.memo_key is None:
             return self._page_groups(shown, group, hits)
         self.share_folded()
         key = (self.memo_key, group, tuple((g.representative, tuple(g.ids)) for g in shown))
-        return memo.get_or_compute(PAGE_GROUPS, key, lambda: self._page_groups(shown, group))
+        return memo.get_or_compute(
+            PAGE_GROUPS, key, lambda: self._page_groups(shown, group, hits)
+        )
 
     def _page_groups(
         self, shown: Sequence[StreamGroup], group: str, hits: dict[int, Hit] | None = None
