@@ -7,6 +7,7 @@ web request does."""
 
 from __future__ import annotations
 
+import random
 import threading
 from collections.abc import Callable, Iterator
 
@@ -15,6 +16,7 @@ from corpora import make_document, make_news, sign_all
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
+from searchapp import grouping_params as gp
 from searchapp import memo
 from searchapp.models import Document
 from searchapp.selectors.folding import memo as fold_memo
@@ -407,3 +409,31 @@ def test_a_fold_is_reused_while_a_rebuild_writes_and_folded_again_after_a_decisi
     )
     page, reads = fold_reads()
     assert copy not in group_of(page, solar) and reads >= 1
+
+
+def test_a_download_is_made_again_while_a_page_is_kept() -> None:
+    # A download's page holds every group of up to LIMIT_MAX results: kept in every web
+    # process's memo, a few hundred of them would hold hundreds of MB. A page of groups (at
+    # most PER_PAGE_MAX) is kept.
+    rng = random.Random(7)
+    vocabulary = [f"w{n}" for n in range(5000)]
+    for n in range(gp.PER_PAGE_MAX + 20):
+        words = " ".join(rng.sample(vocabulary, 60))
+        make_document(external_id=f"log-{n}", title=f"Harbour log {n}", text=f"harbour {words}")
+    sign_all("minhash")
+
+    def shown_reads(**kwargs: object) -> tuple[SearchPage, list[str]]:
+        with CaptureQueriesContext(connection) as ctx:
+            page = search_grouped(query="harbour", group="minhash", limit=200, **kwargs)  # type: ignore[arg-type]
+        return page, [q["sql"] for q in ctx.captured_queries if "searchapp_document" in q["sql"]]
+
+    download, _reads = shown_reads(all_groups=True)
+    assert len(download.groups) > gp.PER_PAGE_MAX
+    again, reads = shown_reads(all_groups=True)
+    assert reads  # its rows read again
+    assert [g.representative.id for g in again.groups] == [
+        g.representative.id for g in download.groups
+    ]
+    shown_reads(per_page=gp.PER_PAGE_MAX)
+    _page, reads = shown_reads(per_page=gp.PER_PAGE_MAX)
+    assert not reads

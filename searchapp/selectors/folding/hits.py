@@ -19,6 +19,7 @@ from django.db import connection
 from django.utils.safestring import mark_safe
 
 from dedup import ShingleSpec
+from searchapp import grouping_params as gp
 from searchapp import memo
 from searchapp.db_values import aware_datetime
 from searchapp.models import Corpus, Document
@@ -97,6 +98,11 @@ class FoldedSearch:
         if self.memo_key is None:
             return self._page_groups(shown, group, hits)
         self.share_folded()
+        if len(shown) > gp.PER_PAGE_MAX:
+            # A download's page (every group of up to LIMIT_MAX results, ~1 kB a result) is
+            # made again when asked again: kept, SEARCH_MEMO_ENTRIES of them could hold
+            # hundreds of MB in each web process.
+            return self._page_groups(shown, group, hits)
         key = (self.memo_key, group, tuple((g.representative, tuple(g.ids)) for g in shown))
         return memo.get_or_compute(
             PAGE_GROUPS, key, lambda: self._page_groups(shown, group, hits)
