@@ -341,8 +341,9 @@ class TantivyRanked:
         # every match, where the words alone could skip blocks that cannot reach the top
         # (block-max WAND), but on a title query's frequent words it skips few (1M documents,
         # 400 never-repeated queries: top 512 3.8 ms of CPU, with the count 4.3, the count alone
-        # 2.4), so a count of its own beside the read cost a request ~2 ms more CPU for ~0.5 ms
-        # less wait on an idle core: fewer requests a second under load.
+        # 2.4; at 10M, 200 queries, p50 45 / 52 / 26 ms), so a count of its own beside the read
+        # cost every search more CPU (~2 ms at 1M, ~19 at 10M) to wait less only where a core
+        # was idle (~0.2 ms at 1M, ~7 at 10M): fewer searches a second whenever two run at once.
         by_date = DATE if self.sort == "date" else None
         found = self.searcher.search(
             self.query, want, count=count, order_by_field=by_date, offset=self._read
