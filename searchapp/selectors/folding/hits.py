@@ -95,13 +95,11 @@ class FoldedSearch:
         without reading them (three statements a page, on a database that writers may keep
         busy).
         """
-        if self.memo_key is None:
-            return self._page_groups(shown, group, hits)
         self.share_folded()
-        if len(shown) > gp.PER_PAGE_MAX:
-            # A download's page (every group of up to LIMIT_MAX results, ~1 kB a result) is
-            # made again when asked again: kept, SEARCH_MEMO_ENTRIES of them could hold
-            # hundreds of MB in each web process.
+        # A download's page (every group of up to LIMIT_MAX results, ~1 kB a result) is made
+        # again when asked again: kept, SEARCH_MEMO_ENTRIES of them could hold hundreds of MB
+        # in each web process.
+        if self.memo_key is None or len(shown) > gp.PER_PAGE_MAX:
             return self._page_groups(shown, group, hits)
         key = (self.memo_key, group, tuple((g.representative, tuple(g.ids)) for g in shown))
         return memo.get_or_compute(
